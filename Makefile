@@ -1,0 +1,55 @@
+# wick — build: `make` builds build/wick and build/libwick.a; `make test` runs every test.
+# `make test SAN=1` builds and runs the tests under ASan+UBSan (in build-san/).
+
+CC      ?= cc
+SAN     ?= 0
+PKGS    := libcjson libpcre2-8 libutf8proc
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc)
+
+ifeq ($(SAN),1)
+BUILD   ?= build-san
+OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   ?= build
+OPT     := -O2 -g
+endif
+
+CFLAGS  += -std=c17 $(OPT) -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Iinclude -Isrc $(PKG_CFLAGS)
+LDFLAGS += $(if $(filter 1,$(SAN)),-fsanitize=address,undefined,)
+LDLIBS  += $(PKG_LIBS) -lm -pthread
+
+LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/%.c=$(BUILD)/obj/tests/%.d)
+
+.PHONY: all test clean bench
+all: $(BUILD)/wick $(BUILD)/libwick.a
+
+$(BUILD)/libwick.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/wick: $(CLI_OBJ) $(BUILD)/libwick.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libwick.a $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libwick.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
+
+test: all $(TEST_BIN)
+	@tests/run.sh $(BUILD)
+
+clean:
+	rm -rf build build-san
+
+-include $(DEPS)

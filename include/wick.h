@@ -1,0 +1,149 @@
+/* wick.h — the public C API of wick, a local LLM inference engine.
+ *
+ * Handles are opaque. Every function that can fail takes a `wick_error *`
+ * (may be NULL) and returns NULL / -1 on failure with one line in err->msg.
+ * The library never prints and never exits. There are no globals that two
+ * models or two contexts share except the read-only CPU feature table.
+ *
+ *   wick_model   weights + tokenizer + architecture facts, read-only once loaded
+ *   wick_context a KV cache (blocks of token rows), scratch memory and a thread
+ *                pool, sized at creation: the decode loop allocates nothing.
+ *                It holds up to n_seq sequences; wick_decode() runs one forward
+ *                pass over a batch whose tokens may come from several sequences,
+ *                each at its own positions. */
+#ifndef WICK_H
+#define WICK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wick_error {
+    char msg[512];
+} wick_error;
+
+typedef struct wick_model wick_model;
+typedef struct wick_context wick_context;
+
+/* ---- models ---- */
+
+typedef struct wick_model_params {
+    int reserved; /* zero-initialize; later: dtype conversion at load */
+} wick_model_params;
+
+/* path: a .gguf file or a Hugging Face model directory. */
+wick_model *wick_model_load(const char *path, const wick_model_params *params, wick_error *err);
+void wick_model_free(wick_model *m);
+
+typedef struct wick_model_info {
+    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3" */
+    const char *format;      /* "gguf" or "hf" */
+    int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx_train;
+    float rms_eps, rope_theta;
+    const char *rope_scaling; /* "none", "linear", "llama3" */
+    float rope_factor;
+    bool tied_embeddings, qkv_bias, qk_norm;
+    int sliding_window;       /* 0 = none */
+    int64_t n_params;
+    size_t weight_bytes;
+    const char *tokenizer_kind;
+    int tokenizer_vocab;
+    int32_t bos, eos;         /* -1 = none */
+    bool add_bos;
+    bool has_chat_template;
+} wick_model_info;
+
+void wick_model_get_info(const wick_model *m, wick_model_info *info);
+/* Tensor listing for `wick info`: name, type name, dims (ne[0] innermost). */
+int wick_model_n_tensors(const wick_model *m);
+void wick_model_tensor(const wick_model *m, int i, const char **name, const char **type,
+                       int *n_dims, int64_t ne[4]);
+
+/* ---- tokenizer ---- */
+
+/* Encode text. add_special: BOS/EOS as the model adds by default.
+ * Special-token text (e.g. "<|im_start|>") is always recognized.
+ * Returns the number of ids (writing at most cap into out), or -1. */
+int wick_tokenize(const wick_model *m, const char *text, size_t len, bool add_special,
+                  int32_t *out, int cap, wick_error *err);
+/* The bytes of one token (see tok_piece); returns length or -1. */
+int wick_token_piece(const wick_model *m, int32_t id, char *buf, size_t cap);
+bool wick_token_is_eog(const wick_model *m, int32_t id); /* EOS or another end token */
+
+/* ---- contexts and forward passes ---- */
+
+typedef struct wick_context_params {
+    int n_ctx;          /* max tokens per sequence; 0 = min(model's, 4096) */
+    int n_seq;          /* max concurrent sequences; 0 = 1 */
+    int n_threads;      /* 0 = number of cores */
+    int prefill_chunk;  /* tokens per forward pass during prefill; 0 = whole prompt. -1 = default (512) */
+} wick_context_params;
+
+wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick_error *err);
+void wick_context_free(wick_context *c);
+int wick_context_n_ctx(const wick_context *c);
+
+/* One forward pass. Tokens of the same sequence must be contiguous and in
+ * position order; pos[i] must equal the sequence's current length plus its
+ * index among that sequence's tokens in the batch. want_logits may be NULL
+ * (= logits for the last token only). Returns 0 or -1. */
+typedef struct wick_batch {
+    int n;
+    const int32_t *tokens;
+    const int32_t *pos;
+    const int32_t *seq;         /* sequence ids in [0, n_seq) */
+    const bool *want_logits;
+} wick_batch;
+
+int wick_decode(wick_context *c, const wick_batch *b, wick_error *err);
+/* Logits of the i-th token of the last batch that asked for them (n_vocab floats). */
+const float *wick_logits(const wick_context *c, int i);
+/* Number of tokens sequence s holds in the KV cache. */
+int wick_seq_len(const wick_context *c, int seq);
+/* Drop everything from position `from` on in sequence s. */
+void wick_seq_truncate(wick_context *c, int seq, int from);
+
+/* ---- generation ---- */
+
+typedef struct wick_sampling {
+    float temperature;  /* 0 = greedy */
+    int top_k;          /* 0 = off */
+    float top_p;        /* 1 = off */
+    uint64_t seed;
+} wick_sampling;
+
+typedef enum wick_finish { WICK_FINISH_STOP = 0, WICK_FINISH_LENGTH = 1 } wick_finish;
+
+typedef struct wick_timings {
+    double load_ms, prefill_ms, ttft_ms, decode_ms;
+    int prompt_tokens, prefill_tokens, generated_tokens;
+} wick_timings;
+
+/* Called with each generated token and its text (complete UTF-8 only; bytes
+ * of an unfinished character are held until it completes). Return false to stop. */
+typedef bool (*wick_token_cb)(int32_t token, const char *text, size_t len, void *user);
+
+typedef struct wick_generate_params {
+    int n_predict;        /* max new tokens; -1 = until the context is full */
+    wick_sampling sampling;
+    wick_token_cb on_token;
+    void *user;
+} wick_generate_params;
+
+/* Generate in sequence 0 from `prompt`. Reuses the longest common prefix of
+ * the tokens already cached in sequence 0 (checked token by token) and
+ * prefills only the rest, in chunks. Writes generated ids to out_tokens
+ * (malloc'd, may be NULL) and fills finish/timings. Errors if the prompt does
+ * not fit the context or n_predict exceeds the room left. */
+int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
+                  const wick_generate_params *p, int32_t **out_tokens, int *n_out,
+                  wick_finish *finish, wick_timings *timings, wick_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,99 @@
+/* fileio.c — whole-file reads and read-only memory maps (see fileio.h). */
+#include "core/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+char *file_read_all(const char *path, size_t *len, wick_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        wick_fail(err, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        wick_fail(err, "out of memory reading %s", path);
+        return NULL;
+    }
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) {
+            free(buf);
+            fclose(f);
+            wick_fail(err, "out of memory reading %s", path);
+            return NULL;
+        }
+        buf = nb;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        wick_fail(err, "read error on %s", path);
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+int file_map_open(file_map *m, const char *path, wick_error *err) {
+    m->data = NULL;
+    m->size = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return wick_fail(err, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return wick_fail(err, "cannot stat %s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return wick_fail(err, "%s is not a regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return wick_fail(err, "%s is empty", path);
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return wick_fail(err, "cannot map %s: %s", path, strerror(errno));
+    m->data = p;
+    m->size = (size_t)st.st_size;
+    return 0;
+}
+
+void file_map_close(file_map *m) {
+    if (m->data) munmap((void *)m->data, m->size);
+    m->data = NULL;
+    m->size = 0;
+}
+
+bool file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool dir_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int path_join(char *out, size_t cap, const char *dir, const char *name) {
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    return (n < 0 || (size_t)n >= cap) ? -1 : 0;
+}

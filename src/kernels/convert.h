@@ -1,0 +1,19 @@
+/* convert.h — element conversions: fp16/bf16 <-> f32, Q8_0/Q4_0 quantization
+ * and dequantization of whole rows (bit-exact with llama.cpp's reference
+ * quantizers quantize_row_q8_0_ref / quantize_row_q4_0_ref). */
+#ifndef WICK_KERNELS_CONVERT_H
+#define WICK_KERNELS_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+float fp16_to_f32(uint16_t h);
+uint16_t f32_to_fp16(float f);   /* round to nearest even, IEEE inf/nan */
+float bf16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);   /* round to nearest even, nan stays nan */
+
+/* n elements; n must be a multiple of the block size for quantized types. */
+void dequantize_row(int type, const void *src, float *dst, int64_t n);
+void quantize_row(int type, const float *src, void *dst, int64_t n);
+
+#endif

@@ -1,0 +1,25 @@
+/* cpu.h — run-time CPU feature detection and the kernel ISA in use.
+ *
+ * Every SIMD kernel has a scalar twin. The ISA is chosen once from CPUID
+ * (AVX-512 F/BW/VL(+VNNI) > AVX2+FMA+F16C > scalar). WICK_ISA=scalar|avx2|avx512
+ * forces a lower level (never a higher one than the CPU has); tests use
+ * cpu_set_isa() to run the same inputs through each level. */
+#ifndef WICK_KERNELS_CPU_H
+#define WICK_KERNELS_CPU_H
+
+#include <stdbool.h>
+
+typedef enum cpu_isa { ISA_SCALAR = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 } cpu_isa;
+
+typedef struct cpu_features {
+    bool avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512vnni, avx512bf16, avxvnni;
+} cpu_features;
+
+const cpu_features *cpu_get_features(void);
+cpu_isa cpu_best_isa(void);     /* highest the CPU supports */
+cpu_isa cpu_isa_active(void);   /* in use (best, or lowered by WICK_ISA / cpu_set_isa) */
+/* Force an ISA; returns false (and changes nothing) if the CPU lacks it. */
+bool cpu_set_isa(cpu_isa isa);
+const char *cpu_isa_name(cpu_isa isa);
+
+#endif

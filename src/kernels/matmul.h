@@ -1,0 +1,31 @@
+/* matmul.h — y = x · Wᵀ for every weight type (F32, F16, BF16, Q8_0, Q4_0).
+ *
+ * W is a 2-D tensor with ne = {cols, rows}. x holds n rows of `cols` floats;
+ * y row i (stride ldy floats) gets `rows` outputs. n == 1 is decode
+ * (matrix-vector, memory-bound); n > 1 is prefill (matrix-matrix). For Q8_0
+ * and Q4_0 the activations are first quantized to Q8_0 blocks in `scratch`
+ * and dot products run in integers (as llama.cpp does); F16/BF16 convert to
+ * f32 and use FMA. Work is split across the pool's threads by output rows. */
+#ifndef WICK_KERNELS_MATMUL_H
+#define WICK_KERNELS_MATMUL_H
+
+#include <stddef.h>
+
+#include "core/tensor.h"
+#include "core/threadpool.h"
+
+/* Bytes of scratch matmul() needs for n activation rows of `cols`. */
+size_t matmul_scratch_bytes(int wtype, int cols, int n);
+
+void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
+            void *scratch);
+
+/* Row-range entry points used by matmul() and by tests comparing ISAs:
+ * y[i*ldy + r] for r in [r0, r1). xq is x quantized to Q8_0 (for Q8_0/Q4_0
+ * weights) or NULL (for float weights, which read x). */
+void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+                 float *y, int ldy, int r0, int r1);
+void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+                        float *y, int ldy, int r0, int r1);
+
+#endif

@@ -1,0 +1,30 @@
+/* ops.h — the small elementwise/row kernels of the forward pass: RMSNorm,
+ * RoPE, SiLU-gating, residual add, softmax. RoPE is its own step so cached
+ * K rows can later be re-rotated to new positions (rotations compose). */
+#ifndef WICK_KERNELS_OPS_H
+#define WICK_KERNELS_OPS_H
+
+#include <stdint.h>
+
+/* out = x / sqrt(mean(x²) + eps) * w  (w may be NULL = all ones); out may alias x. */
+void rmsnorm(float *out, const float *x, const float *w, int n, float eps);
+
+typedef enum rope_style {
+    ROPE_INTERLEAVED = 0, /* rotate pairs (2i, 2i+1): Meta/GGUF llama layout */
+    ROPE_HALVES = 1,      /* rotate pairs (i, i + rot_dim/2): HF rotate_half / NeoX */
+} rope_style;
+
+/* Rotate, in place, n_heads heads of head_dim floats in each of n rows (row r
+ * starts at x + r*stride) by angle pos[r] * inv_freq[i] for pair i < rot_dim/2.
+ * Dims from rot_dim to head_dim are left as they are. */
+void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
+          const int32_t *pos, const float *inv_freq, rope_style style);
+
+/* g[i] = silu(g[i]) * u[i] */
+void silu_mul(float *g, const float *u, int n);
+/* y[i] += x[i] */
+void vec_add(float *y, const float *x, int n);
+/* In-place softmax of n values. */
+void softmax(float *x, int n);
+
+#endif

@@ -1,0 +1,81 @@
+/* tokenizer.h — text <-> token ids for the model families wick loads.
+ *
+ * Two algorithms:
+ *  - byte-level BPE (GPT-2 / Qwen / Llama-3): regex pre-split, bytes mapped to
+ *    printable code points, merges by rank. From tokenizer.json (model BPE
+ *    without byte_fallback), vocab.json + merges.txt, or GGUF
+ *    tokenizer.ggml.model = "gpt2" (pre-split regex chosen by tokenizer.ggml.pre).
+ *  - SentencePiece-style BPE with byte fallback (Llama-2, Mistral,
+ *    stories260K): spaces become U+2581, a leading U+2581 is prepended, pieces
+ *    merge by score (GGUF "llama") or merge rank (tokenizer.json BPE with
+ *    byte_fallback), unknown bytes become <0xXX> tokens.
+ * Special/added tokens are matched in the raw text before the algorithm runs
+ * (when parse_special). BOS/EOS rules come from the tokenizer files:
+ * tokenizer_config.json add_bos_token / the post_processor, GGUF
+ * tokenizer.ggml.add_bos_token. */
+#ifndef WICK_TEXT_TOKENIZER_H
+#define WICK_TEXT_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/gguf.h"
+#include "wick.h"
+
+typedef struct tokenizer tokenizer;
+
+typedef enum tok_kind { TOK_KIND_BPE_BYTELEVEL = 0, TOK_KIND_SPM = 1 } tok_kind;
+
+/* A directory with tokenizer.json (+ tokenizer_config.json), or with
+ * vocab.json + merges.txt (+ tokenizer_config.json). */
+tokenizer *tok_load_hf_dir(const char *dir, wick_error *err);
+/* The tokenizer.ggml.* keys of a GGUF file (a model or a vocab-only file). */
+tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err);
+void tok_free(tokenizer *t);
+
+tok_kind tok_get_kind(const tokenizer *t);
+const char *tok_kind_name(const tokenizer *t); /* "byte-level BPE" / "SentencePiece BPE" */
+int tok_n_vocab(const tokenizer *t);            /* ids are [0, n_vocab) */
+int32_t tok_bos(const tokenizer *t);            /* -1 if none */
+int32_t tok_eos(const tokenizer *t);            /* -1 if none */
+bool tok_adds_bos(const tokenizer *t);          /* add BOS when add_special */
+bool tok_adds_eos(const tokenizer *t);
+bool tok_is_special(const tokenizer *t, int32_t id); /* control/special token */
+/* The chat template from tokenizer_config.json / GGUF tokenizer.chat_template, or NULL. */
+const char *tok_chat_template(const tokenizer *t);
+/* Look up a token's id by its exact vocab string; -1 if absent. */
+int32_t tok_find(const tokenizer *t, const char *text);
+
+/* Encode len bytes of UTF-8 text. add_special: add BOS/EOS per the rules
+ * above. parse_special: text of special tokens (e.g. "<|im_start|>") maps to
+ * their ids. *ids is malloc'd (caller frees). Returns 0 or -1 with err. */
+int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_special,
+               bool parse_special, int32_t **ids, size_t *n_ids, wick_error *err);
+
+/* The raw bytes token `id` stands for (byte-level unmapped, U+2581 -> ' ',
+ * <0xXX> -> the byte). Special tokens give their text. Writes up to cap bytes
+ * into buf and returns the full length (which may exceed cap), or -1 for an
+ * id out of range. Not NUL-terminated. */
+int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap);
+
+/* Decode a whole sequence to text (malloc'd, NUL-terminated), applying the
+ * SentencePiece rule that drops the space of the first piece after BOS;
+ * skip_special drops control tokens. */
+char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_special,
+                 wick_error *err);
+
+/* ---- writing (for test models) ---- */
+
+/* Write the tokenizer.ggml.* keys (model, pre, tokens, scores, token_type,
+ * merges, bos/eos ids, add_bos/add_eos, chat_template). */
+int tok_write_gguf(const tokenizer *t, gguf_writer *w, wick_error *err);
+/* Write tokenizer.json and tokenizer_config.json into dir. */
+int tok_write_hf(const tokenizer *t, const char *dir, wick_error *err);
+/* A small deterministic byte-level BPE tokenizer for random test models:
+ * 256 byte tokens, n_merges merges learned from a built-in English sample,
+ * then the special tokens <|endoftext|> (EOS), <|im_start|>, <|im_end|>, and a
+ * ChatML chat template. */
+tokenizer *tok_make_synthetic(int n_merges, wick_error *err);
+
+#endif
