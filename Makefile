@@ -9,14 +9,15 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpc
 
 ifeq ($(SAN),1)
 BUILD   ?= build-san
-OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+OPT     := -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 else
 BUILD   ?= build
 OPT     := -O2 -g
 endif
 
 CFLAGS  += -std=c17 $(OPT) -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Iinclude -Isrc $(PKG_CFLAGS)
-LDFLAGS += $(if $(filter 1,$(SAN)),-fsanitize=address,undefined,)
+LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread
 
 LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))

@@ -31,6 +31,14 @@ typedef struct wick_context wick_context;
 
 /* ---- models ---- */
 
+typedef struct wick_sampling {
+    float temperature;  /* 0 = greedy */
+    int top_k;          /* 0 = off */
+    float top_p;        /* 1 = off */
+    uint64_t seed;
+} wick_sampling;
+
+
 typedef struct wick_model_params {
     int reserved; /* zero-initialize; later: dtype conversion at load */
 } wick_model_params;
@@ -62,6 +70,9 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info);
 int wick_model_n_tensors(const wick_model *m);
 void wick_model_tensor(const wick_model *m, int i, const char **name, const char **type,
                        int *n_dims, int64_t ne[4]);
+
+/* Sampling defaults from the model's generation_config.json; false if none. */
+bool wick_model_sampling_defaults(const wick_model *m, wick_sampling *out);
 
 /* ---- tokenizer ---- */
 
@@ -108,13 +119,6 @@ int wick_seq_len(const wick_context *c, int seq);
 void wick_seq_truncate(wick_context *c, int seq, int from);
 
 /* ---- generation ---- */
-
-typedef struct wick_sampling {
-    float temperature;  /* 0 = greedy */
-    int top_k;          /* 0 = off */
-    float top_p;        /* 1 = off */
-    uint64_t seed;
-} wick_sampling;
 
 typedef enum wick_finish { WICK_FINISH_STOP = 0, WICK_FINISH_LENGTH = 1 } wick_finish;
 

@@ -23,6 +23,12 @@ int wick_fail_prefix(wick_error *err, const char *fmt, ...) {
     va_end(ap);
     char old[sizeof err->msg];
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s%s", prefix, old);
+    old[sizeof old - 1] = 0;
+    size_t np = strlen(prefix), no = strlen(old), cap = sizeof err->msg - 1;
+    if (np > cap) np = cap;
+    if (no > cap - np) no = cap - np;
+    memcpy(err->msg, prefix, np);
+    memcpy(err->msg + np, old, no);
+    err->msg[np + no] = 0;
     return -1;
 }

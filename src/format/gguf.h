@@ -111,4 +111,31 @@ int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, cons
 /* Write a GGUF v3 file (alignment 32). */
 int gguf_write(gguf_writer *w, const char *path, wick_error *err);
 
+/* ---- additions (format layer) ---- */
+/* The data alignment in effect (general.alignment or 32). */
+uint32_t gguf_alignment(const gguf_file *f);
+/* File position where the data section starts, and of tensor i's bytes. */
+size_t gguf_data_offset(const gguf_file *f);
+size_t gguf_tensor_file_offset(const gguf_file *f, int i);
+/* Name of a value type ("uint32", "string", "array"), "type#N" if unknown. */
+const char *gguf_vtype_name(int type);
+/* Look up an array value: 1 and *out if `key` holds an array (check
+ * (*out)->arr.type; nested arrays have data == NULL), 0 if absent, -1 with err
+ * if it holds something else. */
+int gguf_get_arr(const gguf_file *f, const char *key, const gguf_value **out, wick_error *err);
+
+void gguf_set_u8(gguf_writer *w, const char *key, uint8_t v);
+void gguf_set_i8(gguf_writer *w, const char *key, int8_t v);
+void gguf_set_u16(gguf_writer *w, const char *key, uint16_t v);
+void gguf_set_i16(gguf_writer *w, const char *key, int16_t v);
+void gguf_set_i64(gguf_writer *w, const char *key, int64_t v);
+void gguf_set_f64(gguf_writer *w, const char *key, double v);
+/* A numeric array of any scalar element type (UINT8..FLOAT64 except STRING and
+ * ARRAY; BOOL elements are bytes): n packed host-order values are copied. */
+void gguf_set_arr(gguf_writer *w, const char *key, gguf_vtype elem_type, const void *data,
+                  size_t n);
+/* Copy a value as read by gguf_open (to rewrite a file, e.g. when quantizing).
+ * Returns -1 with err for nested arrays or a bad value. */
+int gguf_set_value(gguf_writer *w, const char *key, const gguf_value *v, wick_error *err);
+
 #endif

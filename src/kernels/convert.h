@@ -16,4 +16,8 @@ uint16_t f32_to_bf16(float f);   /* round to nearest even, nan stays nan */
 void dequantize_row(int type, const void *src, float *dst, int64_t n);
 void quantize_row(int type, const float *src, void *dst, int64_t n);
 
+/* Q8_0 quantization at a given ISA level (a cpu_isa no higher than the CPU
+ * supports); every level writes the same bytes. quantize_row uses the active one. */
+void quantize_row_q8_0_isa(const float *x, void *y, int64_t n, int isa);
+
 #endif

@@ -20,9 +20,17 @@ size_t matmul_scratch_bytes(int wtype, int cols, int n);
 void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
             void *scratch);
 
+/* Quantized activations for Q8_0/Q4_0 weights, as matmul() prepares them in
+ * scratch: the n rows of x quantized to Q8_0 (row i's blocks at
+ * xq + i*(cols/32)*34 bytes, bit-exact with quantize_row), followed at byte
+ * matmul_xsum_offset(cols, n) by one int32 per block: the sum of its 32 qs.
+ * Uses the pool's threads when n*cols is large (pool may be NULL). */
+void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq);
+size_t matmul_xsum_offset(int cols, int n);
+
 /* Row-range entry points used by matmul() and by tests comparing ISAs:
- * y[i*ldy + r] for r in [r0, r1). xq is x quantized to Q8_0 (for Q8_0/Q4_0
- * weights) or NULL (for float weights, which read x). */
+ * y[i*ldy + r] for r in [r0, r1). xq is x prepared by matmul_quantize_x (for
+ * Q8_0/Q4_0 weights) or NULL (for float weights, which read x). */
 void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                  float *y, int ldy, int r0, int r1);
 void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,

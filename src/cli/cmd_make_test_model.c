@@ -1,0 +1,24 @@
+/* cmd_make_test_model.c — `wick make-test-model`: write a deterministic
+ * random-weight model of a real shape (see model/testmodel.h). */
+#include "cli/cli.h"
+#include "model/testmodel.h"
+
+int cmd_make_test_model(int argc, char **argv) {
+    test_model_params p = {.arch = NULL, .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 1};
+    const cli_opt opts[] = {
+        {"--arch", NULL, OPT_STR, &p.arch, NULL},
+        {"--format", NULL, OPT_STR, &p.format, NULL},
+        {"--out", "-o", OPT_STR, &p.out, NULL},
+        {"--shape", NULL, OPT_STR, &p.shape, NULL},
+        {"--dtype", NULL, OPT_STR, &p.dtype, NULL},
+        {"--seed", NULL, OPT_U64, &p.seed, NULL},
+        {"--tokenizer", NULL, OPT_STR, &p.tokenizer_dir, NULL},
+        {"--rope-scaling", NULL, OPT_STR, &p.rope_scaling, NULL},
+    };
+    if (cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    if (!p.arch) return cli_error("make-test-model: --arch is required (llama, mistral, qwen2, qwen3)");
+    if (!p.out) return cli_error("make-test-model: --out is required");
+    wick_error err;
+    if (make_test_model(&p, &err) < 0) return cli_error("%s", err.msg);
+    return 0;
+}

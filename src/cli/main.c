@@ -1,0 +1,59 @@
+/* main.c — the `wick` command: dispatch to one subcommand per file, and `wick help`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char HELP[] =
+    "wick — local LLM inference on the CPU\n"
+    "\n"
+    "usage: wick <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  generate   -m MODEL (-p TEXT | -f FILE) [-n N] [--temp T] [--top-k K] [--top-p P]\n"
+    "             [--seed S] [-t THREADS] [--ctx N] [--prefill-chunk N] [--json]\n"
+    "             Generate text from a prompt, streaming only the new text to stdout.\n"
+    "             -n N: tokens to generate (default 128; -1 = until the context is full).\n"
+    "             --temp 0 is greedy and deterministic (default: the model's\n"
+    "             generation_config.json, else 0.8 with top-k 40, top-p 0.95).\n"
+    "             --prefill-chunk N: prompt tokens per forward pass (default 512,\n"
+    "             0 = whole prompt; env WICK_PREFILL_CHUNK). --ctx N: context size\n"
+    "             (default min(model's, 4096)). -t: threads (default: all cores).\n"
+    "             --json: print one JSON object (text, tokens, prompt_tokens,\n"
+    "             finish_reason, timings) instead of streaming.\n"
+    "  tokenize   -m MODEL (-p TEXT | -f FILE) [--no-special]\n"
+    "             Print the token ids as a JSON array (with BOS if the model adds one,\n"
+    "             unless --no-special). Special-token text like <|im_start|> is recognized.\n"
+    "  logits     -m MODEL (-p TEXT | -f FILE) [-t N] [--ctx N] [--prefill-chunk N] [--no-special]\n"
+    "             Print {\"tokens\": [...], \"logits\": [...]} for the last position.\n"
+    "  info       -m MODEL [--tensors]\n"
+    "             Architecture, hyperparameters, tensor types, tokenizer, chat template.\n"
+    "  make-test-model --arch llama|mistral|qwen2|qwen3 --format gguf|hf --out PATH\n"
+    "             [--shape tiny|qwen2.5-0.5b|qwen3-0.6b] [--dtype f32|f16|bf16|q8_0|q4_0]\n"
+    "             [--seed N] [--tokenizer DIR] [--rope-scaling none|linear|llama3]\n"
+    "             Write a deterministic random-weight model of a real shape.\n"
+    "  help       This text.\n"
+    "\n"
+    "MODEL is a .gguf file or a Hugging Face directory (config.json, *.safetensors,\n"
+    "tokenizer.json).\n";
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command COMMANDS[] = {
+    {"generate", cmd_generate}, {"tokenize", cmd_tokenize}, {"logits", cmd_logits},
+    {"info", cmd_info},         {"make-test-model", cmd_make_test_model},
+};
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        fputs(HELP, stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 1, argv + 1);
+    return cli_error("unknown command \"%s\" (see `wick help`)", argv[1]);
+}

@@ -1,0 +1,118 @@
+/* context.c — creating contexts and running batches (wick_decode): batch
+ * validation, KV block reservation, then the forward pass. */
+#include "engine/context.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+#define DEFAULT_PREFILL_CHUNK 512
+#define DEFAULT_MAX_CTX 4096
+
+wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick_error *err) {
+    wick_context_params def = {0, 0, 0, -1};
+    if (!p) p = &def;
+    if (p->n_ctx < 0 || p->n_seq < 0 || p->n_threads < 0 || p->prefill_chunk < -1) {
+        wick_fail(err, "context parameters must not be negative");
+        return NULL;
+    }
+    wick_context *c = calloc(1, sizeof *c);
+    if (!c) {
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    c->m = m;
+    c->n_ctx = p->n_ctx ? p->n_ctx : (m->hp.n_ctx_train < DEFAULT_MAX_CTX ? m->hp.n_ctx_train : DEFAULT_MAX_CTX);
+    c->n_seq = p->n_seq ? p->n_seq : 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    c->n_threads = p->n_threads ? p->n_threads : (cores > 0 ? (int)cores : 1);
+    c->prefill_chunk = p->prefill_chunk < 0 ? DEFAULT_PREFILL_CHUNK : p->prefill_chunk;
+    if (c->n_ctx > (1 << 22)) {
+        wick_fail(err, "context of %d tokens is too large", c->n_ctx);
+        free(c);
+        return NULL;
+    }
+    /* A batch holds one prefill chunk (or a whole prompt when chunking is
+     * off) or one decode token per sequence. */
+    int max_tokens = c->prefill_chunk > 0 && c->prefill_chunk < c->n_ctx ? c->prefill_chunk : c->n_ctx;
+    if (max_tokens < c->n_seq) max_tokens = c->n_seq;
+    if (kv_cache_init(&c->kv, m->hp.n_layer, model_kv_dim(m), c->n_ctx, c->n_seq, WICK_F32, err) < 0 ||
+        forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
+        sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
+        !(c->pool = pool_new(c->n_threads, err))) {
+        wick_context_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void wick_context_free(wick_context *c) {
+    if (!c) return;
+    pool_free(c->pool);
+    kv_cache_free(&c->kv);
+    forward_scratch_free(&c->fs);
+    sampler_free(&c->smp);
+    free(c);
+}
+
+int wick_context_n_ctx(const wick_context *c) { return c->n_ctx; }
+
+/* Batch rules: ids in range, each sequence's tokens contiguous and at
+ * consecutive positions starting at its current length. */
+static int validate_batch(const wick_context *c, const wick_batch *b, wick_error *err) {
+    if (!b || b->n <= 0 || !b->tokens || !b->pos || !b->seq)
+        return wick_fail(err, "empty or incomplete batch");
+    if (b->n > c->fs.max_tokens)
+        return wick_fail(err, "batch of %d tokens exceeds the context's batch capacity %d", b->n,
+                         c->fs.max_tokens);
+    int n_logits = 0;
+    for (int t = 0; t < b->n; t++) {
+        if (b->tokens[t] < 0 || b->tokens[t] >= c->m->hp.n_vocab)
+            return wick_fail(err, "token id %d out of range [0, %d)", b->tokens[t], c->m->hp.n_vocab);
+        int s = b->seq[t];
+        if (s < 0 || s >= c->n_seq) return wick_fail(err, "sequence id %d out of range [0, %d)", s, c->n_seq);
+        bool first = t == 0 || b->seq[t - 1] != s;
+        if (first) {
+            for (int u = 0; u < t; u++)
+                if (b->seq[u] == s) return wick_fail(err, "tokens of sequence %d are not contiguous in the batch", s);
+            if (b->pos[t] != c->kv.len[s])
+                return wick_fail(err, "sequence %d continues at position %d, not %d", s, c->kv.len[s], b->pos[t]);
+        } else if (b->pos[t] != b->pos[t - 1] + 1) {
+            return wick_fail(err, "positions of sequence %d are not consecutive", s);
+        }
+        if (b->pos[t] >= c->n_ctx)
+            return wick_fail(err, "position %d is past the context size %d", b->pos[t], c->n_ctx);
+        if (b->want_logits ? b->want_logits[t] : t == b->n - 1) n_logits++;
+    }
+    if (n_logits > c->fs.max_logits)
+        return wick_fail(err, "batch asks for %d logit rows; the context has room for %d", n_logits,
+                         c->fs.max_logits);
+    return 0;
+}
+
+int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) {
+    c->n_logits = 0;
+    if (validate_batch(c, b, err) < 0) return -1;
+    for (int t = 0; t < b->n; t++)
+        if (t == b->n - 1 || b->seq[t + 1] != b->seq[t])
+            if (kv_reserve(&c->kv, b->seq[t], b->pos[t] + 1, err) < 0) return -1;
+    int n = forward(c->m, &c->kv, &c->fs, c->pool, b, err);
+    if (n < 0) return -1;
+    c->n_logits = n;
+    return 0;
+}
+
+const float *wick_logits(const wick_context *c, int i) {
+    if (i < 0 || i >= c->n_logits) return NULL;
+    return c->fs.logits + (size_t)i * c->m->hp.n_vocab;
+}
+
+int wick_seq_len(const wick_context *c, int seq) {
+    return seq >= 0 && seq < c->n_seq ? c->kv.len[seq] : 0;
+}
+
+void wick_seq_truncate(wick_context *c, int seq, int from) {
+    if (seq >= 0 && seq < c->n_seq) kv_truncate(&c->kv, seq, from);
+}

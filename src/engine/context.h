@@ -1,0 +1,22 @@
+/* context.h — struct wick_context: a model's KV cache, activation scratch,
+ * thread pool and sampler buffers, all sized at creation. */
+#ifndef WICK_ENGINE_CONTEXT_H
+#define WICK_ENGINE_CONTEXT_H
+
+#include "core/threadpool.h"
+#include "engine/kv_cache.h"
+#include "engine/sampler.h"
+#include "model/forward.h"
+#include "model/model.h"
+
+struct wick_context {
+    wick_model *m;
+    int n_ctx, n_seq, n_threads, prefill_chunk;
+    wick_pool *pool;
+    kv_cache kv;
+    forward_scratch fs;
+    int n_logits;   /* logit rows of the last batch */
+    sampler smp;
+};
+
+#endif

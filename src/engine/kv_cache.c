@@ -1,0 +1,102 @@
+/* kv_cache.c — the paged KV cache (see kv_cache.h). */
+#include "engine/kv_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq, int type,
+                  wick_error *err) {
+    memset(kv, 0, sizeof *kv);
+    if (type != WICK_F32) return wick_fail(err, "KV cache type %s is not supported", dtype_name(type));
+    kv->n_layer = n_layer;
+    kv->row_elems = row_elems;
+    kv->n_ctx = n_ctx;
+    kv->n_seq = n_seq;
+    kv->type = type;
+    kv->elem_bytes = 4;
+    kv->max_blocks_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    kv->n_blocks = kv->max_blocks_seq * n_seq;
+    size_t layer_bytes = (size_t)kv->n_blocks * KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;
+    /* calloc: pages are committed only when a block is first written. */
+    kv->k = calloc((size_t)n_layer, layer_bytes);
+    kv->v = calloc((size_t)n_layer, layer_bytes);
+    kv->tables = malloc((size_t)n_seq * (size_t)kv->max_blocks_seq * sizeof *kv->tables);
+    kv->n_seq_blocks = calloc((size_t)n_seq, sizeof *kv->n_seq_blocks);
+    kv->len = calloc((size_t)n_seq, sizeof *kv->len);
+    kv->tokens = malloc((size_t)n_seq * (size_t)n_ctx * sizeof *kv->tokens);
+    kv->free_list = malloc((size_t)kv->n_blocks * sizeof *kv->free_list);
+    if (!kv->k || !kv->v || !kv->tables || !kv->n_seq_blocks || !kv->len || !kv->tokens ||
+        !kv->free_list) {
+        kv_cache_free(kv);
+        return wick_fail(err, "out of memory allocating the KV cache (%zu MiB)",
+                         2 * (size_t)n_layer * layer_bytes >> 20);
+    }
+    /* Hand out low block ids first. */
+    for (int i = 0; i < kv->n_blocks; i++) kv->free_list[i] = kv->n_blocks - 1 - i;
+    kv->n_free = kv->n_blocks;
+    return 0;
+}
+
+void kv_cache_free(kv_cache *kv) {
+    free(kv->k);
+    free(kv->v);
+    free(kv->tables);
+    free(kv->n_seq_blocks);
+    free(kv->len);
+    free(kv->tokens);
+    free(kv->free_list);
+    memset(kv, 0, sizeof *kv);
+}
+
+int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err) {
+    if (new_len > kv->n_ctx)
+        return wick_fail(err, "sequence needs %d positions but the context holds %d", new_len,
+                         kv->n_ctx);
+    int need = (new_len + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
+    while (kv->n_seq_blocks[s] < need) {
+        if (kv->n_free == 0) return wick_fail(err, "KV cache is full (%d blocks)", kv->n_blocks);
+        table[kv->n_seq_blocks[s]++] = kv->free_list[--kv->n_free];
+    }
+    return 0;
+}
+
+void kv_truncate(kv_cache *kv, int s, int from) {
+    if (from < 0) from = 0;
+    if (from >= kv->len[s]) return;
+    kv->len[s] = from;
+    int keep = (from + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
+    while (kv->n_seq_blocks[s] > keep) kv->free_list[kv->n_free++] = table[--kv->n_seq_blocks[s]];
+}
+
+static size_t row_offset(const kv_cache *kv, int il, int s, int p) {
+    const int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
+    size_t block = (size_t)table[p / KV_BLOCK_SIZE];
+    size_t row = ((size_t)il * kv->n_blocks + block) * KV_BLOCK_SIZE + (size_t)(p % KV_BLOCK_SIZE);
+    return row * (size_t)kv->row_elems * kv->elem_bytes;
+}
+
+void *kv_k_row(const kv_cache *kv, int il, int s, int p) {
+    return (char *)kv->k + row_offset(kv, il, s, p);
+}
+
+void *kv_v_row(const kv_cache *kv, int il, int s, int p) {
+    return (char *)kv->v + row_offset(kv, il, s, p);
+}
+
+attn_kv kv_view(const kv_cache *kv, int il, int s) {
+    size_t layer = (size_t)il * kv->n_blocks * KV_BLOCK_SIZE * (size_t)kv->row_elems * kv->elem_bytes;
+    attn_kv v = {
+        .k = (const char *)kv->k + layer,
+        .v = (const char *)kv->v + layer,
+        .type = kv->type,
+        .blocks = kv->tables + (size_t)s * kv->max_blocks_seq,
+        .block_size = KV_BLOCK_SIZE,
+        .row_elems = kv->row_elems,
+    };
+    return v;
+}

@@ -1,0 +1,57 @@
+/* kv_cache.h — the paged KV cache: per layer, a pool of blocks of
+ * KV_BLOCK_SIZE token rows for K and for V; each sequence owns a block table
+ * (its blocks in position order) and the token ids it holds, so a later
+ * request can reuse its longest common prefix.
+ *
+ * Invariants: a block belongs to at most one sequence; sequence s holds
+ * positions [0, len[s]) and exactly ceil(len[s] / KV_BLOCK_SIZE) blocks once
+ * those positions are written. All memory is allocated in kv_cache_new;
+ * growing and truncating sequences only moves block ids between the free
+ * list and block tables. */
+#ifndef WICK_ENGINE_KV_CACHE_H
+#define WICK_ENGINE_KV_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/attention.h"
+#include "wick.h"
+
+#define KV_BLOCK_SIZE 32
+
+typedef struct kv_cache {
+    int n_layer, row_elems, n_ctx, n_seq;
+    int type;            /* WICK_F32 (F16 later) */
+    size_t elem_bytes;
+    int n_blocks;        /* in the pool */
+    int max_blocks_seq;  /* per sequence: ceil(n_ctx / block) */
+    void *k, *v;         /* [n_layer][n_blocks][block][row_elems] */
+    int32_t *tables;     /* [n_seq][max_blocks_seq] */
+    int *n_seq_blocks;   /* blocks held per sequence */
+    int *len;            /* tokens per sequence */
+    int32_t *tokens;     /* [n_seq][n_ctx] token ids per sequence */
+    int32_t *free_list;  /* stack of free block ids */
+    int n_free;
+} kv_cache;
+
+int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq, int type,
+                  wick_error *err);
+void kv_cache_free(kv_cache *kv);
+
+/* Make sure sequence s has blocks for positions [0, new_len). -1 with err if
+ * new_len exceeds n_ctx or no block is free. */
+int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err);
+/* Drop positions [from, len) of sequence s, returning whole blocks. */
+void kv_truncate(kv_cache *kv, int s, int from);
+
+/* Pointers to the K / V row of position p of sequence s in layer il. */
+void *kv_k_row(const kv_cache *kv, int il, int s, int p);
+void *kv_v_row(const kv_cache *kv, int il, int s, int p);
+/* The attention kernel's view of layer il of sequence s. */
+attn_kv kv_view(const kv_cache *kv, int il, int s);
+
+static inline int32_t *kv_seq_tokens(const kv_cache *kv, int s) {
+    return kv->tokens + (size_t)s * kv->n_ctx;
+}
+
+#endif

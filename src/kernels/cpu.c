@@ -1,0 +1,120 @@
+/* cpu.c — owns CPU feature detection (CPUID + XGETBV) and the process-wide
+ * choice of kernel ISA (see cpu.h).
+ *
+ * Invariants: the feature table is computed once (pthread_once) and never
+ * changes; the active ISA is an atomic int that only ever holds a level the
+ * CPU and the OS support. ISA_AVX512 means AVX-512 F+BW+VL+VNNI (Ice Lake,
+ * Zen 4 and later); CPUs with AVX-512 but no VNNI run the AVX2 kernels. */
+#include "kernels/cpu.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define WICK_X86 1
+#else
+#define WICK_X86 0
+#endif
+
+static cpu_features g_features;
+static cpu_isa g_best = ISA_SCALAR;
+static atomic_int g_active = ISA_SCALAR;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+#if WICK_X86
+static uint64_t read_xcr0(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+static void detect(void) {
+    cpu_features f;
+    memset(&f, 0, sizeof f);
+#if WICK_X86
+    unsigned a, b, c, d;
+    unsigned max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
+        bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+        uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+        bool os_ymm = (xcr0 & 0x6) == 0x6;   /* SSE + AVX state */
+        bool os_zmm = (xcr0 & 0xe6) == 0xe6; /* + opmask, ZMM_Hi256, Hi16_ZMM */
+        bool fma = (c >> 12) & 1, f16c = (c >> 29) & 1;
+        if (avx && os_ymm) {
+            f.fma = fma;
+            f.f16c = f16c;
+        }
+        if (max_leaf >= 7) {
+            __cpuid_count(7, 0, a, b, c, d);
+            if (avx && os_ymm) f.avx2 = (b >> 5) & 1;
+            if (os_zmm) {
+                f.avx512f = (b >> 16) & 1;
+                f.avx512bw = (b >> 30) & 1;
+                f.avx512vl = (b >> 31) & 1;
+                f.avx512vnni = (c >> 11) & 1;
+            }
+            unsigned a1, b1, c1, d1;
+            __cpuid_count(7, 1, a1, b1, c1, d1);
+            (void)b1, (void)c1, (void)d1;
+            if (os_ymm) f.avxvnni = (a1 >> 4) & 1;
+            if (os_zmm) f.avx512bf16 = (a1 >> 5) & 1;
+        }
+    }
+#endif
+    g_features = f;
+    cpu_isa best = ISA_SCALAR;
+    if (f.avx2 && f.fma && f.f16c) best = ISA_AVX2;
+    if (best == ISA_AVX2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni)
+        best = ISA_AVX512;
+    g_best = best;
+
+    cpu_isa active = best;
+    const char *env = getenv("WICK_ISA");
+    if (env && *env) {
+        cpu_isa want = active;
+        if (strcasecmp(env, "scalar") == 0) want = ISA_SCALAR;
+        else if (strcasecmp(env, "avx2") == 0) want = ISA_AVX2;
+        else if (strcasecmp(env, "avx512") == 0) want = ISA_AVX512;
+        if (want < active) active = want;
+    }
+    atomic_store(&g_active, (int)active);
+}
+
+static inline void ensure(void) { pthread_once(&g_once, detect); }
+
+const cpu_features *cpu_get_features(void) {
+    ensure();
+    return &g_features;
+}
+
+cpu_isa cpu_best_isa(void) {
+    ensure();
+    return g_best;
+}
+
+cpu_isa cpu_isa_active(void) {
+    ensure();
+    return (cpu_isa)atomic_load_explicit(&g_active, memory_order_relaxed);
+}
+
+bool cpu_set_isa(cpu_isa isa) {
+    ensure();
+    if ((int)isa < ISA_SCALAR || isa > g_best) return false;
+    atomic_store(&g_active, (int)isa);
+    return true;
+}
+
+const char *cpu_isa_name(cpu_isa isa) {
+    switch (isa) {
+    case ISA_SCALAR: return "scalar";
+    case ISA_AVX2: return "avx2";
+    case ISA_AVX512: return "avx512";
+    }
+    return "unknown";
+}

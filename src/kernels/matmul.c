@@ -1,0 +1,114 @@
+/* matmul.c — owns matmul(): scratch sizing, activation quantization, the
+ * split of output rows across the pool, and the choice of kernel per ISA
+ * (the kernels themselves are in matmul_scalar.c / matmul_avx2.c /
+ * matmul_avx512.c). See matmul.h for the contract.
+ *
+ * Scratch layout for Q8_0/Q4_0 weights (matmul_quantize_x): n*nb Q8_0 blocks
+ * (row-major, nb = cols/32), padded to 64 bytes, then n*nb int32 block sums
+ * (the AVX-512 kernels use them to correct for unsigned weight offsets). */
+#include "kernels/matmul.h"
+
+#include <string.h>
+
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul_impl.h"
+
+static bool is_quant(int wtype) { return wtype == WICK_Q8_0 || wtype == WICK_Q4_0; }
+
+size_t matmul_xsum_offset(int cols, int n) { return mm_xq_blocks_bytes(cols, n); }
+
+size_t matmul_scratch_bytes(int wtype, int cols, int n) {
+    if (!is_quant(wtype)) return 0;
+    return mm_xq_blocks_bytes(cols, n) + (size_t)n * (size_t)(cols / WICK_QK) * sizeof(int32_t);
+}
+
+typedef struct quant_job {
+    const float *x;
+    int n, cols;
+    block_q8_0 *blocks;
+    int32_t *sums;
+    int isa;
+} quant_job;
+
+static void quant_task(void *arg, int ith, int nth) {
+    const quant_job *j = arg;
+    const int nb = j->cols / WICK_QK;
+    int64_t lo, hi;
+    pool_split(j->n, ith, nth, 1, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) {
+        block_q8_0 *b = j->blocks + i * nb;
+        quantize_row_q8_0_isa(j->x + i * j->cols, b, j->cols, j->isa);
+        int32_t *s = j->sums + i * nb;
+        for (int k = 0; k < nb; k++) {
+            int32_t t = 0;
+            for (int e = 0; e < WICK_QK; e++) t += b[k].qs[e];
+            s[k] = t;
+        }
+    }
+}
+
+void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
+    quant_job j = {x, n, cols, xq, (int32_t *)((char *)xq + mm_xq_blocks_bytes(cols, n)),
+                   cpu_isa_active()};
+    if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
+    pool_run(pool, quant_task, &j);
+}
+
+void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+                        float *y, int ldy, int r0, int r1) {
+    mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+}
+
+void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+                 float *y, int ldy, int r0, int r1) {
+    if (r1 <= r0 || n <= 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+    switch (cpu_isa_active()) {
+    case ISA_AVX512:
+        mm_rows_avx512(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        return;
+    case ISA_AVX2:
+        mm_rows_avx2(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        return;
+    default:
+        break;
+    }
+#endif
+    mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+}
+
+typedef struct mm_job {
+    int wtype, cols, rows, n, ldy;
+    const void *w;
+    const float *x;
+    const void *xq;
+    float *y;
+    int64_t align;
+} mm_job;
+
+static void mm_task(void *arg, int ith, int nth) {
+    const mm_job *j = arg;
+    int64_t lo, hi;
+    pool_split(j->rows, ith, nth, j->align, &lo, &hi);
+    if (hi > lo) matmul_rows(j->wtype, j->w, j->cols, j->x, j->xq, j->n, j->y, j->ldy, (int)lo, (int)hi);
+}
+
+void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
+            void *scratch) {
+    const int cols = (int)W->ne[0], rows = (int)W->ne[1];
+    if (n <= 0 || rows <= 0) return;
+    const void *xq = NULL;
+    if (is_quant(W->type)) {
+        matmul_quantize_x(pool, x, n, cols, scratch);
+        xq = scratch;
+    }
+    /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
+     * unless that would leave a thread idle on a small matrix. */
+    const int nth = pool_size(pool);
+    int64_t align = 16;
+    while (align > 1 && (rows + align - 1) / align < nth) align /= 2;
+    mm_job j = {W->type, cols, rows, n, ldy, W->data, x, xq, y, align};
+    if ((int64_t)rows * cols * n < (1 << 14)) pool = NULL;
+    pool_run(pool, mm_task, &j);
+}

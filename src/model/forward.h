@@ -1,0 +1,39 @@
+/* forward.h — one transformer forward pass over a batch of tokens that may
+ * belong to several sequences (each contiguous, at its own positions),
+ * writing K/V into the paged cache and logits only for the rows asked for.
+ *
+ * Per layer: RMSNorm → Q/K/V projections (+bias) → per-head q/k RMSNorm
+ * (Qwen3) → RoPE (its own step) → store K/V → attention per sequence →
+ * output projection + residual → RMSNorm → SwiGLU FFN + residual. */
+#ifndef WICK_MODEL_FORWARD_H
+#define WICK_MODEL_FORWARD_H
+
+#include <stddef.h>
+
+#include "core/threadpool.h"
+#include "engine/kv_cache.h"
+#include "model/model.h"
+
+/* Activation buffers, sized once for max_tokens rows and max_logits logit rows. */
+typedef struct forward_scratch {
+    int max_tokens, max_logits;
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2; /* [max_tokens][...] */
+    float *out_in;                              /* [max_logits][n_embd] */
+    float *logits;                              /* [max_logits][n_vocab] */
+    void *mm;                                   /* matmul activation scratch */
+    size_t mm_bytes;
+    void *block; /* the single allocation behind all of the above */
+} forward_scratch;
+
+int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens, int max_logits,
+                         wick_error *err);
+void forward_scratch_free(forward_scratch *s);
+
+/* Run the batch. Rows with want_logits (or the last row when want_logits is
+ * NULL) get logits in s->logits, in batch order. Returns the number of logit
+ * rows, or -1 with err. The caller has validated the batch and reserved KV
+ * blocks; this function advances kv->len and records token ids. */
+int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *pool,
+            const wick_batch *b, wick_error *err);
+
+#endif

@@ -1,0 +1,228 @@
+/* hparams.c — hyperparameters from GGUF keys / HF config.json (see hparams.h). */
+#include "model/hparams.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/json_util.h"
+
+typedef enum { K_INT, K_FLOAT } key_kind;
+
+typedef struct key_spec {
+    const char *gguf; /* suffix after "<arch>." */
+    const char *hf;   /* config.json key */
+    size_t offset;    /* into hparams */
+    key_kind kind;
+    bool required;
+} key_spec;
+
+#define OFF(f) offsetof(hparams, f)
+static const key_spec KEYS[] = {
+    {"embedding_length", "hidden_size", OFF(n_embd), K_INT, true},
+    {"block_count", "num_hidden_layers", OFF(n_layer), K_INT, true},
+    {"feed_forward_length", "intermediate_size", OFF(n_ff), K_INT, true},
+    {"attention.head_count", "num_attention_heads", OFF(n_head), K_INT, true},
+    {"attention.head_count_kv", "num_key_value_heads", OFF(n_head_kv), K_INT, false},
+    {"attention.key_length", "head_dim", OFF(head_dim), K_INT, false},
+    {"context_length", "max_position_embeddings", OFF(n_ctx_train), K_INT, false},
+    {"rope.dimension_count", NULL, OFF(rot_dim), K_INT, false},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps", OFF(rms_eps), K_FLOAT, false},
+    {"rope.freq_base", "rope_theta", OFF(rope_theta), K_FLOAT, false},
+    {"attention.sliding_window", "sliding_window", OFF(sliding_window), K_INT, false},
+    {"vocab_size", "vocab_size", OFF(n_vocab), K_INT, false},
+};
+#undef OFF
+
+static void set_defaults(hparams *hp) {
+    memset(hp, 0, sizeof *hp);
+    hp->rms_eps = 1e-5f;
+    hp->rope_theta = 10000.0f;
+    hp->rope_factor = 1.0f;
+}
+
+/* Fill unset derived fields. */
+static void finish(hparams *hp) {
+    if (hp->n_head_kv == 0) hp->n_head_kv = hp->n_head;
+    if (hp->head_dim == 0 && hp->n_head > 0) hp->head_dim = hp->n_embd / hp->n_head;
+    if (hp->rot_dim == 0) hp->rot_dim = hp->head_dim;
+    if (hp->n_ctx_train == 0) hp->n_ctx_train = 2048;
+}
+
+static void store(hparams *hp, const key_spec *k, double v) {
+    char *p = (char *)hp + k->offset;
+    if (k->kind == K_INT)
+        *(int *)p = (int)v;
+    else
+        *(float *)p = (float)v;
+}
+
+int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_error *err) {
+    set_defaults(hp);
+    char key[160];
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        const key_spec *k = &KEYS[i];
+        snprintf(key, sizeof key, "%s.%s", arch, k->gguf);
+        int found;
+        double v;
+        if (k->kind == K_INT) {
+            int64_t iv = 0;
+            found = gguf_get_int(f, key, &iv, err);
+            if (found == 1 && (iv < 0 || iv > (1 << 30)))
+                return wick_fail(err, "GGUF key %s = %lld is out of range", key, (long long)iv);
+            v = (double)iv;
+        } else {
+            found = gguf_get_float(f, key, &v, err);
+        }
+        if (found < 0) return -1;
+        if (found == 0 && k->required) return wick_fail(err, "missing GGUF key %s", key);
+        if (found == 1) store(hp, k, v);
+    }
+    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+    char *stype = NULL;
+    int found = gguf_get_string(f, key, &stype, err);
+    if (found < 0) return -1;
+    if (found == 1) {
+        if (strcmp(stype, "linear") == 0) {
+            hp->rope_scaling = ROPE_SCALING_LINEAR;
+            snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
+            double fct = 1.0;
+            if (gguf_get_float(f, key, &fct, err) < 0) {
+                free(stype);
+                return -1;
+            }
+            hp->rope_factor = (float)fct;
+        } else if (strcmp(stype, "none") != 0) {
+            wick_fail(err, "unsupported RoPE scaling type \"%s\" (%s)", stype, key);
+            free(stype);
+            return -1;
+        }
+        free(stype);
+    }
+    finish(hp);
+    return 0;
+}
+
+static int hf_rope_scaling(hparams *hp, const cJSON *rs, wick_error *err) {
+    const char *what = "config.json rope_scaling";
+    const char *type = NULL;
+    if (json_get_string(rs, "rope_type", &type, what, err) < 0) return -1;
+    if (!type && json_get_string(rs, "type", &type, what, err) < 0) return -1;
+    if (!type || strcmp(type, "default") == 0) return 0;
+    double factor = 1.0;
+    if (json_get_double(rs, "factor", &factor, what, err) < 0) return -1;
+    if (!(factor > 0)) return wick_fail(err, "%s: factor must be > 0", what);
+    hp->rope_factor = (float)factor;
+    if (strcmp(type, "linear") == 0) {
+        hp->rope_scaling = ROPE_SCALING_LINEAR;
+        return 0;
+    }
+    if (strcmp(type, "llama3") == 0) {
+        hp->rope_scaling = ROPE_SCALING_LLAMA3;
+        double lo = 1.0, hi = 4.0;
+        int64_t orig = 8192;
+        if (json_get_double(rs, "low_freq_factor", &lo, what, err) < 0 ||
+            json_get_double(rs, "high_freq_factor", &hi, what, err) < 0 ||
+            json_get_int(rs, "original_max_position_embeddings", 1, 1 << 30, &orig, what, err) <
+                0)
+            return -1;
+        if (!(hi > lo)) return wick_fail(err, "%s: high_freq_factor must exceed low_freq_factor", what);
+        hp->rope_low_freq_factor = (float)lo;
+        hp->rope_high_freq_factor = (float)hi;
+        hp->rope_orig_ctx = (int)orig;
+        return 0;
+    }
+    return wick_fail(err, "unsupported RoPE scaling type \"%s\" in config.json", type);
+}
+
+int hparams_from_hf(hparams *hp, const cJSON *cfg, const char *model_type, wick_error *err) {
+    set_defaults(hp);
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        const key_spec *k = &KEYS[i];
+        if (!k->hf) continue;
+        double v;
+        int found;
+        if (k->kind == K_INT) {
+            int64_t iv = 0;
+            found = json_get_int(cfg, k->hf, 0, 1 << 30, &iv, "config.json", err);
+            v = (double)iv;
+        } else {
+            found = json_get_double(cfg, k->hf, &v, "config.json", err);
+        }
+        if (found < 0) return -1;
+        if (found == 0 && k->required) return wick_fail(err, "config.json: missing \"%s\"", k->hf);
+        if (found == 1) store(hp, k, v);
+    }
+    /* Qwen2 configs carry sliding_window but only use it with use_sliding_window. */
+    bool use_sw = true;
+    if (strncmp(model_type, "qwen", 4) == 0) {
+        use_sw = false;
+        if (json_get_bool(cfg, "use_sliding_window", &use_sw, "config.json", err) < 0) return -1;
+    }
+    if (!use_sw) hp->sliding_window = 0;
+    bool tied = false;
+    if (json_get_bool(cfg, "tie_word_embeddings", &tied, "config.json", err) < 0) return -1;
+    hp->tied = tied;
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling");
+    if (rs && cJSON_IsObject(rs) && hf_rope_scaling(hp, rs, err) < 0) return -1;
+    if (rs && !cJSON_IsObject(rs) && !cJSON_IsNull(rs))
+        return wick_fail(err, "config.json: \"rope_scaling\" must be an object");
+    finish(hp);
+    return 0;
+}
+
+int hparams_validate(const hparams *hp, wick_error *err) {
+    if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0)
+        return wick_fail(err, "hyperparameters must be positive (hidden %d, layers %d, ffn %d, heads %d)",
+                         hp->n_embd, hp->n_layer, hp->n_ff, hp->n_head);
+    if (hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0)
+        return wick_fail(err, "attention heads (%d) must be a multiple of KV heads (%d)",
+                         hp->n_head, hp->n_head_kv);
+    if (hp->head_dim <= 0 || hp->head_dim > 256 || hp->head_dim % 2 != 0)
+        return wick_fail(err, "head dimension %d is not supported (even, at most 256)", hp->head_dim);
+    if (hp->rot_dim <= 0 || hp->rot_dim > hp->head_dim || hp->rot_dim % 2 != 0)
+        return wick_fail(err, "RoPE dimension %d does not fit head dimension %d", hp->rot_dim,
+                         hp->head_dim);
+    if (!(hp->rms_eps > 0) || !(hp->rope_theta > 0))
+        return wick_fail(err, "rms_norm_eps and rope_theta must be positive");
+    if (hp->n_layer > 4096 || hp->n_embd > 65536 || hp->n_head > 1024)
+        return wick_fail(err, "hyperparameters out of range (layers %d, hidden %d, heads %d)",
+                         hp->n_layer, hp->n_embd, hp->n_head);
+    return 0;
+}
+
+const char *rope_scaling_name(rope_scaling_type t) {
+    switch (t) {
+    case ROPE_SCALING_LINEAR: return "linear";
+    case ROPE_SCALING_LLAMA3: return "llama3";
+    default: return "none";
+    }
+}
+
+void hparams_rope_inv_freq(const hparams *hp, const float *freq_factors, float *inv_freq) {
+    int half = hp->rot_dim / 2;
+    for (int i = 0; i < half; i++) {
+        double f = pow((double)hp->rope_theta, -2.0 * i / hp->rot_dim);
+        if (hp->rope_scaling == ROPE_SCALING_LINEAR) {
+            f /= hp->rope_factor;
+        } else if (hp->rope_scaling == ROPE_SCALING_LLAMA3) {
+            /* HF _compute_llama3_parameters: keep high frequencies, divide low
+             * ones by factor, interpolate smoothly in between. */
+            double low_wavelen = hp->rope_orig_ctx / hp->rope_low_freq_factor;
+            double high_wavelen = hp->rope_orig_ctx / hp->rope_high_freq_factor;
+            double wavelen = 2.0 * M_PI / f;
+            if (wavelen > low_wavelen) {
+                f /= hp->rope_factor;
+            } else if (wavelen >= high_wavelen) {
+                double smooth = (hp->rope_orig_ctx / wavelen - hp->rope_low_freq_factor) /
+                                (hp->rope_high_freq_factor - hp->rope_low_freq_factor);
+                f = (1.0 - smooth) * f / hp->rope_factor + smooth * f;
+            }
+        }
+        if (freq_factors) f /= freq_factors[i];
+        inv_freq[i] = (float)f;
+    }
+}

@@ -1,0 +1,335 @@
+/* loader.c — wick_model_load: open a GGUF file or an HF directory, read the
+ * hyperparameters, bind every weight tensor by role (checking type and
+ * shape), load the tokenizer and generation defaults. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/json_util.h"
+#include "kernels/convert.h"
+#include "model/model.h"
+
+typedef struct loader {
+    wick_model *m;
+    const char *path;
+    wick_error *err;
+} loader;
+
+static const wick_tensor *find_tensor(const wick_model *m, const char *name) {
+    return m->format == FORMAT_GGUF ? gguf_find_tensor(m->gguf, name) : st_find_tensor(m->st, name);
+}
+
+/* Bind tensor `role` (layer il) and check its shape {ne0, ne1} (ne1 = 0 for a
+ * vector). Returns NULL with err set if required and absent or malformed;
+ * NULL without error if optional and absent. */
+static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0, int64_t ne1,
+                               bool required, bool matmul) {
+    char name[128];
+    if (!tensor_name(name, sizeof name, L->m->format, role, il)) return NULL;
+    const wick_tensor *t = find_tensor(L->m, name);
+    if (!t) {
+        if (required) wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
+        return NULL;
+    }
+    if (!dtype_supported(t->type)) {
+        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0",
+                  name, t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
+        return NULL;
+    }
+    int want_dims = ne1 ? 2 : 1;
+    bool ok = t->n_dims == want_dims && t->ne[0] == ne0 && (ne1 == 0 || t->ne[1] == ne1);
+    if (!ok) {
+        if (ne1)
+            wick_fail(L->err, "tensor '%s' has shape [%lld, %lld], expected [%lld, %lld] (%s)", name,
+                      (long long)t->ne[1], (long long)t->ne[0], (long long)ne1, (long long)ne0,
+                      L->path);
+        else
+            wick_fail(L->err, "tensor '%s' has %d dims (first %lld), expected a vector of %lld (%s)",
+                      name, t->n_dims, (long long)t->ne[0], (long long)ne0, L->path);
+        return NULL;
+    }
+    if (matmul && t->ne[0] % dtype_block_elems(t->type) != 0) {
+        wick_fail(L->err, "tensor '%s' row length %lld is not a multiple of the %s block (%s)",
+                  name, (long long)t->ne[0], dtype_name(t->type), L->path);
+        return NULL;
+    }
+    return t;
+}
+
+/* An f32 copy of a vector tensor, owned by the model. */
+static const float *bind_vec(loader *L, tensor_role role, int il, int64_t n, bool required,
+                             bool *failed) {
+    const wick_tensor *t = bind(L, role, il, n, 0, required, false);
+    if (!t) {
+        if (required || L->err->msg[0]) *failed = true;
+        return NULL;
+    }
+    wick_model *m = L->m;
+    if (m->n_owned == m->cap_owned) {
+        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
+        float **o = realloc(m->owned, (size_t)cap * sizeof *o);
+        if (!o) {
+            wick_fail(L->err, "out of memory");
+            *failed = true;
+            return NULL;
+        }
+        m->owned = o;
+        m->cap_owned = cap;
+    }
+    float *v = malloc((size_t)n * sizeof *v);
+    if (!v) {
+        wick_fail(L->err, "out of memory");
+        *failed = true;
+        return NULL;
+    }
+    dequantize_row(t->type, t->data, v, n);
+    m->owned[m->n_owned++] = v;
+    return v;
+}
+
+static int bind_weights(loader *L) {
+    wick_model *m = L->m;
+    hparams *hp = &m->hp;
+    L->err->msg[0] = 0;
+    /* The vocabulary size is the embedding's row count. */
+    char name[128];
+    tensor_name(name, sizeof name, m->format, T_TOK_EMBD, 0);
+    const wick_tensor *emb = find_tensor(m, name);
+    if (!emb) return wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
+    m->tok_embd = bind(L, T_TOK_EMBD, 0, hp->n_embd, emb->n_dims == 2 ? emb->ne[1] : -1, true, false);
+    if (!m->tok_embd) return -1;
+    int64_t n_vocab = m->tok_embd->ne[1];
+    if (n_vocab <= 0 || n_vocab > (1 << 24))
+        return wick_fail(L->err, "vocabulary size %lld out of range (%s)", (long long)n_vocab, L->path);
+    if (hp->n_vocab && hp->n_vocab != n_vocab)
+        return wick_fail(L->err, "vocab_size %d does not match the embedding's %lld rows (%s)",
+                         hp->n_vocab, (long long)n_vocab, L->path);
+    hp->n_vocab = (int)n_vocab;
+
+    bool failed = false;
+    m->out_norm = bind_vec(L, T_OUTPUT_NORM, 0, hp->n_embd, true, &failed);
+    if (failed) return -1;
+    m->output = bind(L, T_OUTPUT, 0, hp->n_embd, n_vocab, false, true);
+    if (!m->output) {
+        if (L->err->msg[0]) return -1;
+        if (m->format == FORMAT_HF && !hp->tied) {
+            char name[128];
+            tensor_name(name, sizeof name, m->format, T_OUTPUT, 0);
+            return wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
+        }
+        m->output = m->tok_embd;
+        hp->tied = true;
+    } else {
+        hp->tied = false;
+    }
+
+    int q_dim = model_q_dim(m), kv_dim = model_kv_dim(m);
+    m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
+    if (!m->layers) return wick_fail(L->err, "out of memory");
+    for (int il = 0; il < hp->n_layer; il++) {
+        layer_weights *w = &m->layers[il];
+        if (!(w->wq = bind(L, T_ATTN_Q, il, hp->n_embd, q_dim, true, true)) ||
+            !(w->wk = bind(L, T_ATTN_K, il, hp->n_embd, kv_dim, true, true)) ||
+            !(w->wv = bind(L, T_ATTN_V, il, hp->n_embd, kv_dim, true, true)) ||
+            !(w->wo = bind(L, T_ATTN_O, il, q_dim, hp->n_embd, true, true)) ||
+            !(w->w_gate = bind(L, T_FFN_GATE, il, hp->n_embd, hp->n_ff, true, true)) ||
+            !(w->w_up = bind(L, T_FFN_UP, il, hp->n_embd, hp->n_ff, true, true)) ||
+            !(w->w_down = bind(L, T_FFN_DOWN, il, hp->n_ff, hp->n_embd, true, true)))
+            return -1;
+        w->attn_norm = bind_vec(L, T_ATTN_NORM, il, hp->n_embd, true, &failed);
+        if (!failed) w->ffn_norm = bind_vec(L, T_FFN_NORM, il, hp->n_embd, true, &failed);
+        /* Biases are required for Qwen2 and accepted for any architecture. */
+        bool bias = m->arch->qkv_bias;
+        if (!failed) w->bq = bind_vec(L, T_ATTN_Q_BIAS, il, q_dim, bias, &failed);
+        if (!failed) w->bk = bind_vec(L, T_ATTN_K_BIAS, il, kv_dim, bias, &failed);
+        if (!failed) w->bv = bind_vec(L, T_ATTN_V_BIAS, il, kv_dim, bias, &failed);
+        if (m->arch->qk_norm) {
+            if (!failed) w->q_norm = bind_vec(L, T_ATTN_Q_NORM, il, hp->head_dim, true, &failed);
+            if (!failed) w->k_norm = bind_vec(L, T_ATTN_K_NORM, il, hp->head_dim, true, &failed);
+        }
+        if (failed) return -1;
+    }
+
+    const float *freq_factors = NULL;
+    if (m->format == FORMAT_GGUF) {
+        freq_factors = bind_vec(L, T_ROPE_FREQS, 0, hp->rot_dim / 2, false, &failed);
+        if (failed) return -1;
+    }
+    m->inv_freq = malloc((size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
+    if (!m->inv_freq) return wick_fail(L->err, "out of memory");
+    hparams_rope_inv_freq(hp, freq_factors, m->inv_freq);
+    if (freq_factors && hp->rope_scaling == ROPE_SCALING_NONE) hp->rope_scaling = ROPE_SCALING_LLAMA3;
+    return 0;
+}
+
+static void count_params(wick_model *m) {
+    int n = m->format == FORMAT_GGUF ? gguf_n_tensors(m->gguf) : st_n_tensors(m->st);
+    m->n_params = 0;
+    m->weight_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        const wick_tensor *t = m->format == FORMAT_GGUF ? gguf_tensor(m->gguf, i) : st_tensor(m->st, i);
+        m->n_params += tensor_nelements(t);
+        m->weight_bytes += t->nbytes;
+    }
+}
+
+static void add_eog(wick_model *m, int32_t id) {
+    if (id < 0 || id >= m->hp.n_vocab) return;
+    for (int i = 0; i < m->n_eog; i++)
+        if (m->eog[i] == id) return;
+    if (m->n_eog < WICK_MAX_EOG) m->eog[m->n_eog++] = id;
+}
+
+/* EOS plus the end-of-turn specials chat models stop at. */
+static void collect_eog(wick_model *m) {
+    static const char *const END_TEXTS[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>",
+                                            "<|end_of_text|>", "<|end|>", "<end_of_turn>", "<|eom_id|>"};
+    add_eog(m, tok_eos(m->tok));
+    for (size_t i = 0; i < sizeof END_TEXTS / sizeof END_TEXTS[0]; i++) {
+        int32_t id = tok_find(m->tok, END_TEXTS[i]);
+        if (id >= 0 && tok_is_special(m->tok, id)) add_eog(m, id);
+    }
+}
+
+static int read_generation_config(wick_model *m, const char *dir, wick_error *err) {
+    char path[4096];
+    if (path_join(path, sizeof path, dir, "generation_config.json") < 0 || !file_exists(path))
+        return 0;
+    cJSON *g = json_read_file(path, err);
+    if (!g) return -1;
+    const char *what = "generation_config.json";
+    int rc = 0;
+    const cJSON *eos = cJSON_GetObjectItemCaseSensitive(g, "eos_token_id");
+    if (cJSON_IsNumber(eos)) {
+        add_eog(m, (int32_t)eos->valuedouble);
+    } else if (cJSON_IsArray(eos)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, eos) if (cJSON_IsNumber(e)) add_eog(m, (int32_t)e->valuedouble);
+    }
+    double temp = -1, top_p = -1;
+    int64_t top_k = -1;
+    bool do_sample = true;
+    if (json_get_double(g, "temperature", &temp, what, err) < 0 ||
+        json_get_double(g, "top_p", &top_p, what, err) < 0 ||
+        json_get_int(g, "top_k", 0, 1 << 30, &top_k, what, err) < 0 ||
+        json_get_bool(g, "do_sample", &do_sample, what, err) < 0) {
+        rc = -1;
+    } else if (temp >= 0 || top_p >= 0 || top_k >= 0) {
+        m->has_gen_defaults = true;
+        m->gen_defaults.temperature = do_sample ? (temp >= 0 ? (float)temp : 1.0f) : 0.0f;
+        m->gen_defaults.top_p = top_p >= 0 ? (float)top_p : 1.0f;
+        m->gen_defaults.top_k = top_k >= 0 ? (int)top_k : 0;
+    }
+    cJSON_Delete(g);
+    return rc;
+}
+
+static int load_gguf(wick_model *m, const char *path, wick_error *err) {
+    m->format = FORMAT_GGUF;
+    m->gguf = gguf_open(path, err);
+    if (!m->gguf) return -1;
+    char *arch = NULL;
+    int found = gguf_get_string(m->gguf, "general.architecture", &arch, err);
+    if (found < 0) return -1;
+    if (found == 0) return wick_fail(err, "missing GGUF key general.architecture (%s)", path);
+    m->arch = arch_by_gguf(arch);
+    if (!m->arch) {
+        wick_fail(err, "unknown architecture \"%s\" (%s); wick runs %s", arch, path, arch_list());
+        free(arch);
+        return -1;
+    }
+    int rc = hparams_from_gguf(&m->hp, m->gguf, arch, err);
+    free(arch);
+    if (rc < 0) return wick_fail_prefix(err, "%s: ", path);
+    m->rope = m->arch->rope_gguf;
+    m->tok = tok_load_gguf(m->gguf, err);
+    if (!m->tok) return wick_fail_prefix(err, "%s: ", path);
+    return 0;
+}
+
+static int load_hf(wick_model *m, const char *dir, wick_error *err) {
+    m->format = FORMAT_HF;
+    char path[4096];
+    if (path_join(path, sizeof path, dir, "config.json") < 0)
+        return wick_fail(err, "path too long: %s", dir);
+    if (!file_exists(path)) return wick_fail(err, "%s has no config.json (not a model directory)", dir);
+    cJSON *cfg = json_read_file(path, err);
+    if (!cfg) return -1;
+    const char *model_type = NULL;
+    int rc = json_get_string(cfg, "model_type", &model_type, "config.json", err);
+    if (rc == 0) rc = wick_fail(err, "config.json has no \"model_type\" (%s)", path);
+    if (rc > 0) {
+        m->arch = arch_by_hf(model_type);
+        if (!m->arch) {
+            rc = wick_fail(err, "unknown architecture \"%s\" (%s); wick runs %s", model_type, path,
+                           arch_list());
+        } else {
+            rc = hparams_from_hf(&m->hp, cfg, model_type, err);
+            if (rc < 0) wick_fail_prefix(err, "%s: ", path);
+        }
+    }
+    cJSON_Delete(cfg);
+    if (rc < 0) return -1;
+    m->rope = m->arch->rope_hf;
+    m->st = st_open_dir(dir, err);
+    if (!m->st) return -1;
+    m->tok = tok_load_hf_dir(dir, err);
+    if (!m->tok) return -1;
+    return 0;
+}
+
+wick_model *wick_model_load(const char *path, const wick_model_params *params, wick_error *err) {
+    (void)params;
+    wick_error local;
+    if (!err) err = &local;
+    err->msg[0] = 0;
+    if (!path || !*path) {
+        wick_fail(err, "no model path given");
+        return NULL;
+    }
+    wick_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    int rc;
+    if (dir_exists(path))
+        rc = load_hf(m, path, err);
+    else if (file_exists(path))
+        rc = load_gguf(m, path, err);
+    else
+        rc = wick_fail(err, "model not found: %s (%s)", path, strerror(ENOENT));
+    if (rc == 0) rc = hparams_validate(&m->hp, err);
+    if (rc == 0) {
+        loader L = {m, path, err};
+        rc = bind_weights(&L);
+    }
+    if (rc == 0 && tok_n_vocab(m->tok) > m->hp.n_vocab)
+        rc = wick_fail(err, "tokenizer has %d tokens but the model only %d embeddings (%s)",
+                       tok_n_vocab(m->tok), m->hp.n_vocab, path);
+    if (rc == 0) {
+        collect_eog(m);
+        if (m->format == FORMAT_HF) rc = read_generation_config(m, path, err);
+    }
+    if (rc < 0) {
+        wick_model_free(m);
+        return NULL;
+    }
+    count_params(m);
+    return m;
+}
+
+void wick_model_free(wick_model *m) {
+    if (!m) return;
+    for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
+    free(m->owned);
+    free(m->layers);
+    free(m->inv_freq);
+    if (m->tok) tok_free(m->tok);
+    if (m->gguf) gguf_close(m->gguf);
+    if (m->st) st_close(m->st);
+    free(m);
+}

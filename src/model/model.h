@@ -1,0 +1,61 @@
+/* model.h — the loaded model (struct wick_model): architecture, hyperparameters,
+ * bound weight tensors, tokenizer and generation defaults. Weights stay in the
+ * memory-mapped files; only small vectors (norm weights, biases) are converted
+ * to f32 copies the model owns. Read-only after loading. */
+#ifndef WICK_MODEL_MODEL_H
+#define WICK_MODEL_MODEL_H
+
+#include <stdint.h>
+
+#include "core/tensor.h"
+#include "format/gguf.h"
+#include "format/safetensors.h"
+#include "model/arch.h"
+#include "model/hparams.h"
+#include "text/tokenizer.h"
+#include "wick.h"
+
+typedef struct layer_weights {
+    const wick_tensor *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down;
+    const float *attn_norm, *ffn_norm;
+    const float *bq, *bk, *bv;     /* NULL when the model has no QKV bias */
+    const float *q_norm, *k_norm;  /* NULL unless qk_norm */
+} layer_weights;
+
+#define WICK_MAX_EOG 16
+
+struct wick_model {
+    const arch_desc *arch;
+    model_format format;
+    hparams hp;
+    gguf_file *gguf; /* FORMAT_GGUF */
+    st_set *st;      /* FORMAT_HF */
+    tokenizer *tok;
+
+    const wick_tensor *tok_embd;
+    const wick_tensor *output; /* == tok_embd when tied */
+    const float *out_norm;
+    layer_weights *layers;
+
+    rope_style rope;
+    float *inv_freq; /* rot_dim/2 */
+
+    int32_t eog[WICK_MAX_EOG]; /* end-of-generation ids */
+    int n_eog;
+    wick_sampling gen_defaults; /* from generation_config.json when present */
+    bool has_gen_defaults;
+
+    int64_t n_params;
+    size_t weight_bytes;
+
+    float **owned; /* f32 copies of small tensors */
+    int n_owned, cap_owned;
+};
+
+/* Dims of the tensor views of Q, K, V rows. */
+static inline int model_q_dim(const struct wick_model *m) { return m->hp.n_head * m->hp.head_dim; }
+static inline int model_kv_dim(const struct wick_model *m) {
+    return m->hp.n_head_kv * m->hp.head_dim;
+}
+
+#endif

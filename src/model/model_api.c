@@ -1,0 +1,79 @@
+/* model_api.c — the public read-only queries on a loaded model: info for
+ * `wick info`, the tensor listing, and the tokenizer entry points. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "model/model.h"
+
+void wick_model_get_info(const wick_model *m, wick_model_info *info) {
+    const hparams *hp = &m->hp;
+    memset(info, 0, sizeof *info);
+    info->arch = m->arch->name;
+    info->format = m->format == FORMAT_GGUF ? "gguf" : "hf";
+    info->n_vocab = hp->n_vocab;
+    info->n_embd = hp->n_embd;
+    info->n_layer = hp->n_layer;
+    info->n_head = hp->n_head;
+    info->n_head_kv = hp->n_head_kv;
+    info->head_dim = hp->head_dim;
+    info->n_ff = hp->n_ff;
+    info->n_ctx_train = hp->n_ctx_train;
+    info->rms_eps = hp->rms_eps;
+    info->rope_theta = hp->rope_theta;
+    info->rope_scaling = rope_scaling_name(hp->rope_scaling);
+    info->rope_factor = hp->rope_factor;
+    info->tied_embeddings = hp->tied;
+    info->qkv_bias = m->layers[0].bq != NULL;
+    info->qk_norm = m->layers[0].q_norm != NULL;
+    info->sliding_window = hp->sliding_window;
+    info->n_params = m->n_params;
+    info->weight_bytes = m->weight_bytes;
+    info->tokenizer_kind = tok_kind_name(m->tok);
+    info->tokenizer_vocab = tok_n_vocab(m->tok);
+    info->bos = tok_bos(m->tok);
+    info->eos = tok_eos(m->tok);
+    info->add_bos = tok_adds_bos(m->tok);
+    info->has_chat_template = tok_chat_template(m->tok) != NULL;
+}
+
+static const wick_tensor *tensor_at(const wick_model *m, int i) {
+    return m->format == FORMAT_GGUF ? gguf_tensor(m->gguf, i) : st_tensor(m->st, i);
+}
+
+int wick_model_n_tensors(const wick_model *m) {
+    return m->format == FORMAT_GGUF ? gguf_n_tensors(m->gguf) : st_n_tensors(m->st);
+}
+
+void wick_model_tensor(const wick_model *m, int i, const char **name, const char **type,
+                       int *n_dims, int64_t ne[4]) {
+    const wick_tensor *t = tensor_at(m, i);
+    *name = t->name;
+    *type = (m->format == FORMAT_HF && t->type < 0) ? st_dtype_name(m->st, i) : dtype_name(t->type);
+    *n_dims = t->n_dims;
+    memcpy(ne, t->ne, 4 * sizeof ne[0]);
+}
+
+int wick_tokenize(const wick_model *m, const char *text, size_t len, bool add_special,
+                  int32_t *out, int cap, wick_error *err) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    if (tok_encode(m->tok, text, len, add_special, true, &ids, &n, err) < 0) return -1;
+    if (n > (size_t)1 << 30) {
+        free(ids);
+        return wick_fail(err, "text is too long to tokenize");
+    }
+    for (size_t i = 0; i < n && (int)i < cap; i++) out[i] = ids[i];
+    free(ids);
+    return (int)n;
+}
+
+int wick_token_piece(const wick_model *m, int32_t id, char *buf, size_t cap) {
+    return tok_piece(m->tok, id, buf, cap);
+}
+
+bool wick_model_sampling_defaults(const wick_model *m, wick_sampling *out) {
+    if (!m->has_gen_defaults) return false;
+    *out = m->gen_defaults;
+    return true;
+}

@@ -1,0 +1,380 @@
+/* testmodel.c — writing random-weight test models (see testmodel.h). */
+#include "model/testmodel.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/tensor.h"
+#include "format/gguf.h"
+#include "format/safetensors.h"
+#include "kernels/convert.h"
+#include "model/arch.h"
+#include "model/hparams.h"
+#include "text/tokenizer.h"
+
+typedef struct shape_desc {
+    const char *name;
+    int n_embd, n_layer, n_head, n_head_kv, head_dim, head_dim_qk_norm, n_ff, n_ctx, n_vocab;
+    float theta, eps;
+} shape_desc;
+
+/* n_vocab 0 = the tokenizer's size. head_dim_qk_norm: head_dim for archs with
+ * q/k norm (Qwen3 decouples head_dim from hidden / heads). */
+static const shape_desc SHAPES[] = {
+    {"tiny", 64, 2, 4, 2, 16, 32, 128, 512, 0, 10000.0f, 1e-5f},
+    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f},
+    {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f},
+};
+
+const char *test_model_shapes(void) { return "tiny, qwen2.5-0.5b, qwen3-0.6b"; }
+
+/* ---- deterministic values ---- */
+
+static uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Fill n floats uniform in [center - a, center + a) from stream (seed, role, layer). */
+static void fill(float *x, size_t n, uint64_t seed, int role, int layer, float center, float a) {
+    uint64_t s = mix(seed ^ mix(((uint64_t)role << 32) | (uint64_t)(layer + 1)));
+    for (size_t i = 0; i < n; i++) {
+        s = mix(s);
+        x[i] = center + a * (float)((double)(s >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    }
+}
+
+/* HF rotate-half row order -> interleaved (llama.cpp convert's permute):
+ * within each head, row j*(hd/2) + i moves to 2i + j. */
+static void permute_rows(float *w, int n_head, int head_dim, int cols) {
+    size_t rows = (size_t)n_head * head_dim;
+    float *tmp = malloc(rows * (size_t)cols * sizeof *tmp);
+    if (!tmp) return;
+    memcpy(tmp, w, rows * (size_t)cols * sizeof *tmp);
+    int half = head_dim / 2;
+    for (int h = 0; h < n_head; h++)
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < half; i++) {
+                size_t src = (size_t)h * head_dim + (size_t)j * half + i;
+                size_t dst = (size_t)h * head_dim + 2 * (size_t)i + j;
+                memcpy(w + dst * cols, tmp + src * cols, (size_t)cols * sizeof *w);
+            }
+    free(tmp);
+}
+
+/* ---- writers behind one interface ---- */
+
+typedef struct sink {
+    bool gguf;
+    gguf_writer *gw;
+    st_writer *sw;
+    int dtype;  /* for matrices */
+    size_t total_bytes;
+} sink;
+
+/* Convert f32 data (rows × cols) to `type` and add it. */
+static int sink_add(sink *k, const char *name, int type, int rows, int cols, const float *x,
+                    wick_error *err) {
+    size_t row_bytes = dtype_row_bytes(type, cols);
+    if (!row_bytes) return wick_fail(err, "tensor %s: %d columns do not fit %s blocks", name, cols, dtype_name(type));
+    void *buf = malloc(row_bytes * (size_t)rows);
+    if (!buf) return wick_fail(err, "out of memory writing %s", name);
+    for (int r = 0; r < rows; r++)
+        quantize_row(type, x + (size_t)r * cols, (char *)buf + (size_t)r * row_bytes, cols);
+    int64_t ne[2] = {cols, rows};
+    int n_dims = rows == 1 ? 1 : 2;
+    int rc = k->gguf ? gguf_add_tensor(k->gw, name, type, n_dims, ne, buf, row_bytes * rows, err)
+                     : st_add_tensor(k->sw, name, type, n_dims, ne, buf, row_bytes * rows, err);
+    k->total_bytes += row_bytes * (size_t)rows;
+    free(buf);
+    return rc;
+}
+
+typedef struct gen {
+    const test_model_params *p;
+    const arch_desc *arch;
+    model_format fmt;
+    hparams hp;
+    sink k;
+    int n_vocab;
+} gen;
+
+/* Generate one tensor by role and add it. */
+static int add_role(gen *g, tensor_role role, int layer, int rows, int cols, float center, float a,
+                    bool matrix, wick_error *err) {
+    char name[128];
+    if (!tensor_name(name, sizeof name, g->fmt, role, layer)) return 0;
+    size_t n = (size_t)rows * cols;
+    float *x = malloc(n * sizeof *x);
+    if (!x) return wick_fail(err, "out of memory");
+    fill(x, n, g->p->seed, role, layer, center, a);
+    bool permute = g->fmt == FORMAT_GGUF && g->arch->rope_gguf == ROPE_INTERLEAVED;
+    if (permute && role == T_ATTN_Q) permute_rows(x, g->hp.n_head, g->hp.head_dim, cols);
+    if (permute && role == T_ATTN_K) permute_rows(x, g->hp.n_head_kv, g->hp.head_dim, cols);
+    if (permute && (role == T_ATTN_Q_BIAS || role == T_ATTN_K_BIAS))
+        permute_rows(x, (role == T_ATTN_Q_BIAS ? g->hp.n_head : g->hp.n_head_kv), g->hp.head_dim, 1);
+    /* GGUF keeps vectors in F32 (as llama.cpp does); HF stores everything in the dtype. */
+    int type = matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : (g->k.dtype));
+    int rc = sink_add(&g->k, name, type, rows, cols, x, err);
+    free(x);
+    return rc;
+}
+
+static int add_weights(gen *g, wick_error *err) {
+    const hparams *hp = &g->hp;
+    int D = hp->n_embd, F = hp->n_ff, qd = hp->n_head * hp->head_dim, kvd = hp->n_head_kv * hp->head_dim;
+    if (add_role(g, T_TOK_EMBD, 0, g->n_vocab, D, 0, 1.0f, true, err) < 0) return -1;
+    for (int il = 0; il < hp->n_layer; il++) {
+        float aD = sqrtf(3.0f / D), aQ = sqrtf(3.0f / qd), aF = sqrtf(3.0f / F);
+        if (add_role(g, T_ATTN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
+            add_role(g, T_ATTN_Q, il, qd, D, 0, aD, true, err) < 0 ||
+            add_role(g, T_ATTN_K, il, kvd, D, 0, aD, true, err) < 0 ||
+            add_role(g, T_ATTN_V, il, kvd, D, 0, aD, true, err) < 0 ||
+            add_role(g, T_ATTN_O, il, D, qd, 0, aQ, true, err) < 0 ||
+            add_role(g, T_FFN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
+            add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
+            add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0 ||
+            add_role(g, T_FFN_DOWN, il, D, F, 0, aF, true, err) < 0)
+            return -1;
+        if (g->arch->qkv_bias &&
+            (add_role(g, T_ATTN_Q_BIAS, il, 1, qd, 0, 0.5f, false, err) < 0 ||
+             add_role(g, T_ATTN_K_BIAS, il, 1, kvd, 0, 0.5f, false, err) < 0 ||
+             add_role(g, T_ATTN_V_BIAS, il, 1, kvd, 0, 0.5f, false, err) < 0))
+            return -1;
+        if (g->arch->qk_norm &&
+            (add_role(g, T_ATTN_Q_NORM, il, 1, hp->head_dim, 1.0f, 0.2f, false, err) < 0 ||
+             add_role(g, T_ATTN_K_NORM, il, 1, hp->head_dim, 1.0f, 0.2f, false, err) < 0))
+            return -1;
+    }
+    if (add_role(g, T_OUTPUT_NORM, 0, 1, D, 1.0f, 0.2f, false, err) < 0) return -1;
+    if (!hp->tied && add_role(g, T_OUTPUT, 0, g->n_vocab, D, 0, sqrtf(3.0f / D) * 4.0f, true, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* llama.cpp stores Llama-3 RoPE scaling as per-frequency divisors. */
+static int add_rope_freqs(gen *g, wick_error *err) {
+    int half = g->hp.rot_dim / 2;
+    float *base = malloc((size_t)half * sizeof *base), *scaled = malloc((size_t)half * sizeof *scaled);
+    if (!base || !scaled) {
+        free(base);
+        free(scaled);
+        return wick_fail(err, "out of memory");
+    }
+    hparams plain = g->hp;
+    plain.rope_scaling = ROPE_SCALING_NONE;
+    hparams_rope_inv_freq(&plain, NULL, base);
+    hparams_rope_inv_freq(&g->hp, NULL, scaled);
+    for (int i = 0; i < half; i++) scaled[i] = base[i] / scaled[i];
+    int64_t ne[1] = {half};
+    int rc = gguf_add_tensor(g->k.gw, "rope_freqs.weight", WICK_F32, 1, ne, scaled, (size_t)half * 4, err);
+    free(base);
+    free(scaled);
+    return rc;
+}
+
+static void gguf_hparams(gen *g, const tokenizer *tok) {
+    gguf_writer *w = g->k.gw;
+    const hparams *hp = &g->hp;
+    const char *a = g->arch->gguf_arch;
+    char key[128];
+#define KEY(s) (snprintf(key, sizeof key, "%s.%s", a, s), key)
+    gguf_set_str(w, "general.architecture", a);
+    gguf_set_str(w, "general.name", "wick test model");
+    gguf_set_u32(w, "general.alignment", 32);
+    gguf_set_u32(w, KEY("context_length"), (uint32_t)hp->n_ctx_train);
+    gguf_set_u32(w, KEY("embedding_length"), (uint32_t)hp->n_embd);
+    gguf_set_u32(w, KEY("block_count"), (uint32_t)hp->n_layer);
+    gguf_set_u32(w, KEY("feed_forward_length"), (uint32_t)hp->n_ff);
+    gguf_set_u32(w, KEY("attention.head_count"), (uint32_t)hp->n_head);
+    gguf_set_u32(w, KEY("attention.head_count_kv"), (uint32_t)hp->n_head_kv);
+    gguf_set_u32(w, KEY("attention.key_length"), (uint32_t)hp->head_dim);
+    gguf_set_u32(w, KEY("attention.value_length"), (uint32_t)hp->head_dim);
+    gguf_set_f32(w, KEY("attention.layer_norm_rms_epsilon"), hp->rms_eps);
+    gguf_set_f32(w, KEY("rope.freq_base"), hp->rope_theta);
+    gguf_set_u32(w, KEY("rope.dimension_count"), (uint32_t)hp->rot_dim);
+    gguf_set_u32(w, KEY("vocab_size"), (uint32_t)g->n_vocab);
+    if (hp->rope_scaling == ROPE_SCALING_LINEAR) {
+        gguf_set_str(w, KEY("rope.scaling.type"), "linear");
+        gguf_set_f32(w, KEY("rope.scaling.factor"), hp->rope_factor);
+    }
+#undef KEY
+    (void)tok;
+}
+
+static cJSON *hf_config(const gen *g, const tokenizer *tok) {
+    const hparams *hp = &g->hp;
+    cJSON *c = cJSON_CreateObject();
+    cJSON *archs = cJSON_AddArrayToObject(c, "architectures");
+    cJSON_AddItemToArray(archs, cJSON_CreateString(g->arch->hf_class));
+    cJSON_AddStringToObject(c, "model_type", g->arch->hf_model_types[0]);
+    cJSON_AddNumberToObject(c, "hidden_size", hp->n_embd);
+    cJSON_AddNumberToObject(c, "intermediate_size", hp->n_ff);
+    cJSON_AddNumberToObject(c, "num_hidden_layers", hp->n_layer);
+    cJSON_AddNumberToObject(c, "num_attention_heads", hp->n_head);
+    cJSON_AddNumberToObject(c, "num_key_value_heads", hp->n_head_kv);
+    cJSON_AddNumberToObject(c, "head_dim", hp->head_dim);
+    cJSON_AddNumberToObject(c, "max_position_embeddings", hp->n_ctx_train);
+    cJSON_AddNumberToObject(c, "rms_norm_eps", hp->rms_eps);
+    cJSON_AddNumberToObject(c, "rope_theta", hp->rope_theta);
+    cJSON_AddNumberToObject(c, "vocab_size", g->n_vocab);
+    cJSON_AddBoolToObject(c, "tie_word_embeddings", hp->tied);
+    cJSON_AddStringToObject(c, "hidden_act", "silu");
+    cJSON_AddStringToObject(c, "torch_dtype", g->k.dtype == WICK_F32 ? "float32" : g->k.dtype == WICK_F16 ? "float16" : "bfloat16");
+    if (tok_bos(tok) >= 0) cJSON_AddNumberToObject(c, "bos_token_id", tok_bos(tok));
+    if (tok_eos(tok) >= 0) cJSON_AddNumberToObject(c, "eos_token_id", tok_eos(tok));
+    if (hp->rope_scaling != ROPE_SCALING_NONE) {
+        cJSON *rs = cJSON_AddObjectToObject(c, "rope_scaling");
+        cJSON_AddStringToObject(rs, "rope_type", rope_scaling_name(hp->rope_scaling));
+        cJSON_AddNumberToObject(rs, "factor", hp->rope_factor);
+        if (hp->rope_scaling == ROPE_SCALING_LLAMA3) {
+            cJSON_AddNumberToObject(rs, "low_freq_factor", hp->rope_low_freq_factor);
+            cJSON_AddNumberToObject(rs, "high_freq_factor", hp->rope_high_freq_factor);
+            cJSON_AddNumberToObject(rs, "original_max_position_embeddings", hp->rope_orig_ctx);
+        }
+    }
+    return c;
+}
+
+static int write_json(const char *dir, const char *name, cJSON *j, wick_error *err) {
+    char path[4096];
+    if (path_join(path, sizeof path, dir, name) < 0) return wick_fail(err, "path too long: %s", dir);
+    char *text = cJSON_Print(j);
+    FILE *f = fopen(path, "wb");
+    int rc = 0;
+    if (!text || !f || fputs(text, f) < 0 || fputc('\n', f) < 0) rc = wick_fail(err, "cannot write %s: %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && rc == 0) rc = wick_fail(err, "cannot write %s: %s", path, strerror(errno));
+    free(text);
+    return rc;
+}
+
+static int copy_file(const char *src_dir, const char *dst_dir, const char *name, wick_error *err) {
+    char src[4096], dst[4096];
+    if (path_join(src, sizeof src, src_dir, name) < 0 || path_join(dst, sizeof dst, dst_dir, name) < 0)
+        return wick_fail(err, "path too long");
+    if (!file_exists(src)) return 0;
+    size_t len;
+    char *data = file_read_all(src, &len, err);
+    if (!data) return -1;
+    FILE *f = fopen(dst, "wb");
+    int rc = 0;
+    if (!f || fwrite(data, 1, len, f) != len) rc = wick_fail(err, "cannot write %s: %s", dst, strerror(errno));
+    if (f && fclose(f) != 0 && rc == 0) rc = wick_fail(err, "cannot write %s", dst);
+    free(data);
+    return rc;
+}
+
+static int write_hf(gen *g, const tokenizer *tok, wick_error *err) {
+    const char *dir = g->p->out;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return wick_fail(err, "cannot create %s: %s", dir, strerror(errno));
+    cJSON *cfg = hf_config(g, tok);
+    int rc = write_json(dir, "config.json", cfg, err);
+    cJSON_Delete(cfg);
+    if (rc < 0) return -1;
+    cJSON *gc = cJSON_CreateObject();
+    if (tok_bos(tok) >= 0) cJSON_AddNumberToObject(gc, "bos_token_id", tok_bos(tok));
+    if (tok_eos(tok) >= 0) cJSON_AddNumberToObject(gc, "eos_token_id", tok_eos(tok));
+    rc = write_json(dir, "generation_config.json", gc, err);
+    cJSON_Delete(gc);
+    if (rc < 0) return -1;
+    if (g->p->tokenizer_dir) {
+        static const char *const FILES[] = {"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt"};
+        for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++)
+            if (copy_file(g->p->tokenizer_dir, dir, FILES[i], err) < 0) return -1;
+    } else if (tok_write_hf(tok, dir, err) < 0) {
+        return -1;
+    }
+    const size_t shard = (size_t)1 << 30;
+    if (g->k.total_bytes > shard) return st_write_sharded(g->k.sw, dir, shard, err);
+    char path[4096];
+    if (path_join(path, sizeof path, dir, "model.safetensors") < 0) return wick_fail(err, "path too long");
+    return st_write(g->k.sw, path, err);
+}
+
+static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_error *err) {
+    g->p = p;
+    g->arch = arch_by_name(p->arch ? p->arch : "");
+    if (!g->arch) return wick_fail(err, "unknown architecture \"%s\"; choose one of %s", p->arch ? p->arch : "", arch_list());
+    if (!p->format || (strcmp(p->format, "gguf") != 0 && strcmp(p->format, "hf") != 0))
+        return wick_fail(err, "unknown format \"%s\"; choose gguf or hf", p->format ? p->format : "");
+    g->fmt = strcmp(p->format, "gguf") == 0 ? FORMAT_GGUF : FORMAT_HF;
+    const shape_desc *sh = NULL;
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        if (strcmp(SHAPES[i].name, p->shape ? p->shape : "tiny") == 0) sh = &SHAPES[i];
+    if (!sh) return wick_fail(err, "unknown shape \"%s\"; choose one of %s", p->shape, test_model_shapes());
+    int dt = dtype_from_name(p->dtype ? p->dtype : "f32");
+    if (dt < 0 || !dtype_supported(dt)) return wick_fail(err, "unknown dtype \"%s\"; choose f32, f16, bf16, q8_0 or q4_0", p->dtype);
+    if (g->fmt == FORMAT_HF && dt != WICK_F32 && dt != WICK_F16 && dt != WICK_BF16)
+        return wick_fail(err, "safetensors holds f32, f16 or bf16, not %s (use --format gguf)", p->dtype);
+    g->k.gguf = g->fmt == FORMAT_GGUF;
+    g->k.dtype = dt;
+
+    hparams *hp = &g->hp;
+    memset(hp, 0, sizeof *hp);
+    hp->n_embd = sh->n_embd;
+    hp->n_layer = sh->n_layer;
+    hp->n_head = sh->n_head;
+    hp->n_head_kv = sh->n_head_kv;
+    hp->head_dim = g->arch->qk_norm ? sh->head_dim_qk_norm : sh->head_dim;
+    hp->rot_dim = hp->head_dim;
+    hp->n_ff = sh->n_ff;
+    hp->n_ctx_train = sh->n_ctx;
+    hp->rope_theta = sh->theta;
+    hp->rms_eps = sh->eps;
+    hp->rope_factor = 1.0f;
+    /* Qwen models tie the output to the embedding; Llama/Mistral do not. */
+    hp->tied = strncmp(g->arch->name, "qwen", 4) == 0;
+    const char *rs = p->rope_scaling ? p->rope_scaling : "none";
+    if (strcmp(rs, "linear") == 0) {
+        hp->rope_scaling = ROPE_SCALING_LINEAR;
+        hp->rope_factor = 2.0f;
+    } else if (strcmp(rs, "llama3") == 0) {
+        /* Small original context so tiny models exercise all three bands. */
+        hp->rope_scaling = ROPE_SCALING_LLAMA3;
+        hp->rope_factor = 8.0f;
+        hp->rope_low_freq_factor = 1.0f;
+        hp->rope_high_freq_factor = 4.0f;
+        hp->rope_orig_ctx = sh->n_ctx < 8192 ? 64 : 8192;
+    } else if (strcmp(rs, "none") != 0) {
+        return wick_fail(err, "unknown rope scaling \"%s\"; choose none, linear or llama3", rs);
+    }
+    g->n_vocab = sh->n_vocab ? sh->n_vocab : tok_n_vocab(tok);
+    if (g->n_vocab < tok_n_vocab(tok))
+        return wick_fail(err, "tokenizer has %d tokens, more than the %s shape's vocabulary of %d",
+                         tok_n_vocab(tok), sh->name, g->n_vocab);
+    return 0;
+}
+
+int make_test_model(const test_model_params *p, wick_error *err) {
+    if (!p->out || !*p->out) return wick_fail(err, "no output path given (--out)");
+    tokenizer *tok = p->tokenizer_dir ? tok_load_hf_dir(p->tokenizer_dir, err) : tok_make_synthetic(253, err);
+    if (!tok) return -1;
+    gen g;
+    memset(&g, 0, sizeof g);
+    int rc = setup(&g, p, tok, err);
+    if (rc == 0) {
+        if (g.fmt == FORMAT_GGUF) {
+            g.k.gw = gguf_writer_new();
+            gguf_hparams(&g, tok);
+            rc = tok_write_gguf(tok, g.k.gw, err);
+            if (rc == 0 && g.hp.rope_scaling == ROPE_SCALING_LLAMA3) rc = add_rope_freqs(&g, err);
+        } else {
+            g.k.sw = st_writer_new();
+        }
+    }
+    if (rc == 0) rc = add_weights(&g, err);
+    if (rc == 0) rc = g.fmt == FORMAT_GGUF ? gguf_write(g.k.gw, p->out, err) : write_hf(&g, tok, err);
+    if (g.k.gw) gguf_writer_free(g.k.gw);
+    if (g.k.sw) st_writer_free(g.k.sw);
+    tok_free(tok);
+    return rc;
+}

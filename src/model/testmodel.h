@@ -1,0 +1,31 @@
+/* testmodel.h — deterministic random-weight models of real shapes, written as
+ * GGUF or as an HF directory, for tests and benchmarks (`wick make-test-model`).
+ *
+ * Weights are drawn per tensor from a PRNG seeded by (seed, role, layer), in
+ * the HF (rotate-half) layout; GGUF llama/mistral files get the q/k rows
+ * permuted to the interleaved layout exactly as llama.cpp's converter does.
+ * So the same seed gives the same model in both formats. */
+#ifndef WICK_MODEL_TESTMODEL_H
+#define WICK_MODEL_TESTMODEL_H
+
+#include <stdint.h>
+
+#include "wick.h"
+
+typedef struct test_model_params {
+    const char *arch;          /* llama | mistral | qwen2 | qwen3 */
+    const char *format;        /* gguf | hf */
+    const char *shape;         /* tiny | qwen2.5-0.5b | qwen3-0.6b */
+    const char *dtype;         /* f32 | f16 | bf16 | q8_0 | q4_0 */
+    const char *rope_scaling;  /* none | linear | llama3 (NULL = none) */
+    const char *tokenizer_dir; /* NULL = a small synthetic byte-level BPE */
+    uint64_t seed;
+    const char *out;           /* .gguf file or HF directory (created) */
+} test_model_params;
+
+int make_test_model(const test_model_params *p, wick_error *err);
+
+/* "tiny, qwen2.5-0.5b, qwen3-0.6b" */
+const char *test_model_shapes(void);
+
+#endif

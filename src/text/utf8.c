@@ -1,0 +1,111 @@
+/* utf8.c — UTF-8 validation, repair (invalid bytes -> U+FFFD), decode and encode
+ * for the tokenizers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/tok_internal.h"
+
+/* Length of a valid sequence at s (n bytes available), or 0 if invalid. */
+static size_t valid_seq(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return (n >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c < 0xF0) {
+        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+        if (c == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
+        return 3;
+    }
+    if (c < 0xF5) {
+        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+            return 0;
+        if (c == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
+        if (c == 0xF4 && s[1] >= 0x90) return 0; /* > U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+size_t utf8_valid_prefix(const char *str, size_t len) {
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < len) {
+        /* ASCII fast path, 8 bytes at a time */
+        while (i + 8 <= len) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ull) break;
+            i += 8;
+        }
+        if (i >= len) break;
+        size_t k = valid_seq(s + i, len - i);
+        if (!k) return i;
+        i += k;
+    }
+    return len;
+}
+
+char *utf8_sanitize(const char *str, size_t len, size_t *out_len) {
+    const unsigned char *s = (const unsigned char *)str;
+    /* worst case every byte becomes 3 bytes */
+    if (len > (SIZE_MAX - 1) / 3) return NULL;
+    char *out = malloc(len * 3 + 1);
+    if (!out) return NULL;
+    size_t o = 0, i = 0;
+    while (i < len) {
+        size_t k = valid_seq(s + i, len - i);
+        if (k) {
+            memcpy(out + o, s + i, k);
+            o += k;
+            i += k;
+        } else {
+            out[o++] = (char)0xEF;
+            out[o++] = (char)0xBF;
+            out[o++] = (char)0xBD;
+            i++;
+        }
+    }
+    out[o] = 0;
+    *out_len = o;
+    return out;
+}
+
+int utf8_decode(const char *str, size_t len, uint32_t *cp) {
+    const unsigned char *s = (const unsigned char *)str;
+    int n = utf8_len(s[0]);
+    if ((size_t)n > len) n = 1;
+    switch (n) {
+    case 1: *cp = s[0]; break;
+    case 2: *cp = ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F); break;
+    case 3: *cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F); break;
+    default:
+        *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+              ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+        break;
+    }
+    return n;
+}
+
+int utf8_encode(uint32_t cp, char out[4]) {
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""check_wick.py --wick BIN --tmp DIR [--prompt TEXT] [--only SUBSTR]
+
+Step 2 of tests/reference.test.sh: for every arch x format x dtype, has wick
+write a tiny random-weight test model (`wick make-test-model`), asks wick for the
+last-position logits of a prompt (`wick logits`), runs the independent NumPy
+reference on the same token ids, and compares:
+  F32 weights      : max|wick - ref| <= 1e-4 * max|ref|
+  other dtypes     : same argmax and cosine similarity >= 0.999
+(the reference runs on the dequantized weights it reads from the file).
+Also checks, with the reference alone, that the same-seed GGUF and HF F32 models
+are the same model (their reference logits agree to 1e-4 relative).
+Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model as refmodel  # noqa: E402
+
+ARCHS = ["llama", "mistral", "qwen2", "qwen3"]
+DTYPES = {"gguf": ["f32", "f16", "bf16", "q8_0", "q4_0"], "hf": ["f32", "f16", "bf16"]}
+PROMPT = ("Once upon a time, a small robot named Pip counted the stars above "
+          "the quiet town every night, and one evening it found a new one.")
+F32_TOL = 1e-4
+COS_MIN = 0.999
+
+
+def run(cmd, timeout=120):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    if p.returncode != 0:
+        err = (p.stderr.decode(errors="replace").strip() or p.stdout.decode(errors="replace").strip())
+        raise RuntimeError("`%s` exited %d: %s" % (" ".join(cmd), p.returncode, err[-300:]))
+    return p.stdout.decode(errors="replace")
+
+
+def parse_json(text):
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        # tolerate log lines around the JSON object
+        for line in reversed(text.splitlines()):
+            line = line.strip()
+            if line.startswith("{"):
+                return json.loads(line)
+        raise
+
+
+def compare(ours, ref, dtype):
+    ours = np.asarray(ours, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if ours.shape != ref.shape:
+        return False, "logits length %d, reference %d" % (ours.size, ref.size)
+    if not np.all(np.isfinite(ours)):
+        return False, "non-finite logits from wick"
+    amax_o, amax_r = int(ours.argmax()), int(ref.argmax())
+    cos = float(ours @ ref / (np.linalg.norm(ours) * np.linalg.norm(ref) + 1e-300))
+    if dtype == "f32":
+        err = float(np.abs(ours - ref).max())
+        scale = float(np.abs(ref).max())
+        ok = err <= F32_TOL * scale
+        return ok, "max|d|=%.3g (tol %.3g) rel=%.2e cos=%.7f argmax %d/%d" % (
+            err, F32_TOL * scale, err / scale, cos, amax_o, amax_r)
+    ok = amax_o == amax_r and cos >= COS_MIN
+    return ok, "cos=%.6f (min %g) argmax wick %d ref %d" % (cos, COS_MIN, amax_o, amax_r)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--wick", required=True)
+    ap.add_argument("--tmp", required=True)
+    ap.add_argument("--prompt", default=PROMPT)
+    ap.add_argument("--only", default="", help="run only cases whose name contains this")
+    ap.add_argument("--prior", default="0,0",
+                    help="passed,failed counts from earlier steps, added to the final line")
+    args = ap.parse_args()
+
+    cases = []
+    for arch in ARCHS:
+        for fmt in ("gguf", "hf"):
+            for dt in DTYPES[fmt]:
+                cases.append((arch, fmt, dt, None))
+    cases.append(("llama", "gguf", "f32", "llama3"))
+    cases.append(("llama", "hf", "f32", "llama3"))
+
+    passed, failed = (int(v) for v in args.prior.split(","))
+    ref_f32 = {}   # (arch, rope) -> {fmt: (tokens, ref logits all positions)}
+    t0 = time.time()
+    for arch, fmt, dt, rope in cases:
+        name = "%s %s %s%s" % (arch, fmt, dt, " rope=" + rope if rope else "")
+        if args.only and args.only not in name:
+            continue
+        base = os.path.join(args.tmp, "%s-%s-%s%s" % (arch, fmt, dt, "-" + rope if rope else ""))
+        path = base + ".gguf" if fmt == "gguf" else base
+        try:
+            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", fmt, "--dtype", dt,
+                   "--shape", "tiny", "--seed", "7", "--out", path]
+            if rope:
+                cmd += ["--rope-scaling", rope]
+            run(cmd)
+            out = parse_json(run([args.wick, "logits", "-m", path, "-p", args.prompt]))
+            toks = [int(t) for t in out["tokens"]]
+            if not toks:
+                raise RuntimeError("wick logits returned no tokens")
+            m = refmodel.load_model(path)
+            ref_all = m.forward(toks)
+            ok, msg = compare(out["logits"], ref_all[-1], dt)
+            msg += " (%d tokens)" % len(toks)
+            if dt == "f32":
+                ref_f32.setdefault((arch, rope), {})[fmt] = (toks, m)
+        except Exception as e:  # noqa: BLE001
+            ok, msg = False, "error: %s" % e
+        print("%s %-28s %s" % ("PASS" if ok else "FAIL", name, msg), flush=True)
+        passed += ok
+        failed += not ok
+
+    # same seed, both formats: the reference must see the same model
+    for (arch, rope), d in sorted(ref_f32.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        if "gguf" not in d or "hf" not in d:
+            continue
+        name = "%s gguf==hf f32%s (ref)" % (arch, " rope=" + rope if rope else "")
+        toks = d["gguf"][0]
+        la = d["gguf"][1].forward(toks)
+        lb = d["hf"][1].forward(toks)
+        if la.shape != lb.shape:
+            ok, msg = False, "vocab differs: %s vs %s" % (la.shape, lb.shape)
+        else:
+            err = float(np.abs(la - lb).max())
+            scale = float(np.abs(lb).max())
+            ok = err <= F32_TOL * scale
+            msg = "max|d| all positions=%.3g (tol %.3g)" % (err, F32_TOL * scale)
+            if d["hf"][0] != toks:
+                ok, msg = False, msg + "; wick tokenized the prompt differently per format"
+        print("%s %-28s %s" % ("PASS" if ok else "FAIL", name, msg), flush=True)
+        passed += ok
+        failed += not ok
+
+    print("step 2 took %.1f s" % (time.time() - t0))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

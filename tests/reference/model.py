@@ -1,0 +1,312 @@
+"""Independent NumPy reference forward pass for llama / mistral / qwen2 / qwen3.
+
+Written from the papers (RMSNorm, RoPE/RoFormer, GQA, SwiGLU) and the Hugging
+Face transformers modelling semantics, NOT from wick's C code. Math is float64.
+
+    model = load_model(path)          # GGUF file or HF directory (config.json + safetensors)
+    logits = model.forward([1, 2, 3]) # numpy [T, vocab], float64, every position
+    ids = model.greedy([1, 2, 3], 10) # prompt + 10 greedy tokens
+
+Internally every checkpoint is brought to the HF layout:
+  * weights named after HF (model.layers.N.self_attn.q_proj.weight, ...)
+  * q/k projection rows in the rotate_half ("NeoX") order: head dim pairs (i, i + d/2).
+GGUF `llama` files (llama.cpp convert) store q/k rows permuted for the interleaved
+(pairs (2i, 2i+1)) layout: HF -> GGUF is
+    w.reshape(n_head, 2, hd/2, cols).swapaxes(1, 2).reshape(rows, cols)
+so on load we invert it: w.reshape(n_head, hd/2, 2, cols).swapaxes(1, 2).reshape(rows, cols).
+This is exactly equivalent to applying interleaved RoPE on the stored rows.
+GGUF qwen2 / qwen3 are not permuted (NeoX RoPE).
+"""
+import json
+import math
+import os
+
+import numpy as np
+
+try:
+    from . import gguf_reader, safetensors_reader  # noqa: F401
+except ImportError:  # run as a script from this directory
+    import gguf_reader
+    import safetensors_reader
+
+ARCHS = ("llama", "mistral", "qwen2", "qwen3")
+
+
+class Config:
+    def __init__(self):
+        self.arch = None
+        self.hidden = 0
+        self.inter = 0
+        self.n_layers = 0
+        self.n_heads = 0
+        self.n_kv = 0
+        self.head_dim = 0
+        self.rot_dim = 0
+        self.eps = 1e-6
+        self.theta = 10000.0
+        self.vocab = 0
+        self.inv_freq = None        # [rot_dim/2] float64
+        self.sliding = None         # per-layer window size (int) or None
+        self.source = None          # "gguf" or "hf"
+
+    def __repr__(self):
+        return "Config(%r)" % {k: v for k, v in self.__dict__.items() if k != "inv_freq"}
+
+
+# ---------------------------------------------------------------- RoPE frequencies
+
+def base_inv_freq(theta, rot_dim):
+    # inv_freq_i = 1 / theta^(2i/d), i = 0 .. d/2-1
+    return 1.0 / (theta ** (np.arange(0, rot_dim, 2, dtype=np.float64) / rot_dim))
+
+
+def llama3_inv_freq(inv_freq, factor, low_freq_factor, high_freq_factor, old_ctx):
+    """HF transformers `_compute_llama3_parameters` semantics."""
+    low_freq_wavelen = old_ctx / low_freq_factor
+    high_freq_wavelen = old_ctx / high_freq_factor
+    wavelen = 2.0 * math.pi / inv_freq
+    # long wavelengths (low frequencies): divide by factor
+    out = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    # medium: smooth interpolation between scaled and unscaled
+    smooth = (old_ctx / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1.0 - smooth) * out / factor + smooth * out
+    is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return np.where(is_medium, smoothed, out)
+
+
+# ---------------------------------------------------------------- loading
+
+def _unpermute_rows(w, n_head):
+    """Invert llama.cpp's HF->GGUF q/k row permutation (works for 2-D weights and 1-D biases)."""
+    rows = w.shape[0]
+    hd = rows // n_head
+    rest = w.shape[1:]
+    return w.reshape((n_head, hd // 2, 2) + rest).swapaxes(1, 2).reshape(w.shape)
+
+
+_GGUF_LAYER_NAMES = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight",
+    "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_v.weight": "self_attn.v_proj.weight",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "attn_q.bias": "self_attn.q_proj.bias",
+    "attn_k.bias": "self_attn.k_proj.bias",
+    "attn_v.bias": "self_attn.v_proj.bias",
+    "attn_output.bias": "self_attn.o_proj.bias",
+    "attn_q_norm.weight": "self_attn.q_norm.weight",
+    "attn_k_norm.weight": "self_attn.k_norm.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight",
+    "ffn_up.weight": "mlp.up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
+
+
+def load_gguf(path):
+    meta, t = gguf_reader.read_gguf(path)
+    arch = meta["general.architecture"]
+    if arch not in ARCHS:
+        raise ValueError("unsupported GGUF architecture %r" % arch)
+    a = arch
+
+    def g(key, default=None):
+        return meta.get("%s.%s" % (a, key), default)
+
+    c = Config()
+    c.source = "gguf"
+    c.arch = arch
+    c.hidden = int(g("embedding_length"))
+    c.inter = int(g("feed_forward_length"))
+    c.n_layers = int(g("block_count"))
+    c.n_heads = int(g("attention.head_count"))
+    c.n_kv = int(g("attention.head_count_kv", c.n_heads))
+    c.head_dim = int(g("attention.key_length", c.hidden // c.n_heads))
+    c.rot_dim = int(g("rope.dimension_count", c.head_dim))
+    c.eps = float(g("attention.layer_norm_rms_epsilon", 1e-5))
+    c.theta = float(g("rope.freq_base", 10000.0))
+    inv = base_inv_freq(c.theta, c.rot_dim)
+    if "rope_freqs.weight" in t:
+        # llama.cpp stores llama3-style scaling as per-frequency divisors
+        inv = inv / t["rope_freqs.weight"].astype(np.float64).reshape(-1)[: c.rot_dim // 2]
+    stype = g("rope.scaling.type")
+    if stype == "linear":
+        inv = inv / float(g("rope.scaling.factor", 1.0))
+    elif stype not in (None, "none"):
+        raise ValueError("unsupported GGUF rope scaling %r" % stype)
+    c.inv_freq = inv
+    sw = g("attention.sliding_window")
+    c.sliding = [int(sw) if sw else None] * c.n_layers
+
+    W = {}
+    W["model.embed_tokens.weight"] = t["token_embd.weight"]
+    W["model.norm.weight"] = t["output_norm.weight"]
+    W["lm_head.weight"] = t.get("output.weight", t["token_embd.weight"])
+    permuted = arch in ("llama", "mistral")
+    for i in range(c.n_layers):
+        for gname, hname in _GGUF_LAYER_NAMES.items():
+            key = "blk.%d.%s" % (i, gname)
+            if key not in t:
+                continue
+            w = t[key]
+            if permuted and gname.startswith("attn_q."):
+                w = _unpermute_rows(w, c.n_heads)
+            elif permuted and gname.startswith("attn_k."):
+                w = _unpermute_rows(w, c.n_kv)
+            W["model.layers.%d.%s" % (i, hname)] = w
+    c.vocab = W["model.embed_tokens.weight"].shape[0]
+    return c, W
+
+
+def load_hf(path):
+    with open(os.path.join(path, "config.json")) as f:
+        cfg = json.load(f)
+    mt = cfg.get("model_type", "llama")
+    if mt not in ARCHS:
+        raise ValueError("unsupported model_type %r" % mt)
+    c = Config()
+    c.source = "hf"
+    c.arch = mt
+    c.hidden = int(cfg["hidden_size"])
+    c.inter = int(cfg["intermediate_size"])
+    c.n_layers = int(cfg["num_hidden_layers"])
+    c.n_heads = int(cfg["num_attention_heads"])
+    c.n_kv = int(cfg.get("num_key_value_heads") or c.n_heads)
+    hd = cfg.get("head_dim")
+    c.head_dim = int(hd) if hd else c.hidden // c.n_heads
+    c.rot_dim = int(c.head_dim * float(cfg.get("partial_rotary_factor", 1.0)))
+    c.eps = float(cfg.get("rms_norm_eps", 1e-6))
+    c.theta = float(cfg.get("rope_theta", 10000.0))
+    inv = base_inv_freq(c.theta, c.rot_dim)
+    rs = cfg.get("rope_scaling")
+    if rs:
+        rtype = rs.get("rope_type", rs.get("type"))
+        if rtype == "llama3":
+            inv = llama3_inv_freq(inv, float(rs["factor"]), float(rs["low_freq_factor"]),
+                                  float(rs["high_freq_factor"]),
+                                  float(rs["original_max_position_embeddings"]))
+        elif rtype == "linear":
+            inv = inv / float(rs["factor"])
+        elif rtype != "default":
+            raise ValueError("unsupported rope_scaling %r" % rs)
+    c.inv_freq = inv
+    sw = cfg.get("sliding_window")
+    if mt == "mistral":
+        c.sliding = [int(sw) if sw else None] * c.n_layers
+    elif mt in ("qwen2", "qwen3") and cfg.get("use_sliding_window") and sw:
+        mwl = int(cfg.get("max_window_layers", c.n_layers))
+        c.sliding = [int(sw) if i >= mwl else None for i in range(c.n_layers)]
+    else:
+        c.sliding = [None] * c.n_layers
+
+    W = safetensors_reader.read_safetensors(path)
+    if "lm_head.weight" not in W or cfg.get("tie_word_embeddings", False):
+        W["lm_head.weight"] = W["model.embed_tokens.weight"]
+    c.vocab = W["model.embed_tokens.weight"].shape[0]
+    return c, W
+
+
+# ---------------------------------------------------------------- forward
+
+def rms_norm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def rope_rotate_half(x, cos, sin, rot_dim):
+    """x [..., T, head_dim]; cos/sin [T, rot_dim/2]. HF rotate_half convention."""
+    h = rot_dim // 2
+    x1 = x[..., :h]
+    x2 = x[..., h:rot_dim]
+    out = x.copy()
+    out[..., :h] = x1 * cos - x2 * sin
+    out[..., h:rot_dim] = x2 * cos + x1 * sin
+    return out
+
+
+class Model:
+    def __init__(self, cfg, weights):
+        self.cfg = cfg
+        self.W = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
+
+    def _w(self, name):
+        return self.W.get(name)
+
+    def forward(self, ids):
+        c = self.cfg
+        W = self.W
+        ids = np.asarray(ids, dtype=np.int64)
+        T = len(ids)
+        x = W["model.embed_tokens.weight"][ids]                     # [T, hidden]
+        pos = np.arange(T, dtype=np.float64)
+        ang = pos[:, None] * c.inv_freq[None, :]                    # [T, rot/2]
+        cos, sin = np.cos(ang), np.sin(ang)
+        qi = np.arange(T)[:, None]
+        kj = np.arange(T)[None, :]
+        causal = kj <= qi
+        group = c.n_heads // c.n_kv
+        scale = 1.0 / math.sqrt(c.head_dim)
+        for L in range(c.n_layers):
+            p = "model.layers.%d." % L
+            h = rms_norm(x, W[p + "input_layernorm.weight"], c.eps)
+            q = h @ W[p + "self_attn.q_proj.weight"].T
+            k = h @ W[p + "self_attn.k_proj.weight"].T
+            v = h @ W[p + "self_attn.v_proj.weight"].T
+            for nm, arr in (("q", q), ("k", k), ("v", v)):
+                b = W.get(p + "self_attn.%s_proj.bias" % nm)
+                if b is not None:
+                    arr += b
+            q = q.reshape(T, c.n_heads, c.head_dim).transpose(1, 0, 2)   # [H, T, hd]
+            k = k.reshape(T, c.n_kv, c.head_dim).transpose(1, 0, 2)      # [Hkv, T, hd]
+            v = v.reshape(T, c.n_kv, c.head_dim).transpose(1, 0, 2)
+            qn = W.get(p + "self_attn.q_norm.weight")
+            kn = W.get(p + "self_attn.k_norm.weight")
+            if qn is not None:
+                q = rms_norm(q, qn, c.eps)
+            if kn is not None:
+                k = rms_norm(k, kn, c.eps)
+            q = rope_rotate_half(q, cos, sin, c.rot_dim)
+            k = rope_rotate_half(k, cos, sin, c.rot_dim)
+            k = np.repeat(k, group, axis=0)                                # [H, T, hd]
+            v = np.repeat(v, group, axis=0)
+            s = (q @ k.transpose(0, 2, 1)) * scale                        # [H, T, T]
+            mask = causal
+            win = c.sliding[L]
+            if win:
+                mask = mask & (kj > qi - win)
+            s = np.where(mask[None], s, -np.inf)
+            s = s - s.max(axis=-1, keepdims=True)
+            e = np.exp(s)
+            a = e / e.sum(axis=-1, keepdims=True)
+            o = (a @ v).transpose(1, 0, 2).reshape(T, c.n_heads * c.head_dim)
+            o = o @ W[p + "self_attn.o_proj.weight"].T
+            ob = W.get(p + "self_attn.o_proj.bias")
+            if ob is not None:
+                o += ob
+            x = x + o
+            h = rms_norm(x, W[p + "post_attention_layernorm.weight"], c.eps)
+            g = h @ W[p + "mlp.gate_proj.weight"].T
+            u = h @ W[p + "mlp.up_proj.weight"].T
+            x = x + (silu(g) * u) @ W[p + "mlp.down_proj.weight"].T
+        x = rms_norm(x, W["model.norm.weight"], c.eps)
+        return x @ W["lm_head.weight"].T                                  # [T, vocab]
+
+    def greedy(self, ids, n):
+        ids = list(ids)
+        for _ in range(n):
+            logits = self.forward(ids)[-1]
+            ids.append(int(np.argmax(logits)))
+        return ids
+
+
+def load_model(path):
+    if os.path.isdir(path):
+        cfg, W = load_hf(path)
+    elif path.endswith(".safetensors"):
+        cfg, W = load_hf(os.path.dirname(path) or ".")
+    else:
+        cfg, W = load_gguf(path)
+    return Model(cfg, W)
