@@ -17,7 +17,7 @@
  *  - all size arithmetic on file values is overflow-checked;
  *  - nested arrays are skipped (bounded depth) and kept opaque;
  *  - keys and tensor names are NUL-terminated copies owned by gguf_file; they
- *    may not contain NUL bytes, and both are unique (hash index). */
+ *    may not contain NUL bytes, and both are unique (sorted name index). */
 #include "format/gguf.h"
 
 #include <errno.h>
@@ -110,46 +110,52 @@ static double scalar_as_f64(const gguf_value *v) {
     return (double)v->i;
 }
 
-/* ---- name index: open addressing over an array of NUL-terminated names ---- */
+/* ---- name index: names sorted once (O(n log n) worst case, so hostile
+ * names cannot slow it down the way colliding hash keys could) ---- */
+
+typedef struct name_ref {
+    const char *name;
+    int idx;
+} name_ref;
 
 typedef struct name_index {
-    uint32_t *slots; /* index+1, 0 = empty */
-    size_t mask;
+    name_ref *refs;
+    int n;
 } name_index;
 
-static uint64_t hash_name(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+static int cmp_ref(const void *a, const void *b) {
+    const name_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int index_build_alloc(name_index *ix, size_t n) {
-    size_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    ix->slots = calloc(cap, sizeof *ix->slots);
-    ix->mask = cap - 1;
-    return ix->slots ? 0 : -1;
+/* Sort names[0..n). Returns -1 on out of memory; *first and *second get the
+ * positions of two equal names (first < second), or -1 if all are unique. */
+static int index_build(name_index *ix, char *const *names, int n, int *first, int *second) {
+    *first = *second = -1;
+    ix->refs = malloc((size_t)(n ? n : 1) * sizeof *ix->refs);
+    if (!ix->refs) return -1;
+    ix->n = n;
+    for (int i = 0; i < n; i++) ix->refs[i] = (name_ref){names[i], i};
+    qsort(ix->refs, (size_t)n, sizeof *ix->refs, cmp_ref);
+    for (int i = 1; i < n; i++)
+        if (strcmp(ix->refs[i - 1].name, ix->refs[i].name) == 0) {
+            *first = ix->refs[i - 1].idx;
+            *second = ix->refs[i].idx;
+            break;
+        }
+    return 0;
 }
 
-/* Insert names[i]; returns the index of an existing equal name, or -1. */
-static int index_insert(name_index *ix, char *const *names, int i) {
-    size_t h = (size_t)hash_name(names[i]) & ix->mask;
-    while (ix->slots[h]) {
-        int j = (int)ix->slots[h] - 1;
-        if (strcmp(names[j], names[i]) == 0) return j;
-        h = (h + 1) & ix->mask;
-    }
-    ix->slots[h] = (uint32_t)i + 1;
-    return -1;
-}
-
-static int index_find(const name_index *ix, char *const *names, const char *name) {
-    if (!ix->slots || !name) return -1;
-    size_t h = (size_t)hash_name(name) & ix->mask;
-    while (ix->slots[h]) {
-        int j = (int)ix->slots[h] - 1;
-        if (strcmp(names[j], name) == 0) return j;
-        h = (h + 1) & ix->mask;
+static int index_find(const name_index *ix, const char *name) {
+    if (!ix->refs || !name) return -1;
+    int lo = 0, hi = ix->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(ix->refs[mid].name, name);
+        if (c == 0) return ix->refs[mid].idx;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
     }
     return -1;
 }
@@ -213,7 +219,7 @@ static int rd_str(reader *r, gguf_str *out, const char *what, const char *ctx) {
     return 0;
 }
 
-/* An array whose n elements of at least `min` bytes each cannot fit. */
+/* An array count larger than the bytes left could hold. */
 static int too_many(reader *r, uint64_t n, const char *key) {
     return wick_fail(r->err,
                      "truncated or corrupt GGUF file %s: array of %" PRIu64
@@ -321,7 +327,7 @@ static int read_kvs(gguf_file *f, reader *r, uint64_t n_kv) {
         char ctx[32];
         snprintf(ctx, sizeof ctx, "key #%zu", i);
         gguf_str k;
-        if (rd_str(r, &k, "key", ctx)) return -1;
+        if (rd_str(r, &k, "name", ctx)) return -1;
         if (memchr(k.ptr, 0, (size_t)k.len))
             return wick_fail(err, "GGUF key #%zu in %s contains a NUL byte", i, f->path);
         f->keys[i] = copy_str(k);
@@ -331,10 +337,10 @@ static int read_kvs(gguf_file *f, reader *r, uint64_t n_kv) {
         if (rd_u32(r, &t, "value type", f->keys[i])) return -1;
         if (read_value(r, t, &f->vals[i], f->keys[i])) return -1;
     }
-    if (index_build_alloc(&f->kv_index, n)) return wick_fail(err, "out of memory reading %s", f->path);
-    for (int i = 0; i < f->n_kv; i++)
-        if (index_insert(&f->kv_index, f->keys, i) >= 0)
-            return wick_fail(err, "duplicate GGUF key '%s' in %s", f->keys[i], f->path);
+    int d1, d2;
+    if (index_build(&f->kv_index, f->keys, f->n_kv, &d1, &d2))
+        return wick_fail(err, "out of memory reading %s", f->path);
+    if (d1 >= 0) return wick_fail(err, "duplicate GGUF key '%s' in %s", f->keys[d2], f->path);
     return 0;
 }
 
@@ -359,7 +365,7 @@ static int read_tensor_infos(gguf_file *f, reader *r, uint64_t n_tensors, uint64
         char ctx[40];
         snprintf(ctx, sizeof ctx, "tensor info #%zu", i);
         gguf_str s;
-        if (rd_str(r, &s, "tensor name", ctx)) return -1;
+        if (rd_str(r, &s, "name", ctx)) return -1;
         if (s.len == 0) return wick_fail(err, "tensor #%zu in %s has an empty name", i, f->path);
         if (memchr(s.ptr, 0, (size_t)s.len))
             return wick_fail(err, "tensor #%zu name in %s contains a NUL byte", i, f->path);
@@ -391,11 +397,10 @@ static int read_tensor_infos(gguf_file *f, reader *r, uint64_t n_tensors, uint64
         t->type = (int)type;
         if (rd_u64(r, &offsets[i], "data offset", name)) return -1;
     }
-    if (index_build_alloc(&f->t_index, (size_t)n_tensors))
+    int d1, d2;
+    if (index_build(&f->t_index, f->names, f->n_tensors, &d1, &d2))
         return wick_fail(err, "out of memory reading %s", f->path);
-    for (int i = 0; i < f->n_tensors; i++)
-        if (index_insert(&f->t_index, f->names, i) >= 0)
-            return wick_fail(err, "duplicate tensor name '%s' in %s", f->names[i], f->path);
+    if (d1 >= 0) return wick_fail(err, "duplicate tensor name '%s' in %s", f->names[d2], f->path);
     return 0;
 }
 
@@ -515,10 +520,10 @@ void gguf_close(gguf_file *f) {
         for (int i = 0; i < f->n_tensors; i++) free(f->names[i]);
     free(f->keys);
     free(f->vals);
-    free(f->kv_index.slots);
+    free(f->kv_index.refs);
     free(f->names);
     free(f->tensors);
-    free(f->t_index.slots);
+    free(f->t_index.refs);
     file_map_close(&f->map);
     free(f->path);
     free(f);
@@ -546,7 +551,7 @@ const gguf_value *gguf_kv_value(const gguf_file *f, int i) {
 
 const gguf_value *gguf_get(const gguf_file *f, const char *key) {
     if (!f) return NULL;
-    int i = index_find(&f->kv_index, f->keys, key);
+    int i = index_find(&f->kv_index, key);
     return i >= 0 ? &f->vals[i] : NULL;
 }
 
@@ -638,7 +643,7 @@ const wick_tensor *gguf_tensor(const gguf_file *f, int i) {
 
 const wick_tensor *gguf_find_tensor(const gguf_file *f, const char *name) {
     if (!f) return NULL;
-    int i = index_find(&f->t_index, f->names, name);
+    int i = index_find(&f->t_index, name);
     return i >= 0 ? &f->tensors[i] : NULL;
 }
 

@@ -111,7 +111,9 @@ int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, cons
 /* Write a GGUF v3 file (alignment 32). */
 int gguf_write(gguf_writer *w, const char *path, wick_error *err);
 
-/* ---- additions (format layer) ---- */
+/* ---- additions (format layer) ----
+ * gguf_write uses general.alignment instead of 32 when the caller set it
+ * (it must then be a power-of-two uint32). */
 /* The data alignment in effect (general.alignment or 32). */
 uint32_t gguf_alignment(const gguf_file *f);
 /* File position where the data section starts, and of tensor i's bytes. */

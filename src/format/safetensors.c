@@ -15,7 +15,7 @@
  *  - shapes are stored in GGML order (ne[0] = last safetensors dim); a 0-d
  *    scalar has n_dims 0 and ne all 1;
  *  - names and dtype strings are NUL-terminated copies owned by the st_set
- *    and unique across all shards (hash index);
+ *    and unique across all shards (sorted name index);
  *  - each shard file is mapped once and stays mapped until st_close. */
 #include "format/safetensors.h"
 
@@ -75,26 +75,52 @@ static const char *dtype_st_name(int type) {
     }
 }
 
-/* ---- name index (open addressing; slot = index+1, 0 = empty) ---- */
+/* ---- name index: names sorted once (O(n log n) worst case, so hostile
+ * names cannot slow it down the way colliding hash keys could) ---- */
+
+typedef struct name_ref {
+    const char *name;
+    int idx;
+} name_ref;
 
 typedef struct name_index {
-    uint32_t *slots;
-    size_t mask;
+    name_ref *refs;
+    int n;
 } name_index;
 
-static uint64_t hash_name(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+static int cmp_ref(const void *a, const void *b) {
+    const name_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int index_find(const name_index *ix, char *const *names, const char *name) {
-    if (!ix->slots || !name) return -1;
-    size_t h = (size_t)hash_name(name) & ix->mask;
-    while (ix->slots[h]) {
-        int j = (int)ix->slots[h] - 1;
-        if (strcmp(names[j], name) == 0) return j;
-        h = (h + 1) & ix->mask;
+/* Sort names[0..n). Returns -1 on out of memory; *first and *second get the
+ * positions of two equal names (first < second), or -1 if all are unique. */
+static int index_build(name_index *ix, char *const *names, int n, int *first, int *second) {
+    *first = *second = -1;
+    ix->refs = malloc((size_t)(n ? n : 1) * sizeof *ix->refs);
+    if (!ix->refs) return -1;
+    ix->n = n;
+    for (int i = 0; i < n; i++) ix->refs[i] = (name_ref){names[i], i};
+    qsort(ix->refs, (size_t)n, sizeof *ix->refs, cmp_ref);
+    for (int i = 1; i < n; i++)
+        if (strcmp(ix->refs[i - 1].name, ix->refs[i].name) == 0) {
+            *first = ix->refs[i - 1].idx;
+            *second = ix->refs[i].idx;
+            break;
+        }
+    return 0;
+}
+
+static int index_find(const name_index *ix, const char *name) {
+    if (!ix->refs || !name) return -1;
+    int lo = 0, hi = ix->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(ix->refs[mid].name, name);
+        if (c == 0) return ix->refs[mid].idx;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
     }
     return -1;
 }
@@ -132,7 +158,7 @@ void st_close(st_set *s) {
     free(s->names);
     free(s->dtypes);
     free(s->shard_of);
-    free(s->index.slots);
+    free(s->index.refs);
     free(s);
 }
 
@@ -297,27 +323,14 @@ static int load_file(st_set *s, const char *path, wick_error *err) {
 
 /* Build the name index; duplicate names are an error. */
 static int finish(st_set *s, wick_error *err) {
-    size_t cap = 16;
-    while (cap < 2 * (size_t)s->n) cap *= 2;
-    s->index.slots = calloc(cap, sizeof *s->index.slots);
-    if (!s->index.slots) return wick_fail(err, "out of memory");
-    s->index.mask = cap - 1;
-    for (int i = 0; i < s->n; i++) {
-        size_t h = (size_t)hash_name(s->names[i]) & s->index.mask;
-        while (s->index.slots[h]) {
-            int j = (int)s->index.slots[h] - 1;
-            if (strcmp(s->names[j], s->names[i]) == 0) {
-                if (s->shard_of[i] == s->shard_of[j])
-                    return wick_fail(err, "duplicate tensor name '%s' in %s", s->names[i],
-                                     s->files[s->shard_of[i]].path);
-                return wick_fail(err, "duplicate tensor name '%s' in %s and %s", s->names[i],
-                                 s->files[s->shard_of[j]].path, s->files[s->shard_of[i]].path);
-            }
-            h = (h + 1) & s->index.mask;
-        }
-        s->index.slots[h] = (uint32_t)i + 1;
-    }
-    return 0;
+    int j, i;
+    if (index_build(&s->index, s->names, s->n, &j, &i)) return wick_fail(err, "out of memory");
+    if (j < 0) return 0;
+    if (s->shard_of[i] == s->shard_of[j])
+        return wick_fail(err, "duplicate tensor name '%s' in %s", s->names[i],
+                         s->files[s->shard_of[i]].path);
+    return wick_fail(err, "duplicate tensor name '%s' in %s and %s", s->names[i],
+                     s->files[s->shard_of[j]].path, s->files[s->shard_of[i]].path);
 }
 
 st_set *st_open_file(const char *path, wick_error *err) {
@@ -403,7 +416,7 @@ static st_set *open_index(const char *dir, const char *index_path, wick_error *e
     if (finish(s, err)) goto fail;
     /* Every tensor the index lists must be in the shard it names. */
     for (const cJSON *e = wm->child; e; e = e->next) {
-        int i = index_find(&s->index, s->names, e->string);
+        int i = index_find(&s->index, e->string);
         char want[4096];
         if (path_join(want, sizeof want, dir, e->valuestring)) want[0] = 0;
         if (i < 0) {
@@ -475,7 +488,7 @@ const wick_tensor *st_tensor(const st_set *s, int i) {
 
 const wick_tensor *st_find_tensor(const st_set *s, const char *name) {
     if (!s) return NULL;
-    int i = index_find(&s->index, s->names, name);
+    int i = index_find(&s->index, name);
     return i >= 0 ? &s->tensors[i] : NULL;
 }
 

@@ -3,9 +3,7 @@
  * (the kernels themselves are in matmul_scalar.c / matmul_avx2.c /
  * matmul_avx512.c). See matmul.h for the contract.
  *
- * Scratch layout for Q8_0/Q4_0 weights (matmul_quantize_x): n*nb Q8_0 blocks
- * (row-major, nb = cols/32), padded to 64 bytes, then n*nb int32 block sums
- * (the AVX-512 kernels use them to correct for unsigned weight offsets). */
+ * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h. */
 #include "kernels/matmul.h"
 
 #include <string.h>
@@ -16,18 +14,31 @@
 
 static bool is_quant(int wtype) { return wtype == WICK_Q8_0 || wtype == WICK_Q4_0; }
 
-size_t matmul_xsum_offset(int cols, int n) { return mm_xq_blocks_bytes(cols, n); }
-
 size_t matmul_scratch_bytes(int wtype, int cols, int n) {
     if (!is_quant(wtype)) return 0;
-    return mm_xq_blocks_bytes(cols, n) + (size_t)n * (size_t)(cols / WICK_QK) * sizeof(int32_t);
+    return mm_xq_bytes(cols, n);
 }
+
+/* Sums and f32 scales of rows [i0, i1) of the Q8_0 blocks in xq. */
+static void xq_finish_rows(void *xq, int n, int cols, int64_t i0, int64_t i1) {
+    const int nb = cols / WICK_QK;
+    const block_q8_0 *blocks = xq;
+    int32_t *sums = (int32_t *)((char *)xq + mm_xq_sums_offset(cols, n));
+    float *scales = (float *)((char *)xq + mm_xq_scales_offset(cols, n));
+    for (int64_t k = i0 * nb; k < i1 * nb; k++) {
+        int32_t t = 0;
+        for (int e = 0; e < WICK_QK; e++) t += blocks[k].qs[e];
+        sums[k] = t;
+        scales[k] = fp16_to_f32(blocks[k].d);
+    }
+}
+
+void matmul_xq_finish(void *xq, int n, int cols) { xq_finish_rows(xq, n, cols, 0, n); }
 
 typedef struct quant_job {
     const float *x;
     int n, cols;
-    block_q8_0 *blocks;
-    int32_t *sums;
+    void *xq;
     int isa;
 } quant_job;
 
@@ -36,21 +47,13 @@ static void quant_task(void *arg, int ith, int nth) {
     const int nb = j->cols / WICK_QK;
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
-    for (int64_t i = lo; i < hi; i++) {
-        block_q8_0 *b = j->blocks + i * nb;
-        quantize_row_q8_0_isa(j->x + i * j->cols, b, j->cols, j->isa);
-        int32_t *s = j->sums + i * nb;
-        for (int k = 0; k < nb; k++) {
-            int32_t t = 0;
-            for (int e = 0; e < WICK_QK; e++) t += b[k].qs[e];
-            s[k] = t;
-        }
-    }
+    for (int64_t i = lo; i < hi; i++)
+        quantize_row_q8_0_isa(j->x + i * j->cols, (block_q8_0 *)j->xq + i * nb, j->cols, j->isa);
+    xq_finish_rows(j->xq, j->n, j->cols, lo, hi);
 }
 
 void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
-    quant_job j = {x, n, cols, xq, (int32_t *)((char *)xq + mm_xq_blocks_bytes(cols, n)),
-                   cpu_isa_active()};
+    quant_job j = {x, n, cols, xq, cpu_isa_active()};
     if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
     pool_run(pool, quant_task, &j);
 }

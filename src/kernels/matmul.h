@@ -21,12 +21,14 @@ void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float 
             void *scratch);
 
 /* Quantized activations for Q8_0/Q4_0 weights, as matmul() prepares them in
- * scratch: the n rows of x quantized to Q8_0 (row i's blocks at
- * xq + i*(cols/32)*34 bytes, bit-exact with quantize_row), followed at byte
- * matmul_xsum_offset(cols, n) by one int32 per block: the sum of its 32 qs.
- * Uses the pool's threads when n*cols is large (pool may be NULL). */
+ * scratch (matmul_scratch_bytes of them): the n rows of x quantized to Q8_0
+ * (row i's blocks at xq + i*(cols/32)*34 bytes, bit-exact with quantize_row),
+ * then per-block data the SIMD kernels use (sum of the 32 quants, scale as
+ * f32). Uses the pool's threads when n*cols is large (pool may be NULL). */
 void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq);
-size_t matmul_xsum_offset(int cols, int n);
+/* Recompute the per-block data from the Q8_0 blocks already in xq (for
+ * callers that fill the blocks themselves, e.g. tests). */
+void matmul_xq_finish(void *xq, int n, int cols);
 
 /* Row-range entry points used by matmul() and by tests comparing ISAs:
  * y[i*ldy + r] for r in [r0, r1). xq is x prepared by matmul_quantize_x (for

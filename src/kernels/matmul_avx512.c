@@ -1,7 +1,286 @@
-/* matmul_avx512.c — owns the AVX-512 (F/BW/VL/VNNI) matmul kernels (placeholder: scalar). */
+/* matmul_avx512.c — owns the AVX-512 (F, BW, VL, VNNI) matmul kernels.
+ *
+ * Float weights (F32/F16/BF16): register tiles of 4 weight rows × up to 4
+ * activation rows; every weight vector loaded (and converted to f32) is used
+ * for 4 tokens; 16 FMA accumulators, reduced horizontally at the end.
+ *
+ * Q8_0/Q4_0 weights: 16 weight rows are repacked, KC blocks at a time, into
+ * an on-stack buffer in which vector lane i belongs to row i: for each block
+ * and each 4-element group g (8 per block) one 64-byte vector holds bytes
+ * 4g..4g+3 of the 16 rows, as unsigned values u = q + 128 (Q8_0) or the raw
+ * nibble q (Q4_0: the weight is q - 8). The inner loop then does, per token
+ * and block, 8 VPDPBUSD with a broadcast of the token's 4 activation bytes;
+ * the lane ends up holding Σ u·x for its row, and Σ (u - off)·x = Σ u·x -
+ * off·Σx uses the block sums prepared with the activations (off = 128 or 8).
+ * Each block costs one int->float conversion and one FMA per 16 rows, and
+ * each repacked vector is reused by every token (up to 8 per register tile).
+ * The repack is an 8×8 dword transpose (Q8_0) / 4×4 transpose plus nibble
+ * split (Q4_0) in registers. Integer sums are exact; only the float
+ * accumulation order differs from the scalar kernel. */
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+#include <stdalign.h>
+#include <string.h>
+
+#include "kernels/convert.h"
 #include "kernels/matmul_impl.h"
 
-void mm_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                    float *y, int ldy, int r0, int r1) {
-    mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* ---------------- float weights ---------------- */
+
+/* 16 weights of a row from element k as f32 (mask selects valid lanes). */
+T512 INLINE __m512 load_w(const int wt, const void *row, int k, __mmask16 m, const bool full) {
+    if (wt == WICK_F32) {
+        const float *p = (const float *)row + k;
+        return full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+    }
+    const uint16_t *p = (const uint16_t *)row + k;
+    __m256i h = full ? _mm256_loadu_si256((const __m256i *)p) : _mm256_maskz_loadu_epi16(m, p);
+    if (wt == WICK_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); /* BF16 */
 }
+
+T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, size_t row_bytes,
+                       const float *x, int cols, float *y, int ldy) {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) acc[r][c] = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + 16 <= cols; k += 16) {
+        __m512 xv[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) xv[c] = _mm512_loadu_ps(x + (size_t)c * cols + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < RB; r++) {
+            __m512 wv = load_w(wt, w + r * row_bytes, k, 0xffff, true);
+#pragma GCC unroll 4
+            for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);
+        }
+    }
+    if (k < cols) {
+        const __mmask16 m = (__mmask16)((1u << (cols - k)) - 1);
+        __m512 xv[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) xv[c] = _mm512_maskz_loadu_ps(m, x + (size_t)c * cols + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < RB; r++) {
+            __m512 wv = load_w(wt, w + r * row_bytes, k, m, false);
+#pragma GCC unroll 4
+            for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(acc[r][c]);
+}
+
+/* Rows [r0, r1) × all n tokens for one float type; RB = 4 rows or 1 (tail). */
+T512 INLINE void frows(const int wt, const void *w, int cols, const float *x, int n, float *y,
+                       int ldy, int r0, int r1) {
+    const size_t rb = (size_t)cols * (wt == WICK_F32 ? 4 : 2);
+    const char *wc = w;
+    int r = r0;
+    for (; r + 4 <= r1; r += 4) {
+        int i = 0;
+        for (; i + 4 <= n; i += 4)
+            ftile(wt, 4, 4, wc + r * rb, rb, x + (size_t)i * cols, cols, y + (size_t)i * ldy + r, ldy);
+        switch (n - i) {
+        case 3: ftile(wt, 4, 3, wc + r * rb, rb, x + (size_t)i * cols, cols, y + (size_t)i * ldy + r, ldy); break;
+        case 2: ftile(wt, 4, 2, wc + r * rb, rb, x + (size_t)i * cols, cols, y + (size_t)i * ldy + r, ldy); break;
+        case 1: ftile(wt, 4, 1, wc + r * rb, rb, x + (size_t)i * cols, cols, y + (size_t)i * ldy + r, ldy); break;
+        default: break;
+        }
+    }
+    for (; r < r1; r++) {
+        int i = 0;
+        for (; i + 4 <= n; i += 4)
+            ftile(wt, 1, 4, wc + r * rb, rb, x + (size_t)i * cols, cols, y + (size_t)i * ldy + r, ldy);
+        for (; i < n; i++)
+            ftile(wt, 1, 1, wc + r * rb, rb, x + (size_t)i * cols, cols, y + (size_t)i * ldy + r, ldy);
+    }
+}
+
+/* ---------------- quantized weights ---------------- */
+
+#define KC 32 /* blocks per repacked chunk: 16 rows × 32 blocks = 16 KiB + scales */
+
+typedef struct qpack {
+    alignas(64) uint8_t q[KC][8][64]; /* [block][group][row*4 + byte] */
+    alignas(64) float d[KC][16];      /* [block][row] weight scales */
+} qpack;
+
+/* Transpose: R[k] = (row k | row k+8) as 8 dwords each → G[g] lane i = dword g of row i. */
+T512 INLINE void transpose_8x8_halves(__m512i R[8], __m512i G[8]) {
+    __m512i t[8], u[8];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        t[2 * k] = _mm512_unpacklo_epi32(R[2 * k], R[2 * k + 1]);
+        t[2 * k + 1] = _mm512_unpackhi_epi32(R[2 * k], R[2 * k + 1]);
+    }
+    /* u[0..3]: dwords (0|4),(1|5),(2|6),(3|7) of rows 0-3 per 128-bit lane; u[4..7] rows 4-7 */
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        u[4 * h + 0] = _mm512_unpacklo_epi64(t[4 * h + 0], t[4 * h + 2]);
+        u[4 * h + 1] = _mm512_unpackhi_epi64(t[4 * h + 0], t[4 * h + 2]);
+        u[4 * h + 2] = _mm512_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+        u[4 * h + 3] = _mm512_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+    }
+    const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        G[g] = _mm512_permutex2var_epi64(u[g], lo, u[g + 4]);
+        G[g + 4] = _mm512_permutex2var_epi64(u[g], hi, u[g + 4]);
+    }
+}
+
+/* 16 fp16 scales (one per row) → f32 vector. */
+T512 INLINE __m512 gather_scales(const char *const rows[16], size_t boff) {
+    alignas(32) uint16_t h[16];
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; r++) memcpy(&h[r], rows[r] + boff, 2);
+    return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)h));
+}
+
+/* Repack blocks [b0, b0+nbk) of 16 rows (row pointers at block 0). */
+T512 static void pack_q8_0(const char *const rows[16], int b0, int nbk, qpack *pk) {
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    for (int kb = 0; kb < nbk; kb++) {
+        const size_t boff = (size_t)(b0 + kb) * sizeof(block_q8_0);
+        __m512i R[8], G[8];
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(rows[k] + boff + 2));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(rows[k + 8] + boff + 2));
+            R[k] = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+        }
+        transpose_8x8_halves(R, G);
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) _mm512_store_si512((__m512i *)pk->q[kb][g], _mm512_xor_si512(G[g], bias));
+        _mm512_store_ps(pk->d[kb], gather_scales(rows, boff));
+    }
+}
+
+T512 static void pack_q4_0(const char *const rows[16], int b0, int nbk, qpack *pk) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    for (int kb = 0; kb < nbk; kb++) {
+        const size_t boff = (size_t)(b0 + kb) * sizeof(block_q4_0);
+        /* A[k] = rows k, k+4, k+8, k+12 (16 bytes = 4 dwords each) */
+        __m512i A[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(rows[k] + boff + 2)));
+            v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 4] + boff + 2)), 1);
+            v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 8] + boff + 2)), 2);
+            A[k] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 12] + boff + 2)), 3);
+        }
+        /* 4×4 dword transpose inside each 128-bit lane: Q[j] lane i = dword j of row i */
+        __m512i t0 = _mm512_unpacklo_epi32(A[0], A[1]), t1 = _mm512_unpackhi_epi32(A[0], A[1]);
+        __m512i t2 = _mm512_unpacklo_epi32(A[2], A[3]), t3 = _mm512_unpackhi_epi32(A[2], A[3]);
+        __m512i Q[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+                        _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+        /* dword j holds elements 4j..4j+3 (low nibbles) and 16+4j.. (high nibbles) */
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            _mm512_store_si512((__m512i *)pk->q[kb][j], _mm512_and_si512(Q[j], m4));
+            _mm512_store_si512((__m512i *)pk->q[kb][j + 4], _mm512_and_si512(_mm512_srli_epi16(Q[j], 4), m4));
+        }
+        _mm512_store_ps(pk->d[kb], gather_scales(rows, boff));
+    }
+}
+
+/* One tile: the 16 packed rows × C tokens over nbk blocks. y[c] points at
+ * token c's output for row 0 of the tile; acc starts from y unless first. */
+T512 INLINE void qtile(const int C, const qpack *pk, int nbk, const block_q8_0 *const xb[8],
+                       const int32_t *const xs[8], const float *const xd[8], int off,
+                       float *const yp[8], bool first, __mmask16 m) {
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; c++) acc[c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, yp[c]);
+    for (int kb = 0; kb < nbk; kb++) {
+        __m512i is[8];
+#pragma GCC unroll 8
+        for (int c = 0; c < C; c++) is[c] = _mm512_set1_epi32(-off * xs[c][kb]);
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) {
+            const __m512i wv = _mm512_load_si512((const __m512i *)pk->q[kb][g]);
+#pragma GCC unroll 8
+            for (int c = 0; c < C; c++) {
+                int32_t xg;
+                memcpy(&xg, xb[c][kb].qs + 4 * g, 4);
+                is[c] = _mm512_dpbusd_epi32(is[c], wv, _mm512_set1_epi32(xg));
+            }
+        }
+        const __m512 dw = _mm512_load_ps(pk->d[kb]);
+#pragma GCC unroll 8
+        for (int c = 0; c < C; c++)
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(dw, _mm512_set1_ps(xd[c][kb])), acc[c]);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
+}
+
+T512 static void qrows(int wtype, const void *w, int cols, const void *xq, int n, float *y,
+                       int ldy, int r0, int r1) {
+    const int nb = cols / WICK_QK;
+    const size_t rb = dtype_row_bytes(wtype, cols);
+    const int off = wtype == WICK_Q8_0 ? 128 : 8;
+    const block_q8_0 *xblocks = xq;
+    const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
+    const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
+    qpack pk;
+    for (int rt = r0; rt < r1; rt += 16) {
+        const int nr = r1 - rt < 16 ? r1 - rt : 16;
+        const __mmask16 m = (__mmask16)((1u << nr) - 1);
+        const char *rows[16];
+        for (int r = 0; r < 16; r++) rows[r] = (const char *)w + (size_t)(rt + (r < nr ? r : nr - 1)) * rb;
+        for (int b0 = 0; b0 < nb; b0 += KC) {
+            const int nbk = nb - b0 < KC ? nb - b0 : KC;
+            if (wtype == WICK_Q8_0) pack_q8_0(rows, b0, nbk, &pk);
+            else pack_q4_0(rows, b0, nbk, &pk);
+            for (int i = 0; i < n; i += 8) {
+                const int C = n - i < 8 ? n - i : 8;
+                const block_q8_0 *xb[8];
+                const int32_t *xs[8];
+                const float *xd[8];
+                float *yp[8];
+                for (int c = 0; c < 8; c++) {
+                    const size_t xi = (size_t)(i + (c < C ? c : 0)) * nb + b0;
+                    xb[c] = xblocks + xi, xs[c] = xsums + xi, xd[c] = xscales + xi;
+                    yp[c] = y + (size_t)(i + (c < C ? c : 0)) * ldy + rt;
+                }
+                const bool first = b0 == 0;
+                switch (C) {
+                case 8: qtile(8, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                case 7: qtile(7, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                case 6: qtile(6, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                case 5: qtile(5, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                case 4: qtile(4, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                case 3: qtile(3, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                case 2: qtile(2, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                default: qtile(1, &pk, nbk, xb, xs, xd, off, yp, first, m); break;
+                }
+            }
+        }
+    }
+}
+
+T512 void mm_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+                         float *y, int ldy, int r0, int r1) {
+    switch (wtype) {
+    case WICK_F32: frows(WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
+    case WICK_F16: frows(WICK_F16, w, cols, x, n, y, ldy, r0, r1); break;
+    case WICK_BF16: frows(WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
+    case WICK_Q8_0:
+    case WICK_Q4_0: qrows(wtype, w, cols, xq, n, y, ldy, r0, r1); break;
+    default: break;
+    }
+}
+
+#endif

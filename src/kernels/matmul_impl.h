@@ -9,10 +9,19 @@
 
 #include "core/tensor.h"
 
-/* Geometry of the quantized activations (see matmul_quantize_x). */
-static inline size_t mm_xq_blocks_bytes(int cols, int n) {
-    size_t b = (size_t)n * (size_t)(cols / WICK_QK) * sizeof(block_q8_0);
-    return (b + 63) & ~(size_t)63;
+/* Geometry of the quantized activations (see matmul_quantize_x), nb = cols/32:
+ *   block_q8_0 blocks[n*nb]   row i at blocks + i*nb      (padded to 64 bytes)
+ *   int32_t    sums[n*nb]     Σ qs of each block          (padded to 64 bytes)
+ *   float      scales[n*nb]   fp16_to_f32(d) of each block */
+static inline size_t mm_pad64(size_t b) { return (b + 63) & ~(size_t)63; }
+static inline size_t mm_xq_sums_offset(int cols, int n) {
+    return mm_pad64((size_t)n * (size_t)(cols / WICK_QK) * sizeof(block_q8_0));
+}
+static inline size_t mm_xq_scales_offset(int cols, int n) {
+    return mm_xq_sums_offset(cols, n) + mm_pad64((size_t)n * (size_t)(cols / WICK_QK) * 4);
+}
+static inline size_t mm_xq_bytes(int cols, int n) {
+    return mm_xq_scales_offset(cols, n) + (size_t)n * (size_t)(cols / WICK_QK) * 4;
 }
 
 /* Same contract as matmul_rows; wtype is one of the five supported types. */

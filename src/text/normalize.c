@@ -75,10 +75,10 @@ static int lowercase(tok_scratch *s, wick_error *err) {
             continue;
         }
         uint32_t cp;
-        int k = utf8_decode(s->nbuf + i, s->nlen - i, &cp);
+        int k = tok_utf8_decode(s->nbuf + i, s->nlen - i, &cp);
         utf8proc_int32_t lc = utf8proc_tolower((utf8proc_int32_t)cp);
         char u[4];
-        int m = utf8_encode((uint32_t)lc, u);
+        int m = tok_utf8_encode((uint32_t)lc, u);
         if (reserve(&s->nbuf2, &s->ncap2, o + (size_t)m + (s->nlen - i) * 2 + 4))
             return wick_fail(err, "tokenizer: out of memory");
         memcpy(s->nbuf2 + o, u, (size_t)m);

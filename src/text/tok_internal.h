@@ -212,27 +212,27 @@ void tok_scratch_free(tok_scratch *s);
 
 /* ---- utf8.c ---- */
 /* Length of the UTF-8 sequence starting with byte c (1 for invalid lead bytes). */
-static inline int utf8_len(unsigned char c) {
+static inline int tok_utf8_len(unsigned char c) {
     return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
 }
 /* Returns the length of the valid prefix (== len if all valid). */
-size_t utf8_valid_prefix(const char *s, size_t len);
+size_t tok_utf8_valid_prefix(const char *s, size_t len);
 /* A malloc'd copy where every byte that is not part of a valid UTF-8 sequence is
  * replaced by U+FFFD. */
-char *utf8_sanitize(const char *s, size_t len, size_t *out_len);
+char *tok_utf8_sanitize(const char *s, size_t len, size_t *out_len);
 /* Decode one code point from a valid sequence; returns bytes consumed. */
-int utf8_decode(const char *s, size_t len, uint32_t *cp);
-int utf8_encode(uint32_t cp, char out[4]);
+int tok_utf8_decode(const char *s, size_t len, uint32_t *cp);
+int tok_utf8_encode(uint32_t cp, char out[4]);
 
 /* ---- byte_level.c ---- */
 /* GPT-2's byte -> code point map and its inverse (-1 for code points that are no byte). */
-uint32_t byte_to_cp(unsigned char b);
-int cp_to_byte(uint32_t cp);
+uint32_t tok_byte_to_cp(unsigned char b);
+int tok_cp_to_byte(uint32_t cp);
 /* The UTF-8 of byte b's mapped code point into out (2 bytes max); returns length. */
-int byte_to_utf8(unsigned char b, char out[4]);
+int tok_byte_to_utf8(unsigned char b, char out[4]);
 /* Append the raw bytes a byte-level token string stands for. Code points outside the
  * map are copied as UTF-8. Returns bytes written (up to cap, full length returned). */
-size_t byte_level_unmap(const char *s, size_t len, char *out, size_t cap);
+size_t tok_byte_level_unmap(const char *s, size_t len, char *out, size_t cap);
 
 /* ---- normalize.c ---- */
 /* Apply t's normalizer steps to text into s->nbuf (s->nlen). */
@@ -257,7 +257,7 @@ extern const char *const TOK_REGEX_LLAMA3;
 
 /* ---- bpe.c ---- */
 /* Append the ids of one pre-tokenized piece. */
-int bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
+int tok_bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
                      wick_error *err);
 
 #endif

@@ -317,7 +317,7 @@ int tok_finalize(tokenizer *t, wick_error *err) {
         t->byte_ids[b] = -1;
         if (t->byte_level) {
             char u[4];
-            int k = byte_to_utf8((unsigned char)b, u);
+            int k = tok_byte_to_utf8((unsigned char)b, u);
             t->byte_ids[b] = tok_find_n(t, u, (size_t)k);
         } else {
             char hx[8];
@@ -433,7 +433,7 @@ static int encode_fragment(const tokenizer *t, tok_scratch *s, const char *text,
     for (size_t i = 0; i < s->a.n; i++) {
         size_t po = s->a.p[2 * i], pl = s->a.p[2 * i + 1];
         if (pl == 0) continue;
-        if (bpe_encode_piece(t, s, s->a.buf + po, pl, out, err)) return -1;
+        if (tok_bpe_encode_piece(t, s, s->a.buf + po, pl, out, err)) return -1;
     }
     return 0;
 }
@@ -450,8 +450,8 @@ int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_specia
     memset(&s, 0, sizeof s);
     char *fixed = NULL;
     const char *src = text ? text : "";
-    if (len && utf8_valid_prefix(src, len) != len) {
-        fixed = utf8_sanitize(src, len, &len);
+    if (len && tok_utf8_valid_prefix(src, len) != len) {
+        fixed = tok_utf8_sanitize(src, len, &len);
         if (!fixed) return wick_fail(err, "tok_encode: out of memory");
         src = fixed;
     }
@@ -528,7 +528,7 @@ int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap) {
         char b = (char)byte_token_value(s, n);
         o = put(buf, cap, 0, &b, 1);
     } else if (t->byte_level) {
-        o = byte_level_unmap(s, n, buf, cap);
+        o = tok_byte_level_unmap(s, n, buf, cap);
     } else {
         /* SentencePiece: U+2581 -> ' ' */
         size_t i = 0;
@@ -589,9 +589,9 @@ char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_spe
         len += pk;
     }
     out[len] = 0;
-    if (utf8_valid_prefix(out, len) != len) {
+    if (tok_utf8_valid_prefix(out, len) != len) {
         size_t nl;
-        char *fixed = utf8_sanitize(out, len, &nl);
+        char *fixed = tok_utf8_sanitize(out, len, &nl);
         free(out);
         if (!fixed) wick_fail(err, "tok_decode: out of memory");
         return fixed;

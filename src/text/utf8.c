@@ -27,7 +27,7 @@ static size_t valid_seq(const unsigned char *s, size_t n) {
     return 0;
 }
 
-size_t utf8_valid_prefix(const char *str, size_t len) {
+size_t tok_utf8_valid_prefix(const char *str, size_t len) {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
     while (i < len) {
@@ -46,7 +46,7 @@ size_t utf8_valid_prefix(const char *str, size_t len) {
     return len;
 }
 
-char *utf8_sanitize(const char *str, size_t len, size_t *out_len) {
+char *tok_utf8_sanitize(const char *str, size_t len, size_t *out_len) {
     const unsigned char *s = (const unsigned char *)str;
     /* worst case every byte becomes 3 bytes */
     if (len > (SIZE_MAX - 1) / 3) return NULL;
@@ -71,9 +71,9 @@ char *utf8_sanitize(const char *str, size_t len, size_t *out_len) {
     return out;
 }
 
-int utf8_decode(const char *str, size_t len, uint32_t *cp) {
+int tok_utf8_decode(const char *str, size_t len, uint32_t *cp) {
     const unsigned char *s = (const unsigned char *)str;
-    int n = utf8_len(s[0]);
+    int n = tok_utf8_len(s[0]);
     if ((size_t)n > len) n = 1;
     switch (n) {
     case 1: *cp = s[0]; break;
@@ -87,7 +87,7 @@ int utf8_decode(const char *str, size_t len, uint32_t *cp) {
     return n;
 }
 
-int utf8_encode(uint32_t cp, char out[4]) {
+int tok_utf8_encode(uint32_t cp, char out[4]) {
     if (cp < 0x80) {
         out[0] = (char)cp;
         return 1;

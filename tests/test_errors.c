@@ -1,0 +1,259 @@
+/* test_errors.c — bad input is an error, never a crash: missing, truncated
+ * and corrupt files, unknown architectures, missing tensors, wrong shapes,
+ * unsupported tensor types, broken HF directories, prompts longer than the
+ * context and -n past the room left. Each is checked through the library
+ * (an error message) and through the CLI (exit 1, one "wick: error:" line). */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "format/gguf.h"
+#include "model/testmodel.h"
+#include "wick.h"
+
+static char tmp[256];
+
+static const char *tmp_path(const char *name) {
+    static char buf[8][512];
+    static int k;
+    char *b = buf[k++ & 7];
+    snprintf(b, sizeof buf[0], "%s/%s", tmp, name);
+    return b;
+}
+
+/* Copy src to dst, changing the architecture, dropping or reshaping or
+ * retyping one tensor. */
+typedef struct edit {
+    const char *arch;         /* new general.architecture or NULL */
+    const char *drop;         /* tensor to leave out */
+    const char *reshape;      /* tensor to write with rows halved */
+    const char *retype_q4k;   /* tensor to replace by a Q4_K tensor of 256 x 2 */
+} edit;
+
+static int copy_gguf(const char *src, const char *dst, const edit *e) {
+    wick_error err;
+    gguf_file *f = gguf_open(src, &err);
+    if (!f) return -1;
+    gguf_writer *w = gguf_writer_new();
+    for (int i = 0; i < gguf_n_kv(f); i++) {
+        const char *key = gguf_kv_key(f, i);
+        const gguf_value *v = gguf_kv_value(f, i);
+        if (e->arch && strcmp(key, "general.architecture") == 0) {
+            gguf_set_str(w, key, e->arch);
+            continue;
+        }
+        switch (v->type) {
+        case GGUF_UINT8: case GGUF_UINT16: case GGUF_UINT32: gguf_set_u32(w, key, (uint32_t)v->u); break;
+        case GGUF_UINT64: gguf_set_u64(w, key, v->u); break;
+        case GGUF_INT8: case GGUF_INT16: case GGUF_INT32: case GGUF_INT64: gguf_set_i32(w, key, (int32_t)v->i); break;
+        case GGUF_FLOAT32: case GGUF_FLOAT64: gguf_set_f32(w, key, (float)v->f); break;
+        case GGUF_BOOL: gguf_set_bool(w, key, v->u != 0); break;
+        case GGUF_STRING: {
+            char *s = strndup(v->s.ptr, v->s.len);
+            gguf_set_str(w, key, s);
+            free(s);
+            break;
+        }
+        case GGUF_ARRAY: {
+            uint64_t n = v->arr.n;
+            if (v->arr.type == GGUF_STRING) {
+                const char **p = malloc(n * sizeof *p);
+                size_t *l = malloc(n * sizeof *l);
+                for (uint64_t j = 0; j < n; j++) p[j] = v->arr.strs[j].ptr, l[j] = v->arr.strs[j].len;
+                gguf_set_arr_strn(w, key, p, l, n);
+                free(p);
+                free(l);
+            } else if (v->arr.type == GGUF_FLOAT32 || v->arr.type == GGUF_FLOAT64) {
+                float *x = malloc(n * sizeof *x);
+                for (uint64_t j = 0; j < n; j++) x[j] = (float)gguf_arr_float(v, j);
+                gguf_set_arr_f32(w, key, x, n);
+                free(x);
+            } else {
+                int32_t *x = malloc(n * sizeof *x);
+                for (uint64_t j = 0; j < n; j++) x[j] = (int32_t)gguf_arr_int(v, j);
+                gguf_set_arr_i32(w, key, x, n);
+                free(x);
+            }
+            break;
+        }
+        }
+    }
+    int rc = 0;
+    for (int i = 0; i < gguf_n_tensors(f) && rc == 0; i++) {
+        const wick_tensor *t = gguf_tensor(f, i);
+        if (e->drop && strcmp(t->name, e->drop) == 0) continue;
+        int64_t ne[4] = {t->ne[0], t->ne[1], t->ne[2], t->ne[3]};
+        size_t nbytes = t->nbytes;
+        if (e->reshape && strcmp(t->name, e->reshape) == 0) {
+            ne[1] /= 2;
+            nbytes /= 2;
+        }
+        if (e->retype_q4k && strcmp(t->name, e->retype_q4k) == 0) {
+            int64_t ne2[2] = {256, 2};
+            static unsigned char zeros[2 * 144];
+            rc = gguf_add_tensor(w, t->name, WICK_Q4_K, 2, ne2, zeros, sizeof zeros, &err);
+            continue;
+        }
+        rc = gguf_add_tensor(w, t->name, t->type, t->n_dims, ne, t->data, nbytes, &err);
+    }
+    if (rc == 0) rc = gguf_write(w, dst, &err);
+    gguf_writer_free(w);
+    gguf_close(f);
+    return rc;
+}
+
+static void write_bytes(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* The library refuses the model and says something containing `needle`. */
+static void expect_load_error(const char *path, const char *needle) {
+    wick_error err = {{0}};
+    wick_model *m = wick_model_load(path, NULL, &err);
+    CHECK_MSG(m == NULL, "%s loaded but should not", path);
+    CHECK_MSG(strstr(err.msg, needle) != NULL, "error \"%s\" lacks \"%s\"", err.msg, needle);
+    wick_model_free(m);
+}
+
+/* The CLI exits 1 with exactly one line on stderr, starting "wick: error: ". */
+static void expect_cli_error(const char *args, const char *needle) {
+    const char *bin = getenv("WICK_BIN");
+    if (!bin || access(bin, X_OK) != 0) return;
+    char cmd[2048];
+    const char *errf = tmp_path("stderr.txt");
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
+    int st = system(cmd);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1, "`wick %s` exit status %d", args, st);
+    size_t n;
+    char *out = slurp(errf, &n);
+    if (!out) return;
+    int lines = 0;
+    for (size_t i = 0; i < n; i++) lines += out[i] == '\n';
+    CHECK_MSG(lines == 1 && strncmp(out, "wick: error: ", 13) == 0, "`wick %s` printed: %s", args, out);
+    CHECK_MSG(strstr(out, needle) != NULL, "`wick %s` error \"%s\" lacks \"%s\"", args, out, needle);
+    free(out);
+}
+
+static void both(const char *path, const char *needle) {
+    expect_load_error(path, needle);
+    char args[1024];
+    snprintf(args, sizeof args, "generate -m %s -p hi -n 1 --temp 0", path);
+    expect_cli_error(args, needle);
+}
+
+static void gguf_errors(void) {
+    wick_error err;
+    const char *good = tmp_path("good.gguf");
+    test_model_params p = {.arch = "qwen2", .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = good};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    wick_model *m = wick_model_load(good, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.msg);
+    wick_model_free(m);
+
+    both(tmp_path("nope.gguf"), "not found");
+    size_t n;
+    char *bytes = slurp(good, &n);
+    if (!bytes) return;
+    write_bytes(tmp_path("trunc.gguf"), bytes, n / 2);
+    both(tmp_path("trunc.gguf"), "trunc.gguf");
+    write_bytes(tmp_path("trunc_hdr.gguf"), bytes, 40);
+    both(tmp_path("trunc_hdr.gguf"), "trunc_hdr.gguf");
+    memcpy(bytes, "GGUX", 4);
+    write_bytes(tmp_path("magic.gguf"), bytes, n);
+    both(tmp_path("magic.gguf"), "magic");
+    write_bytes(tmp_path("empty.gguf"), bytes, 0);
+    both(tmp_path("empty.gguf"), "empty.gguf");
+    free(bytes);
+
+    CHECK(copy_gguf(good, tmp_path("arch.gguf"), &(edit){.arch = "gpt-j"}) == 0);
+    both(tmp_path("arch.gguf"), "unknown architecture \"gpt-j\"");
+    CHECK(copy_gguf(good, tmp_path("drop.gguf"), &(edit){.drop = "blk.1.ffn_down.weight"}) == 0);
+    both(tmp_path("drop.gguf"), "missing tensor 'blk.1.ffn_down.weight'");
+    CHECK(copy_gguf(good, tmp_path("bias.gguf"), &(edit){.drop = "blk.0.attn_k.bias"}) == 0);
+    both(tmp_path("bias.gguf"), "missing tensor 'blk.0.attn_k.bias'");
+    CHECK(copy_gguf(good, tmp_path("shape.gguf"), &(edit){.reshape = "blk.0.attn_q.weight"}) == 0);
+    both(tmp_path("shape.gguf"), "blk.0.attn_q.weight' has shape");
+    CHECK(copy_gguf(good, tmp_path("q4k.gguf"), &(edit){.retype_q4k = "blk.0.ffn_up.weight"}) == 0);
+    both(tmp_path("q4k.gguf"), "Q4_K");
+}
+
+static void hf_errors(void) {
+    wick_error err;
+    const char *dir = tmp_path("hf");
+    test_model_params p = {.arch = "llama", .format = "hf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = dir};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    char cfg[600], st[600], cmd[1400];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    size_t n_cfg, n_st;
+    char *cfg_text = slurp(cfg, &n_cfg), *st_bytes = slurp(st, &n_st);
+    if (!cfg_text || !st_bytes) return;
+    wick_model *m = wick_model_load(dir, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.msg);
+    wick_model_free(m);
+
+    write_bytes(cfg, "{\"model_type\": \"llama\", ", 24);
+    both(dir, "malformed JSON");
+    const char *unknown = "{\"model_type\": \"bert\", \"hidden_size\": 64}";
+    write_bytes(cfg, unknown, strlen(unknown));
+    both(dir, "unknown architecture \"bert\"");
+    write_bytes(cfg, cfg_text, n_cfg);
+    write_bytes(st, st_bytes, n_st - 100);
+    both(dir, "model.safetensors");
+    unlink(st);
+    both(dir, "safetensors");
+    write_bytes(st, st_bytes, n_st);
+    unlink(cfg);
+    both(dir, "config.json");
+    write_bytes(cfg, cfg_text, n_cfg);
+    free(cfg_text);
+    free(st_bytes);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void limit_errors(void) {
+    const char *model = shared_path("models/stories260K/stories260K-f32.gguf");
+    if (!model) SKIP("stories260K not found in the shared folder");
+    char args[1024];
+    snprintf(args, sizeof args, "generate -m %s -p \"Once upon a time there was a girl\" --ctx 8 -n 1", model);
+    expect_cli_error(args, "context");
+    snprintf(args, sizeof args, "generate -m %s -p \"Once upon a time\" --ctx 16 -n 12", model);
+    expect_cli_error(args, "-n 12");
+    snprintf(args, sizeof args, "generate -m %s -p hi -n x", model);
+    expect_cli_error(args, "invalid value");
+    snprintf(args, sizeof args, "generate -m %s -p hi --bogus", model);
+    expect_cli_error(args, "unknown option");
+    expect_cli_error("frobnicate", "unknown command");
+    snprintf(args, sizeof args, "generate -m %s", model);
+    expect_cli_error(args, "no prompt");
+}
+
+int main(void) {
+    snprintf(tmp, sizeof tmp, "/tmp/wick-errors-XXXXXX");
+    if (!mkdtemp(tmp)) return 1;
+    RUN(gguf_errors);
+    RUN(hf_errors);
+    RUN(limit_errors);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) return 1;
+    return check_summary("test_errors");
+}
