@@ -98,6 +98,7 @@ static int copy_gguf(const char *src, const char *dst, const edit *e) {
         rc = gguf_add_tensor(w, t->name, t->type, t->n_dims, ne, t->data, nbytes, &err);
     }
     if (rc == 0) rc = gguf_write(w, dst, &err);
+    if (rc != 0) fprintf(stderr, "copy_gguf: %s\n", err.msg);
     gguf_writer_free(w);
     gguf_close(f);
     return rc;
@@ -160,7 +161,8 @@ static void both(const char *path, const char *needle) {
 
 static void gguf_errors(void) {
     wick_error err;
-    const char *good = tmp_path("good.gguf");
+    char good[512];
+    snprintf(good, sizeof good, "%s", tmp_path("good.gguf"));
     test_model_params p = {.arch = "qwen2", .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = good};
     CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
     wick_model *m = wick_model_load(good, NULL, &err);
@@ -196,7 +198,8 @@ static void gguf_errors(void) {
 
 static void hf_errors(void) {
     wick_error err;
-    const char *dir = tmp_path("hf");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("hf"));
     test_model_params p = {.arch = "llama", .format = "hf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = dir};
     CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
     char cfg[600], st[600], cmd[1400];

@@ -60,11 +60,18 @@ static void greedy_story(int hf) {
         CHECK_INT(tm.prefill_tokens, 1);
         CHECK(n_out == N_GEN && out[N_GEN - 1] == STORY[N_PROMPT + N_GEN - 1]);
         free(out);
-        /* Continuing the story: only the new tokens are prefilled. */
-        rc = wick_generate(c, STORY, N_PROMPT + 20, &gp, &out, &n_out, &fin, &tm, &err);
-        CHECK(rc == 0);
-        CHECK_INT(tm.prefill_tokens, 20);
-        CHECK(n_out > 0 && out[0] == STORY[N_PROMPT + 20]);
+        /* The cache now holds the prompt and 39 generated tokens (the last
+         * generated token is never fed back). Continuing the story with two
+         * more tokens prefills exactly the 3 tokens not cached. */
+        int32_t longer[N_PROMPT + N_GEN + 2];
+        memcpy(longer, STORY, sizeof STORY);
+        longer[N_PROMPT + N_GEN] = 261;
+        longer[N_PROMPT + N_GEN + 1] = 378;
+        gp.n_predict = 4;
+        rc = wick_generate(c, longer, N_PROMPT + N_GEN + 2, &gp, &out, &n_out, &fin, &tm, &err);
+        CHECK_MSG(rc == 0, "%s", err.msg);
+        CHECK_INT(tm.prefill_tokens, 3);
+        CHECK_INT(n_out, 4);
         free(out);
         wick_context_free(c);
     }
@@ -92,13 +99,16 @@ static void batched_sequences(void) {
     wick_batch b = {.n = 14, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
     CHECK_MSG(wick_decode(c, &b, &err) == 0, "%s", err.msg);
     int lens[2] = {5, 9};
+    int32_t zeros[9] = {0};
     wick_model_info info;
     wick_model_get_info(m, &info);
     for (int s = 0; s < 2; s++) {
         wick_seq_truncate(solo, 0, 0);
-        wick_batch bs = {.n = lens[s], .tokens = STORY, .pos = pos + 5, .seq = seq, .want_logits = NULL};
+        wick_batch bs = {.n = lens[s], .tokens = STORY, .pos = pos + 5, .seq = zeros, .want_logits = NULL};
         CHECK_MSG(wick_decode(solo, &bs, &err) == 0, "%s", err.msg);
         const float *a = wick_logits(c, s), *r = wick_logits(solo, 0);
+        CHECK(a && r);
+        if (!a || !r) break;
         double maxd = 0;
         for (int i = 0; i < info.n_vocab; i++) maxd = fmax(maxd, fabs(a[i] - r[i]));
         CHECK_MSG(maxd < 1e-4, "sequence %d max diff %g", s, maxd);

@@ -3,6 +3,7 @@
  * llama.cpp vocab test vectors, writer round trips, the synthetic tokenizer,
  * and hostile input. */
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -324,11 +325,447 @@ static void test_llama_cpp_vocabs(void) {
     if (!found) SKIP("llama.cpp vocab files not found");
 }
 
+/* ------------------------------------------------------- round trips */
+
+static const char *const EXTRA[] = {
+    "Hello world",
+    " leading space and  double  spaces ",
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n",
+    "<s>Once upon a time</s> there was",
+    "tabs\tand\nnewlines\r\n\n\n end",
+    "Numbers 1234567890 and 3.14159, prices $5.00!",
+    "Caf\xc3\xa9 cafe\xcc\x81 na\xc3\xafve \xe4\xbd\xa0\xe5\xa5\xbd\xe4\xb8\x96\xe7\x95\x8c \xf0\x9f\x98\x80\xf0\x9f\x91\x8d",
+    "I've been 'told he's there, 'RE you sure? 'M not sure I'll make it, 'D you like some tea?",
+    "\xff\xfe invalid \xc3 utf8 \xe2\x82",
+    "",
+    " ",
+};
+
+/* Every test string (EXTRA + the .inp vectors) encodes the same with a and b. */
+static void compare_tokenizers(const tokenizer *a, const tokenizer *b, const char *what) {
+    CHECK_MSG(tok_n_vocab(a) == tok_n_vocab(b), "%s: n_vocab %d vs %d", what, tok_n_vocab(a), tok_n_vocab(b));
+    CHECK_MSG(tok_get_kind(a) == tok_get_kind(b), "%s: kind", what);
+    CHECK_MSG(tok_bos(a) == tok_bos(b) && tok_eos(a) == tok_eos(b), "%s: bos/eos %d/%d vs %d/%d", what,
+              tok_bos(a), tok_eos(a), tok_bos(b), tok_eos(b));
+    CHECK_MSG(tok_adds_bos(a) == tok_adds_bos(b) && tok_adds_eos(a) == tok_adds_eos(b), "%s: add bos/eos", what);
+    const char *ta = tok_chat_template(a), *tb = tok_chat_template(b);
+    CHECK_MSG((!ta && !tb) || (ta && tb && !strcmp(ta, tb)), "%s: chat template", what);
+    int n_strings = 0, n_diff = 0;
+    const char *names[] = {"qwen2", "llama-spm", NULL};
+    vocab_case *cases[2] = {NULL, NULL};
+    int n_cases[2] = {0, 0};
+    for (int k = 0; names[k]; k++) {
+        char inp[256], out[256];
+        snprintf(inp, sizeof inp, "tokenizers/llama.cpp-vocab/ggml-vocab-%s.gguf.inp", names[k]);
+        snprintf(out, sizeof out, "tokenizers/llama.cpp-vocab/ggml-vocab-%s.gguf.out", names[k]);
+        n_cases[k] = load_vocab_cases(inp, out, &cases[k]);
+        if (n_cases[k] < 0) n_cases[k] = 0;
+    }
+    size_t n_extra = sizeof EXTRA / sizeof EXTRA[0];
+    size_t total = n_extra + (size_t)n_cases[0] + (size_t)n_cases[1];
+    for (size_t i = 0; i < total; i++) {
+        const char *txt;
+        size_t len;
+        if (i < n_extra) {
+            txt = EXTRA[i];
+            len = strlen(txt);
+        } else if (i < n_extra + (size_t)n_cases[0]) {
+            txt = cases[0][i - n_extra].text;
+            len = cases[0][i - n_extra].len;
+        } else {
+            txt = cases[1][i - n_extra - (size_t)n_cases[0]].text;
+            len = cases[1][i - n_extra - (size_t)n_cases[0]].len;
+        }
+        for (int mode = 0; mode < 2; mode++) {
+            ids_t x = enc(a, txt, len, mode == 0, mode == 0);
+            ids_t y = enc(b, txt, len, mode == 0, mode == 0);
+            n_strings++;
+            if (!(x.n == y.n && (x.n == (size_t)-1 || x.n == 0 || !memcmp(x.v, y.v, x.n * sizeof(int32_t))))) {
+                if (n_diff++ < 3) {
+                    fprintf(stderr, "%s: \"%.50s\" differs\n", what, txt);
+                    print_ids("a", x.v, x.n == (size_t)-1 ? 0 : x.n);
+                    print_ids("b", y.v, y.n == (size_t)-1 ? 0 : y.n);
+                }
+            }
+            free(x.v);
+            free(y.v);
+        }
+    }
+    CHECK_MSG(n_diff == 0, "%s: %d of %d encodings differ", what, n_diff, n_strings);
+    int piece_diff = 0;
+    for (int32_t id = 0; id < tok_n_vocab(a) && id < tok_n_vocab(b); id++) {
+        char pa[256], pb[256];
+        int la = tok_piece(a, id, pa, sizeof pa), lb = tok_piece(b, id, pb, sizeof pb);
+        if (la != lb || (la > 0 && memcmp(pa, pb, (size_t)(la < 256 ? la : 256)))) piece_diff++;
+        if (tok_is_special(a, id) != tok_is_special(b, id)) piece_diff++;
+    }
+    CHECK_MSG(piece_diff == 0, "%s: %d pieces differ", what, piece_diff);
+    for (int k = 0; k < 2; k++) free_vocab_cases(cases[k], n_cases[k]);
+}
+
+static char tmp_root[256];
+
+static const char *tmp_path(const char *name) {
+    static char buf[4][512];
+    static int k;
+    if (!tmp_root[0]) {
+        snprintf(tmp_root, sizeof tmp_root, "/tmp/wick_tok_XXXXXX");
+        if (!mkdtemp(tmp_root)) return NULL;
+    }
+    char *b = buf[k++ & 3];
+    snprintf(b, sizeof buf[0], "%s/%s", tmp_root, name);
+    return b;
+}
+
+static tokenizer *via_gguf(const tokenizer *t, const char *name) {
+    wick_error e = {{0}};
+    gguf_writer *w = gguf_writer_new();
+    int rc = tok_write_gguf(t, w, &e);
+    CHECK_MSG(rc == 0, "tok_write_gguf(%s): %s", name, e.msg);
+    const char *path = tmp_path(name);
+    if (rc == 0) {
+        rc = gguf_write(w, path, &e);
+        CHECK_MSG(rc == 0, "gguf_write(%s): %s", name, e.msg);
+    }
+    gguf_writer_free(w);
+    if (rc) return NULL;
+    gguf_file *f = gguf_open(path, &e);
+    CHECK_MSG(f != NULL, "gguf_open(%s): %s", name, e.msg);
+    if (!f) return NULL;
+    tokenizer *r = tok_load_gguf(f, &e);
+    CHECK_MSG(r != NULL, "tok_load_gguf(%s): %s", name, e.msg);
+    gguf_close(f);
+    unlink(path);
+    return r;
+}
+
+static tokenizer *via_hf(const tokenizer *t, const char *name) {
+    wick_error e = {{0}};
+    const char *dir = tmp_path(name);
+    char d[512];
+    snprintf(d, sizeof d, "%s", dir);
+    mkdir(d, 0755);
+    int rc = tok_write_hf(t, d, &e);
+    CHECK_MSG(rc == 0, "tok_write_hf(%s): %s", name, e.msg);
+    if (rc) return NULL;
+    tokenizer *r = tok_load_hf_dir(d, &e);
+    CHECK_MSG(r != NULL, "tok_load_hf_dir(%s): %s", name, e.msg);
+    char p[600];
+    snprintf(p, sizeof p, "%s/tokenizer.json", d);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/tokenizer_config.json", d);
+    unlink(p);
+    rmdir(d);
+    return r;
+}
+
+static void test_roundtrip_qwen3(void) {
+    tokenizer *t = load_hf("tokenizers/qwen3");
+    if (!t) SKIP("qwen3 tokenizer not found");
+    tokenizer *g = via_gguf(t, "qwen3.gguf");
+    if (g) {
+        compare_tokenizers(t, g, "qwen3 -> gguf");
+        int f = run_vocab_cases(g, "qwen2", true);
+        if (f >= 0) CHECK_MSG(f == 0, "qwen3 gguf: %d vocab cases fail", f);
+        tokenizer *h = via_hf(g, "qwen3_from_gguf");
+        if (h) compare_tokenizers(t, h, "qwen3 -> gguf -> hf");
+        tok_free(h);
+    }
+    tokenizer *h = via_hf(t, "qwen3_hf");
+    if (h) compare_tokenizers(t, h, "qwen3 -> hf");
+    tok_free(h);
+    tok_free(g);
+    tok_free(t);
+}
+
+static void test_roundtrip_stories(void) {
+    tokenizer *t = load_hf("models/stories260K/hf");
+    if (!t) SKIP("stories260K hf not found");
+    tokenizer *g = via_gguf(t, "stories.gguf");
+    if (g) {
+        compare_tokenizers(t, g, "stories hf -> gguf");
+        check_stories(g);
+    }
+    tokenizer *h = via_hf(t, "stories_hf");
+    if (h) compare_tokenizers(t, h, "stories hf -> hf");
+    tok_free(h);
+    tok_free(g);
+    /* the real GGUF (scores, no merges) -> tokenizer.json with derived merges */
+    tokenizer *rg = load_gguf_tok("models/stories260K/stories260K-f32.gguf");
+    if (rg) {
+        compare_tokenizers(t, rg, "stories hf vs gguf");
+        tokenizer *rh = via_hf(rg, "stories_from_gguf");
+        if (rh) {
+            compare_tokenizers(rg, rh, "stories gguf -> hf");
+            check_stories(rh);
+        }
+        tokenizer *rgg = via_gguf(rg, "stories_gguf2.gguf");
+        if (rgg) compare_tokenizers(rg, rgg, "stories gguf -> gguf");
+        tok_free(rgg);
+        tok_free(rh);
+    }
+    tok_free(rg);
+    tok_free(t);
+}
+
+static void test_roundtrip_llama_spm(void) {
+    tokenizer *t = load_gguf_tok("tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
+    if (!t) SKIP("llama-spm vocab not found");
+    tokenizer *g = via_gguf(t, "llama_spm.gguf");
+    if (g) compare_tokenizers(t, g, "llama-spm -> gguf");
+    tokenizer *h = via_hf(t, "llama_spm_hf");
+    if (h) {
+        int f = run_vocab_cases(h, "llama-spm", true);
+        CHECK_MSG(f == 0, "llama-spm -> hf: %d vocab cases fail", f);
+    }
+    tok_free(h);
+    tok_free(g);
+    tok_free(t);
+}
+
+static void test_synthetic(void) {
+    wick_error e = {{0}};
+    tokenizer *t = tok_make_synthetic(500, &e);
+    CHECK_MSG(t != NULL, "tok_make_synthetic: %s", e.msg);
+    if (!t) return;
+    CHECK_INT(tok_n_vocab(t), 256 + 500 + 3);
+    CHECK_INT(tok_get_kind(t), TOK_KIND_BPE_BYTELEVEL);
+    CHECK_INT(tok_find(t, "<|endoftext|>"), 756);
+    CHECK_INT(tok_find(t, "<|im_start|>"), 757);
+    CHECK_INT(tok_find(t, "<|im_end|>"), 758);
+    CHECK_INT(tok_eos(t), 756);
+    CHECK_INT(tok_bos(t), -1);
+    CHECK(!tok_adds_bos(t));
+    CHECK(tok_is_special(t, 757));
+    CHECK(tok_chat_template(t) && strstr(tok_chat_template(t), "<|im_start|>"));
+    CHECK_INT(tok_find(t, "\xc4\xa0"), 32); /* byte-level form of ' ' is id 32 */
+    CHECK_INT(tok_find(t, "a"), 'a');
+    /* merges compress English */
+    const char *txt = "Once upon a time there was a small town by the river.";
+    ids_t ids = enc(t, txt, strlen(txt), true, true);
+    CHECK(ids.n > 0 && ids.n < strlen(txt) / 2);
+    char *d = tok_decode(t, ids.v, ids.n, true, &e);
+    CHECK_STR(d, txt);
+    free(d);
+    free(ids.v);
+    ids = enc(t, "<|im_start|> the<|im_end|>", 26, true, true);
+    CHECK(ids.n == 3 && ids.v[0] == 757 && ids.v[1] == tok_find(t, "\xc4\xa0the") && ids.v[2] == 758);
+    free(ids.v);
+    /* deterministic */
+    tokenizer *t2 = tok_make_synthetic(500, &e);
+    if (t2) compare_tokenizers(t, t2, "synthetic twice");
+    tok_free(t2);
+    tokenizer *g = via_gguf(t, "synthetic.gguf");
+    if (g) compare_tokenizers(t, g, "synthetic -> gguf");
+    tokenizer *h = via_hf(t, "synthetic_hf");
+    if (h) compare_tokenizers(t, h, "synthetic -> hf");
+    tok_free(g);
+    tok_free(h);
+    tok_free(t);
+    /* sizes, including beyond what the sample can teach */
+    int sizes[] = {0, 1, 3000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        t = tok_make_synthetic(sizes[i], &e);
+        CHECK_MSG(t != NULL, "tok_make_synthetic(%d): %s", sizes[i], e.msg);
+        if (!t) continue;
+        CHECK_INT(tok_n_vocab(t), 259 + sizes[i]);
+        ids = enc(t, txt, strlen(txt), false, false);
+        d = tok_decode(t, ids.v, ids.n, false, &e);
+        CHECK_STR(d, txt);
+        free(d);
+        free(ids.v);
+        tok_free(t);
+    }
+    CHECK(tok_make_synthetic(-1, &e) == NULL);
+}
+
+/* ------------------------------------------------------ hostile input */
+
+static void test_invalid_utf8(void) {
+    wick_error e = {{0}};
+    tokenizer *t = tok_make_synthetic(100, &e);
+    if (!t) return;
+    const char bad[] = "ab\xff\xfe\xc3(\xe2\x82\xf0\x9f\x98 \xed\xa0\x80 \xc0\xaf end\xf4\x90\x80\x80";
+    ids_t ids = enc(t, bad, sizeof bad - 1, false, false);
+    CHECK(ids.n != (size_t)-1 && ids.n > 0);
+    char *d = tok_decode(t, ids.v, ids.n, false, &e);
+    CHECK(d != NULL && strstr(d, "\xef\xbf\xbd") != NULL && strncmp(d, "ab", 2) == 0);
+    free(d);
+    free(ids.v);
+    /* NUL bytes are text too */
+    ids = enc(t, "a\0b", 3, false, false);
+    d = tok_decode(t, ids.v, ids.n, false, &e);
+    CHECK(ids.n >= 2 && d && d[0] == 'a' && d[1] == 0);
+    free(d);
+    free(ids.v);
+    /* out of range ids */
+    int32_t oob[] = {5, 100000};
+    CHECK(tok_decode(t, oob, 2, false, &e) == NULL);
+    CHECK_INT(tok_piece(t, -1, NULL, 0), -1);
+    /* a long run of whitespace and a long word (no quadratic blow-up, no stack overflow) */
+    size_t n = 1 << 20;
+    char *big = malloc(n);
+    for (size_t i = 0; i < n; i++) big[i] = i < n / 2 ? ' ' : 'a' + (char)(i % 3);
+    ids = enc(t, big, n, false, false);
+    CHECK(ids.n != (size_t)-1 && ids.n > 0);
+    d = tok_decode(t, ids.v, ids.n, false, &e);
+    CHECK(d && strlen(d) == n && !memcmp(d, big, n));
+    free(d);
+    free(ids.v);
+    free(big);
+    tok_free(t);
+    tokenizer *s = load_hf("models/stories260K/hf");
+    if (s) {
+        ids = enc(s, bad, sizeof bad - 1, true, true);
+        CHECK(ids.n != (size_t)-1 && ids.n > 1);
+        free(ids.v);
+        tok_free(s);
+    }
+}
+
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* Handcrafted tokenizer.json files: Metaspace, lstrip/rstrip, unk, errors. */
+static void test_hf_json_variants(void) {
+    const char *dir = tmp_path("variants");
+    char d[512], p[600];
+    snprintf(d, sizeof d, "%s", dir);
+    mkdir(d, 0755);
+    snprintf(p, sizeof p, "%s/tokenizer.json", d);
+    wick_error e = {{0}};
+    const char *ok_json =
+        "{\"added_tokens\":[{\"id\":8,\"content\":\"<mask>\",\"special\":true,\"lstrip\":true,\"rstrip\":false},"
+        "{\"id\":9,\"content\":\"[X]\",\"special\":false,\"lstrip\":false,\"rstrip\":true}],"
+        "\"normalizer\":null,"
+        "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"first\",\"split\":false},"
+        "\"decoder\":{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"first\"},"
+        "\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":false,"
+        "\"vocab\":{\"<unk>\":0,\"<s>\":1,\"</s>\":2,\"\xe2\x96\x81\":3,\"a\":4,\"b\":5,\"\xe2\x96\x81" "a\":6,\"ab\":7},"
+        "\"merges\":[[\"\xe2\x96\x81\",\"a\"],\"a b\"]}}";
+    CHECK(write_file(p, ok_json) == 0);
+    tokenizer *t = tok_load_hf_dir(d, &e);
+    CHECK_MSG(t != NULL, "variant: %s", e.msg);
+    if (t) {
+        CHECK_INT(tok_get_kind(t), TOK_KIND_SPM);
+        CHECK_IDS(t, "a <mask> b", false, 6, 8, 3, 5);
+        CHECK_IDS(t, "ab[X]   ab", false, 6, 5, 9, 7);
+        CHECK_IDS(t, "ccb", false, 3, 0, 5); /* unknown chars fuse into one <unk> */
+        ids_t ids = enc(t, "a b", 3, false, false);
+        char *dd = tok_decode(t, ids.v, ids.n, false, &e);
+        CHECK_STR(dd, "a b");
+        free(dd);
+        free(ids.v);
+        tok_free(t);
+    }
+    static const char *const BAD[] = {
+        "",
+        "{",
+        "[]",
+        "{\"model\":{}}",
+        "{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":\"x\"},\"merges\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-1},\"merges\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":1e12},\"merges\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0.5},\"merges\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[1,2]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"ab\"]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"added_tokens\":[{\"id\":-5,\"content\":\"x\"}]}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"added_tokens\":[{\"id\":1}]}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"normalizer\":{\"type\":\"Bogus\"}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{\"type\":\"Split\","
+        "\"pattern\":{\"Regex\":\"(unclosed\"},\"behavior\":\"Isolated\"}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{\"type\":\"Whitespace\"}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[],\"continuing_subword_prefix\":\"##\"}}",
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        CHECK(write_file(p, BAD[i]) == 0);
+        e.msg[0] = 0;
+        tokenizer *b = tok_load_hf_dir(d, &e);
+        CHECK_MSG(b == NULL && e.msg[0], "bad tokenizer.json %zu loaded", i);
+        tok_free(b);
+    }
+    unlink(p);
+    /* no files at all */
+    CHECK(tok_load_hf_dir(d, &e) == NULL);
+    /* vocab.json + merges.txt with garbage */
+    char pv[600], pm[600];
+    snprintf(pv, sizeof pv, "%s/vocab.json", d);
+    snprintf(pm, sizeof pm, "%s/merges.txt", d);
+    CHECK(write_file(pv, "{\"a\":0,\"b\":1,\"ab\":2}") == 0);
+    CHECK(write_file(pm, "#version: 0.2\na b\n\nnospace\n") == 0);
+    CHECK(tok_load_hf_dir(d, &e) == NULL);
+    CHECK(write_file(pm, "#version: 0.2\na b\n\n") == 0);
+    t = tok_load_hf_dir(d, &e);
+    CHECK_MSG(t != NULL, "vocab+merges: %s", e.msg);
+    tok_free(t);
+    CHECK(write_file(pv, "{\"a\":0,") == 0);
+    CHECK(tok_load_hf_dir(d, &e) == NULL);
+    unlink(pv);
+    unlink(pm);
+    rmdir(d);
+}
+
+static void test_gguf_hostile(void) {
+    struct {
+        const char *model, *pre;
+        int n_tokens, n_scores, n_types;
+        bool merges;
+    } C[] = {
+        {NULL, NULL, 3, 3, 3, false},      {"bert", NULL, 3, 3, 3, false},  {"llama", NULL, 0, 0, 0, false},
+        {"llama", NULL, 3, 2, 3, false},   {"llama", NULL, 3, 3, 5, false}, {"gpt2", "qwen2", 3, 3, 3, false},
+        {"gpt2", "no-such-pre", 3, 3, 3, true},
+    };
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        gguf_writer *w = gguf_writer_new();
+        if (C[i].model) gguf_set_str(w, "tokenizer.ggml.model", C[i].model);
+        if (C[i].pre) gguf_set_str(w, "tokenizer.ggml.pre", C[i].pre);
+        const char *toks[8] = {"a", "b", "ab", "c", "d", "e", "f", "g"};
+        float sc[8] = {0};
+        int32_t ty[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        if (C[i].n_tokens || !C[i].model) gguf_set_arr_str(w, "tokenizer.ggml.tokens", toks, (size_t)C[i].n_tokens);
+        gguf_set_arr_f32(w, "tokenizer.ggml.scores", sc, (size_t)C[i].n_scores);
+        gguf_set_arr_i32(w, "tokenizer.ggml.token_type", ty, (size_t)C[i].n_types);
+        if (C[i].merges) {
+            const char *m[1] = {"a b"};
+            gguf_set_arr_str(w, "tokenizer.ggml.merges", m, 1);
+        }
+        wick_error e = {{0}};
+        const char *path = tmp_path("hostile.gguf");
+        int rc = gguf_write(w, path, &e);
+        gguf_writer_free(w);
+        CHECK_MSG(rc == 0, "gguf_write: %s", e.msg);
+        gguf_file *f = gguf_open(path, &e);
+        if (!f) continue;
+        e.msg[0] = 0;
+        tokenizer *t = tok_load_gguf(f, &e);
+        CHECK_MSG(t == NULL && e.msg[0], "hostile gguf %zu loaded", i);
+        tok_free(t);
+        gguf_close(f);
+        unlink(path);
+    }
+    wick_error e = {{0}};
+    CHECK(tok_load_gguf(NULL, &e) == NULL);
+}
+
 int main(void) {
     RUN(test_stories_hf);
     RUN(test_stories_gguf);
     RUN(test_qwen3_json);
     RUN(test_qwen25_slow);
     RUN(test_llama_cpp_vocabs);
+    RUN(test_roundtrip_qwen3);
+    RUN(test_roundtrip_stories);
+    RUN(test_roundtrip_llama_spm);
+    RUN(test_synthetic);
+    RUN(test_invalid_utf8);
+    RUN(test_hf_json_variants);
+    RUN(test_gguf_hostile);
+    if (tmp_root[0]) rmdir(tmp_root);
     return check_summary("test_tokenizer");
 }
