@@ -203,6 +203,7 @@ static void gguf_hparams(gen *g, const tokenizer *tok) {
     gguf_set_f32(w, KEY("rope.freq_base"), hp->rope_theta);
     gguf_set_u32(w, KEY("rope.dimension_count"), (uint32_t)hp->rot_dim);
     gguf_set_u32(w, KEY("vocab_size"), (uint32_t)g->n_vocab);
+    if (hp->sliding_window) gguf_set_u32(w, KEY("attention.sliding_window"), (uint32_t)hp->sliding_window);
     if (hp->rope_scaling == ROPE_SCALING_LINEAR) {
         gguf_set_str(w, KEY("rope.scaling.type"), "linear");
         gguf_set_f32(w, KEY("rope.scaling.factor"), hp->rope_factor);
@@ -228,6 +229,7 @@ static cJSON *hf_config(const gen *g, const tokenizer *tok) {
     cJSON_AddNumberToObject(c, "rope_theta", hp->rope_theta);
     cJSON_AddNumberToObject(c, "vocab_size", g->n_vocab);
     cJSON_AddBoolToObject(c, "tie_word_embeddings", hp->tied);
+    if (hp->sliding_window) cJSON_AddNumberToObject(c, "sliding_window", hp->sliding_window);
     cJSON_AddStringToObject(c, "hidden_act", "silu");
     cJSON_AddStringToObject(c, "torch_dtype", g->k.dtype == WICK_F32 ? "float32" : g->k.dtype == WICK_F16 ? "float16" : "bfloat16");
     if (tok_bos(tok) >= 0) cJSON_AddNumberToObject(c, "bos_token_id", tok_bos(tok));
@@ -331,6 +333,8 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
     hp->rope_theta = sh->theta;
     hp->rms_eps = sh->eps;
     hp->rope_factor = 1.0f;
+    /* Mistral's sliding-window attention, small enough that tiny test prompts cross it. */
+    if (strcmp(g->arch->name, "mistral") == 0) hp->sliding_window = sh->n_ctx < 8192 ? 16 : 4096;
     /* Qwen models tie the output to the embedding; Llama/Mistral do not. */
     hp->tied = strncmp(g->arch->name, "qwen", 4) == 0;
     const char *rs = p->rope_scaling ? p->rope_scaling : "none";

@@ -26,8 +26,7 @@ import model as refmodel  # noqa: E402
 
 ARCHS = ["llama", "mistral", "qwen2", "qwen3"]
 DTYPES = {"gguf": ["f32", "f16", "bf16", "q8_0", "q4_0"], "hf": ["f32", "f16", "bf16"]}
-PROMPT = ("Once upon a time, a small robot named Pip counted the stars above "
-          "the quiet town every night, and one evening it found a new one.")
+PROMPT = "Once upon a time, a small robot named Pip counted the stars every night."
 F32_TOL = 1e-4
 COS_MIN = 0.999
 
