@@ -510,6 +510,39 @@ static void test_rmsnorm_softmax_silu(void) {
     memcpy(g0, g, sizeof g);
     silu_mul(g, u, 5);
     for (int i = 0; i < 5; i++) CHECK_NEAR(g[i], g0[i] / (1.0 + exp(-g0[i])) * u[i], 1e-6);
+    /* SIMD silu/softmax vs double-precision formulas at every ISA: relative 2e-6 */
+    enum { NS = 1003 };
+    static float gg[NS], uu[NS], g1[NS], sm[NS], sm0[NS];
+    const cpu_isa saved = cpu_isa_active();
+    for (int isa = 0; isa < n_isas(); isa++) {
+        cpu_set_isa((cpu_isa)isa);
+        fill(gg, NS, 30.0f);
+        gg[0] = -100.0f, gg[1] = 100.0f, gg[2] = 0.0f, gg[3] = -88.5f, gg[4] = 89.0f;
+        fill(uu, NS, 2.0f);
+        memcpy(g1, gg, sizeof gg);
+        silu_mul(g1, uu, NS);
+        int bad = 0;
+        for (int i = 0; i < NS; i++) {
+            double ref = gg[i] / (1.0 + exp(-(double)gg[i])) * uu[i];
+            if (!(fabs(g1[i] - ref) <= 2e-6 * fabs(ref) + 1e-30)) bad++;
+        }
+        CHECK_MSG(bad == 0, "silu_mul %s: %d off", cpu_isa_name((cpu_isa)isa), bad);
+        fill(sm, NS, 20.0f);
+        memcpy(sm0, sm, sizeof sm);
+        softmax(sm, NS);
+        double mx = -1e30, z = 0;
+        for (int i = 0; i < NS; i++) mx = fmax(mx, sm0[i]);
+        for (int i = 0; i < NS; i++) z += exp(sm0[i] - mx);
+        bad = 0;
+        for (int i = 0; i < NS; i++) {
+            double ref = exp(sm0[i] - mx) / z;
+            /* + the rounding of x - max in float: 1 ulp of |x - max| */
+            if (!(fabs(sm[i] - ref) <= (2e-6 + 1.2e-7 * fabs(sm0[i] - mx)) * ref + 1e-37)) bad++;
+        }
+        CHECK_MSG(bad == 0, "softmax %s: %d off", cpu_isa_name((cpu_isa)isa), bad);
+    }
+    cpu_set_isa(saved);
+
     float a[3] = {1, 2, 3}, b[3] = {0.5f, -2, 10};
     vec_add(a, b, 3);
     CHECK(a[0] == 1.5f && a[1] == 0.0f && a[2] == 13.0f);
@@ -576,16 +609,17 @@ static void test_attention(void) {
     CHECK(pool != NULL);
     static const int GQA[] = {1, 2, 4};
     static const int WINDOWS[] = {0, 5, 40};
-    static const int HDS[] = {16, 64, 80};
+    static const int HDS[] = {16, 64, 80, 24}; /* 24: not a multiple of 16 (unbatched path) */
+    static const int BSS[] = {16, 7, 32, 256};
     const cpu_isa saved = cpu_isa_active();
     int cases = 0;
     for (int kt = 0; kt < 2; kt++)
         for (int gi = 0; gi < 3; gi++)
             for (int wi = 0; wi < 3; wi++)
-                for (int hi = 0; hi < 3; hi++) {
+                for (int hi = 0; hi < 4; hi++) {
                     const int type = kt ? WICK_F16 : WICK_F32;
                     const int n_kv = 2, n_heads = n_kv * GQA[gi], hd = HDS[hi];
-                    const int bs = (hi == 0) ? 16 : (hi == 1 ? 7 : 32), n_blocks = 24;
+                    const int bs = BSS[(hi + gi + wi) % 4], n_blocks = 24;
                     const int ctx = 100, row = n_kv * hd;
                     const size_t esz = kt ? 2 : 4;
                     /* block table: a random permutation of the pool's blocks */

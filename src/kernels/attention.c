@@ -12,11 +12,14 @@
 #include "kernels/attention.h"
 
 #include <math.h>
+#include <stdalign.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/tensor.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
+#include "kernels/simd_math.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -183,6 +186,193 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
     for (int i = 0; i < D; i++) out[i] = acc[i] * inv;
 }
 
+/* ---- the batched AVX-512 kernel ----
+ *
+ * Up to 16 query vectors that read the same KV head (the heads of a GQA group
+ * and/or several query rows) go through each tile together, so every K and V
+ * row is loaded once per batch. Scores of 16 keys at a time: the keys are
+ * transposed (dims × 16 keys) on the stack, then S[m] += q[m][d]·Kt[d] for
+ * every d — no horizontal sums. The online softmax state (m, l) is per query
+ * vector; p = exp(s - m') is computed 16 lanes at a time with masking for keys
+ * outside a query's range. Needs head_dim % 16 == 0. */
+
+#if WICK_X86
+#define AT512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define AINLINE static inline __attribute__((always_inline))
+#define ATTN_BATCH 16
+
+/* In-register 16×16 transpose of floats. */
+AT512 AINLINE void transpose16(__m512 r[16]) {
+    __m512 t[16], u[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        u[4 * i + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    /* u[4i+k], 128-bit lane L = column 4L+k of rows 4i..4i+3 */
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        __m512 v0 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x44), v1 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xee);
+        __m512 w0 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x44), w1 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xee);
+        r[k] = _mm512_shuffle_f32x4(v0, w0, 0x88);
+        r[4 + k] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
+        r[8 + k] = _mm512_shuffle_f32x4(v1, w1, 0x88);
+        r[12 + k] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
+    }
+}
+
+AT512 AINLINE __m512 load16(const bool f16, const char *p) {
+    if (f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+    return _mm512_loadu_ps((const float *)p);
+}
+
+typedef struct attn_batch {
+    int M;                        /* real query vectors, <= ATTN_BATCH */
+    const float *q[ATTN_BATCH];   /* head_dim floats each */
+    float *out[ATTN_BATCH];
+    int32_t start[ATTN_BATCH], end[ATTN_BATCH]; /* key positions [start, end] */
+} attn_batch;
+
+typedef struct attn_scratch {
+    alignas(64) float qs[ATTN_BATCH][ATTN_MAX];      /* q * scale */
+    alignas(64) float acc[ATTN_BATCH][ATTN_MAX];
+    alignas(64) float sc[ATTN_BATCH][ATTN_MAX + 16]; /* scores, then probabilities, of one tile */
+    alignas(64) float kt[ATTN_MAX][16];              /* 16 keys, transposed */
+} attn_scratch;
+
+AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_params *p,
+                                  const attn_kv *kv, int kvh, const attn_batch *b,
+                                  attn_scratch *w) {
+    const int D = p->head_dim, bs = kv->block_size, nD = D / 16;
+    const size_t esz = f16 ? 2 : 4, row_bytes = (size_t)kv->row_elems * esz;
+    const char *kb = (const char *)kv->k + (size_t)kvh * D * esz;
+    const char *vb = (const char *)kv->v + (size_t)kvh * D * esz;
+    float mrun[ATTN_BATCH], lrun[ATTN_BATCH], alpha[ATTN_BATCH];
+    int32_t st[ATTN_BATCH], en[ATTN_BATCH];
+    int32_t lo = INT32_MAX, hi = -1;
+    const __m512 vscale = _mm512_set1_ps(p->scale);
+    for (int m = 0; m < MM; m++) {
+        const int src = m < b->M ? m : b->M - 1; /* padding repeats the last vector */
+        st[m] = b->start[src], en[m] = b->end[src];
+        if (st[m] < lo) lo = st[m];
+        if (en[m] > hi) hi = en[m];
+        for (int d = 0; d < D; d += 16) {
+            _mm512_store_ps(&w->qs[m][d], _mm512_mul_ps(_mm512_loadu_ps(b->q[src] + d), vscale));
+            _mm512_store_ps(&w->acc[m][d], _mm512_setzero_ps());
+        }
+        mrun[m] = -INFINITY, lrun[m] = 0.0f;
+    }
+    for (int32_t p0 = lo; p0 <= hi;) {
+        const int32_t blk_end = (p0 / bs + 1) * bs;
+        const int32_t end = blk_end < hi + 1 ? blk_end : hi + 1;
+        const int cnt = end - p0;
+        const int64_t r0 = kv_row(kv, p0);
+        /* scores S[m][t] for t < cnt, 16 keys at a time */
+        for (int t0 = 0; t0 < cnt; t0 += 16) {
+            const int nt = cnt - t0 < 16 ? cnt - t0 : 16;
+            for (int d0 = 0; d0 < D; d0 += 16) {
+                __m512 r[16];
+#pragma GCC unroll 16
+                for (int t = 0; t < 16; t++)
+                    r[t] = load16(f16, kb + (size_t)(r0 + t0 + (t < nt ? t : 0)) * row_bytes + d0 * esz);
+                transpose16(r);
+#pragma GCC unroll 16
+                for (int i = 0; i < 16; i++) _mm512_store_ps(w->kt[d0 + i], r[i]);
+            }
+            __m512 S[ATTN_BATCH];
+#pragma GCC unroll 16
+            for (int m = 0; m < MM; m++) S[m] = _mm512_setzero_ps();
+            for (int d = 0; d < D; d++) {
+                const __m512 kd = _mm512_load_ps(w->kt[d]);
+#pragma GCC unroll 16
+                for (int m = 0; m < MM; m++) S[m] = _mm512_fmadd_ps(_mm512_set1_ps(w->qs[m][d]), kd, S[m]);
+            }
+#pragma GCC unroll 16
+            for (int m = 0; m < MM; m++) _mm512_storeu_ps(&w->sc[m][t0], S[m]);
+        }
+        /* online softmax update per query vector */
+        for (int m = 0; m < MM; m++) {
+            const int a = (st[m] > p0 ? st[m] : p0) - p0;
+            const int z = (en[m] < end - 1 ? en[m] : end - 1) - p0; /* inclusive */
+            if (z < a) { /* no key of this tile in range */
+                alpha[m] = 1.0f;
+                for (int t0 = 0; t0 < cnt; t0 += 16) _mm512_storeu_ps(&w->sc[m][t0], _mm512_setzero_ps());
+                continue;
+            }
+            __m512 vmax = _mm512_set1_ps(-INFINITY);
+            for (int t0 = 0; t0 < cnt; t0 += 16) {
+                const int la = a - t0 > 0 ? a - t0 : 0, lz = z - t0 < 15 ? z - t0 : 15;
+                if (lz < la) continue;
+                const __mmask16 k = (__mmask16)(((2u << lz) - 1) & ~((1u << la) - 1));
+                vmax = _mm512_mask_max_ps(vmax, k, vmax, _mm512_loadu_ps(&w->sc[m][t0]));
+            }
+            const float tmax = _mm512_reduce_max_ps(vmax);
+            const float m_new = tmax > mrun[m] ? tmax : mrun[m];
+            alpha[m] = expf(mrun[m] - m_new);
+            const __m512 vm = _mm512_set1_ps(m_new);
+            __m512 vsum = _mm512_setzero_ps();
+            for (int t0 = 0; t0 < cnt; t0 += 16) {
+                const int la = a - t0 > 0 ? a - t0 : 0, lz = z - t0 < 15 ? z - t0 : 15;
+                const __mmask16 k = lz < la ? 0 : (__mmask16)(((2u << lz) - 1) & ~((1u << la) - 1));
+                const __m512 e = _mm512_maskz_mov_ps(k, exp512(_mm512_sub_ps(_mm512_loadu_ps(&w->sc[m][t0]), vm)));
+                _mm512_storeu_ps(&w->sc[m][t0], e);
+                vsum = _mm512_add_ps(vsum, e);
+            }
+            lrun[m] = lrun[m] * alpha[m] + _mm512_reduce_add_ps(vsum);
+            mrun[m] = m_new;
+        }
+        /* acc = alpha·acc + Σ_t p_t·v_t, 16 dims at a time */
+        for (int j = 0; j < nD; j++) {
+            __m512 A[ATTN_BATCH];
+#pragma GCC unroll 16
+            for (int m = 0; m < MM; m++) A[m] = _mm512_mul_ps(_mm512_load_ps(&w->acc[m][16 * j]), _mm512_set1_ps(alpha[m]));
+            for (int t = 0; t < cnt; t++) {
+                const __m512 v = load16(f16, vb + (size_t)(r0 + t) * row_bytes + 16 * j * esz);
+#pragma GCC unroll 16
+                for (int m = 0; m < MM; m++) A[m] = _mm512_fmadd_ps(_mm512_set1_ps(w->sc[m][t]), v, A[m]);
+            }
+#pragma GCC unroll 16
+            for (int m = 0; m < MM; m++) _mm512_store_ps(&w->acc[m][16 * j], A[m]);
+        }
+        p0 = end;
+    }
+    for (int m = 0; m < b->M && m < MM; m++) {
+        const __m512 inv = _mm512_set1_ps(lrun[m] > 0.0f ? 1.0f / lrun[m] : 0.0f);
+        for (int d = 0; d < D; d += 16) _mm512_storeu_ps(b->out[m] + d, _mm512_mul_ps(_mm512_load_ps(&w->acc[m][d]), inv));
+    }
+}
+
+AT512 static void attend_batch_avx512(const attn_params *p, const attn_kv *kv, int kvh,
+                                      const attn_batch *b) {
+    attn_scratch w;
+    const bool f16 = kv->type == WICK_F16;
+#define ATTN_CASE(MM)                                                  \
+    if (f16) attend_batch_t(MM, true, p, kv, kvh, b, &w);             \
+    else attend_batch_t(MM, false, p, kv, kvh, b, &w);
+    if (b->M <= 1) { ATTN_CASE(1) }
+    else if (b->M <= 2) { ATTN_CASE(2) }
+    else if (b->M <= 4) { ATTN_CASE(4) }
+    else if (b->M <= 8) { ATTN_CASE(8) }
+    else { ATTN_CASE(16) }
+#undef ATTN_CASE
+}
+#endif
+
+/* ---- work split ----
+ * Work items are (query row, head) pairs, ordered (KV head, row, head within
+ * the group) so that consecutive items read the same K/V; each thread takes a
+ * contiguous range and, on AVX-512, runs it in batches of up to 16 items that
+ * share a KV head. */
+
 typedef struct attn_job {
     const attn_params *p;
     const float *q;
@@ -191,25 +381,53 @@ typedef struct attn_job {
     const attn_kv *kv;
     float *out;
     attn_ops ops;
+    bool batched;
 } attn_job;
 
 static void attn_task(void *arg, int ith, int nth) {
     const attn_job *j = arg;
     const attn_params *p = j->p;
     const int group = p->n_heads / p->n_kv_heads;
+    const int64_t per_kvh = (int64_t)j->n_q * group;
     int64_t lo, hi;
-    pool_split((int64_t)j->n_q * p->n_heads, ith, nth, 1, &lo, &hi);
-    for (int64_t w = lo; w < hi; w++) {
-        const int i = (int)(w / p->n_heads), h = (int)(w % p->n_heads);
+    pool_split(per_kvh * p->n_kv_heads, ith, nth, 1, &lo, &hi);
+    for (int64_t w = lo; w < hi;) {
+        const int kvh = (int)(w / per_kvh);
+        const int64_t in_kvh = w % per_kvh;
+        const int i = (int)(in_kvh / group), h = kvh * group + (int)(in_kvh % group);
         const int64_t off = ((int64_t)i * p->n_heads + h) * p->head_dim;
-        attend_one(&j->ops, p, j->q + off, j->pos[i], j->kv, h / group, j->out + off);
+#if WICK_X86
+        if (j->batched) {
+            attn_batch b;
+            b.M = 0;
+            const int64_t stop = (kvh + 1) * per_kvh < hi ? (kvh + 1) * per_kvh : hi;
+            for (; w < stop && b.M < ATTN_BATCH; w++) {
+                const int64_t e = w % per_kvh;
+                const int ii = (int)(e / group), hh = kvh * group + (int)(e % group);
+                const int64_t o = ((int64_t)ii * p->n_heads + hh) * p->head_dim;
+                const int32_t pos = j->pos[ii];
+                b.q[b.M] = j->q + o;
+                b.out[b.M] = j->out + o;
+                b.end[b.M] = pos;
+                b.start[b.M] = p->window > 0 && pos - p->window + 1 > 0 ? pos - p->window + 1 : 0;
+                b.M++;
+            }
+            attend_batch_avx512(p, j->kv, kvh, &b);
+            continue;
+        }
+#endif
+        attend_one(&j->ops, p, j->q + off, j->pos[i], j->kv, kvh, j->out + off);
+        w++;
     }
 }
 
 void attention(wick_pool *pool, const attn_params *p, const float *q, int n_q,
                const int32_t *pos, const attn_kv *kv, float *out) {
     if (n_q <= 0) return;
-    attn_job j = {p, q, n_q, pos, kv, out, pick_ops()};
+    attn_job j = {p, q, n_q, pos, kv, out, pick_ops(), false};
+#if WICK_X86
+    j.batched = cpu_isa_active() >= ISA_AVX512 && p->head_dim % 16 == 0;
+#endif
     if ((int64_t)n_q * p->n_heads < 2) pool = NULL;
     pool_run(pool, attn_task, &j);
 }

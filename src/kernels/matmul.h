@@ -27,7 +27,8 @@ void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float 
  * f32). Uses the pool's threads when n*cols is large (pool may be NULL). */
 void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq);
 /* Recompute the per-block data from the Q8_0 blocks already in xq (for
- * callers that fill the blocks themselves, e.g. tests). */
+ * callers that fill the blocks themselves, e.g. tests; quants must lie in
+ * [-127, 127], as quantize_row's do). */
 void matmul_xq_finish(void *xq, int n, int cols);
 
 /* Row-range entry points used by matmul() and by tests comparing ISAs:

@@ -15,8 +15,10 @@
  * Each block costs one int->float conversion and one FMA per 16 rows, and
  * each repacked vector is reused by every token (up to 8 per register tile).
  * The repack is an 8×8 dword transpose (Q8_0) / 4×4 transpose plus nibble
- * split (Q4_0) in registers. Integer sums are exact; only the float
- * accumulation order differs from the scalar kernel. */
+ * split (Q4_0) in registers. With at most FUSED_MAX_N tokens (decode) the
+ * transposed block is used straight from registers, no buffer. Integer sums
+ * are exact; only the float accumulation order differs from the scalar
+ * kernel. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -140,20 +142,29 @@ T512 INLINE void transpose_8x8_halves(__m512i R[8], __m512i G[8]) {
     }
 }
 
-/* 16 fp16 scales (one per row) → f32 vector. */
-T512 INLINE __m512 gather_scales(const char *const rows[16], size_t boff) {
-    alignas(32) uint16_t h[16];
-#pragma GCC unroll 16
-    for (int r = 0; r < 16; r++) memcpy(&h[r], rows[r] + boff, 2);
-    return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)h));
+/* The 16 rows' fp16 scales of one block as f32, assembled in general
+ * registers (a vector load of 16 separate narrow stores would stall). */
+T512 INLINE __m512 load_scales(const char *const rows[16], size_t boff) {
+    uint64_t q[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        uint16_t h0, h1, h2, h3;
+        memcpy(&h0, rows[4 * j] + boff, 2);
+        memcpy(&h1, rows[4 * j + 1] + boff, 2);
+        memcpy(&h2, rows[4 * j + 2] + boff, 2);
+        memcpy(&h3, rows[4 * j + 3] + boff, 2);
+        q[j] = (uint64_t)h0 | (uint64_t)h1 << 16 | (uint64_t)h2 << 32 | (uint64_t)h3 << 48;
+    }
+    const __m128i lo = _mm_set_epi64x((long long)q[1], (long long)q[0]);
+    const __m128i hi = _mm_set_epi64x((long long)q[3], (long long)q[2]);
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
 }
 
-/* Repack blocks [b0, b0+nbk) of 16 rows (row pointers at block 0). */
-T512 static void pack_q8_0(const char *const rows[16], int b0, int nbk, qpack *pk) {
-    const __m512i bias = _mm512_set1_epi8((char)0x80);
-    for (int kb = 0; kb < nbk; kb++) {
-        const size_t boff = (size_t)(b0 + kb) * sizeof(block_q8_0);
-        __m512i R[8], G[8];
+/* One block of 16 rows in the packed form: G[g] lane i = bytes 4g..4g+3 of
+ * row i as unsigned values (Q8_0: q + 128; Q4_0: the nibbles). */
+T512 INLINE void load_tile(const int wt, const char *const rows[16], size_t boff, __m512i G[8]) {
+    if (wt == WICK_Q8_0) {
+        __m512i R[8];
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
             __m256i a = _mm256_loadu_si256((const __m256i *)(rows[k] + boff + 2));
@@ -161,38 +172,57 @@ T512 static void pack_q8_0(const char *const rows[16], int b0, int nbk, qpack *p
             R[k] = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
         }
         transpose_8x8_halves(R, G);
+        const __m512i bias = _mm512_set1_epi8((char)0x80);
 #pragma GCC unroll 8
-        for (int g = 0; g < 8; g++) _mm512_store_si512((__m512i *)pk->q[kb][g], _mm512_xor_si512(G[g], bias));
-        _mm512_store_ps(pk->d[kb], gather_scales(rows, boff));
+        for (int g = 0; g < 8; g++) G[g] = _mm512_xor_si512(G[g], bias);
+        return;
+    }
+    /* Q4_0: A[k] = rows k, k+4, k+8, k+12 (16 bytes = 4 dwords each) */
+    __m512i A[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(rows[k] + boff + 2)));
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 4] + boff + 2)), 1);
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 8] + boff + 2)), 2);
+        A[k] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 12] + boff + 2)), 3);
+    }
+    /* 4×4 dword transpose inside each 128-bit lane: Q[j] lane i = dword j of row i */
+    const __m512i t0 = _mm512_unpacklo_epi32(A[0], A[1]), t1 = _mm512_unpackhi_epi32(A[0], A[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(A[2], A[3]), t3 = _mm512_unpackhi_epi32(A[2], A[3]);
+    const __m512i Q[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+                          _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+    /* dword j holds elements 4j..4j+3 (low nibbles) and 16+4j.. (high nibbles) */
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        G[j] = _mm512_and_si512(Q[j], m4);
+        G[j + 4] = _mm512_and_si512(_mm512_srli_epi16(Q[j], 4), m4);
     }
 }
 
-T512 static void pack_q4_0(const char *const rows[16], int b0, int nbk, qpack *pk) {
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
+/* Repack blocks [b0, b0+nbk) of 16 rows (row pointers at block 0). */
+T512 INLINE void pack_chunk(const int wt, const char *const rows[16], int b0, int nbk, qpack *pk) {
+    const size_t bb = wt == WICK_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
     for (int kb = 0; kb < nbk; kb++) {
-        const size_t boff = (size_t)(b0 + kb) * sizeof(block_q4_0);
-        /* A[k] = rows k, k+4, k+8, k+12 (16 bytes = 4 dwords each) */
-        __m512i A[4];
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(rows[k] + boff + 2)));
-            v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 4] + boff + 2)), 1);
-            v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 8] + boff + 2)), 2);
-            A[k] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[k + 12] + boff + 2)), 3);
-        }
-        /* 4×4 dword transpose inside each 128-bit lane: Q[j] lane i = dword j of row i */
-        __m512i t0 = _mm512_unpacklo_epi32(A[0], A[1]), t1 = _mm512_unpackhi_epi32(A[0], A[1]);
-        __m512i t2 = _mm512_unpacklo_epi32(A[2], A[3]), t3 = _mm512_unpackhi_epi32(A[2], A[3]);
-        __m512i Q[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
-                        _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
-        /* dword j holds elements 4j..4j+3 (low nibbles) and 16+4j.. (high nibbles) */
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            _mm512_store_si512((__m512i *)pk->q[kb][j], _mm512_and_si512(Q[j], m4));
-            _mm512_store_si512((__m512i *)pk->q[kb][j + 4], _mm512_and_si512(_mm512_srli_epi16(Q[j], 4), m4));
-        }
-        _mm512_store_ps(pk->d[kb], gather_scales(rows, boff));
+        const size_t boff = (size_t)(b0 + kb) * bb;
+        __m512i G[8];
+        load_tile(wt, rows, boff, G);
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) _mm512_store_si512((__m512i *)pk->q[kb][g], G[g]);
+        _mm512_store_ps(pk->d[kb], load_scales(rows, boff));
     }
+}
+
+/* Σ over the 8 groups of one block: is = -off·Σx + Σ_g dpbusd(G[g], x group g). */
+T512 INLINE __m512i block_dot(const __m512i G[8], const block_q8_0 *xb, int32_t xsum, int off) {
+    __m512i is = _mm512_set1_epi32(-off * xsum);
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; g++) {
+        int32_t xg;
+        memcpy(&xg, xb->qs + 4 * g, 4);
+        is = _mm512_dpbusd_epi32(is, G[g], _mm512_set1_epi32(xg));
+    }
+    return is;
 }
 
 /* One tile: the 16 packed rows × C tokens over nbk blocks. y[c] points at
@@ -226,11 +256,37 @@ T512 INLINE void qtile(const int C, const qpack *pk, int nbk, const block_q8_0 *
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
 }
 
-T512 static void qrows(int wtype, const void *w, int cols, const void *xq, int n, float *y,
+/* Few tokens (decode): no repacking buffer; each 16-row block is transposed
+ * in registers and used at once by the C <= 3 tokens. */
+T512 INLINE void qfused(const int wt, const int C, const char *const rows[16], int nb,
+                        const block_q8_0 *const xb[3], const int32_t *const xs[3],
+                        const float *const xd[3], float *const yp[3], __mmask16 m) {
+    const size_t bb = wt == WICK_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
+    const int off = wt == WICK_Q8_0 ? 128 : 8;
+    __m512 acc[3];
+#pragma GCC unroll 3
+    for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
+    for (int b = 0; b < nb; b++) {
+        __m512i G[8];
+        load_tile(wt, rows, (size_t)b * bb, G);
+        const __m512 dw = load_scales(rows, (size_t)b * bb);
+#pragma GCC unroll 3
+        for (int c = 0; c < C; c++) {
+            const __m512i is = block_dot(G, xb[c] + b, xs[c][b], off);
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(dw, _mm512_set1_ps(xd[c][b])), acc[c]);
+        }
+    }
+#pragma GCC unroll 3
+    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
+}
+
+#define FUSED_MAX_N 3 /* up to this many tokens, skip the repacking buffer */
+
+T512 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, int n, float *y,
                        int ldy, int r0, int r1) {
     const int nb = cols / WICK_QK;
-    const size_t rb = dtype_row_bytes(wtype, cols);
-    const int off = wtype == WICK_Q8_0 ? 128 : 8;
+    const size_t rb = dtype_row_bytes(wt, cols);
+    const int off = wt == WICK_Q8_0 ? 128 : 8;
     const block_q8_0 *xblocks = xq;
     const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
     const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
@@ -240,10 +296,24 @@ T512 static void qrows(int wtype, const void *w, int cols, const void *xq, int n
         const __mmask16 m = (__mmask16)((1u << nr) - 1);
         const char *rows[16];
         for (int r = 0; r < 16; r++) rows[r] = (const char *)w + (size_t)(rt + (r < nr ? r : nr - 1)) * rb;
+        if (n <= FUSED_MAX_N) {
+            const block_q8_0 *xb[3];
+            const int32_t *xs[3];
+            const float *xd[3];
+            float *yp[3];
+            for (int c = 0; c < 3; c++) {
+                const int i = c < n ? c : 0;
+                xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
+                yp[c] = y + (size_t)i * ldy + rt;
+            }
+            if (n == 1) qfused(wt, 1, rows, nb, xb, xs, xd, yp, m);
+            else if (n == 2) qfused(wt, 2, rows, nb, xb, xs, xd, yp, m);
+            else qfused(wt, 3, rows, nb, xb, xs, xd, yp, m);
+            continue;
+        }
         for (int b0 = 0; b0 < nb; b0 += KC) {
             const int nbk = nb - b0 < KC ? nb - b0 : KC;
-            if (wtype == WICK_Q8_0) pack_q8_0(rows, b0, nbk, &pk);
-            else pack_q4_0(rows, b0, nbk, &pk);
+            pack_chunk(wt, rows, b0, nbk, &pk);
             for (int i = 0; i < n; i += 8) {
                 const int C = n - i < 8 ? n - i : 8;
                 const block_q8_0 *xb[8];
@@ -277,8 +347,8 @@ T512 void mm_rows_avx512(int wtype, const void *w, int cols, const float *x, con
     case WICK_F32: frows(WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
     case WICK_F16: frows(WICK_F16, w, cols, x, n, y, ldy, r0, r1); break;
     case WICK_BF16: frows(WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_Q8_0:
-    case WICK_Q4_0: qrows(wtype, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q8_0: qrows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q4_0: qrows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1); break;
     default: break;
     }
 }

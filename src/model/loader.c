@@ -2,6 +2,7 @@
  * hyperparameters, bind every weight tensor by role (checking type and
  * shape), load the tokenizer and generation defaults. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ typedef struct loader {
 static const wick_tensor *find_tensor(const wick_model *m, const char *name) {
     return m->format == FORMAT_GGUF ? gguf_find_tensor(m->gguf, name) : st_find_tensor(m->st, name);
 }
+
+static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t);
 
 /* Bind tensor `role` (layer il) and check its shape {ne0, ne1} (ne1 = 0 for a
  * vector). Returns NULL with err set if required and absent or malformed;
@@ -56,7 +59,43 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
                   name, (long long)t->ne[0], dtype_name(t->type), L->path);
         return NULL;
     }
-    return t;
+    return aligned_tensor(L, t);
+}
+
+/* Keep p (malloc'd) until the model is freed; NULL if p is NULL or on OOM. */
+static void *own(wick_model *m, void *p) {
+    if (!p) return NULL;
+    if (m->n_owned == m->cap_owned) {
+        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
+        void **o = realloc(m->owned, (size_t)cap * sizeof *o);
+        if (!o) {
+            free(p);
+            return NULL;
+        }
+        m->owned = o;
+        m->cap_owned = cap;
+    }
+    m->owned[m->n_owned++] = p;
+    return p;
+}
+
+/* Safetensors may place a tensor at an offset that is not a multiple of its
+ * element size; kernels read whole elements, so such a tensor gets an
+ * aligned copy the model owns. */
+static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t) {
+    size_t elem = dtype_block_bytes(t->type);
+    if (t->type == WICK_Q8_0 || t->type == WICK_Q4_0) elem = 2;
+    if ((uintptr_t)t->data % elem == 0) return t;
+    wick_tensor *copy = own(L->m, malloc(sizeof *copy));
+    void *data = own(L->m, aligned_alloc(64, (t->nbytes + 63) & ~(size_t)63));
+    if (!copy || !data) {
+        wick_fail(L->err, "out of memory");
+        return NULL;
+    }
+    memcpy(data, t->data, t->nbytes);
+    *copy = *t;
+    copy->data = data;
+    return copy;
 }
 
 /* An f32 copy of a vector tensor, owned by the model. */
@@ -67,26 +106,13 @@ static const float *bind_vec(loader *L, tensor_role role, int il, int64_t n, boo
         if (required || L->err->msg[0]) *failed = true;
         return NULL;
     }
-    wick_model *m = L->m;
-    if (m->n_owned == m->cap_owned) {
-        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
-        float **o = realloc(m->owned, (size_t)cap * sizeof *o);
-        if (!o) {
-            wick_fail(L->err, "out of memory");
-            *failed = true;
-            return NULL;
-        }
-        m->owned = o;
-        m->cap_owned = cap;
-    }
-    float *v = malloc((size_t)n * sizeof *v);
+    float *v = own(L->m, malloc((size_t)n * sizeof *v));
     if (!v) {
         wick_fail(L->err, "out of memory");
         *failed = true;
         return NULL;
     }
     dequantize_row(t->type, t->data, v, n);
-    m->owned[m->n_owned++] = v;
     return v;
 }
 
@@ -183,15 +209,11 @@ static void add_eog(wick_model *m, int32_t id) {
     if (m->n_eog < WICK_MAX_EOG) m->eog[m->n_eog++] = id;
 }
 
-/* EOS plus the end-of-turn specials chat models stop at. */
+/* The tokenizer's end-of-generation ids (EOS and end-of-turn specials). */
 static void collect_eog(wick_model *m) {
-    static const char *const END_TEXTS[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>",
-                                            "<|end_of_text|>", "<|end|>", "<end_of_turn>", "<|eom_id|>"};
     add_eog(m, tok_eos(m->tok));
-    for (size_t i = 0; i < sizeof END_TEXTS / sizeof END_TEXTS[0]; i++) {
-        int32_t id = tok_find(m->tok, END_TEXTS[i]);
-        if (id >= 0 && tok_is_special(m->tok, id)) add_eog(m, id);
-    }
+    for (int32_t id = 0; id < tok_n_vocab(m->tok); id++)
+        if (tok_is_eog(m->tok, id)) add_eog(m, id);
 }
 
 static int read_generation_config(wick_model *m, const char *dir, wick_error *err) {

@@ -48,7 +48,7 @@ struct wick_model {
     int64_t n_params;
     size_t weight_bytes;
 
-    float **owned; /* f32 copies of small tensors */
+    void **owned; /* allocations the model frees: f32 vectors, realigned tensors */
     int n_owned, cap_owned;
 };
 

@@ -97,10 +97,41 @@ static int emit(tok_ids *out, int32_t id, wick_error *err) {
     return 0;
 }
 
+static int encode_chunk(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
+                        wick_error *err);
+
+/* Is the character at p (k bytes) a token by itself? (rank mode: an unknown
+ * character becomes <unk> or bytes, which may fuse with a neighbour) */
+static bool char_known(const tokenizer *t, const char *p, size_t k) {
+    return t->model == MODEL_BPE_SCORE || tok_find_n(t, p, k) >= 0;
+}
+
 int tok_bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
-                     wick_error *err) {
+                         wick_error *err) {
     if (n == 0) return 0;
     if (n > UINT32_MAX / 4) return wick_fail(err, "tokenizer: text piece too long");
+    if (!t->chunking || n < 64 || t->ignore_merges) return encode_chunk(t, s, p, n, out, err);
+    /* cut between characters whose bigram occurs in no token */
+    size_t start = 0, i = 0;
+    uint32_t prev = 0;
+    bool prev_known = false;
+    while (i < n) {
+        uint32_t cp;
+        size_t k = (size_t)tok_utf8_decode(p + i, n - i, &cp);
+        bool known = char_known(t, p + i, k);
+        if (i > start && prev_known && known && !tok_joint_has(t, prev, cp)) {
+            if (encode_chunk(t, s, p + start, i - start, out, err)) return -1;
+            start = i;
+        }
+        prev = cp;
+        prev_known = known;
+        i += k;
+    }
+    return encode_chunk(t, s, p + start, n - start, out, err);
+}
+
+static int encode_chunk(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
+                        wick_error *err) {
 
     /* byte-level: one byte is one token */
     if (t->byte_level && n == 1) {

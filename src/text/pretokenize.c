@@ -129,7 +129,7 @@ int tok_pre_compile(tok_pre *p, wick_error *err) {
     switch (p->kind) {
     case PRE_SPLIT:
         src = p->pattern;
-        if (!p->pattern_is_regex) opts |= PCRE2_LITERAL;
+        if (!p->pattern_is_regex) opts = PCRE2_UTF | PCRE2_LITERAL;
         if (!src || !*src) return wick_fail(err, "tokenizer: empty Split pattern");
         break;
     case PRE_BYTELEVEL:
@@ -222,7 +222,23 @@ static int next_match(const pcre2_code *re, tok_scratch *s, const char *subj, si
     return 1;
 }
 
-/* Split each piece of in by re with the given behavior; text is unchanged. */
+static int push_seg(tok_scratch *s, size_t a, size_t b, bool is_match) {
+    if (s->n_seg == s->seg_cap) {
+        size_t nc = s->seg_cap ? s->seg_cap * 2 : 64;
+        size_t *ns = realloc(s->seg, nc * 3 * sizeof *ns);
+        if (!ns) return -1;
+        s->seg = ns;
+        s->seg_cap = nc;
+    }
+    s->seg[3 * s->n_seg] = a;
+    s->seg[3 * s->n_seg + 1] = b;
+    s->seg[3 * s->n_seg + 2] = is_match;
+    s->n_seg++;
+    return 0;
+}
+
+/* Split each piece of in by re with the given behavior (Hugging Face's
+ * SplitDelimiterBehavior); the text is unchanged. */
 static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert, tok_piece_list *in,
                       tok_piece_list *out, tok_scratch *s, wick_error *err) {
     out->n = 0;
@@ -231,64 +247,55 @@ static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert,
     for (size_t i = 0; i < in->n; i++) {
         size_t po = in->p[2 * i], pn = in->p[2 * i + 1];
         const char *subj = in->buf + po;
-        size_t pos = 0;      /* scanned up to here */
-        bool have = false;         /* a piece of this input piece was emitted */
-        bool pending_next = false; /* MERGED_NEXT: a delimiter waits for the next piece */
-        bool last_was_match = false;
-        size_t start = 0;
-        for (;;) {
-            size_t ms = pn, me = pn;
-            int r = start <= pn ? next_match(re, s, subj, pn, start, &ms, &me, err) : 0;
+        /* 1. segments: gaps and matches, in order, each non-empty */
+        s->n_seg = 0;
+        size_t pos = 0, start = 0;
+        while (start <= pn) {
+            size_t ms = 0, me = 0;
+            int r = next_match(re, s, subj, pn, start, &ms, &me, err);
             if (r < 0) return -1;
-            if (r == 1 && me == ms) { /* empty match: step over one character */
-                start = ms + (ms < pn ? (size_t)tok_utf8_len((unsigned char)subj[ms]) : 1);
-                if (start > pn) r = 0;
-                else continue;
+            if (r == 0) break;
+            if (me == ms) { /* empty match: step over one character */
+                if (ms >= pn) break;
+                start = ms + (size_t)tok_utf8_len((unsigned char)subj[ms]);
+                continue;
             }
-            if (r == 0) ms = me = pn;
-            /* two segments: the gap [pos, ms) and the match [ms, me) */
-            for (int seg = 0; seg < 2; seg++) {
-                size_t a = seg == 0 ? pos : ms, b = seg == 0 ? ms : me;
-                if (a >= b) continue;
-                bool is_match = (seg == 1) != invert;
-                switch (beh) {
-                case SPLIT_REMOVED:
-                    if (!is_match && pl_push(out, po + a, b - a)) goto oom;
-                    break;
-                case SPLIT_ISOLATED:
-                    if (pl_push(out, po + a, b - a)) goto oom;
-                    break;
-                case SPLIT_CONTIGUOUS:
-                    if (is_match && last_was_match && have) {
-                        out->p[2 * (out->n - 1) + 1] = po + b - out->p[2 * (out->n - 1)];
-                    } else if (pl_push(out, po + a, b - a)) {
-                        goto oom;
-                    }
-                    have = true;
-                    break;
-                case SPLIT_MERGED_PREV:
-                    if (is_match && have) {
-                        out->p[2 * (out->n - 1) + 1] = po + b - out->p[2 * (out->n - 1)];
-                    } else if (pl_push(out, po + a, b - a)) {
-                        goto oom;
-                    }
-                    have = true;
-                    break;
-                case SPLIT_MERGED_NEXT:
-                    if (pending_next) {
-                        out->p[2 * (out->n - 1) + 1] = po + b - out->p[2 * (out->n - 1)];
-                        pending_next = false;
-                    } else if (pl_push(out, po + a, b - a)) {
-                        goto oom;
-                    }
-                    if (is_match) pending_next = true;
-                    break;
+            if (ms > pos && push_seg(s, pos, ms, invert)) goto oom;
+            if (push_seg(s, ms, me, !invert)) goto oom;
+            pos = start = me;
+        }
+        if (pn > pos && push_seg(s, pos, pn, invert)) goto oom;
+        /* 2. combine them */
+        size_t first = out->n;
+        bool prev_match = false;
+        for (size_t k = 0; k < s->n_seg; k++) {
+            size_t a = s->seg[3 * k], b = s->seg[3 * k + 1];
+            bool m = s->seg[3 * k + 2] != 0;
+            bool extend = false; /* extend the last output piece of this input piece to b */
+            switch (beh) {
+            case SPLIT_REMOVED:
+                if (m) {
+                    prev_match = m;
+                    continue;
                 }
-                last_was_match = is_match;
+                break;
+            case SPLIT_ISOLATED: break;
+            case SPLIT_CONTIGUOUS: extend = m == prev_match && out->n > first; break;
+            case SPLIT_MERGED_PREV: extend = m && !prev_match && out->n > first; break;
+            case SPLIT_MERGED_NEXT:
+                /* a match joins the following piece when that one is not a match */
+                if (m && k + 1 < s->n_seg && !s->seg[3 * (k + 1) + 2]) {
+                    s->seg[3 * (k + 1)] = a;
+                    prev_match = m;
+                    continue;
+                }
+                break;
             }
-            pos = me;
-            if (r == 0 || me >= pn) break;
-            start = me;
+            if (extend)
+                out->p[2 * (out->n - 1) + 1] = po + b - out->p[2 * (out->n - 1)];
+            else if (pl_push(out, po + a, b - a))
+                goto oom;
+            prev_match = m;
         }
     }
     return 0;

@@ -116,6 +116,8 @@ struct tokenizer {
     int32_t bos, eos, unk, pad;
     bool add_bos, add_eos;
     char *chat_template;
+    int32_t eog[8]; /* end-of-generation ids (tok_finalize) */
+    int n_eog;
 
     /* tokens matched in raw text */
     int32_t *specials;
@@ -131,7 +133,6 @@ struct tokenizer {
     bool byte_fallback; /* unknown chars -> <0xXX> tokens */
     bool fuse_unk;
     bool ignore_merges; /* a whole piece that is a token is emitted as is */
-    bool nfc_like_qwen; /* informational */
 
     /* decoding */
     bool strip_leading_space; /* drop one leading ' ' of the decoded text */
@@ -142,6 +143,13 @@ struct tokenizer {
     bool add_space_prefix; /* SPM: prefix ' ' (GGUF tokenizer.ggml.add_space_prefix) */
 
     int32_t byte_ids[256]; /* byte-level: id of the mapped char; SPM: <0xXX> id; -1 if none */
+
+    /* Character bigrams that occur inside some token (non-byte-level only). Between two
+     * characters whose bigram is not here no merge can ever happen, so a long piece is
+     * cut there and each part merged alone (same result, bounded heap). */
+    uint64_t *joints; /* key = (cp1 << 21 | cp2) + 1; 0 = empty */
+    size_t joints_cap;
+    bool chunking; /* the cut above is exact for this tokenizer */
 };
 
 /* ---- construction (tokenizer.c) ---- */
@@ -156,6 +164,7 @@ int tok_build_map(tokenizer *t, wick_error *err);
 int32_t tok_find_n(const tokenizer *t, const char *s, size_t len);
 /* Append merge (a, b) -> res with the next rank. Duplicate pairs keep the first rank. */
 int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *err);
+bool tok_joint_has(const tokenizer *t, uint32_t cp1, uint32_t cp2);
 /* Look up a merge; returns rank or -1, *res gets the result id. */
 int32_t tok_merge_lookup(const tokenizer *t, int32_t a, int32_t b, int32_t *res);
 /* Add pipeline steps (copied). */
@@ -207,6 +216,8 @@ typedef struct tok_scratch {
     char *mbuf; /* byte-level mapped piece (ignore_merges lookups) */
     size_t mcap;
     pcre2_match_data *md;
+    size_t *seg; /* split segments: (start, end, is_match) triples */
+    size_t n_seg, seg_cap;
 } tok_scratch;
 void tok_scratch_free(tok_scratch *s);
 

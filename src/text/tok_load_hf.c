@@ -158,7 +158,10 @@ static int add_pretokenizer(tokenizer *t, const cJSON *p, wick_error *err) {
             s.prepend = jbool(p, "add_prefix_space", true) ? PREPEND_ALWAYS : PREPEND_NEVER;
         }
         s.split = jbool(p, "split", true);
-        if (s.prepend != PREPEND_NEVER) t->strip_leading_space = true;
+        if (s.prepend != PREPEND_NEVER) {
+            t->strip_leading_space = true;
+            t->add_space_prefix = true;
+        }
     } else if (!strcmp(type, "Digits")) {
         s.kind = PRE_DIGITS;
         s.individual_digits = jbool(p, "individual_digits", false);
@@ -416,6 +419,10 @@ static tokenizer *load_tokenizer_json(const cJSON *j, const cJSON *cfg, wick_err
         wick_fail(err, "tokenizer.json: empty vocabulary");
         return NULL;
     }
+    if (mx >= (int64_t)cJSON_GetArraySize(vocab) + cJSON_GetArraySize(added) + 65536) {
+        wick_fail(err, "tokenizer.json: token id %lld is far beyond the vocabulary size", (long long)mx);
+        return NULL;
+    }
 
     tokenizer *t = tok_new(TOK_KIND_SPM, err);
     if (!t) return NULL;
@@ -488,6 +495,10 @@ static tokenizer *load_vocab_merges(const char *vocab_path, const char *merges_p
             goto fail;
         }
         if (id > mx) mx = id;
+    }
+    if (mx >= (int64_t)cJSON_GetArraySize(vocab) + cJSON_GetArraySize(atd) + 65536) {
+        wick_fail(err, "%s: token id %lld is far beyond the vocabulary size", vocab_path, (long long)mx);
+        goto fail;
     }
     t = tok_new(TOK_KIND_BPE_BYTELEVEL, err);
     if (!t) goto fail;

@@ -107,7 +107,7 @@ int tok_write_gguf(const tokenizer *t, gguf_writer *w, wick_error *err) {
         for (; k < t->n_merges; k++) {
             int32_t a = t->merge_a[k], b = t->merge_b[k];
             const char *sa = tok_text(t, a);
-            if (memchr(sa + 1, ' ', t->len[a] - 1) || !t->len[a] || !t->len[b]) {
+            if (!t->len[a] || !t->len[b] || memchr(sa + 1, ' ', t->len[a] - 1)) {
                 wick_fail(err, "tok_write_gguf: merge %d has a space inside its left token", k);
                 break;
             }

@@ -60,6 +60,7 @@ void tok_scratch_free(tok_scratch *s) {
     free(s->syms);
     free(s->heap);
     free(s->mbuf);
+    free(s->seg);
     if (s->md) pcre2_match_data_free(s->md);
     memset(s, 0, sizeof *s);
 }
@@ -302,6 +303,58 @@ static int byte_token_value(const char *s, size_t n) {
     return (h < 0 || l < 0) ? -1 : h * 16 + l;
 }
 
+static uint64_t joint_key(uint32_t a, uint32_t b) { return (((uint64_t)a << 21) | b) + 1; }
+
+bool tok_joint_has(const tokenizer *t, uint32_t cp1, uint32_t cp2) {
+    uint64_t k = joint_key(cp1, cp2);
+    size_t i = mix64(k) & (t->joints_cap - 1);
+    for (;;) {
+        uint64_t v = t->joints[i];
+        if (v == k) return true;
+        if (v == 0) return false;
+        i = (i + 1) & (t->joints_cap - 1);
+    }
+}
+
+static int build_joints(tokenizer *t, wick_error *err) {
+    free(t->joints);
+    t->joints = NULL;
+    t->chunking = false;
+    if (t->byte_level) return 0;
+    if (t->model == MODEL_BPE_RANK) {
+        /* merges of byte-fallback pieces cover text that their strings do not show */
+        for (int r = 0; r < t->n_merges; r++)
+            if (t->type[t->merge_a[r]] == TT_BYTE || t->type[t->merge_b[r]] == TT_BYTE) return 0;
+    }
+    size_t n = 0;
+    for (int32_t id = 0; id < t->n_vocab; id++) n += t->len[id];
+    size_t cap = 1024;
+    while (cap < n * 2) cap *= 2;
+    t->joints = calloc(cap, sizeof *t->joints);
+    if (!t->joints) return wick_fail(err, "tokenizer: out of memory");
+    t->joints_cap = cap;
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        const char *s = tok_text(t, id);
+        size_t len = t->len[id], i = 0;
+        uint32_t prev = 0;
+        bool have_prev = false;
+        while (i < len) {
+            uint32_t cp;
+            i += (size_t)tok_utf8_decode(s + i, len - i, &cp);
+            if (have_prev) {
+                uint64_t k = joint_key(prev, cp);
+                size_t j = mix64(k) & (cap - 1);
+                while (t->joints[j] && t->joints[j] != k) j = (j + 1) & (cap - 1);
+                t->joints[j] = k;
+            }
+            prev = cp;
+            have_prev = true;
+        }
+    }
+    t->chunking = true;
+    return 0;
+}
+
 int tok_finalize(tokenizer *t, wick_error *err) {
     if (t->n_vocab <= 0) return wick_fail(err, "tokenizer: empty vocabulary");
     if (!t->map_ids && tok_build_map(t, err)) return -1;
@@ -372,7 +425,17 @@ int tok_finalize(tokenizer *t, wick_error *err) {
         while (k < t->n_specials && (unsigned char)tok_text(t, t->specials[k])[0] == c) k++;
     }
     t->special_start[256] = k;
-    return 0;
+
+    /* end-of-generation ids */
+    static const char *const EOG[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>",
+                                      "<|end|>",    "<end_of_turn>", "<EOT>"};
+    t->n_eog = 0;
+    if (t->eos >= 0) t->eog[t->n_eog++] = t->eos;
+    for (size_t i = 0; i < sizeof EOG / sizeof EOG[0]; i++) {
+        int32_t id = tok_find(t, EOG[i]);
+        if (id >= 0 && id != t->eos && t->n_eog < 8) t->eog[t->n_eog++] = id;
+    }
+    return build_joints(t, err);
 }
 
 void tok_free(tokenizer *t) {
@@ -391,6 +454,7 @@ void tok_free(tokenizer *t) {
     free(t->mslots);
     free(t->chat_template);
     free(t->specials);
+    free(t->joints);
     for (int i = 0; i < t->n_norms; i++) {
         free(t->norms[i].a);
         free(t->norms[i].b);
@@ -417,6 +481,16 @@ bool tok_is_special(const tokenizer *t, int32_t id) {
     return t->type[id] == TT_CONTROL || t->type[id] == TT_UNKNOWN;
 }
 const char *tok_chat_template(const tokenizer *t) { return t->chat_template; }
+bool tok_is_eog(const tokenizer *t, int32_t id) {
+    for (int i = 0; i < t->n_eog; i++)
+        if (t->eog[i] == id) return true;
+    return false;
+}
+const char *tok_token_text(const tokenizer *t, int32_t id, size_t *len) {
+    if (id < 0 || id >= t->n_vocab) return NULL;
+    if (len) *len = t->len[id];
+    return tok_text(t, id);
+}
 int32_t tok_find(const tokenizer *t, const char *text) {
     return text ? tok_find_n(t, text, strlen(text)) : -1;
 }
@@ -428,7 +502,6 @@ static int encode_fragment(const tokenizer *t, tok_scratch *s, const char *text,
     if (len == 0) return 0;
     if (tok_normalize(t, text, len, s, err)) return -1;
     if (s->nlen == 0) return 0;
-    /* the normalizer output moves to a second buffer: the pre-tokenizer reuses nbuf */
     if (tok_pretokenize(t, s->nbuf, s->nlen, first, s, err)) return -1;
     for (size_t i = 0; i < s->a.n; i++) {
         size_t po = s->a.p[2 * i], pl = s->a.p[2 * i + 1];
@@ -555,6 +628,7 @@ char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_spe
         return NULL;
     }
     char tmp[256];
+    bool at_start = true; /* nothing emitted yet: the SentencePiece space strip applies */
     for (size_t i = 0; i < n; i++) {
         int32_t id = ids[i];
         if (id < 0 || id >= t->n_vocab) {
@@ -581,11 +655,12 @@ char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_spe
             tok_piece(t, id, out + len, (size_t)k);
         const char *p = out + len;
         size_t pk = (size_t)k;
-        if (len == 0 && t->strip_leading_space && pk > 0 && p[0] == ' ' && !tok_is_special(t, id) &&
+        if (at_start && t->strip_leading_space && pk > 0 && p[0] == ' ' && !tok_is_special(t, id) &&
             t->type[id] != TT_USER) {
             memmove(out, out + 1, pk - 1);
             pk--;
         }
+        at_start = false;
         len += pk;
     }
     out[len] = 0;

@@ -46,6 +46,12 @@ bool tok_is_special(const tokenizer *t, int32_t id); /* control/special token */
 const char *tok_chat_template(const tokenizer *t);
 /* Look up a token's id by its exact vocab string; -1 if absent. */
 int32_t tok_find(const tokenizer *t, const char *text);
+/* End of generation: the EOS id or a token whose text ends a turn
+ * (<|im_end|>, <|endoftext|>, <|eot_id|>, <|eom_id|>, <|end|>, <end_of_turn>, <EOT>). */
+bool tok_is_eog(const tokenizer *t, int32_t id);
+/* The vocabulary string of id as stored (byte-level mapped, or with U+2581);
+ * *len (if non-NULL) gets its length. NULL for an id out of range. */
+const char *tok_token_text(const tokenizer *t, int32_t id, size_t *len);
 
 /* Encode len bytes of UTF-8 text. add_special: add BOS/EOS per the rules
  * above. parse_special: text of special tokens (e.g. "<|im_start|>") maps to
