@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs the Debian packages wick builds and tests with
+# (compilers, cJSON, PCRE2, utf8proc, NumPy for the reference tests, Node/npm
+# for the tokenizer and template conformance suites). Uses sudo when not root.
+set -euo pipefail
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null
+$SUDO apt-get install -y -q --no-install-recommends \
+  build-essential pkg-config clang libclang-rt-14-dev \
+  libcjson-dev libpcre2-dev libutf8proc-dev \
+  python3 python3-numpy >/dev/null
+echo "wick: build dependencies installed"

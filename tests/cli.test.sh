@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# cli.test.sh — the CLI end to end on the real stories260K model: the exact
+# greedy story from both formats, tokenize output, --json fields, info.
+set -u
+WICK=${WICK_BIN:-build/wick}
+SHARED=${WICK_SHARED:-../shared}
+M="$SHARED/models/stories260K"
+if [ ! -d "$M" ]; then echo "SKIP: $M not found (shared fixtures absent)"; echo "cli: 0 passed, 0 failed"; exit 0; fi
+pass=0; fail=0
+expect() { # name, got, want
+  if [ "$2" = "$3" ]; then pass=$((pass+1)); else fail=$((fail+1)); printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"; fi
+}
+story=', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.'
+for model in "$M/stories260K-f32.gguf" "$M/hf"; do
+  got=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0)
+  expect "generate $model" "$got" "$story"
+  got=$(WICK_PREFILL_CHUNK=1 "$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 -t 1)
+  expect "generate $model chunk 1, 1 thread" "$got" "$story"
+  got=$("$WICK" tokenize -m "$model" -p "Hello world" --no-special)
+  expect "tokenize $model --no-special" "$got" "[346,306,414,263,304,341]"
+  got=$("$WICK" tokenize -m "$model" -p "Hello world")
+  expect "tokenize $model (BOS)" "$got" "[1,346,306,414,263,304,341]"
+  json=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --json)
+  for field in '"text":", there was a little girl' '"tokens":[432,383,286,261' '"prompt_tokens":5' \
+               '"finish_reason":"length"' '"load_ms":' '"prefill_ms":' '"ttft_ms":' '"decode_ms":' \
+               '"prefill_tok_s":' '"decode_tok_s":'; do
+    case "$json" in *"$field"*) pass=$((pass+1));; *) fail=$((fail+1)); echo "FAIL: --json lacks $field: $json";; esac
+  done
+  info=$("$WICK" info -m "$model")
+  case "$info" in *"architecture:     llama"*"heads:            8 (kv 4, head_dim 8)"*"SentencePiece"*) pass=$((pass+1));;
+    *) fail=$((fail+1)); echo "FAIL: info $model: $info";; esac
+done
+"$WICK" help | grep -q "make-test-model"; expect "help lists commands" "$?" "0"
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
