@@ -31,12 +31,26 @@ typedef struct wick_context wick_context;
 
 /* ---- models ---- */
 
+/* Sampling knobs, applied in this order: repetition / presence / frequency
+ * penalties over the last repeat_last_n tokens, temperature, top-k, top-p,
+ * min-p, then a draw from a PRNG seeded with `seed`. temperature 0 = greedy
+ * (argmax). A zeroed struct is greedy with every filter off; for a knob,
+ * 0 also means "off" (repeat_penalty 0 or 1, top_p 0 or 1). */
 typedef struct wick_sampling {
-    float temperature;  /* 0 = greedy */
-    int top_k;          /* 0 = off */
-    float top_p;        /* 1 = off */
+    float temperature;       /* 0 = greedy */
+    int top_k;               /* 0 = off */
+    float top_p;             /* 0 or 1 = off */
+    float min_p;             /* 0 = off */
+    float repeat_penalty;    /* 0 or 1 = off; > 1 discourages repeats */
+    int repeat_last_n;       /* history the penalties see; 0 = none, -1 = whole sequence */
+    float presence_penalty;  /* 0 = off */
+    float frequency_penalty; /* 0 = off */
     uint64_t seed;
 } wick_sampling;
+
+/* llama.cpp-like defaults: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05,
+ * repeat_last_n 64, penalties off, seed 0. */
+wick_sampling wick_sampling_default(void);
 
 
 typedef struct wick_model_params {
@@ -136,6 +150,10 @@ typedef struct wick_generate_params {
     wick_sampling sampling;
     wick_token_cb on_token;
     void *user;
+    const char *const *stop; /* stop strings: generation ends before the first
+                                occurrence (matched across tokens, never emitted) */
+    int n_stop;
+    int stream_every;     /* call on_token every K tokens with the text so far (0/1 = every token) */
 } wick_generate_params;
 
 /* Generate in sequence 0 from `prompt`. Reuses the longest common prefix of

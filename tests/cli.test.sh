@@ -26,6 +26,13 @@ for model in "$M/stories260K-f32.gguf" "$M/hf"; do
                '"prefill_tok_s":' '"decode_tok_s":'; do
     case "$json" in *"$field"*) pass=$((pass+1));; *) fail=$((fail+1)); echo "FAIL: --json lacks $field: $json";; esac
   done
+  got=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --stop "Lily" --stop "park")
+  expect "generate --stop $model" "$got" ", there was a little girl named "
+  json=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --stop "ed Li" --json)
+  case "$json" in *'"text":", there was a little girl nam"'*'"finish_reason":"stop"'*) pass=$((pass+1));;
+    *) fail=$((fail+1)); echo "FAIL: --stop across tokens --json: $json";; esac
+  got=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --stream-every 7)
+  expect "generate --stream-every 7 $model" "$got" "$story"
   info=$("$WICK" info -m "$model")
   case "$info" in *"architecture:     llama"*"heads:            8 (kv 4, head_dim 8)"*"SentencePiece"*) pass=$((pass+1));;
     *) fail=$((fail+1)); echo "FAIL: info $model: $info";; esac

@@ -47,6 +47,15 @@ static int parse_value(const char *cmd, const cli_opt *o, const char *v) {
         *(float *)o->out = x;
         return 0;
     }
+    case OPT_LIST: {
+        cli_list *l = o->out;
+        if (l->n == CLI_LIST_MAX) {
+            cli_error("%s: at most %d %s options", cmd, CLI_LIST_MAX, o->name);
+            return -1;
+        }
+        l->v[l->n++] = v;
+        return 0;
+    }
     case OPT_FLAG:
         return 0;
     }

@@ -8,13 +8,20 @@
 
 #include "wick.h"
 
-typedef enum opt_kind { OPT_STR, OPT_INT, OPT_U64, OPT_FLOAT, OPT_FLAG } opt_kind;
+typedef enum opt_kind { OPT_STR, OPT_INT, OPT_U64, OPT_FLOAT, OPT_FLAG, OPT_LIST } opt_kind;
+
+/* A repeatable string option (OPT_LIST). */
+#define CLI_LIST_MAX 16
+typedef struct cli_list {
+    const char *v[CLI_LIST_MAX];
+    int n;
+} cli_list;
 
 typedef struct cli_opt {
     const char *name;  /* "--ctx" */
     const char *alias; /* "-c" or NULL */
     opt_kind kind;
-    void *out;         /* const char **, int *, uint64_t *, float *, bool * */
+    void *out;         /* const char **, int *, uint64_t *, float *, bool *, cli_list * */
     bool *seen;        /* optional: set when given */
 } cli_opt;
 

@@ -65,21 +65,45 @@ static void print_json(const text_buf *b, const int32_t *out, int n_out, wick_fi
     cJSON_Delete(o);
 }
 
+/* Sampling: library defaults, then generation_config.json, then flags. */
+typedef struct sampling_flags {
+    wick_sampling v;
+    bool temp, top_k, top_p, min_p, rep, rep_n, pres, freq;
+} sampling_flags;
+
+static void apply_model_defaults(const wick_model *m, sampling_flags *f) {
+    wick_sampling d;
+    if (!wick_model_sampling_defaults(m, &d)) return;
+    if (!f->temp) f->v.temperature = d.temperature;
+    if (!f->top_k) f->v.top_k = d.top_k;
+    if (!f->top_p) f->v.top_p = d.top_p;
+    if (!f->min_p) f->v.min_p = d.min_p;
+    if (!f->rep) f->v.repeat_penalty = d.repeat_penalty;
+}
+
 int cmd_generate(int argc, char **argv) {
     const char *model = NULL, *prompt = NULL, *file = NULL;
-    int n_predict = 128, threads = 0, ctx = 0, chunk = -1, top_k = 40;
-    float temp = 0.8f, top_p = 0.95f;
-    uint64_t seed = (uint64_t)time(NULL);
-    bool json = false, temp_set = false, top_k_set = false, top_p_set = false, chunk_set = false;
+    int n_predict = 128, threads = 0, ctx = 0, chunk = -1, stream_every = 1;
+    sampling_flags sf = {.v = wick_sampling_default()};
+    sf.v.seed = (uint64_t)time(NULL);
+    bool json = false, chunk_set = false;
+    cli_list stops = {.n = 0};
     const cli_opt opts[] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--prompt", "-p", OPT_STR, &prompt, NULL},
         {"--file", "-f", OPT_STR, &file, NULL},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
-        {"--temp", NULL, OPT_FLOAT, &temp, &temp_set},
-        {"--top-k", NULL, OPT_INT, &top_k, &top_k_set},
-        {"--top-p", NULL, OPT_FLOAT, &top_p, &top_p_set},
-        {"--seed", NULL, OPT_U64, &seed, NULL},
+        {"--temp", NULL, OPT_FLOAT, &sf.v.temperature, &sf.temp},
+        {"--top-k", NULL, OPT_INT, &sf.v.top_k, &sf.top_k},
+        {"--top-p", NULL, OPT_FLOAT, &sf.v.top_p, &sf.top_p},
+        {"--min-p", NULL, OPT_FLOAT, &sf.v.min_p, &sf.min_p},
+        {"--repeat-penalty", NULL, OPT_FLOAT, &sf.v.repeat_penalty, &sf.rep},
+        {"--repeat-last-n", NULL, OPT_INT, &sf.v.repeat_last_n, &sf.rep_n},
+        {"--presence-penalty", NULL, OPT_FLOAT, &sf.v.presence_penalty, &sf.pres},
+        {"--frequency-penalty", NULL, OPT_FLOAT, &sf.v.frequency_penalty, &sf.freq},
+        {"--seed", NULL, OPT_U64, &sf.v.seed, NULL},
+        {"--stop", NULL, OPT_LIST, &stops, NULL},
+        {"--stream-every", NULL, OPT_INT, &stream_every, NULL},
         {"--threads", "-t", OPT_INT, &threads, NULL},
         {"--ctx", "-c", OPT_INT, &ctx, NULL},
         {"--prefill-chunk", NULL, OPT_INT, &chunk, &chunk_set},
@@ -93,8 +117,14 @@ int cmd_generate(int argc, char **argv) {
         chunk = (int)v;
     }
     if (n_predict < -1) return cli_error("generate: -n must be >= 0 (or -1 for the rest of the context)");
-    if (threads < 0 || ctx < 0 || chunk < -1) return cli_error("generate: -t, --ctx and --prefill-chunk must not be negative");
-    if (temp < 0 || top_p < 0 || top_p > 1 || top_k < 0) return cli_error("generate: --temp, --top-k must be >= 0 and --top-p in [0, 1]");
+    if (threads < 0 || ctx < 0 || chunk < -1 || stream_every < 1)
+        return cli_error("generate: -t, --ctx, --prefill-chunk must not be negative and --stream-every must be >= 1");
+    const wick_sampling *v = &sf.v;
+    if (v->temperature < 0 || v->top_k < 0 || v->top_p < 0 || v->top_p > 1 || v->min_p < 0 || v->min_p > 1 ||
+        v->repeat_penalty < 0 || v->repeat_last_n < -1)
+        return cli_error("generate: sampling values out of range (--temp, --top-k, --repeat-penalty >= 0; --top-p, --min-p in [0, 1]; --repeat-last-n >= -1)");
+    for (int i = 0; i < stops.n; i++)
+        if (!*stops.v[i]) return cli_error("generate: --stop needs a non-empty string");
     size_t len;
     char *text = cli_prompt("generate", prompt, file, &len);
     if (!text) return 1;
@@ -120,17 +150,9 @@ int cmd_generate(int argc, char **argv) {
         goto done;
     }
     double load_ms = ms_since(&t0);
-    wick_generate_params gp = {.n_predict = n_predict, .on_token = on_token, .user = &buf};
-    gp.sampling.temperature = temp;
-    gp.sampling.top_k = top_k;
-    gp.sampling.top_p = top_p;
-    gp.sampling.seed = seed;
-    wick_sampling defaults;
-    if (wick_model_sampling_defaults(m, &defaults)) {
-        if (!temp_set) gp.sampling.temperature = defaults.temperature;
-        if (!top_k_set) gp.sampling.top_k = defaults.top_k;
-        if (!top_p_set) gp.sampling.top_p = defaults.top_p;
-    }
+    apply_model_defaults(m, &sf);
+    wick_generate_params gp = {.n_predict = n_predict, .sampling = sf.v, .on_token = on_token, .user = &buf,
+                               .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every};
     wick_finish finish;
     wick_timings tm;
     if (wick_generate(c, ids, n_ids, &gp, &out, &n_out, &finish, &tm, &err) < 0) {

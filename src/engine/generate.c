@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "engine/context.h"
+#include "engine/stop.h"
 #include "text/utf8_stream.h"
 
 static double now_ms(void) {
@@ -47,14 +48,67 @@ static bool is_eog(const wick_model *m, int32_t id) {
 
 bool wick_token_is_eog(const wick_model *m, int32_t id) { return is_eog(m, id); }
 
-/* Pass a token's bytes through the UTF-8 stream to the callback. */
-static bool emit(const wick_model *m, utf8_stream *u, const wick_generate_params *p, int32_t id) {
+/* The text path from sampled tokens to the caller: token bytes → UTF-8
+ * completion → stop-string matching → (optionally batched) callback. */
+typedef struct text_out {
+    const wick_model *m;
+    const wick_generate_params *p;
+    utf8_stream u;
+    stop_matcher stop;
+    char *batch; /* text held for stream_every > 1 */
+    size_t n_batch, cap_batch;
+    int n_batched;
+    int32_t last;
+} text_out;
+
+static bool deliver(text_out *o, const char *text, size_t len, bool force) {
+    const wick_generate_params *p = o->p;
+    if (!p->on_token) return true;
+    if (p->stream_every <= 1) return len ? p->on_token(o->last, text, len, p->user) : true;
+    if (o->n_batch + len > o->cap_batch) {
+        size_t cap = (o->cap_batch + len) * 2;
+        char *b = realloc(o->batch, cap);
+        if (!b) return false;
+        o->batch = b;
+        o->cap_batch = cap;
+    }
+    memcpy(o->batch + o->n_batch, text, len);
+    o->n_batch += len;
+    if (!force && ++o->n_batched < p->stream_every) return true;
+    bool go_on = o->n_batch ? p->on_token(o->last, o->batch, o->n_batch, p->user) : true;
+    o->n_batch = 0;
+    o->n_batched = 0;
+    return go_on;
+}
+
+/* Emit token `id`. Returns false when generation must end: a stop string
+ * matched (*stopped = true) or the callback asked to stop. */
+static bool emit(text_out *o, int32_t id, bool *stopped) {
     char piece[256];
-    int len = tok_piece(m->tok, id, piece, sizeof piece);
+    int len = tok_piece(o->m->tok, id, piece, sizeof piece);
     if (len < 0) len = 0;
     if (len > (int)sizeof piece) len = sizeof piece; /* pieces are short; never overflow */
-    size_t n = utf8_stream_push(u, piece, (size_t)len);
-    return p->on_token ? p->on_token(id, u->out, n, p->user) : true;
+    o->last = id;
+    size_t n = utf8_stream_push(&o->u, piece, (size_t)len);
+    const char *text;
+    size_t n_text;
+    *stopped = stop_feed(&o->stop, o->u.out, n, &text, &n_text);
+    bool go_on = deliver(o, text, n_text, *stopped);
+    return go_on && !*stopped;
+}
+
+/* End of generation by length or EOS: release held bytes. */
+static void finish_text(text_out *o) {
+    size_t n = utf8_stream_finish(&o->u);
+    const char *text;
+    size_t n_text;
+    if (n && stop_feed(&o->stop, o->u.out, n, &text, &n_text)) {
+        deliver(o, text, n_text, true);
+        return;
+    }
+    if (n) deliver(o, text, n_text, false);
+    n_text = stop_flush(&o->stop, &text);
+    deliver(o, text, n_text, true);
 }
 
 int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
@@ -99,21 +153,30 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     tm->prefill_ms = t1 - t0;
 
     sampler_seed(&c->smp, p->sampling.seed);
-    utf8_stream u;
-    utf8_stream_init(&u);
+    text_out o = {.m = c->m, .p = p};
+    utf8_stream_init(&o.u);
+    if (stop_init(&o.stop, p->stop, p->n_stop, sizeof o.u.out, err) < 0) {
+        free(out);
+        return -1;
+    }
     wick_finish why = WICK_FINISH_LENGTH;
     int n = 0, rc = 0;
     int32_t seq0 = 0;
+    bool stopped = false, ended = false;
     while (n < n_predict) {
-        int32_t id = sampler_sample(&c->smp, &p->sampling, wick_logits(c, 0));
+        /* Every sampled token is decoded before the next draw, so the cache
+         * holds the whole history the penalties look at. */
+        int32_t id = sampler_sample(&c->smp, &p->sampling, wick_logits(c, 0), kv_seq_tokens(&c->kv, 0),
+                                    c->kv.len[0]);
         if (n == 0) tm->ttft_ms = now_ms() - t0;
         if (is_eog(c->m, id)) {
             why = WICK_FINISH_STOP;
             break;
         }
         out[n++] = id;
-        if (!emit(c->m, &u, p, id)) {
+        if (!emit(&o, id, &stopped)) {
             why = WICK_FINISH_STOP;
+            ended = true;
             break;
         }
         if (n == n_predict) break; /* the last token needs no forward pass */
@@ -121,8 +184,9 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
         wick_batch b = {.n = 1, .tokens = &id, .pos = &pos, .seq = &seq0, .want_logits = NULL};
         if ((rc = wick_decode(c, &b, err)) < 0) break;
     }
-    size_t tail = utf8_stream_finish(&u);
-    if (tail && p->on_token) p->on_token(-1, u.out, tail, p->user);
+    if (!ended) finish_text(&o);
+    stop_free(&o.stop);
+    free(o.batch);
     tm->decode_ms = now_ms() - t1;
     tm->generated_tokens = n;
     if (rc < 0) {

@@ -1,9 +1,28 @@
 /* sampler.h — choosing the next token from logits.
  *
- * Order: temperature 0 → argmax (lowest id on ties). Otherwise: scale by
- * 1/temperature → top-k → softmax → top-p (smallest set whose mass ≥ p) →
- * draw from a seeded xoshiro256** PRNG. Candidate buffers are allocated once
- * at init; sampling allocates nothing. Same seed + same logits = same token. */
+ * Order (each step sees the previous step's output; a knob that is off is skipped):
+ *   1. penalties, over the last repeat_last_n tokens of the history (-1 = all,
+ *      0 = none). For each distinct token t in that window, seen c times:
+ *        repetition (llama.cpp / CTRL): logit > 0 ? logit / repeat_penalty
+ *                                                 : logit * repeat_penalty
+ *        then logit -= presence_penalty + c * frequency_penalty (OpenAI).
+ *   2. temperature: logit / temperature. temperature <= 0 (or NaN) = greedy:
+ *      the argmax of the penalized logits, lowest id on ties; steps 3–6 skipped.
+ *   3. top-k: keep the k highest (ties: lower id first).
+ *   4. softmax over what is kept.
+ *   5. top-p: keep the smallest prefix of the sorted distribution whose mass
+ *      is >= top_p (at least one token).
+ *   6. min-p: drop tokens whose probability is < min_p × the largest.
+ *   7. renormalize and draw with a seeded xoshiro256** PRNG.
+ * NaN logits count as -inf; when the best logit is ±inf the result is the
+ * argmax. Out-of-range history ids are ignored.
+ *
+ * Speed: nothing is allocated per call (buffers come from sampler_init).
+ * top-k uses a k-sized heap scan of the vocabulary; without top-k, top-p
+ * collects only the tokens above a threshold found from a histogram of
+ * log-probabilities, and min-p alone collects tokens above its logit cut, so
+ * the full vocabulary is never sorted except in degenerate flat cases.
+ * Same seed + same logits + same history = same token. */
 #ifndef WICK_ENGINE_SAMPLER_H
 #define WICK_ENGINE_SAMPLER_H
 
@@ -13,8 +32,10 @@
 
 typedef struct sampler {
     int n_vocab;
-    float *val;      /* candidate logits / probabilities */
-    int32_t *id;     /* candidate ids */
+    float *logit;    /* [n_vocab] penalized logits / weights, indexed by token id */
+    float *val;      /* [n_vocab] candidate values (heap, sorted list) */
+    int32_t *id;     /* [n_vocab] candidate ids */
+    int32_t *count;  /* [n_vocab] occurrences in the penalty window; all zero between calls */
     uint64_t rng[4];
 } sampler;
 
@@ -23,7 +44,11 @@ void sampler_free(sampler *s);
 void sampler_seed(sampler *s, uint64_t seed);
 /* A uniform double in [0, 1). */
 double sampler_uniform(sampler *s);
+/* Index of the largest of n values, lowest index on ties, NaN ignored (0 if all NaN). */
 int32_t sampler_argmax(const float *logits, int n);
-int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits);
+/* The next token from n_vocab logits. history: the sequence's tokens so far
+ * (prompt + generated), n_history of them (may be NULL when 0). */
+int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
+                       const int32_t *history, int n_history);
 
 #endif

@@ -59,6 +59,7 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
         for (int c = 0; c < CB; c++) xv[c] = _mm512_loadu_ps(x + (size_t)c * cols + k);
 #pragma GCC unroll 4
         for (int r = 0; r < RB; r++) {
+            _mm_prefetch(w + (r + 4) * row_bytes + (size_t)k * (wt == WICK_F32 ? 4 : 2) + 512, _MM_HINT_T0);
             __m512 wv = load_w(wt, w + r * row_bytes, k, 0xffff, true);
 #pragma GCC unroll 4
             for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);
@@ -266,7 +267,9 @@ T512 INLINE void qfused(const int wt, const int C, const char *const rows[16], i
     __m512 acc[3];
 #pragma GCC unroll 3
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
+    const char *next = rows[0] + 16 * (size_t)nb * bb;
     for (int b = 0; b < nb; b++) {
+        for (size_t o = (size_t)b * 16 * bb; o < (size_t)(b + 1) * 16 * bb; o += 64) _mm_prefetch(next + o, _MM_HINT_T0);
         __m512i G[8];
         load_tile(wt, rows, (size_t)b * bb, G);
         const __m512 dw = load_scales(rows, (size_t)b * bb);

@@ -231,19 +231,28 @@ static int read_generation_config(wick_model *m, const char *dir, wick_error *er
         const cJSON *e;
         cJSON_ArrayForEach(e, eos) if (cJSON_IsNumber(e)) add_eog(m, (int32_t)e->valuedouble);
     }
-    double temp = -1, top_p = -1;
+    /* Knobs the file names override the library defaults; do_sample false means greedy. */
+    wick_sampling d = wick_sampling_default();
+    double temp = -1, top_p = -1, min_p = -1, rep = -1;
     int64_t top_k = -1;
     bool do_sample = true;
     if (json_get_double(g, "temperature", &temp, what, err) < 0 ||
         json_get_double(g, "top_p", &top_p, what, err) < 0 ||
+        json_get_double(g, "min_p", &min_p, what, err) < 0 ||
+        json_get_double(g, "repetition_penalty", &rep, what, err) < 0 ||
         json_get_int(g, "top_k", 0, 1 << 30, &top_k, what, err) < 0 ||
         json_get_bool(g, "do_sample", &do_sample, what, err) < 0) {
         rc = -1;
-    } else if (temp >= 0 || top_p >= 0 || top_k >= 0) {
+    } else if (temp >= 0 || top_p >= 0 || top_k >= 0 || min_p >= 0 || rep >= 0 ||
+               cJSON_GetObjectItemCaseSensitive(g, "do_sample")) {
         m->has_gen_defaults = true;
-        m->gen_defaults.temperature = do_sample ? (temp >= 0 ? (float)temp : 1.0f) : 0.0f;
-        m->gen_defaults.top_p = top_p >= 0 ? (float)top_p : 1.0f;
-        m->gen_defaults.top_k = top_k >= 0 ? (int)top_k : 0;
+        if (temp >= 0) d.temperature = (float)temp;
+        if (!do_sample) d.temperature = 0.0f;
+        if (top_p >= 0) d.top_p = (float)top_p;
+        if (top_k >= 0) d.top_k = (int)top_k;
+        if (min_p >= 0) d.min_p = (float)min_p;
+        if (rep >= 0) d.repeat_penalty = (float)rep;
+        m->gen_defaults = d;
     }
     cJSON_Delete(g);
     return rc;
