@@ -54,7 +54,11 @@ wick_sampling wick_sampling_default(void);
 
 
 typedef struct wick_model_params {
-    int reserved; /* zero-initialize; later: dtype conversion at load */
+    int reserved; /* zero-initialize */
+    /* Convert the matrix weights (2-D, embedding and output included) at load
+     * to this type: "q8_0", "q4_0", "f16", "bf16" or "f32"; NULL or "" = as
+     * stored. Quantizing needs rows that are multiples of 32. */
+    const char *dtype;
 } wick_model_params;
 
 /* path: a .gguf file or a Hugging Face model directory. */
@@ -77,6 +81,8 @@ typedef struct wick_model_info {
     int32_t bos, eos;         /* -1 = none */
     bool add_bos;
     bool has_chat_template;
+    size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once) */
+    const char *converted_to; /* "Q8_0" etc. when matrices were converted at load, else NULL */
 } wick_model_info;
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info);
@@ -99,6 +105,41 @@ int wick_tokenize(const wick_model *m, const char *text, size_t len, bool add_sp
 int wick_token_piece(const wick_model *m, int32_t id, char *buf, size_t cap);
 bool wick_token_is_eog(const wick_model *m, int32_t id); /* EOS or another end token */
 
+/* ---- standalone tokenizers ---- */
+
+/* A tokenizer on its own, without weights: the same object a model holds.
+ * path: a model .gguf or a vocab-only .gguf (tokenizer.ggml.* keys), a Hugging
+ * Face model directory, or a directory holding just tokenizer.json
+ * (+ tokenizer_config.json) or vocab.json + merges.txt (+ tokenizer_config.json);
+ * a path to a tokenizer.json file means its directory. */
+typedef struct wick_tokenizer wick_tokenizer;
+
+wick_tokenizer *wick_tokenizer_load(const char *path, wick_error *err);
+void wick_tokenizer_free(wick_tokenizer *t);
+/* The model's tokenizer (owned by the model; valid while it lives). */
+const wick_tokenizer *wick_model_tokenizer(const wick_model *m);
+int wick_tokenizer_n_vocab(const wick_tokenizer *t); /* ids are [0, n_vocab) */
+
+/* Encode len bytes of text. add_special: BOS/EOS as the tokenizer adds them
+ * by default. Special-token text (e.g. "<|im_start|>") is always recognized.
+ * Bytes that are not valid UTF-8 are replaced by U+FFFD before tokenizing and
+ * counted in *n_invalid (may be NULL). *ids is malloc'd (caller frees; never
+ * NULL on success, even for 0 ids). Returns 0 or -1. */
+int wick_tokenizer_encode(const wick_tokenizer *t, const char *text, size_t len, bool add_special,
+                          int32_t **ids, size_t *n_ids, size_t *n_invalid, wick_error *err);
+/* Decode ids to text as the tokenizer's decoder does (e.g. the SentencePiece
+ * leading space of the first piece is dropped). skip_special: leave out
+ * control tokens (BOS, EOS, <|im_end|>, ...). Returns malloc'd UTF-8,
+ * NUL-terminated; *len (may be NULL) gets its length (the text itself may
+ * hold NUL bytes). NULL on error (an id out of range). */
+char *wick_tokenizer_decode(const wick_tokenizer *t, const int32_t *ids, size_t n,
+                            bool skip_special, size_t *len, wick_error *err);
+/* The raw bytes one token stands for when streamed (the decoder applied to
+ * that token alone: a byte token gives its byte, so a piece may end inside a
+ * UTF-8 character; a SentencePiece piece keeps its leading space). Writes up
+ * to cap bytes, returns the full length, or -1 for an id out of range. */
+int wick_tokenizer_piece(const wick_tokenizer *t, int32_t id, char *buf, size_t cap);
+
 /* ---- contexts and forward passes ---- */
 
 typedef struct wick_context_params {
@@ -106,7 +147,30 @@ typedef struct wick_context_params {
     int n_seq;          /* max concurrent sequences; 0 = 1 */
     int n_threads;      /* 0 = number of cores */
     int prefill_chunk;  /* tokens per forward pass during prefill; 0 = whole prompt. -1 = default (512) */
+    int kv_type;        /* KV cache element type: 0 = F32 (default), 1 = F16 (half the memory) */
 } wick_context_params;
+
+/* ---- profiling ----
+ * Time per op type, summed over forward passes, while profiling is on
+ * (WICK_PROFILE=1 in the environment when the context is created, or
+ * wick_context_set_profiling). The library only accumulates; callers print. */
+typedef enum wick_op {
+    WICK_OP_MATMUL, WICK_OP_ATTENTION, WICK_OP_NORM, WICK_OP_ROPE,
+    WICK_OP_ELEMENTWISE, /* embedding, bias, SiLU gate, residual, KV store */
+    WICK_OP_SAMPLING,
+    WICK_OP_COUNT
+} wick_op;
+
+typedef struct wick_profile {
+    int64_t n_forward, n_tokens; /* forward passes and batch tokens profiled */
+    double ms[WICK_OP_COUNT];
+} wick_profile;
+
+const char *wick_op_name(int op);                 /* "matmul", "attention", ... */
+void wick_context_set_profiling(wick_context *c, bool on);
+bool wick_context_profiling(const wick_context *c);
+void wick_context_profile(const wick_context *c, wick_profile *out);
+void wick_context_profile_reset(wick_context *c);
 
 wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick_error *err);
 void wick_context_free(wick_context *c);
@@ -154,6 +218,9 @@ typedef struct wick_generate_params {
                                 occurrence (matched across tokens, never emitted) */
     int n_stop;
     int stream_every;     /* call on_token every K tokens with the text so far (0/1 = every token) */
+    bool new_message;     /* the output starts a new message (a chat reply), not a continuation:
+                             SentencePiece models then drop the first piece's leading space,
+                             as their decoders do */
 } wick_generate_params;
 
 /* Generate in sequence 0 from `prompt`. Reuses the longest common prefix of
@@ -164,6 +231,28 @@ typedef struct wick_generate_params {
 int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
                   const wick_generate_params *p, int32_t **out_tokens, int *n_out,
                   wick_finish *finish, wick_timings *timings, wick_error *err);
+
+/* ---- chat ---- */
+
+/* A multi-turn conversation in sequence 0 of a context. Each turn renders the
+ * whole conversation with the model's chat template (or a named built-in:
+ * "chatml", "llama3", "llama2", "mistral"), tokenizes it, and generates with
+ * wick_generate — which keeps the longest common prefix with the KV cache,
+ * so a turn prefills only the tokens that are new since the last one. */
+typedef struct wick_chat wick_chat;
+
+/* system may be NULL. template_name NULL = the model's own template.
+ * enable_thinking: -1 = leave undefined, 0 = false, 1 = true. */
+wick_chat *wick_chat_new(wick_context *c, const char *system, const char *template_name,
+                         int enable_thinking, wick_error *err);
+void wick_chat_free(wick_chat *chat);
+/* Add a user message, generate the reply (streamed through p->on_token) and
+ * append it to the conversation. *reply (malloc'd, may be NULL) gets the text. */
+int wick_chat_send(wick_chat *chat, const char *user_text, const wick_generate_params *p,
+                   char **reply, wick_finish *finish, wick_timings *timings, wick_error *err);
+/* Render the conversation (plus a pending user message if non-NULL) as the
+ * prompt text the model sees; malloc'd. For `wick generate --chat`. */
+char *wick_chat_prompt(wick_chat *chat, const char *user_text, wick_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,4 +10,9 @@ $SUDO apt-get install -y -q --no-install-recommends \
   build-essential pkg-config clang libclang-rt-14-dev \
   libcjson-dev libpcre2-dev libutf8proc-dev \
   python3 python3-numpy >/dev/null
+# Node.js + npm run the conformance suites (@lenml/tokenizers, @huggingface/jinja);
+# many machines already have them from elsewhere.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  $SUDO apt-get install -y -q --no-install-recommends nodejs npm >/dev/null
+fi
 echo "wick: build dependencies installed"

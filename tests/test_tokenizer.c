@@ -1,7 +1,8 @@
 /* test_tokenizer.c — tokenizers against real files in ../shared: stories260K
  * (SentencePiece BPE, HF + GGUF), Qwen3 / Qwen2.5 (byte-level BPE), the
  * llama.cpp vocab test vectors, writer round trips, the synthetic tokenizer,
- * and hostile input. */
+ * hostile input, each Hugging Face component on small tokenizer.json files
+ * (expected values from Hugging Face `tokenizers`), and the public API. */
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -834,6 +835,296 @@ static void test_hf_json_variants(void) {
     rmdir(d);
 }
 
+/* A long text goes through the per-call piece cache (bpe.c); it must give
+ * exactly the ids of its lines encoded one by one (each too short for it). */
+static void test_piece_cache(void) {
+    tokenizer *t = load_hf("tokenizers/qwen3");
+    if (!t) SKIP("qwen3 tokenizer not found");
+    static const char *const LINES[] = {
+        "Line one: the quick brown fox jumps over the lazy dog's back, doesn't it?\n",
+        "Line two: \xe4\xbb\x8a\xe5\xa4\xa9 caf\xc3\xa9 na\xc3\xafve 12345 67 8 --- !!! \xf0\x9f\x99\x82\xf0\x9f\x99\x82  \ttab\n",
+        "Line three: SELECT id FROM users WHERE name = 'x'; -- comment\n",
+        "Line four: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbb\n",
+    };
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    ids_t want = {0};
+    size_t want_cap = 0;
+    bool ok = true;
+    for (int rep = 0; rep < 400 && ok; rep++) {
+        const char *l = LINES[rep % 4];
+        size_t n = strlen(l);
+        memcpy(text + len, l, n);
+        len += n;
+        ids_t one = enc(t, l, n, false, true);
+        ok = one.n != (size_t)-1;
+        if (ok && want.n + one.n > want_cap) {
+            want_cap = (want.n + one.n) * 2;
+            want.v = realloc(want.v, want_cap * sizeof(int32_t));
+        }
+        for (size_t i = 0; ok && i < one.n; i++) want.v[want.n++] = one.v[i];
+        free(one.v);
+    }
+    ids_t all = enc(t, text, len, false, true);
+    CHECK(ok && all.n == want.n && memcmp(all.v, want.v, want.n * sizeof(int32_t)) == 0);
+    free(all.v);
+    free(want.v);
+    free(text);
+    tok_free(t);
+}
+
+/* ------------------------------------------- Hugging Face components
+ * Small tokenizer.json files for each component; the expected ids and texts
+ * are what Hugging Face `tokenizers` 0.23 (Rust) gives for the same files. */
+
+#define M "\xe2\x96\x81" /* U+2581 */
+static const char VOCAB_A[] =
+    "{\"<unk>\":0,\"<s>\":1,\"</s>\":2,\"" M "\":3,\"a\":4,\"b\":5,\"" M "a\":6,\"<0x41>\":7,\"<0xE4>\":8,"
+    "\"<0xB8>\":9,\"<0xAD>\":10,\" \":11,\"hello\":13,\"" M "hello\":14,\"x\":15,\"y\":16,\"h\":17,\"e\":18,"
+    "\"l\":19,\"o\":20,\"ab\":21,\"abc\":22,\"c\":23,\"" M M "\":24,\"bc\":25}";
+static const char MERGES_A[] = "[\"" M " a\",\"a b\",\"" M " " M "\",\"b c\"]";
+static const char SPECIALS_A[] =
+    "{\"id\":0,\"content\":\"<unk>\",\"special\":true,\"normalized\":false},"
+    "{\"id\":1,\"content\":\"<s>\",\"special\":true,\"normalized\":false},"
+    "{\"id\":2,\"content\":\"</s>\",\"special\":true,\"normalized\":false}";
+static const char SPM_NORM[] =
+    "{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Prepend\",\"prepend\":\"" M "\"},"
+    "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"" M "\"}]}";
+static const char SPM_DEC[] =
+    "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":\"" M "\"},"
+    "\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"},{\"type\":\"Strip\",\"content\":\" \","
+    "\"start\":1,\"stop\":0}]}";
+
+/* Write and load {added_tokens, normalizer, pre_tokenizer, post_processor, decoder,
+ * model: BPE over VOCAB_A with byte fallback}. */
+static tokenizer *variant(const char *added, const char *norm, const char *pre, const char *post,
+                          const char *dec, bool ignore_merges) {
+    static char js[8192];
+    char d[512], p[600];
+    snprintf(d, sizeof d, "%s", tmp_path("components"));
+    mkdir(d, 0755);
+    snprintf(p, sizeof p, "%s/tokenizer.json", d);
+    snprintf(js, sizeof js,
+             "{\"added_tokens\":[%s],\"normalizer\":%s,\"pre_tokenizer\":%s,\"post_processor\":%s,"
+             "\"decoder\":%s,\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":false,"
+             "\"byte_fallback\":true,\"ignore_merges\":%s,\"vocab\":%s,\"merges\":%s}}",
+             added, norm, pre, post, dec, ignore_merges ? "true" : "false", VOCAB_A, MERGES_A);
+    wick_error e = {{0}};
+    tokenizer *t = NULL;
+    if (write_file(p, js) == 0) t = tok_load_hf_dir(d, &e);
+    CHECK_MSG(t != NULL, "component variant: %s", e.msg);
+    unlink(p);
+    rmdir(d);
+    return t;
+}
+
+#define CHECK_ENC(t, text, add, ...)                                                           \
+    do {                                                                                       \
+        const int32_t exp_[] = {__VA_ARGS__};                                                  \
+        ids_t got_ = enc(t, text, strlen(text), add, true);                                    \
+        bool ok_ = ids_eq(got_, exp_, sizeof exp_ / sizeof exp_[0]);                           \
+        CHECK_MSG(ok_, "encode(\"%s\")", text);                                                \
+        if (!ok_) print_ids("got", got_.v, got_.n == (size_t)-1 ? 0 : got_.n);                 \
+        free(got_.v);                                                                          \
+    } while (0)
+
+#define CHECK_DEC(t, want, ...)                                                                \
+    do {                                                                                       \
+        const int32_t ids_[] = {__VA_ARGS__};                                                  \
+        wick_error e_ = {{0}};                                                                 \
+        char *d_ = tok_decode(t, ids_, sizeof ids_ / sizeof ids_[0], false, &e_);              \
+        CHECK_STR(d_, want);                                                                   \
+        free(d_);                                                                              \
+    } while (0)
+
+static void test_hf_metaspace(void) {
+    static const char *const SCHEMES[] = {"always", "first", "never"};
+    for (int s = 0; s < 3; s++) {
+        for (int split = 0; split < 2; split++) {
+            char pre[256], dec[256];
+            snprintf(pre, sizeof pre,
+                     "{\"type\":\"Metaspace\",\"replacement\":\"" M "\",\"prepend_scheme\":\"%s\",\"split\":%s}",
+                     SCHEMES[s], split ? "true" : "false");
+            snprintf(dec, sizeof dec, "{\"type\":\"Metaspace\",\"replacement\":\"" M "\",\"prepend_scheme\":\"%s\"}",
+                     SCHEMES[s]);
+            tokenizer *t = variant(SPECIALS_A, "null", pre, "null", dec, false);
+            if (!t) continue;
+            bool never = s == 2;
+            if (never) CHECK_ENC(t, "a b", false, 4, 3, 5);
+            else CHECK_ENC(t, "a b", false, 6, 3, 5);
+            CHECK_ENC(t, " a", false, 6);
+            if (s == 0) CHECK_ENC(t, "a<s>b", false, 6, 1, 3, 5); /* always: every section */
+            if (s == 1) CHECK_ENC(t, "a<s>b", false, 6, 1, 5);    /* first: only at offset 0 */
+            if (s == 2) CHECK_ENC(t, "a<s>b", false, 4, 1, 5);
+            if (never) CHECK_ENC(t, "x<s> a</s>", false, 15, 1, 6, 2);
+            else CHECK_ENC(t, "x<s> a</s>", false, 3, 15, 1, 6, 2);
+            if (split) CHECK_ENC(t, "  a  ", false, 3, 6, 3, 3); /* each U+2581 starts a piece */
+            else CHECK_ENC(t, "  a  ", false, 3, 6, 24);
+            /* the decoder drops every U+2581 of the first token unless the scheme is never */
+            CHECK_DEC(t, never ? "  a  " : " a  ", 3, 6, 3, 3);
+            CHECK_DEC(t, never ? "  a  " : "a  ", 24, 4, 24);
+            tok_free(t);
+        }
+    }
+}
+
+static void test_hf_template_and_decoders(void) {
+    /* TemplateProcessing with BOS and EOS, SentencePiece normalizer and decoder */
+    tokenizer *t = variant(
+        SPECIALS_A, SPM_NORM, "null",
+        "{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\",\"type_id\":0}},"
+        "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"</s>\",\"type_id\":0}}],"
+        "\"pair\":[],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1],\"tokens\":[\"<s>\"]},"
+        "\"</s>\":{\"id\":\"</s>\",\"ids\":[2],\"tokens\":[\"</s>\"]}}}",
+        SPM_DEC, false);
+    if (t) {
+        CHECK_ENC(t, "a b", true, 1, 6, 3, 5, 2);
+        CHECK_ENC(t, "a b", false, 6, 3, 5);
+        CHECK_ENC(t, "", true, 1, 2);
+        CHECK_ENC(t, "x<s> a</s>", true, 1, 3, 15, 1, 3, 6, 2, 2);
+        CHECK_DEC(t, " a  ", 3, 6, 3, 3);
+        CHECK_DEC(t, "<s> a</s>", 1, 6, 2);
+        CHECK_DEC(t, "\xe4\xb8\xad" "a", 8, 9, 10, 4);
+        CHECK_DEC(t, "\xef\xbf\xbd\xef\xbf\xbd" "a", 8, 9, 4); /* an invalid byte run: one U+FFFD per byte */
+        CHECK_DEC(t, "A \xe4\xb8\xad", 7, 3, 8, 9, 10);
+        tok_free(t);
+    }
+    /* ignore_merges: a pre-token that is in the vocabulary is emitted whole */
+    t = variant(SPECIALS_A, "null", "null", "null", "null", true);
+    if (t) {
+        CHECK_ENC(t, "abc", false, 22);
+        CHECK_ENC(t, "abcab", false, 21, 23, 21);
+        tok_free(t);
+    }
+    t = variant(SPECIALS_A, "null", "null", "null", "null", false);
+    if (t) {
+        CHECK_ENC(t, "abc", false, 21, 23);
+        tok_free(t);
+    }
+    /* Strip without Fuse strips every token; after Fuse, the whole text */
+    t = variant(SPECIALS_A, "null", "null", "null",
+                "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":\"" M "\"},"
+                "\"content\":\" \"},{\"type\":\"Strip\",\"content\":\" \",\"start\":1,\"stop\":0}]}",
+                false);
+    if (t) {
+        CHECK_DEC(t, "a", 3, 6, 3, 3);
+        CHECK_DEC(t, " a ", 24, 4, 24);
+        CHECK_DEC(t, "<0x41><0xE4><0xB8><0xAD>", 7, 3, 8, 9, 10);
+        char piece[16];
+        CHECK_INT(tok_piece(t, 6, piece, sizeof piece), 1); /* "\u2581a" -> " a" -> "a" */
+        tok_free(t);
+    }
+    t = variant(SPECIALS_A, "null", "null", "null",
+                "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":\"" M "\"},"
+                "\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"},{\"type\":\"Strip\","
+                "\"content\":\" \",\"start\":2,\"stop\":1}]}",
+                false);
+    if (t) {
+        CHECK_DEC(t, "a ", 3, 6, 3, 3);
+        CHECK_DEC(t, " a ", 11, 11, 6, 11, 11);
+        char piece[16];
+        CHECK_INT(tok_piece(t, 6, piece, sizeof piece), 2); /* the text-level strip is not per token */
+        tok_free(t);
+    }
+}
+
+static void test_hf_added_flags(void) {
+    static const struct {
+        const char *flags;
+        int32_t ids[5][28];
+        int n[5];
+    } C[] = {
+        /* texts: "ahello", "helloa", "a hello b", "a\u3000hello\u00a0b", "xhello hello_ hello1 \u00e9hello" */
+        {",\"normalized\":false",
+         {{6, 13}, {13, 6}, {6, 3, 13, 24, 5}, {6, 0, 13, 3, 0, 5}, {3, 15, 13, 24, 13, 3, 0, 3, 13, 3, 0, 3, 0, 13}},
+         {2, 2, 5, 6, 14}},
+        {",\"single_word\":true,\"normalized\":false",
+         {{6, 17, 18, 19, 19, 20}, {3, 17, 18, 19, 19, 20, 4}, {6, 3, 13, 24, 5}, {6, 0, 13, 3, 0, 5}, {3, 15, 17, 18, 19, 19, 20, 3, 17, 18, 19, 19, 20, 0, 3, 17, 18, 19, 19, 20, 0, 3, 0, 17, 18, 19, 19, 20}},
+         {6, 7, 5, 6, 28}},
+        {",\"lstrip\":true,\"normalized\":false",
+         {{6, 13}, {13, 6}, {6, 13, 24, 5}, {6, 13, 3, 0, 5}, {3, 15, 13, 13, 3, 0, 13, 3, 0, 3, 0, 13}},
+         {2, 2, 4, 5, 12}},
+        {",\"rstrip\":true,\"normalized\":false",
+         {{6, 13}, {13, 6}, {6, 3, 13, 3, 5}, {6, 0, 13, 3, 5}, {3, 15, 13, 13, 3, 0, 3, 13, 3, 0, 3, 0, 13}},
+         {2, 2, 5, 5, 13}},
+        {",\"normalized\":true",
+         {{6, 17, 18, 19, 19, 20}, {13, 4}, {6, 13, 3, 5}, {6, 0, 17, 18, 19, 19, 20, 0, 5}, {3, 15, 17, 18, 19, 19, 20, 13, 0, 13, 0, 3, 0, 17, 18, 19, 19, 20}},
+         {6, 2, 4, 9, 18}},
+        {",\"normalized\":true,\"single_word\":true",
+         {{6, 17, 18, 19, 19, 20}, {3, 17, 18, 19, 19, 20, 4}, {6, 3, 17, 18, 19, 19, 20, 3, 5}, {6, 0, 17, 18, 19, 19, 20, 0, 5}, {3, 15, 17, 18, 19, 19, 20, 3, 17, 18, 19, 19, 20, 0, 3, 17, 18, 19, 19, 20, 0, 3, 0, 17, 18, 19, 19, 20}},
+         {6, 7, 9, 9, 28}},
+    };
+    static const char *const TEXTS[] = {"ahello", "helloa", "a hello b", "a\xe3\x80\x80hello\xc2\xa0\x62",
+                                        "xhello hello_ hello1 \xc3\xa9hello"};
+    for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+        char added[512];
+        snprintf(added, sizeof added, "%s,{\"id\":13,\"content\":\"hello\",\"special\":false%s}", SPECIALS_A,
+                 C[c].flags);
+        tokenizer *t = variant(added, SPM_NORM, "null", "null", SPM_DEC, false);
+        if (!t) continue;
+        for (int k = 0; k < 5; k++) {
+            ids_t got = enc(t, TEXTS[k], strlen(TEXTS[k]), false, true);
+            size_t n = (size_t)C[c].n[k];
+            bool ok = got.n == n && memcmp(got.v, C[c].ids[k], n * sizeof(int32_t)) == 0;
+            CHECK_MSG(ok, "added token{%s}: \"%s\"", C[c].flags, TEXTS[k]);
+            if (!ok) print_ids("got", got.v, got.n == (size_t)-1 ? 0 : got.n);
+            free(got.v);
+        }
+        /* an added token matched in normalized text decodes as its normalized content */
+        if (strstr(C[c].flags, "normalized\":true")) CHECK_DEC(t, "a hello", 6, 13);
+        else CHECK_DEC(t, "ahello", 6, 13);
+        tok_free(t);
+    }
+}
+#undef M
+
+/* The public API: loading every kind of source, invalid UTF-8 counted. */
+static void test_public_api(void) {
+    static const char *const SOURCES[] = {"tokenizers/qwen3", "tokenizers/qwen3/tokenizer.json", "tokenizers/qwen2.5",
+                                          "tokenizers/llama.cpp-vocab/ggml-vocab-gpt-2.gguf",
+                                          "models/stories260K/hf", "models/stories260K/stories260K-f32.gguf"};
+    int loaded = 0;
+    for (size_t i = 0; i < sizeof SOURCES / sizeof SOURCES[0]; i++) {
+        const char *p = shared_path(SOURCES[i]);
+        if (!p) continue;
+        wick_error e = {{0}};
+        wick_tokenizer *t = wick_tokenizer_load(p, &e);
+        CHECK_MSG(t != NULL, "wick_tokenizer_load(%s): %s", SOURCES[i], e.msg);
+        if (!t) continue;
+        loaded++;
+        CHECK(wick_tokenizer_n_vocab(t) > 256);
+        int32_t *ids = NULL;
+        size_t n = 0, bad = 99;
+        const char text[] = "Hello \xff world \xe4\xb8 \xe4\xb8\xad";
+        CHECK(wick_tokenizer_encode(t, text, sizeof text - 1, false, &ids, &n, &bad, &e) == 0);
+        CHECK_INT(bad, 3); /* 0xFF, and the cut-off E4 B8 */
+        size_t len = 0;
+        char *d = wick_tokenizer_decode(t, ids, n, true, &len, &e);
+        /* 0xFF and E4 B8 each became one U+FFFD (maximal subparts) */
+        CHECK_MSG(d && strstr(d, "\xef\xbf\xbd world \xef\xbf\xbd \xe4\xb8\xad") && len == strlen(d), "%s: \"%s\"",
+                  SOURCES[i], d ? d : "(null)");
+        free(d);
+        free(ids);
+        int32_t oob = wick_tokenizer_n_vocab(t);
+        CHECK(wick_tokenizer_decode(t, &oob, 1, false, NULL, &e) == NULL && e.msg[0]);
+        wick_tokenizer_free(t);
+    }
+    if (!loaded) SKIP("no shared tokenizers for the public API test");
+    wick_error e = {{0}};
+    CHECK(wick_tokenizer_load("/nonexistent/tokenizer", &e) == NULL && e.msg[0]);
+    CHECK(wick_tokenizer_load(NULL, &e) == NULL);
+    /* a tokenizer-only dir holding a NUL byte token decodes with its length */
+    tokenizer *s = load_hf("models/stories260K/hf");
+    if (s) {
+        int32_t ids[] = {3 + 0}; /* <0x00> */
+        size_t len = 9;
+        char *d = wick_tokenizer_decode(s, ids, 1, false, &len, &e);
+        CHECK(d && len == 1 && d[0] == 0);
+        free(d);
+        tok_free(s);
+    }
+}
+
 static void test_gguf_hostile(void) {
     struct {
         const char *model, *pre;
@@ -888,6 +1179,11 @@ int main(void) {
     RUN(test_synthetic);
     RUN(test_invalid_utf8);
     RUN(test_hf_json_variants);
+    RUN(test_hf_metaspace);
+    RUN(test_hf_template_and_decoders);
+    RUN(test_hf_added_flags);
+    RUN(test_public_api);
+    RUN(test_piece_cache);
     RUN(test_gguf_hostile);
     RUN(test_fuzz);
     if (tmp_root[0]) rmdir(tmp_root);

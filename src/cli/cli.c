@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/fileio.h"
 
@@ -125,8 +126,17 @@ wick_model *cli_load_model(const char *cmd, const char *path) {
         cli_error("%s: no model given (-m PATH)", cmd);
         return NULL;
     }
+    return cli_load_model_dtype(cmd, path, NULL);
+}
+
+wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *dtype) {
+    if (!path) {
+        cli_error("%s: no model given (-m PATH)", cmd);
+        return NULL;
+    }
     wick_error err;
-    wick_model *m = wick_model_load(path, NULL, &err);
+    wick_model_params mp = {.dtype = dtype ? dtype : getenv("WICK_DTYPE")};
+    wick_model *m = wick_model_load(path, &mp, &err);
     if (!m) cli_error("%s", err.msg);
     return m;
 }
@@ -152,4 +162,62 @@ int cli_tokenize(const wick_model *m, const char *text, size_t len, bool add_spe
     }
     *ids = NULL;
     return cli_error("tokenizer returned an inconsistent count"), -1;
+}
+
+void cli_sampling_init(cli_sampling *s) {
+    memset(s, 0, sizeof *s);
+    s->v = wick_sampling_default();
+    s->v.seed = (uint64_t)time(NULL);
+}
+
+int cli_sampling_opts(cli_opt *opts, int n, cli_sampling *s) {
+    const cli_opt add[] = {
+        {"--temp", NULL, OPT_FLOAT, &s->v.temperature, &s->temp},
+        {"--top-k", NULL, OPT_INT, &s->v.top_k, &s->top_k},
+        {"--top-p", NULL, OPT_FLOAT, &s->v.top_p, &s->top_p},
+        {"--min-p", NULL, OPT_FLOAT, &s->v.min_p, &s->min_p},
+        {"--repeat-penalty", NULL, OPT_FLOAT, &s->v.repeat_penalty, &s->rep},
+        {"--repeat-last-n", NULL, OPT_INT, &s->v.repeat_last_n, &s->rep_n},
+        {"--presence-penalty", NULL, OPT_FLOAT, &s->v.presence_penalty, &s->pres},
+        {"--frequency-penalty", NULL, OPT_FLOAT, &s->v.frequency_penalty, &s->freq},
+        {"--seed", NULL, OPT_U64, &s->v.seed, &s->seed},
+    };
+    for (size_t i = 0; i < sizeof add / sizeof add[0]; i++) opts[n++] = add[i];
+    return n;
+}
+
+int cli_sampling_check(const char *cmd, const cli_sampling *s) {
+    const wick_sampling *v = &s->v;
+    if (v->temperature < 0 || v->top_k < 0 || v->top_p < 0 || v->top_p > 1 || v->min_p < 0 ||
+        v->min_p > 1 || v->repeat_penalty < 0 || v->repeat_last_n < -1) {
+        cli_error("%s: sampling values out of range (--temp, --top-k, --repeat-penalty >= 0; "
+                  "--top-p, --min-p in [0, 1]; --repeat-last-n >= -1)", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_sampling_apply_model(cli_sampling *s, const wick_model *m) {
+    wick_sampling d;
+    if (!wick_model_sampling_defaults(m, &d)) return;
+    if (!s->temp) s->v.temperature = d.temperature;
+    if (!s->top_k) s->v.top_k = d.top_k;
+    if (!s->top_p) s->v.top_p = d.top_p;
+    if (!s->min_p) s->v.min_p = d.min_p;
+    if (!s->rep) s->v.repeat_penalty = d.repeat_penalty;
+}
+
+wick_tokenizer *cli_load_tokenizer(const char *cmd, const char *path) {
+    if (!path) {
+        cli_error("%s: no model or tokenizer given (-m PATH)", cmd);
+        return NULL;
+    }
+    wick_error err;
+    wick_tokenizer *t = wick_tokenizer_load(path, &err);
+    if (!t) cli_error("%s", err.msg);
+    return t;
+}
+
+void cli_warn_invalid_utf8(int n) {
+    if (n > 0) fprintf(stderr, "wick: warning: input has %d invalid UTF-8 bytes; replaced with U+FFFD\n", n);
 }

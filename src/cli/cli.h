@@ -37,15 +37,52 @@ char *cli_prompt(const char *cmd, const char *text, const char *file, size_t *le
 
 /* Load a model or print the error; NULL on failure. */
 wick_model *cli_load_model(const char *cmd, const char *path);
+/* The same, converting the matrices to dtype at load ("q8_0", ...; NULL =
+ * env WICK_DTYPE, else as stored). cli_load_model honors WICK_DTYPE too. */
+wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *dtype);
+/* WICK_PROFILE=1: print the context's per-op times to stderr (profile.c). */
+void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled);
+/* "f32"/"f16" → wick_context_params.kv_type; -1 (after printing) if neither. */
+int cli_kv_type(const char *cmd, const char *name);
+/* --kv-type for generate/logits: the option writes cli_kv_type_arg; the value
+ * for wick_context_params.kv_type (-1 if neither f32 nor f16: the context
+ * creation then fails with a one-line error). */
+extern const char *cli_kv_type_arg;
+int cli_kv_type_value(void);
 
 /* Tokenize with BOS as the model adds it; *ids malloc'd. -1 after printing. */
 int cli_tokenize(const wick_model *m, const char *text, size_t len, bool add_special,
                  int32_t **ids, int *n);
 
+/* Sampling flags shared by generate and chat: the library defaults, then the
+ * model's generation_config.json, then the flags given. */
+typedef struct cli_sampling {
+    wick_sampling v;
+    bool temp, top_k, top_p, min_p, rep, rep_n, pres, freq, seed;
+} cli_sampling;
+
+void cli_sampling_init(cli_sampling *s);
+/* Append the sampling options to opts (which has room) after n entries; returns the new count. */
+int cli_sampling_opts(cli_opt *opts, int n, cli_sampling *s);
+int cli_sampling_check(const char *cmd, const cli_sampling *s);
+void cli_sampling_apply_model(cli_sampling *s, const wick_model *m);
+
+/* Load a tokenizer on its own (model or vocab-only GGUF, model or tokenizer-only
+ * directory) or print the error; NULL on failure. */
+wick_tokenizer *cli_load_tokenizer(const char *cmd, const char *path);
+
+/* When n > 0, print the one warning line
+ * "wick: warning: input has N invalid UTF-8 bytes; replaced with U+FFFD". */
+void cli_warn_invalid_utf8(int n);
+
 int cmd_generate(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
 int cmd_logits(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_make_test_model(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_template(int argc, char **argv);
 
 #endif

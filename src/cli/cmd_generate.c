@@ -65,51 +65,32 @@ static void print_json(const text_buf *b, const int32_t *out, int n_out, wick_fi
     cJSON_Delete(o);
 }
 
-/* Sampling: library defaults, then generation_config.json, then flags. */
-typedef struct sampling_flags {
-    wick_sampling v;
-    bool temp, top_k, top_p, min_p, rep, rep_n, pres, freq;
-} sampling_flags;
-
-static void apply_model_defaults(const wick_model *m, sampling_flags *f) {
-    wick_sampling d;
-    if (!wick_model_sampling_defaults(m, &d)) return;
-    if (!f->temp) f->v.temperature = d.temperature;
-    if (!f->top_k) f->v.top_k = d.top_k;
-    if (!f->top_p) f->v.top_p = d.top_p;
-    if (!f->min_p) f->v.min_p = d.min_p;
-    if (!f->rep) f->v.repeat_penalty = d.repeat_penalty;
-}
-
 int cmd_generate(int argc, char **argv) {
     const char *model = NULL, *prompt = NULL, *file = NULL;
     int n_predict = 128, threads = 0, ctx = 0, chunk = -1, stream_every = 1;
-    sampling_flags sf = {.v = wick_sampling_default()};
-    sf.v.seed = (uint64_t)time(NULL);
-    bool json = false, chunk_set = false;
+    cli_sampling sf;
+    cli_sampling_init(&sf);
+    bool json = false, chunk_set = false, chat = false;
+    const char *system = NULL, *template_name = NULL;
     cli_list stops = {.n = 0};
-    const cli_opt opts[] = {
+    cli_opt opts[40] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--prompt", "-p", OPT_STR, &prompt, NULL},
         {"--file", "-f", OPT_STR, &file, NULL},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
-        {"--temp", NULL, OPT_FLOAT, &sf.v.temperature, &sf.temp},
-        {"--top-k", NULL, OPT_INT, &sf.v.top_k, &sf.top_k},
-        {"--top-p", NULL, OPT_FLOAT, &sf.v.top_p, &sf.top_p},
-        {"--min-p", NULL, OPT_FLOAT, &sf.v.min_p, &sf.min_p},
-        {"--repeat-penalty", NULL, OPT_FLOAT, &sf.v.repeat_penalty, &sf.rep},
-        {"--repeat-last-n", NULL, OPT_INT, &sf.v.repeat_last_n, &sf.rep_n},
-        {"--presence-penalty", NULL, OPT_FLOAT, &sf.v.presence_penalty, &sf.pres},
-        {"--frequency-penalty", NULL, OPT_FLOAT, &sf.v.frequency_penalty, &sf.freq},
-        {"--seed", NULL, OPT_U64, &sf.v.seed, NULL},
         {"--stop", NULL, OPT_LIST, &stops, NULL},
         {"--stream-every", NULL, OPT_INT, &stream_every, NULL},
         {"--threads", "-t", OPT_INT, &threads, NULL},
         {"--ctx", "-c", OPT_INT, &ctx, NULL},
         {"--prefill-chunk", NULL, OPT_INT, &chunk, &chunk_set},
+        {"--kv-type", NULL, OPT_STR, &cli_kv_type_arg, NULL},
         {"--json", NULL, OPT_FLAG, &json, NULL},
+        {"--chat", NULL, OPT_FLAG, &chat, NULL},
+        {"--system", NULL, OPT_STR, &system, NULL},
+        {"--template", NULL, OPT_STR, &template_name, NULL},
     };
-    if (cli_parse("generate", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    int n_opts = cli_sampling_opts(opts, 13, &sf);
+    if (cli_parse("generate", argc, argv, opts, n_opts) < 0) return 1;
     if (!chunk_set && getenv("WICK_PREFILL_CHUNK")) {
         char *end;
         long v = strtol(getenv("WICK_PREFILL_CHUNK"), &end, 10);
@@ -119,10 +100,8 @@ int cmd_generate(int argc, char **argv) {
     if (n_predict < -1) return cli_error("generate: -n must be >= 0 (or -1 for the rest of the context)");
     if (threads < 0 || ctx < 0 || chunk < -1 || stream_every < 1)
         return cli_error("generate: -t, --ctx, --prefill-chunk must not be negative and --stream-every must be >= 1");
-    const wick_sampling *v = &sf.v;
-    if (v->temperature < 0 || v->top_k < 0 || v->top_p < 0 || v->top_p > 1 || v->min_p < 0 || v->min_p > 1 ||
-        v->repeat_penalty < 0 || v->repeat_last_n < -1)
-        return cli_error("generate: sampling values out of range (--temp, --top-k, --repeat-penalty >= 0; --top-p, --min-p in [0, 1]; --repeat-last-n >= -1)");
+    if (cli_sampling_check("generate", &sf) < 0) return 1;
+    if ((system || template_name) && !chat) return cli_error("generate: --system and --template need --chat");
     for (int i = 0; i < stops.n; i++)
         if (!*stops.v[i]) return cli_error("generate: --stop needs a non-empty string");
     size_t len;
@@ -141,24 +120,40 @@ int cmd_generate(int argc, char **argv) {
     int n_ids = 0, n_out = 0;
     wick_context *c = NULL;
     text_buf buf = {.json = json};
-    if (cli_tokenize(m, text, len, true, &ids, &n_ids) < 0) goto done;
     wick_error err;
-    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk};
+    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = cli_kv_type_value()};
     c = wick_context_new(m, &cp, &err);
     if (!c) {
         cli_error("%s", err.msg);
         goto done;
     }
+    if (chat) {
+        /* The prompt is one user message rendered with the chat template, whose
+         * text already holds any BOS the model wants. */
+        wick_chat *conv = wick_chat_new(c, system, template_name, -1, &err);
+        char *rendered = conv ? wick_chat_prompt(conv, text, &err) : NULL;
+        wick_chat_free(conv);
+        if (!rendered) {
+            cli_error("%s", err.msg);
+            goto done;
+        }
+        free(text);
+        text = rendered;
+        len = strlen(text);
+    }
+    if (cli_tokenize(m, text, len, !chat, &ids, &n_ids) < 0) goto done;
     double load_ms = ms_since(&t0);
-    apply_model_defaults(m, &sf);
+    cli_sampling_apply_model(&sf, m);
     wick_generate_params gp = {.n_predict = n_predict, .sampling = sf.v, .on_token = on_token, .user = &buf,
-                               .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every};
+                               .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every,
+                               .new_message = chat};
     wick_finish finish;
     wick_timings tm;
     if (wick_generate(c, ids, n_ids, &gp, &out, &n_out, &finish, &tm, &err) < 0) {
         cli_error("%s", err.msg);
         goto done;
     }
+    cli_print_profile(c, 0, n_out); /* WICK_PROFILE=1 */
     if (json)
         print_json(&buf, out, n_out, finish, &tm, load_ms);
     else if (isatty(STDOUT_FILENO))

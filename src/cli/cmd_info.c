@@ -6,14 +6,15 @@
 #include "cli/cli.h"
 
 int cmd_info(int argc, char **argv) {
-    const char *model = NULL;
+    const char *model = NULL, *dtype = NULL;
     bool tensors = false;
     const cli_opt opts[] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--tensors", NULL, OPT_FLAG, &tensors, NULL},
+        {"--dtype", NULL, OPT_STR, &dtype, NULL},
     };
     if (cli_parse("info", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
-    wick_model *m = cli_load_model("info", model);
+    wick_model *m = cli_load_model_dtype("info", model, dtype);
     if (!m) return 1;
     wick_model_info i;
     wick_model_get_info(m, &i);
@@ -56,7 +57,9 @@ int cmd_info(int argc, char **argv) {
     }
     printf("tensors:          %d (", n);
     for (int k = 0; k < n_types; k++) printf(k ? ", %d %s" : "%d %s", counts[k], types[k]);
-    printf(")\n");
+    printf(")");
+    if (i.converted_to) printf(" (matrices converted to %s at load)", i.converted_to);
+    printf("\n");
     printf("tokenizer:        %s, %d tokens, bos %d, eos %d, adds bos: %s\n", i.tokenizer_kind,
            i.tokenizer_vocab, i.bos, i.eos, i.add_bos ? "yes" : "no");
     printf("chat template:    %s\n", i.has_chat_template ? "yes" : "no");

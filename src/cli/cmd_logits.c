@@ -16,6 +16,7 @@ int cmd_logits(int argc, char **argv) {
         {"--threads", "-t", OPT_INT, &threads, NULL},
         {"--ctx", "-c", OPT_INT, &ctx, NULL},
         {"--prefill-chunk", NULL, OPT_INT, &chunk, NULL},
+        {"--kv-type", NULL, OPT_STR, &cli_kv_type_arg, NULL},
         {"--no-special", NULL, OPT_FLAG, &no_special, NULL},
     };
     if (cli_parse("logits", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
@@ -29,7 +30,7 @@ int cmd_logits(int argc, char **argv) {
     wick_context *c = NULL;
     wick_error err;
     if (!m || cli_tokenize(m, text, len, !no_special, &ids, &n) < 0) goto done;
-    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk};
+    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = cli_kv_type_value()};
     if (!(c = wick_context_new(m, &cp, &err))) {
         cli_error("%s", err.msg);
         goto done;

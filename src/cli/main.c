@@ -14,6 +14,7 @@ static const char HELP[] =
     "             [--min-p P] [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P]\n"
     "             [--frequency-penalty P] [--seed S] [--stop STRING]... [--stream-every K]\n"
     "             [-t THREADS] [--ctx N] [--prefill-chunk N] [--json]\n"
+    "             [--chat [--system TEXT] [--template chatml|llama3|llama2|mistral]]\n"
     "             Generate text from a prompt, streaming only the new text to stdout.\n"
     "             -n N: tokens to generate (default 128; -1 = until the context is full).\n"
     "             Sampling order: repetition/presence/frequency penalties over the last\n"
@@ -27,22 +28,51 @@ static const char HELP[] =
     "             0 = whole prompt; env WICK_PREFILL_CHUNK). --ctx N: context size\n"
     "             (default min(model's, 4096)). -t: threads (default: all cores).\n"
     "             --json: print one JSON object (text, tokens, prompt_tokens,\n"
-    "             finish_reason, timings) instead of streaming.\n"
-    "  tokenize   -m MODEL (-p TEXT | -f FILE) [--no-special]\n"
+    "             finish_reason, timings) instead of streaming. --chat applies the\n"
+    "             model's chat template to the prompt as one user message.\n"
+    "  chat       -m MODEL [--system TEXT] [--template NAME] [--enable-thinking true|false]\n"
+    "             [-n N] [--stop STRING]... [sampling options as for generate] [-t N]\n"
+    "             [--ctx N] [--prefill-chunk N] [-v]\n"
+    "             Interactive multi-turn chat with the model's chat template: each\n"
+    "             stdin line is a user message; /exit ends. Each turn reuses the KV\n"
+    "             cache and prefills only its new tokens (-v prints the counts).\n"
+    "  tokenize   -m MODEL (-p TEXT | -f FILE | --jsonl FILE) [--no-special]\n"
     "             Print the token ids as a JSON array (with BOS if the model adds one,\n"
     "             unless --no-special). Special-token text like <|im_start|> is recognized.\n"
+    "             --jsonl FILE: every line of FILE is a JSON string; print one array per line.\n"
+    "             MODEL may also be a tokenizer alone (see below).\n"
+    "  detokenize -m MODEL (--ids 1,2,3 | --jsonl FILE) [--skip-special]\n"
+    "             Print the text of token ids exactly (a newline follows only on a\n"
+    "             terminal). --skip-special leaves out control tokens (BOS, EOS, ...).\n"
+    "             --jsonl FILE: every line is a JSON array of ids; print one JSON string\n"
+    "             per line.\n"
     "  logits     -m MODEL (-p TEXT | -f FILE) [-t N] [--ctx N] [--prefill-chunk N] [--no-special]\n"
     "             Print {\"tokens\": [...], \"logits\": [...]} for the last position.\n"
-    "  info       -m MODEL [--tensors]\n"
+    "  info       -m MODEL [--tensors] [--dtype T]\n"
     "             Architecture, hyperparameters, tensor types, tokenizer, chat template.\n"
+    "  bench      -m MODEL [-p 512] [-n 128] [-t N] [-r 3] [--chunk 0,128,256,512,1024]\n"
+    "             [--prefill-chunk N] [--ctx N] [--kv-type f32|f16] [--dtype T]\n"
+    "             [--membw-mib 1024] [--json]\n"
+    "             Speed table: prefill (ppP) and decode (tgN) tok/s and time to first\n"
+    "             token (median ± sd over -r repeats), the prefill chunk sweep, memory\n"
+    "             read bandwidth and the decode ceiling it implies, peak RSS.\n"
+    "             --dtype q8_0|q4_0|f16|bf16|f32 converts the matrices at load (also\n"
+    "             env WICK_DTYPE for every command). WICK_PROFILE=1: per-op times.\n"
     "  make-test-model --arch llama|mistral|qwen2|qwen3 --format gguf|hf --out PATH\n"
     "             [--shape tiny|qwen2.5-0.5b|qwen3-0.6b] [--dtype f32|f16|bf16|q8_0|q4_0]\n"
     "             [--seed N] [--tokenizer DIR] [--rope-scaling none|linear|llama3]\n"
     "             Write a deterministic random-weight model of a real shape.\n"
+    "  template   -m SRC -i CONVERSATION.json [--no-generation-prompt]\n"
+    "             [--enable-thinking true|false] [--template chatml|llama3|llama2|mistral]\n"
+    "             Print the prompt the chat template makes of a conversation ({\"messages\":\n"
+    "             [...], \"tools\": [...], ...}), exactly. SRC: a model, a tokenizer\n"
+    "             directory or a vocab-only GGUF; --template uses a built-in template.\n"
     "  help       This text.\n"
     "\n"
     "MODEL is a .gguf file or a Hugging Face directory (config.json, *.safetensors,\n"
-    "tokenizer.json).\n";
+    "tokenizer.json). For tokenize and detokenize it may also be a tokenizer alone: a\n"
+    "vocab-only .gguf, or a directory holding tokenizer.json (+ tokenizer_config.json)\n"
+    "or vocab.json + merges.txt.\n";
 
 typedef struct command {
     const char *name;
@@ -50,8 +80,10 @@ typedef struct command {
 } command;
 
 static const command COMMANDS[] = {
-    {"generate", cmd_generate}, {"tokenize", cmd_tokenize}, {"logits", cmd_logits},
+    {"generate", cmd_generate}, {"chat", cmd_chat}, {"tokenize", cmd_tokenize}, {"detokenize", cmd_detokenize}, {"logits", cmd_logits},
     {"info", cmd_info},         {"make-test-model", cmd_make_test_model},
+    {"bench", cmd_bench},
+    {"template", cmd_template},
 };
 
 int main(int argc, char **argv) {

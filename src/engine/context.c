@@ -12,8 +12,12 @@
 #define DEFAULT_MAX_CTX 4096
 
 wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick_error *err) {
-    wick_context_params def = {0, 0, 0, -1};
+    wick_context_params def = {0, 0, 0, -1, 0};
     if (!p) p = &def;
+    if (p->kv_type != 0 && p->kv_type != 1) {
+        wick_fail(err, "KV cache type must be f32 (0) or f16 (1), not %d", p->kv_type);
+        return NULL;
+    }
     if (p->n_ctx < 0 || p->n_seq < 0 || p->n_threads < 0 || p->prefill_chunk < -1) {
         wick_fail(err, "context parameters must not be negative");
         return NULL;
@@ -38,15 +42,30 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
      * off) or one decode token per sequence. */
     int max_tokens = c->prefill_chunk > 0 && c->prefill_chunk < c->n_ctx ? c->prefill_chunk : c->n_ctx;
     if (max_tokens < c->n_seq) max_tokens = c->n_seq;
-    if (kv_cache_init(&c->kv, m->hp.n_layer, model_kv_dim(m), c->n_ctx, c->n_seq, WICK_F32, err) < 0 ||
+    if (kv_cache_init(&c->kv, m->hp.n_layer, model_kv_dim(m), c->n_ctx, c->n_seq,
+                      p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {
         wick_context_free(c);
         return NULL;
     }
+    const char *prof = getenv("WICK_PROFILE");
+    wick_context_set_profiling(c, prof && *prof && strcmp(prof, "0") != 0);
     return c;
 }
+
+/* ---- profiling ---- */
+
+const char *wick_op_name(int op) {
+    static const char *const NAMES[WICK_OP_COUNT] = {"matmul", "attention", "norm", "rope", "elementwise", "sampling"};
+    return op >= 0 && op < WICK_OP_COUNT ? NAMES[op] : "?";
+}
+
+void wick_context_set_profiling(wick_context *c, bool on) { c->fs.prof = on ? &c->prof : NULL; }
+bool wick_context_profiling(const wick_context *c) { return c->fs.prof != NULL; }
+void wick_context_profile(const wick_context *c, wick_profile *out) { *out = c->prof; }
+void wick_context_profile_reset(wick_context *c) { memset(&c->prof, 0, sizeof c->prof); }
 
 void wick_context_free(wick_context *c) {
     if (!c) return;

@@ -17,6 +17,7 @@ struct wick_context {
     forward_scratch fs;
     int n_logits;   /* logit rows of the last batch */
     sampler smp;
+    wick_profile prof; /* accumulated while fs.prof points here */
 };
 
 #endif

@@ -59,6 +59,7 @@ typedef struct text_out {
     size_t n_batch, cap_batch;
     int n_batched;
     int32_t last;
+    bool strip_space; /* drop one leading space of the next piece (SentencePiece, new message) */
 } text_out;
 
 static bool deliver(text_out *o, const char *text, size_t len, bool force) {
@@ -89,7 +90,12 @@ static bool emit(text_out *o, int32_t id, bool *stopped) {
     if (len < 0) len = 0;
     if (len > (int)sizeof piece) len = sizeof piece; /* pieces are short; never overflow */
     o->last = id;
-    size_t n = utf8_stream_push(&o->u, piece, (size_t)len);
+    const char *bytes = piece;
+    if (o->strip_space && len > 0) {
+        if (piece[0] == ' ') bytes++, len--;
+        o->strip_space = false;
+    }
+    size_t n = utf8_stream_push(&o->u, bytes, (size_t)len);
     const char *text;
     size_t n_text;
     *stopped = stop_feed(&o->stop, o->u.out, n, &text, &n_text);
@@ -153,7 +159,7 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     tm->prefill_ms = t1 - t0;
 
     sampler_seed(&c->smp, p->sampling.seed);
-    text_out o = {.m = c->m, .p = p};
+    text_out o = {.m = c->m, .p = p, .strip_space = p->new_message && tok_get_kind(c->m->tok) == TOK_KIND_SPM};
     utf8_stream_init(&o.u);
     if (stop_init(&o.stop, p->stop, p->n_stop, sizeof o.u.out, err) < 0) {
         free(out);
@@ -166,8 +172,10 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     while (n < n_predict) {
         /* Every sampled token is decoded before the next draw, so the cache
          * holds the whole history the penalties look at. */
+        const double ts = c->fs.prof ? now_ms() : 0; /* WICK_PROFILE: sampling time */
         int32_t id = sampler_sample(&c->smp, &p->sampling, wick_logits(c, 0), kv_seq_tokens(&c->kv, 0),
                                     c->kv.len[0]);
+        if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
         if (n == 0) tm->ttft_ms = now_ms() - t0;
         if (is_eog(c->m, id)) {
             why = WICK_FINISH_STOP;

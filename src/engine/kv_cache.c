@@ -10,13 +10,14 @@
 int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq, int type,
                   wick_error *err) {
     memset(kv, 0, sizeof *kv);
-    if (type != WICK_F32) return wick_fail(err, "KV cache type %s is not supported", dtype_name(type));
+    if (type != WICK_F32 && type != WICK_F16)
+        return wick_fail(err, "KV cache type %s is not supported (use F32 or F16)", dtype_name(type));
     kv->n_layer = n_layer;
     kv->row_elems = row_elems;
     kv->n_ctx = n_ctx;
     kv->n_seq = n_seq;
     kv->type = type;
-    kv->elem_bytes = 4;
+    kv->elem_bytes = type == WICK_F16 ? 2 : 4;
     kv->max_blocks_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
     kv->n_blocks = kv->max_blocks_seq * n_seq;
     size_t layer_bytes = (size_t)kv->n_blocks * KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;

@@ -21,7 +21,7 @@
 
 typedef struct kv_cache {
     int n_layer, row_elems, n_ctx, n_seq;
-    int type;            /* WICK_F32 (F16 later) */
+    int type;            /* WICK_F32 or WICK_F16 (rows converted when stored) */
     size_t elem_bytes;
     int n_blocks;        /* in the pool */
     int max_blocks_seq;  /* per sequence: ceil(n_ctx / block) */

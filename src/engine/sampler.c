@@ -1,5 +1,9 @@
 /* sampler.c — penalties, temperature, top-k / top-p / min-p and the seeded
- * draw (order and semantics in sampler.h); wick_sampling_default. */
+ * draw (order and semantics in sampler.h); wick_sampling_default.
+ *
+ * The passes over the whole vocabulary are written in blocks of BLK with
+ * branch-free bodies and restrict pointers so that compilers vectorize them
+ * at -O2; blocks with nothing of interest are skipped by a cheap "any" test. */
 #include "engine/sampler.h"
 
 #include <math.h>
@@ -8,6 +12,9 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "kernels/cpu.h"
+
+#define BLK 16
 
 wick_sampling wick_sampling_default(void) {
     wick_sampling p = {0};
@@ -25,10 +32,11 @@ int sampler_init(sampler *s, int n_vocab, wick_error *err) {
     if (n_vocab <= 0) return wick_fail(err, "sampler: vocabulary size %d must be positive", n_vocab);
     s->n_vocab = n_vocab;
     s->logit = malloc((size_t)n_vocab * sizeof *s->logit);
+    s->w = malloc((size_t)n_vocab * sizeof *s->w);
     s->val = malloc((size_t)n_vocab * sizeof *s->val);
     s->id = malloc((size_t)n_vocab * sizeof *s->id);
     s->count = calloc((size_t)n_vocab, sizeof *s->count);
-    if (!s->logit || !s->val || !s->id || !s->count) {
+    if (!s->logit || !s->w || !s->val || !s->id || !s->count) {
         sampler_free(s);
         return wick_fail(err, "out of memory");
     }
@@ -38,10 +46,11 @@ int sampler_init(sampler *s, int n_vocab, wick_error *err) {
 
 void sampler_free(sampler *s) {
     free(s->logit);
+    free(s->w);
     free(s->val);
     free(s->id);
     free(s->count);
-    s->logit = s->val = NULL;
+    s->logit = s->w = s->val = NULL;
     s->id = s->count = NULL;
 }
 
@@ -71,17 +80,123 @@ double sampler_uniform(sampler *s) {
     return (double)(out >> 11) * 0x1.0p-53;
 }
 
+/* ---- branch-free float helpers ---- */
+
+static inline uint32_t fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float bitsf(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* c ? a : b as bit masking, so that loops using it vectorize. */
+static inline float fsel(int c, float a, float b) {
+    uint32_t m = 0u - (uint32_t)(c != 0);
+    return bitsf((fbits(a) & m) | (fbits(b) & ~m));
+}
+
+/* e^x for x <= 0 (relative error <= 1.1e-7, about one ulp; checked over every
+ * float in (-87, 0]); 0 for x <= -87 and for NaN;
+ * exactly 1 at 0. Range reduction x = n·ln2 + r, |r| <= ln2/2, then a
+ * degree-7 Taylor polynomial; no branches, no calls. */
+static inline float exp_neg(float x) {
+    int ok = x > -87.0f;
+    float xc = fsel(ok, x, -87.0f);
+    xc = fsel(xc < 0.0f, xc, 0.0f);
+    float nf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    int32_t ni = (int32_t)nf;                                           /* in [-126, 0] */
+    float r = (xc - nf * 0.693145751953125f) - nf * 1.42860682030941723212e-6f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
+                                                                                   r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    return fsel(ok, p * bitsf((uint32_t)(ni + 127) << 23), 0.0f);
+}
+
+/* w[i] = e^((L[i] - mx) · inv_t) for i in [0, n); NaN → 0. The same IEEE
+ * operations at every ISA (no FMA), so every ISA gives the same bits. */
+#define WEIGHTS_BODY                                                                   \
+    int i = 0;                                                                         \
+    for (; i + BLK <= n; i += BLK)                                                     \
+        for (int j = 0; j < BLK; j++) w[i + j] = exp_neg((L[i + j] - mx) * inv_t);    \
+    for (; i < n; i++) w[i] = exp_neg((L[i] - mx) * inv_t);
+
+static void weights_base(const float *restrict L, float *restrict w, int n, float mx, float inv_t) {
+    WEIGHTS_BODY
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SAMPLER_X86 1
+__attribute__((target("avx2"))) static void weights_avx2(const float *restrict L, float *restrict w,
+                                                         int n, float mx, float inv_t) {
+    WEIGHTS_BODY
+}
+__attribute__((target("avx512f"))) static void weights_avx512(const float *restrict L,
+                                                              float *restrict w, int n, float mx,
+                                                              float inv_t) {
+    WEIGHTS_BODY
+}
+#endif
+
+static void weights(const float *restrict L, float *restrict w, int n, float mx, float inv_t) {
+#ifdef SAMPLER_X86
+    cpu_isa isa = cpu_isa_active();
+    if (isa >= ISA_AVX512) return weights_avx512(L, w, n, mx, inv_t);
+    if (isa >= ISA_AVX2) return weights_avx2(L, w, n, mx, inv_t);
+#endif
+    weights_base(L, w, n, mx, inv_t);
+}
+
+/* Sum of w[0..len), len <= CHUNK: BLK float lanes (each adds at most
+ * CHUNK / BLK values), combined in a fixed order. Always the same bits for
+ * the same input. */
+#define CHUNK 1024
+static double chunk_sum(const float *restrict w, int len) {
+    float a[BLK] = {0};
+    int i = 0;
+    for (; i + BLK <= len; i += BLK)
+        for (int j = 0; j < BLK; j++) a[j] += w[i + j];
+    for (; i < len; i++) a[0] += w[i];
+    double t = 0;
+    for (int j = 0; j < BLK; j++) t += a[j];
+    return t;
+}
+
+static double weights_sum(const float *w, int n) {
+    double S = 0;
+    for (int i = 0; i < n; i += CHUNK) S += chunk_sum(w + i, n - i < CHUNK ? n - i : CHUNK);
+    return S;
+}
+
+/* ---- argmax ---- */
+
 int32_t sampler_argmax(const float *logits, int n) {
+    const float *L = logits;
+    float bv = -INFINITY;
     int32_t best = -1;
-    float bv = 0;
-    for (int i = 0; i < n; i++) {
-        float v = logits[i];
-        if (v == v && (best < 0 || v > bv)) {
-            bv = v;
+    int i = 0;
+    for (; i + BLK <= n; i += BLK) {
+        int any = 0;
+        for (int j = 0; j < BLK; j++) any |= L[i + j] > bv;
+        if (!any) continue;
+        for (int j = 0; j < BLK; j++)
+            if (L[i + j] > bv) {
+                bv = L[i + j];
+                best = i + j;
+            }
+    }
+    for (; i < n; i++)
+        if (L[i] > bv) {
+            bv = L[i];
             best = i;
         }
-    }
-    return best < 0 ? 0 : best;
+    if (best >= 0) return best;
+    for (i = 0; i < n; i++) /* all -inf or NaN: the first -inf */
+        if (L[i] == L[i]) return i;
+    return 0;
 }
 
 /* ---- candidate heaps: ordered by value, then lower id first ---- */
@@ -136,14 +251,14 @@ static void top_k_select(sampler *s, const float *L, int n, int k) {
     }
     heapify(v, id, k);
     /* Ids arrive in increasing order, so a newcomer beats the root only if
-     * strictly greater; blocks of 16 with nothing above the root are skipped. */
+     * strictly greater (NaN never is). */
     int i = k;
-    for (; i + 16 <= n; i += 16) {
+    for (; i + BLK <= n; i += BLK) {
         float t = v[0];
         int any = 0;
-        for (int j = 0; j < 16; j++) any |= L[i + j] > t;
+        for (int j = 0; j < BLK; j++) any |= L[i + j] > t;
         if (!any) continue;
-        for (int j = 0; j < 16; j++)
+        for (int j = 0; j < BLK; j++)
             if (L[i + j] > v[0]) {
                 v[0] = L[i + j];
                 id[0] = i + j;
@@ -166,16 +281,13 @@ static bool penalties_on(const wick_sampling *p) {
            p->frequency_penalty != 0;
 }
 
-/* Copy logits into s->logit (NaN → -inf) and apply the penalties of the
- * history window; leaves s->count all zero. */
+/* Copy logits into s->logit and apply the penalties of the history window
+ * hist[0..n_hist); s->count is all zero again on return. */
 static void apply_penalties(sampler *s, const wick_sampling *p, const float *logits,
                             const int32_t *hist, int n_hist) {
     int n = s->n_vocab;
     float *L = s->logit;
-    for (int i = 0; i < n; i++) {
-        float x = logits[i];
-        L[i] = x == x ? x : -INFINITY;
-    }
+    memcpy(L, logits, (size_t)n * sizeof *L);
     int32_t *cnt = s->count;
     for (int i = 0; i < n_hist; i++)
         if (hist[i] >= 0 && hist[i] < n) cnt[hist[i]]++;
@@ -186,31 +298,32 @@ static void apply_penalties(sampler *s, const wick_sampling *p, const float *log
         float x = L[t];
         if (rp != 1.0f) x = x > 0 ? x / rp : x * rp;
         x -= p->presence_penalty + (float)cnt[t] * p->frequency_penalty;
-        L[t] = x == x ? x : -INFINITY; /* inf - inf: keep NaN out */
+        L[t] = x == x ? x : -INFINITY; /* inf - inf or a NaN logit: never drawn */
         cnt[t] = 0;
     }
 }
 
-/* ---- the draw ---- */
+/* ---- draws ---- */
 
-/* val/id[0..m): weights sorted best first (val[0] = the largest, = 1), of a
- * distribution whose total weight is Z. Apply top-p and min-p, renormalize,
- * draw. */
-static int32_t draw_sorted(sampler *s, const wick_sampling *p, int m, double Z) {
+/* val/id[0..m): weights (the largest is 1) of a distribution of total
+ * weight Z; the first n_sure are known to lie inside the top-p nucleus (in
+ * any order), the rest are sorted best first and none is larger than those.
+ * Apply top-p and min-p, renormalize, draw. */
+static int32_t draw_list(sampler *s, const wick_sampling *p, int m, int n_sure, double Z) {
     const float *v = s->val;
     if (p->top_p > 0 && p->top_p < 1) {
         double target = (double)p->top_p * Z, cum = 0;
         for (int i = 0; i < m; i++) {
             cum += v[i];
-            if (cum >= target) {
+            if (cum >= target && i >= n_sure) {
                 m = i + 1;
                 break;
             }
         }
     }
     if (p->min_p > 0) {
-        float cut = (p->min_p < 1 ? p->min_p : 1.0f) * v[0];
-        while (m > 1 && v[m - 1] < cut) m--;
+        float cut = p->min_p < 1 ? p->min_p : 1.0f;
+        while (m > 1 && m > n_sure && v[m - 1] < cut) m--;
     }
     double S = 0;
     for (int i = 0; i < m; i++) S += v[i];
@@ -219,23 +332,112 @@ static int32_t draw_sorted(sampler *s, const wick_sampling *p, int m, double Z) 
         acc += v[i];
         if (r < acc) return s->id[i];
     }
-    while (m > 1 && v[m - 1] <= 0) m--; /* rounding at the very end of the range */
+    while (m > 1 && v[m - 1] <= 0) m--; /* r rounded past the last weight */
     return s->id[m - 1];
 }
 
-/* Draw from weights w[0..n) (indexed by token id), total S. */
-static int32_t draw_ids(sampler *s, const float *w, const int32_t *ids, int n, double S) {
+/* Draw token i with probability w[i] / S over the whole vocabulary, where S
+ * is weights_sum(w, n): whole chunks are skipped by their sums. */
+static int32_t draw_vocab(sampler *s, const float *w, int n, double S) {
     double r = sampler_uniform(s) * S, acc = 0;
-    int last = 0;
-    for (int i = 0; i < n; i++) {
-        if (w[i] > 0) last = i;
-        acc += w[i];
-        if (r < acc) return ids ? ids[i] : i;
+    for (int i = 0; i < n; i += CHUNK) {
+        int len = n - i < CHUNK ? n - i : CHUNK;
+        double c = chunk_sum(w + i, len);
+        if (r >= acc + c) {
+            acc += c;
+            continue;
+        }
+        for (int j = i; j < i + len; j++) {
+            acc += w[j];
+            if (r < acc && w[j] > 0) return j;
+        }
+        for (int j = i + len - 1; j >= i; j--) /* rounding inside the chunk */
+            if (w[j] > 0) return j;
     }
-    return ids ? ids[last] : last;
+    for (int i = n - 1; i > 0; i--) /* r rounded past the end: the last positive weight */
+        if (w[i] > 0) return i;
+    return 0;
 }
 
-#define N_BUCKETS 128 /* log-weight histogram: buckets 0.25 wide over [0, 31.75), then the rest */
+/* ---- top-p over the whole vocabulary ----
+ * Buckets of weights by the top bits of their float encoding (exponent and two
+ * mantissa bits: monotone in the value, ~0.17 nats wide). The buckets, from the
+ * top, whose mass first reaches top_p·Z bound the nucleus: tokens of higher
+ * buckets are all in it (no sort needed), and only the tokens of the crossing
+ * bucket are sorted. */
+#define KEY_SHIFT 21
+#define N_KEYS ((0x3F800000u >> KEY_SHIFT) + 1) /* weights lie in [0, 1] */
+
+static int32_t top_p_vocab(sampler *s, const wick_sampling *p, const float *w, int n, float min_p) {
+    /* Histogram of the weights >= 2^-20 (blocks without one are skipped);
+     * tokens below weigh at most n·2^-20 in all, so the crossing is almost
+     * always above; if not, histogram everything. */
+    double hist[N_KEYS];
+    double Z = weights_sum(w, n), target = (double)p->top_p * Z, cum = 0;
+    int kb = -1;
+    for (int pass = 0; pass < 2 && kb < 0; pass++) {
+        float floor_w = pass == 0 ? 0x1p-20f : 0.0f;
+        memset(hist, 0, sizeof hist);
+        for (int i = 0; i < n; i += BLK) {
+            int e = i + BLK <= n ? i + BLK : n, any = 0;
+            if (e - i == BLK)
+                for (int j = 0; j < BLK; j++) any |= w[i + j] >= floor_w;
+            else
+                any = 1;
+            if (!any) continue;
+            for (int j = i; j < e; j++)
+                if (w[j] >= floor_w) {
+                    uint32_t k = fbits(w[j]) >> KEY_SHIFT;
+                    hist[k < N_KEYS ? k : N_KEYS - 1] += w[j];
+                }
+        }
+        cum = 0;
+        for (int k = N_KEYS - 1; k >= 0; k--) {
+            cum += hist[k];
+            if (cum >= target) {
+                kb = k;
+                break;
+            }
+        }
+    }
+    if (kb < 0) kb = 0; /* rounding: everything positive is a candidate */
+    /* Tokens of key > kb: sure; key == kb: sorted; below: out. min-p cuts too. */
+    float lo = bitsf((uint32_t)kb << KEY_SHIFT), hi = bitsf((uint32_t)(kb + 1) << KEY_SHIFT);
+    if (lo < min_p) lo = min_p;
+    if (hi < lo) hi = lo;
+    if (!(lo > 0)) lo = 0x1p-149f; /* never a zero weight */
+    int ns = 0, nb = 0;
+    double mass_sure = 0;
+    for (int i = 0; i < n; i += BLK) {
+        int e = i + BLK <= n ? i + BLK : n, any = 0;
+        if (e - i == BLK)
+            for (int j = 0; j < BLK; j++) any |= w[i + j] >= lo;
+        else
+            any = 1;
+        if (!any) continue;
+        for (int j = i; j < e; j++) {
+            if (w[j] >= hi) {
+                s->val[ns] = w[j];
+                s->id[ns++] = j;
+                mass_sure += w[j];
+            } else if (w[j] >= lo) {
+                nb++;
+                s->val[n - nb] = w[j];
+                s->id[n - nb] = j;
+            }
+        }
+    }
+    /* The boundary tokens, collected at the end, follow the sure ones. */
+    memmove(s->val + ns, s->val + n - nb, (size_t)nb * sizeof *s->val);
+    memmove(s->id + ns, s->id + n - nb, (size_t)nb * sizeof *s->id);
+    if (mass_sure >= target) { /* rounding put the cut among the sure: sort them all */
+        sort_desc(s->val, s->id, ns + nb);
+        ns = 0;
+    } else {
+        sort_desc(s->val + ns, s->id + ns, nb);
+    }
+    return draw_list(s, p, ns + nb, ns, Z);
+}
 
 int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
                        const int32_t *history, int n_history) {
@@ -248,87 +450,56 @@ int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
     }
     if (!(p->temperature > 0)) return sampler_argmax(L, n);
     float inv_t = 1.0f / p->temperature;
+    if (!isfinite(inv_t)) return sampler_argmax(L, n); /* a denormal temperature */
 
-    /* top-k: a heap scan, then the candidates are small and sorted. */
+    /* top-k: a heap scan; the k candidates are then sorted. */
     if (p->top_k > 0 && p->top_k < n) {
         int k = p->top_k;
         top_k_select(s, L, n, k);
         float mx = s->val[0];
         if (!isfinite(mx)) return s->id[0];
+        for (int i = 0; i < k; i++) s->val[i] = exp_neg((s->val[i] - mx) * inv_t);
         double Z = 0;
-        for (int i = 0; i < k; i++) {
-            float x = (s->val[i] - mx) * inv_t;
-            s->val[i] = x >= -104.0f ? expf(x) : 0.0f;
-            Z += s->val[i];
-        }
-        return draw_sorted(s, p, k, Z);
+        for (int i = 0; i < k; i++) Z += s->val[i];
+        return draw_list(s, p, k, 0, Z);
     }
 
-    /* No top-k: the whole vocabulary. */
-    float mx = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (L[i] > mx) mx = L[i];
-    if (!isfinite(mx)) return sampler_argmax(L, n);
-    float *W = s->logit; /* weights by id (in place when L is s->logit) */
-    bool top_p = p->top_p > 0 && p->top_p < 1;
+    /* No top-k: the whole vocabulary. The best token has weight exactly 1. */
+    int32_t best = sampler_argmax(L, n);
+    float mx = L[best];
+    if (!isfinite(mx)) return best;
     float min_p = p->min_p > 0 ? (p->min_p < 1 ? p->min_p : 1.0f) : 0.0f;
-
-    if (top_p) {
-        /* Every weight and Z, plus a histogram of -log(weight); the buckets
-         * whose mass first reaches top_p·Z bound the nucleus, so only tokens
-         * above that weight are collected and sorted. */
-        double hist[N_BUCKETS] = {0}, Z = 0;
-        for (int i = 0; i < n; i++) {
-            float x = (L[i] - mx) * inv_t;
-            float e = x >= -104.0f ? expf(x) : 0.0f;
-            W[i] = e;
-            Z += e;
-            float nx = -x;
-            hist[nx < 31.75f ? (int)(nx * 4.0f) : N_BUCKETS - 1] += e;
-        }
-        double target = (double)p->top_p * Z, cum = 0;
-        int b = 0;
-        for (; b < N_BUCKETS; b++) {
-            cum += hist[b];
-            if (cum >= target) break;
-        }
-        b += 1; /* one bucket of margin against rounding */
-        float thr = b >= N_BUCKETS - 1 ? 0.0f : expf(-0.25f * (float)(b + 1)) * 0.999f;
-        if (thr < min_p) thr = min_p;
-        int m = 0;
-        for (int i = 0; i < n; i++)
-            if (W[i] >= thr && W[i] > 0) {
-                s->val[m] = W[i];
-                s->id[m++] = i;
-            }
-        sort_desc(s->val, s->id, m);
-        return draw_sorted(s, p, m, Z);
+    if (p->top_p > 0 && p->top_p < 1) {
+        weights(L, s->w, n, mx, inv_t);
+        return top_p_vocab(s, p, s->w, n, min_p);
     }
-
     if (min_p > 0) {
         /* Only tokens within log(min_p) of the best can survive: collect those. */
         float cut = logf(min_p) - 1e-4f;
         int m = 0;
-        double S = 0;
-        for (int i = 0; i < n; i++) {
-            float x = (L[i] - mx) * inv_t;
-            if (x >= cut) {
-                float e = expf(x);
-                if (e >= min_p) {
-                    s->val[m] = e;
-                    s->id[m++] = i;
-                    S += e;
+        for (int i = 0; i < n; i += BLK) {
+            int e = i + BLK <= n ? i + BLK : n, any = 0;
+            if (e - i == BLK)
+                for (int j = 0; j < BLK; j++) any |= (L[i + j] - mx) * inv_t >= cut;
+            else
+                any = 1;
+            if (!any) continue;
+            for (int j = i; j < e; j++) {
+                float x = (L[j] - mx) * inv_t;
+                if (x >= cut) {
+                    s->val[m] = exp_neg(x);
+                    s->id[m++] = j;
                 }
             }
         }
-        return draw_ids(s, s->val, s->id, m, S);
+        int k = 0; /* exact: weight >= min_p × 1 */
+        for (int j = 0; j < m; j++)
+            if (s->val[j] >= min_p) {
+                s->val[k] = s->val[j];
+                s->id[k++] = s->id[j];
+            }
+        return draw_list(s, p, k, k, 0);
     }
-
-    double S = 0;
-    for (int i = 0; i < n; i++) {
-        float x = (L[i] - mx) * inv_t;
-        W[i] = x >= -104.0f ? expf(x) : 0.0f;
-        S += W[i];
-    }
-    return draw_ids(s, W, NULL, n, S);
+    weights(L, s->w, n, mx, inv_t);
+    return draw_vocab(s, s->w, n, weights_sum(s->w, n));
 }

@@ -115,3 +115,58 @@ void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float 
     if ((int64_t)rows * cols * n < (1 << 14)) pool = NULL;
     pool_run(pool, mm_task, &j);
 }
+
+/* ---- several weights sharing one x (Q/K/V, gate/up) in one pool hand-off ---- */
+
+#define MM_MULTI_MAX 4
+
+typedef struct mm_multi_job {
+    int nw, cols, n;
+    const wick_tensor *const *W;
+    float *const *y;
+    const int *ldy;
+    const float *x;
+    const void *xq;
+    int64_t total, align;
+} mm_multi_job;
+
+static void mm_multi_task(void *arg, int ith, int nth) {
+    const mm_multi_job *j = arg;
+    int64_t lo, hi, base = 0;
+    pool_split(j->total, ith, nth, j->align, &lo, &hi);
+    for (int i = 0; i < j->nw && lo < hi; i++) {
+        const int64_t rows = j->W[i]->ne[1];
+        const int64_t a = lo > base ? lo - base : 0, b = hi - base < rows ? hi - base : rows;
+        if (b > a)
+            matmul_rows(j->W[i]->type, j->W[i]->data, j->cols, j->x, j->xq, j->n, j->y[i], j->ldy[i],
+                        (int)a, (int)b);
+        base += rows;
+    }
+}
+
+void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
+                  float *const *y, const int *ldy, void *scratch) {
+    if (n <= 0 || nw <= 0) return;
+    const int cols = (int)W[0]->ne[0];
+    bool same = nw <= MM_MULTI_MAX;
+    int64_t total = 0;
+    for (int i = 0; i < nw; i++) {
+        same = same && W[i]->ne[0] == cols && is_quant(W[i]->type) == is_quant(W[0]->type);
+        total += W[i]->ne[1];
+    }
+    if (!same) {
+        for (int i = 0; i < nw; i++) matmul(pool, W[i], x, n, y[i], ldy[i], scratch);
+        return;
+    }
+    const void *xq = NULL;
+    if (is_quant(W[0]->type)) {
+        matmul_quantize_x(pool, x, n, cols, scratch);
+        xq = scratch;
+    }
+    const int nth = pool_size(pool);
+    int64_t align = 16;
+    while (align > 1 && (total + align - 1) / align < nth) align /= 2;
+    mm_multi_job j = {nw, cols, n, W, y, ldy, x, xq, total, align};
+    if (total * cols * n < (1 << 14)) pool = NULL;
+    pool_run(pool, mm_multi_task, &j);
+}

@@ -20,6 +20,12 @@ size_t matmul_scratch_bytes(int wtype, int cols, int n);
 void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
             void *scratch);
 
+/* y[i] = x · W[i]ᵀ for up to 4 weights with the same column count (Q/K/V,
+ * gate/up): x is quantized once and all rows are split over the pool in one
+ * hand-off. Results are bit-identical to separate matmul() calls. */
+void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
+                  float *const *y, const int *ldy, void *scratch);
+
 /* Quantized activations for Q8_0/Q4_0 weights, as matmul() prepares them in
  * scratch (matmul_scratch_bytes of them): the n rows of x quantized to Q8_0
  * (row i's blocks at xq + i*(cols/32)*34 bytes, bit-exact with quantize_row),

@@ -16,7 +16,10 @@
  * each repacked vector is reused by every token (up to 8 per register tile).
  * The repack is an 8×8 dword transpose (Q8_0) / 4×4 transpose plus nibble
  * split (Q4_0) in registers. With at most FUSED_MAX_N tokens (decode) the
- * transposed block is used straight from registers, no buffer. Integer sums
+ * transposed block is used straight from registers, no buffer, and the next
+ * 16-row tile is software-prefetched while this one is computed (decode is a
+ * stream of weight bytes; the prefetch lifts 2 threads to ~DRAM bandwidth).
+ * The float kernels prefetch the next 4-row tile the same way. Integer sums
  * are exact; only the float accumulation order differs from the scalar
  * kernel. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -59,7 +62,8 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
         for (int c = 0; c < CB; c++) xv[c] = _mm512_loadu_ps(x + (size_t)c * cols + k);
 #pragma GCC unroll 4
         for (int r = 0; r < RB; r++) {
-            _mm_prefetch(w + (r + 4) * row_bytes + (size_t)k * (wt == WICK_F32 ? 4 : 2) + 512, _MM_HINT_T0);
+            if (CB == 1) /* decode: stream the next tile in */
+                _mm_prefetch(w + (r + 4) * row_bytes + (size_t)k * (wt == WICK_F32 ? 4 : 2) + 512, _MM_HINT_T0);
             __m512 wv = load_w(wt, w + r * row_bytes, k, 0xffff, true);
 #pragma GCC unroll 4
             for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);

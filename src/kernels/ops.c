@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/simd_math.h"
 
@@ -118,6 +119,27 @@ void silu_mul(float *g, const float *u, int n) {
     else if (isa >= ISA_AVX2) i = silu_mul_avx2(g, u, n);
 #endif
     for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n) {
+    for (int i = 0; i < n; i++) y[i] = f32_to_fp16(x[i]);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma,f16c"))) static int f32_to_f16_avx2(const float *x, uint16_t *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return i;
+}
+#endif
+
+void f32_to_f16_row(const float *x, uint16_t *y, int n) {
+    int i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu_isa_active() >= ISA_AVX2) i = f32_to_f16_avx2(x, y, n);
+#endif
+    for (; i < n; i++) y[i] = f32_to_fp16(x[i]);
 }
 
 void vec_add(float *y, const float *x, int n) {

@@ -24,6 +24,10 @@ void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
 void silu_mul(float *g, const float *u, int n);
 /* y[i] += x[i] */
 void vec_add(float *y, const float *x, int n);
+/* y[i] = fp16(x[i]), round to nearest even (F16 KV cache rows). The F16C /
+ * AVX-512 path and the scalar twin write the same bits for finite values and inf. */
+void f32_to_f16_row(const float *x, uint16_t *y, int n);
+void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n);
 /* In-place softmax of n values. */
 void softmax(float *x, int n);
 

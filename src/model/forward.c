@@ -1,10 +1,23 @@
 /* forward.c — the transformer forward pass (see forward.h). Loops read like
- * the math; heavy lifting is in kernels/. */
+ * the math; heavy lifting is in kernels/.
+ *
+ * Threading: matmuls and attention split their own work over the pool. The
+ * small row ops (embedding, RMSNorm, bias, q/k norm, RoPE, K/V store, SiLU,
+ * residual adds) are grouped into a few "row stages", each one pool hand-off
+ * split over the batch's token rows; with one token (decode) a stage runs on
+ * the calling thread, since a hand-off costs more than the work. Q/K/V and
+ * gate/up are one matmul_multi hand-off each, so a decode layer costs six
+ * hand-offs: QKV, attention, wo, gate+up, down, and none for the row ops.
+ *
+ * Profiling (s->prof non-NULL): every op is timed on the calling thread,
+ * stages are not fused (so each op type gets its own time), and the totals
+ * go to s->prof. */
 #include "model/forward.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "kernels/attention.h"
@@ -13,6 +26,8 @@
 #include "kernels/ops.h"
 
 #define ALIGN_UP(n) (((n) + 63) & ~(size_t)63)
+/* Row stages with fewer tokens than this run on the calling thread. */
+#define ROW_STAGE_MIN_TOKENS 4
 
 int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens, int max_logits,
                          wick_error *err) {
@@ -58,21 +73,127 @@ void forward_scratch_free(forward_scratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void add_bias(float *y, const float *b, int n_rows, int dim) {
-    if (!b) return;
-    for (int t = 0; t < n_rows; t++) vec_add(y + (size_t)t * dim, b, dim);
+/* ---- row stages ---- */
+
+enum {
+    ST_EMBED = 1 << 0,    /* x[t] = embedding row of token t */
+    ST_RESID = 1 << 1,    /* x[t] += xb[t] */
+    ST_NORM = 1 << 2,     /* xb[t] = rmsnorm(x[t]) * norm_w */
+    ST_BIAS = 1 << 3,     /* q/k/v += biases */
+    ST_QKNORM = 1 << 4,   /* per-head RMSNorm of q and k (Qwen3) */
+    ST_ROPE = 1 << 5,     /* rotate q and k */
+    ST_STORE = 1 << 6,    /* write k/v rows into the KV cache */
+    ST_SILU = 1 << 7,     /* hb = silu(hb) * hb2 */
+};
+
+typedef struct stage_job {
+    unsigned ops;
+    const wick_model *m;
+    const layer_weights *w;
+    const float *norm_w;
+    kv_cache *kv;
+    forward_scratch *s;
+    const wick_batch *b;
+    int il;
+} stage_job;
+
+static void head_norm(float *x, const float *w, int n_heads, int head_dim, float eps) {
+    for (int h = 0; h < n_heads; h++) rmsnorm(x + (size_t)h * head_dim, x + (size_t)h * head_dim, w, head_dim, eps);
 }
 
-/* Per-head RMSNorm (Qwen3) of n_rows rows of n_heads heads. */
-static void head_norm(float *x, const float *w, int n_rows, int n_heads, int head_dim, float eps) {
-    for (int i = 0; i < n_rows * n_heads; i++) rmsnorm(x + (size_t)i * head_dim, x + (size_t)i * head_dim, w, head_dim, eps);
+static void store_row(kv_cache *kv, void *dst, const float *src, int n) {
+    if (kv->type == WICK_F16) f32_to_f16_row(src, dst, n);
+    else memcpy(dst, src, (size_t)n * sizeof(float));
 }
 
-static void store_kv(kv_cache *kv, int il, const wick_batch *b, const float *k, const float *v,
-                     int kv_dim) {
-    for (int t = 0; t < b->n; t++) {
-        memcpy(kv_k_row(kv, il, b->seq[t], b->pos[t]), k + (size_t)t * kv_dim, (size_t)kv_dim * 4);
-        memcpy(kv_v_row(kv, il, b->seq[t], b->pos[t]), v + (size_t)t * kv_dim, (size_t)kv_dim * 4);
+static void stage_rows(const stage_job *j, int t0, int t1) {
+    const wick_model *m = j->m;
+    const hparams *hp = &m->hp;
+    forward_scratch *s = j->s;
+    const wick_batch *b = j->b;
+    const layer_weights *w = j->w;
+    const int D = hp->n_embd, q_dim = model_q_dim(m), kv_dim = model_kv_dim(m), F = hp->n_ff;
+    for (int t = t0; t < t1; t++) {
+        float *x = s->x + (size_t)t * D, *xb = s->xb + (size_t)t * D;
+        float *q = s->q + (size_t)t * q_dim, *k = s->k + (size_t)t * kv_dim, *v = s->v + (size_t)t * kv_dim;
+        if (j->ops & ST_EMBED) {
+            size_t emb_row = dtype_row_bytes(m->tok_embd->type, D);
+            dequantize_row(m->tok_embd->type, (const char *)m->tok_embd->data + (size_t)b->tokens[t] * emb_row, x, D);
+        }
+        if (j->ops & ST_RESID) vec_add(x, xb, D);
+        if (j->ops & ST_NORM) rmsnorm(xb, x, j->norm_w, D, hp->rms_eps);
+        if (j->ops & ST_BIAS) {
+            if (w->bq) vec_add(q, w->bq, q_dim);
+            if (w->bk) vec_add(k, w->bk, kv_dim);
+            if (w->bv) vec_add(v, w->bv, kv_dim);
+        }
+        if (j->ops & ST_QKNORM) {
+            if (w->q_norm) head_norm(q, w->q_norm, hp->n_head, hp->head_dim, hp->rms_eps);
+            if (w->k_norm) head_norm(k, w->k_norm, hp->n_head_kv, hp->head_dim, hp->rms_eps);
+        }
+        if (j->ops & ST_ROPE) {
+            rope(q, 1, q_dim, hp->n_head, hp->head_dim, hp->rot_dim, b->pos + t, m->inv_freq, m->rope);
+            rope(k, 1, kv_dim, hp->n_head_kv, hp->head_dim, hp->rot_dim, b->pos + t, m->inv_freq, m->rope);
+        }
+        if (j->ops & ST_STORE) {
+            store_row(j->kv, kv_k_row(j->kv, j->il, b->seq[t], b->pos[t]), k, kv_dim);
+            store_row(j->kv, kv_v_row(j->kv, j->il, b->seq[t], b->pos[t]), v, kv_dim);
+        }
+        if (j->ops & ST_SILU) silu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
+    }
+}
+
+static void stage_task(void *arg, int ith, int nth) {
+    const stage_job *j = arg;
+    int64_t lo, hi;
+    pool_split(j->b->n, ith, nth, 1, &lo, &hi);
+    if (hi > lo) stage_rows(j, (int)lo, (int)hi);
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* The op type a stage's time is booked to when profiling (one op per stage then). */
+static int stage_op(unsigned ops) {
+    if (ops & ST_NORM || ops & ST_QKNORM) return WICK_OP_NORM;
+    if (ops & ST_ROPE) return WICK_OP_ROPE;
+    return WICK_OP_ELEMENTWISE;
+}
+
+typedef struct fwd {
+    const wick_model *m;
+    kv_cache *kv;
+    forward_scratch *s;
+    wick_pool *pool;
+    const wick_batch *b;
+    wick_profile *prof;
+    double t;  /* profiling: time of the last mark */
+} fwd;
+
+static void mark(fwd *f, int op) {
+    if (!f->prof) return;
+    double t = now_ms();
+    f->prof->ms[op] += t - f->t;
+    f->t = t;
+}
+
+/* Run the ops of a row stage: fused in one hand-off, or one by one when profiling. */
+static void stage(fwd *f, unsigned ops, const layer_weights *w, const float *norm_w, int il) {
+    stage_job j = {0, f->m, w, norm_w, f->kv, f->s, f->b, il};
+    wick_pool *pool = f->b->n >= ROW_STAGE_MIN_TOKENS ? f->pool : NULL;
+    if (!f->prof) {
+        j.ops = ops;
+        pool_run(pool, stage_task, &j);
+        return;
+    }
+    for (unsigned bit = 1; bit <= ST_SILU; bit <<= 1) {
+        if (!(ops & bit)) continue;
+        j.ops = bit;
+        pool_run(pool, stage_task, &j);
+        mark(f, stage_op(bit));
     }
 }
 
@@ -83,12 +204,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
     if (T <= 0 || T > s->max_tokens)
         return wick_fail(err, "batch of %d tokens exceeds the context's batch capacity %d", T,
                          s->max_tokens);
-
-    /* Embedding lookup. */
-    size_t emb_row = dtype_row_bytes(m->tok_embd->type, D);
-    for (int t = 0; t < T; t++)
-        dequantize_row(m->tok_embd->type, (const char *)m->tok_embd->data + (size_t)b->tokens[t] * emb_row,
-                       s->x + (size_t)t * D, D);
+    fwd f = {m, kv, s, pool, b, s->prof, s->prof ? now_ms() : 0};
 
     attn_params ap = {
         .n_heads = hp->n_head,
@@ -98,21 +214,17 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         .window = hp->sliding_window,
     };
 
+    /* Embedding lookup, fused with the first layer's attention norm. */
+    stage(&f, ST_EMBED | ST_NORM, &m->layers[0], m->layers[0].attn_norm, 0);
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *w = &m->layers[il];
-        /* Attention block. */
-        for (int t = 0; t < T; t++) rmsnorm(s->xb + (size_t)t * D, s->x + (size_t)t * D, w->attn_norm, D, hp->rms_eps);
-        matmul(pool, w->wq, s->xb, T, s->q, q_dim, s->mm);
-        matmul(pool, w->wk, s->xb, T, s->k, kv_dim, s->mm);
-        matmul(pool, w->wv, s->xb, T, s->v, kv_dim, s->mm);
-        add_bias(s->q, w->bq, T, q_dim);
-        add_bias(s->k, w->bk, T, kv_dim);
-        add_bias(s->v, w->bv, T, kv_dim);
-        if (w->q_norm) head_norm(s->q, w->q_norm, T, hp->n_head, hp->head_dim, hp->rms_eps);
-        if (w->k_norm) head_norm(s->k, w->k_norm, T, hp->n_head_kv, hp->head_dim, hp->rms_eps);
-        rope(s->q, T, q_dim, hp->n_head, hp->head_dim, hp->rot_dim, b->pos, m->inv_freq, m->rope);
-        rope(s->k, T, kv_dim, hp->n_head_kv, hp->head_dim, hp->rot_dim, b->pos, m->inv_freq, m->rope);
-        store_kv(kv, il, b, s->k, s->v, kv_dim);
+        /* Attention block: xb = norm(x) is ready. */
+        const wick_tensor *qkv[3] = {w->wq, w->wk, w->wv};
+        float *const qkv_out[3] = {s->q, s->k, s->v};
+        const int qkv_ld[3] = {q_dim, kv_dim, kv_dim};
+        matmul_multi(pool, qkv, 3, s->xb, T, qkv_out, qkv_ld, s->mm);
+        mark(&f, WICK_OP_MATMUL);
+        stage(&f, ST_BIAS | ST_QKNORM | ST_ROPE | ST_STORE, w, NULL, il);
         /* One attention call per run of tokens from the same sequence. */
         for (int t0 = 0; t0 < T;) {
             int t1 = t0 + 1;
@@ -122,16 +234,23 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
                       s->att + (size_t)t0 * q_dim);
             t0 = t1;
         }
+        mark(&f, WICK_OP_ATTENTION);
         matmul(pool, w->wo, s->att, T, s->xb, D, s->mm);
-        for (int t = 0; t < T; t++) vec_add(s->x + (size_t)t * D, s->xb + (size_t)t * D, D);
+        mark(&f, WICK_OP_MATMUL);
 
-        /* Feed-forward block (SwiGLU). */
-        for (int t = 0; t < T; t++) rmsnorm(s->xb + (size_t)t * D, s->x + (size_t)t * D, w->ffn_norm, D, hp->rms_eps);
-        matmul(pool, w->w_gate, s->xb, T, s->hb, hp->n_ff, s->mm);
-        matmul(pool, w->w_up, s->xb, T, s->hb2, hp->n_ff, s->mm);
-        silu_mul(s->hb, s->hb2, T * hp->n_ff);
+        /* Feed-forward block (SwiGLU): residual, then xb = norm(x). */
+        stage(&f, ST_RESID | ST_NORM, w, w->ffn_norm, il);
+        const wick_tensor *gu[2] = {w->w_gate, w->w_up};
+        float *const gu_out[2] = {s->hb, s->hb2};
+        const int gu_ld[2] = {hp->n_ff, hp->n_ff};
+        matmul_multi(pool, gu, 2, s->xb, T, gu_out, gu_ld, s->mm);
+        mark(&f, WICK_OP_MATMUL);
+        stage(&f, ST_SILU, w, NULL, il);
         matmul(pool, w->w_down, s->hb, T, s->xb, D, s->mm);
-        for (int t = 0; t < T; t++) vec_add(s->x + (size_t)t * D, s->xb + (size_t)t * D, D);
+        mark(&f, WICK_OP_MATMUL);
+        /* Residual, fused with the next layer's attention norm. */
+        if (il + 1 < hp->n_layer) stage(&f, ST_RESID | ST_NORM, &m->layers[il + 1], m->layers[il + 1].attn_norm, il + 1);
+        else stage(&f, ST_RESID, w, NULL, il);
     }
 
     /* Record what the cache now holds. */
@@ -151,6 +270,12 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         rmsnorm(s->out_in + (size_t)n_out * D, s->x + (size_t)t * D, m->out_norm, D, hp->rms_eps);
         n_out++;
     }
+    mark(&f, WICK_OP_NORM);
     if (n_out) matmul(pool, m->output, s->out_in, n_out, s->logits, hp->n_vocab, s->mm);
+    mark(&f, WICK_OP_MATMUL);
+    if (f.prof) {
+        f.prof->n_forward++;
+        f.prof->n_tokens += T;
+    }
     return n_out;
 }

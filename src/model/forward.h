@@ -23,6 +23,7 @@ typedef struct forward_scratch {
     void *mm;                                   /* matmul activation scratch */
     size_t mm_bytes;
     void *block; /* the single allocation behind all of the above */
+    wick_profile *prof; /* non-NULL: time every op into it (see forward.c) */
 } forward_scratch;
 
 int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens, int max_logits,

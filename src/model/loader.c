@@ -2,6 +2,7 @@
  * hyperparameters, bind every weight tensor by role (checking type and
  * shape), load the tokenizer and generation defaults. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,13 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json_util.h"
+#include "core/threadpool.h"
 #include "kernels/convert.h"
+#include "kernels/ops.h"
 #include "model/model.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef struct loader {
     wick_model *m;
@@ -125,7 +131,10 @@ static int bind_weights(loader *L) {
     tensor_name(name, sizeof name, m->format, T_TOK_EMBD, 0);
     const wick_tensor *emb = find_tensor(m, name);
     if (!emb) return wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
-    m->tok_embd = bind(L, T_TOK_EMBD, 0, hp->n_embd, emb->n_dims == 2 ? emb->ne[1] : -1, true, false);
+    if (emb->n_dims != 2)
+        return wick_fail(L->err, "tensor '%s' must be a [vocab, %d] matrix, not %d-D (%s)", name, hp->n_embd,
+                         emb->n_dims, L->path);
+    m->tok_embd = bind(L, T_TOK_EMBD, 0, hp->n_embd, emb->ne[1], true, false);
     if (!m->tok_embd) return -1;
     int64_t n_vocab = m->tok_embd->ne[1];
     if (n_vocab <= 0 || n_vocab > (1 << 24))
@@ -312,8 +321,120 @@ static int load_hf(wick_model *m, const char *dir, wick_error *err) {
     return 0;
 }
 
+/* ---- --dtype: convert the matrices at load ---- */
+
+typedef struct conv_job {
+    const wick_tensor *src;
+    void *dst;
+    int to;
+    _Atomic int failed;
+} conv_job;
+
+static void conv_task(void *arg, int ith, int nth) {
+    conv_job *j = arg;
+    const int64_t cols = j->src->ne[0], rows = j->src->ne[1];
+    const size_t sb = dtype_row_bytes(j->src->type, cols), db = dtype_row_bytes(j->to, cols);
+    int64_t lo, hi;
+    pool_split(rows, ith, nth, 1, &lo, &hi);
+    if (lo >= hi) return;
+    float *tmp = malloc((size_t)cols * sizeof *tmp);
+    if (!tmp) {
+        j->failed = 1;
+        return;
+    }
+    for (int64_t r = lo; r < hi; r++) {
+        dequantize_row(j->src->type, (const char *)j->src->data + (size_t)r * sb, tmp, cols);
+        char *d = (char *)j->dst + (size_t)r * db;
+        switch (j->to) {
+        case WICK_F32: memcpy(d, tmp, (size_t)cols * sizeof *tmp); break;
+        case WICK_F16: f32_to_f16_row(tmp, (uint16_t *)d, (int)cols); break;
+        case WICK_BF16:
+            for (int64_t c = 0; c < cols; c++) ((uint16_t *)d)[c] = f32_to_bf16(tmp[c]);
+            break;
+        default: quantize_row(j->to, tmp, d, cols); break;
+        }
+    }
+    free(tmp);
+}
+
+/* Drop the source pages of a converted tensor from memory (they stay in the
+ * file; RSS then holds only the converted copy). */
+static void release_pages(const wick_tensor *t) {
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    uintptr_t a = ((uintptr_t)t->data + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t b = ((uintptr_t)t->data + t->nbytes) & ~((uintptr_t)pg - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* A model-owned copy of t in type `to` (t itself if it already is). */
+static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_tensor *t, int to) {
+    if (!t || t->type == to) return t;
+    if (t->ne[0] % dtype_block_elems(to) != 0) {
+        wick_fail(L->err, "cannot convert tensor '%s' to %s: its row length %lld is not a multiple of %d (%s)",
+                  t->name, dtype_name(to), (long long)t->ne[0], dtype_block_elems(to), L->path);
+        return NULL;
+    }
+    const size_t bytes = dtype_row_bytes(to, t->ne[0]) * (size_t)t->ne[1];
+    wick_tensor *copy = own(L->m, malloc(sizeof *copy));
+    void *data = own(L->m, aligned_alloc(64, (bytes + 63) & ~(size_t)63));
+    if (!copy || !data) {
+        wick_fail(L->err, "out of memory converting '%s' to %s (%zu MiB)", t->name, dtype_name(to), bytes >> 20);
+        return NULL;
+    }
+    conv_job j = {t, data, to, 0};
+    pool_run(pool, conv_task, &j);
+    if (j.failed) {
+        wick_fail(L->err, "out of memory converting '%s'", t->name);
+        return NULL;
+    }
+    *copy = *t;
+    copy->type = to;
+    copy->data = data;
+    copy->nbytes = bytes;
+    release_pages(t);
+    return copy;
+}
+
+static int convert_weights(loader *L, const char *dtype) {
+    wick_model *m = L->m;
+    int to = dtype_from_name(dtype);
+    if (to < 0 || !dtype_supported(to))
+        return wick_fail(L->err, "unknown dtype \"%s\"; choose q8_0, q4_0, f16, bf16 or f32", dtype);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
+    if (!pool) return -1;
+    int rc = 0;
+    const bool tied = m->output == m->tok_embd;
+    if (!(m->tok_embd = convert_tensor(L, pool, m->tok_embd, to))) rc = -1;
+    if (rc == 0) {
+        if (tied) m->output = m->tok_embd;
+        else if (!(m->output = convert_tensor(L, pool, m->output, to))) rc = -1;
+    }
+    for (int il = 0; rc == 0 && il < m->hp.n_layer; il++) {
+        layer_weights *w = &m->layers[il];
+        const wick_tensor **mats[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w_gate, &w->w_up, &w->w_down};
+        for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
+            if (!(*mats[i] = convert_tensor(L, pool, *mats[i], to))) rc = -1;
+    }
+    pool_free(pool);
+    if (rc == 0) m->converted_type = to;
+    return rc;
+}
+
+/* Bytes of weights one decode step reads: every matrix once (the embedding
+ * counts only as the output matrix when tied; a lookup reads one row). */
+static void count_decode_bytes(wick_model *m) {
+    size_t b = m->output->nbytes;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const layer_weights *w = &m->layers[il];
+        b += w->wq->nbytes + w->wk->nbytes + w->wv->nbytes + w->wo->nbytes + w->w_gate->nbytes +
+             w->w_up->nbytes + w->w_down->nbytes;
+    }
+    m->decode_bytes = b;
+}
+
 wick_model *wick_model_load(const char *path, const wick_model_params *params, wick_error *err) {
-    (void)params;
     wick_error local;
     if (!err) err = &local;
     err->msg[0] = 0;
@@ -326,6 +447,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         wick_fail(err, "out of memory");
         return NULL;
     }
+    m->converted_type = -1;
     int rc;
     if (dir_exists(path))
         rc = load_hf(m, path, err);
@@ -337,6 +459,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
     if (rc == 0) {
         loader L = {m, path, err};
         rc = bind_weights(&L);
+        if (rc == 0 && params && params->dtype && params->dtype[0]) rc = convert_weights(&L, params->dtype);
     }
     if (rc == 0 && tok_n_vocab(m->tok) > m->hp.n_vocab)
         rc = wick_fail(err, "tokenizer has %d tokens but the model only %d embeddings (%s)",
@@ -350,6 +473,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         return NULL;
     }
     count_params(m);
+    count_decode_bytes(m);
     return m;
 }
 

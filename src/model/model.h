@@ -47,6 +47,8 @@ struct wick_model {
 
     int64_t n_params;
     size_t weight_bytes;
+    size_t decode_bytes;  /* weight bytes one decode step reads (see loader.c) */
+    int converted_type;   /* matrices converted at load to this type; -1 = as stored */
 
     void **owned; /* allocations the model frees: f32 vectors, realigned tensors */
     int n_owned, cap_owned;

@@ -35,6 +35,8 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     info->eos = tok_eos(m->tok);
     info->add_bos = tok_adds_bos(m->tok);
     info->has_chat_template = tok_chat_template(m->tok) != NULL;
+    info->decode_bytes = m->decode_bytes;
+    info->converted_to = m->converted_type >= 0 ? dtype_name(m->converted_type) : NULL;
 }
 
 static const wick_tensor *tensor_at(const wick_model *m, int i) {

@@ -106,9 +106,73 @@ static bool char_known(const tokenizer *t, const char *p, size_t k) {
     return t->model == MODEL_BPE_SCORE || tok_find_n(t, p, k) >= 0;
 }
 
+static int encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
+                        wick_error *err);
+
+/* The piece cache: direct-mapped by a hash of the piece's bytes, for pieces of
+ * up to BPE_CACHE_KEY bytes; the id lists live in one pool that starts over
+ * (with every slot emptied) when it is full. Made after the first pieces of a
+ * call, so short texts pay nothing for it. */
+#define BPE_CACHE_SLOTS 8192
+#define BPE_CACHE_KEY 24
+#define BPE_CACHE_POOL (1u << 20)
+
+struct bpe_cache_slot {
+    uint32_t hash, off; /* off: first id in cache_ids */
+    uint8_t len, n;     /* len 0 = empty */
+    char key[BPE_CACHE_KEY];
+};
+
+static uint32_t piece_hash(const char *p, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
 int tok_bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
                          wick_error *err) {
     if (n == 0) return 0;
+    if (n > BPE_CACHE_KEY || ++s->pieces_seen < 256) return encode_piece(t, s, p, n, out, err);
+    if (!s->cache) {
+        s->cache = calloc(BPE_CACHE_SLOTS, sizeof *s->cache);
+        s->cache_ids = malloc(BPE_CACHE_POOL * sizeof *s->cache_ids);
+        if (!s->cache || !s->cache_ids) { /* no cache then: it is only a shortcut */
+            free(s->cache);
+            free(s->cache_ids);
+            s->cache = NULL;
+            s->cache_ids = NULL;
+            return encode_piece(t, s, p, n, out, err);
+        }
+        s->cache_ids_cap = BPE_CACHE_POOL;
+        s->cache_ids_n = 0;
+    }
+    uint32_t h = piece_hash(p, n);
+    struct bpe_cache_slot *sl = &s->cache[h & (BPE_CACHE_SLOTS - 1)];
+    if (sl->len == n && sl->hash == h && memcmp(sl->key, p, n) == 0) {
+        for (uint32_t i = 0; i < sl->n; i++)
+            if (tok_ids_push(out, s->cache_ids[sl->off + i])) return wick_fail(err, "tokenizer: out of memory");
+        return 0;
+    }
+    size_t before = out->n;
+    if (encode_piece(t, s, p, n, out, err)) return -1;
+    size_t k = out->n - before;
+    if (k > 255) return 0;
+    if (s->cache_ids_n + k > s->cache_ids_cap) {
+        memset(s->cache, 0, BPE_CACHE_SLOTS * sizeof *s->cache);
+        s->cache_ids_n = 0;
+    }
+    memcpy(s->cache_ids + s->cache_ids_n, out->v + before, k * sizeof(int32_t));
+    sl->hash = h;
+    sl->off = (uint32_t)s->cache_ids_n;
+    sl->len = (uint8_t)n;
+    sl->n = (uint8_t)k;
+    memcpy(sl->key, p, n);
+    s->cache_ids_n += k;
+    return 0;
+}
+
+static int encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
+                        wick_error *err) {
     if (n > UINT32_MAX / 4) return wick_fail(err, "tokenizer: text piece too long");
     if (!t->chunking || n < 64 || t->ignore_merges) return encode_chunk(t, s, p, n, out, err);
     /* cut between characters whose bigram occurs in no token */

@@ -303,8 +303,6 @@ oom:
     return wick_fail(err, "tokenizer: out of memory");
 }
 
-static const char SPACE_META[] = "\xe2\x96\x81";
-
 /* Metaspace: ' ' -> replacement, prepend per scheme, optional split before each replacement. */
 static int step_metaspace(const tok_pre *p, bool first, tok_piece_list *in, tok_piece_list *out,
                           wick_error *err) {
@@ -317,8 +315,9 @@ static int step_metaspace(const tok_pre *p, bool first, tok_piece_list *in, tok_
         const char *src = in->buf + po;
         size_t start = out->len;
         bool prepend = p->prepend == PREPEND_ALWAYS || (p->prepend == PREPEND_FIRST && first && i == 0);
-        if (prepend && !(pn >= rl && memcmp(src, rep, rl) == 0) &&
-            !(pn >= 1 && src[0] == ' ' && rl == 3 && memcmp(rep, SPACE_META, 3) == 0)) {
+        /* no prefix when the piece already starts with the replacement (a leading
+         * space becomes one) */
+        if (prepend && !(pn >= rl && memcmp(src, rep, rl) == 0) && !(pn >= 1 && src[0] == ' ')) {
             if (pl_append(out, rep, rl)) goto oom;
         }
         for (size_t k = 0; k < pn; k++) {

@@ -7,8 +7,10 @@
  *  - text of id i is arena[off[i] .. off[i]+len[i]) followed by a NUL;
  *  - the string map returns the highest id for a duplicated string;
  *  - merges (rank mode) map an id pair to (rank, result id); rank = insertion order;
- *  - specials[] lists the tokens matched in raw text (control, unknown, user-defined),
- *    grouped by first byte, longest first inside a group.
+ *  - specials[] lists the added tokens matched in raw text (control, unknown,
+ *    user-defined, not TF_NORMALIZED), nspecials[] those matched in normalized text
+ *    (by their normalized content); each grouped by first byte, longest first;
+ *  - decs[] is never empty: the source's decoder, or one inferred from the model.
  * The encoding pipeline is data: normalizer steps, then pre-tokenizer steps, then
  * the model (byte-level BPE, rank BPE over chars with byte fallback, or score BPE). */
 #ifndef WICK_TEXT_TOK_INTERNAL_H
@@ -23,8 +25,12 @@
 enum { TT_UNDEF = 0, TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER = 4, TT_UNUSED = 5,
        TT_BYTE = 6 };
 
-/* per-token flags for special-token matching */
-enum { TF_LSTRIP = 1, TF_RSTRIP = 2 };
+/* per-token flags for added/special-token matching (Hugging Face AddedToken):
+ * LSTRIP/RSTRIP take the whitespace on that side into the token; SINGLE_WORD
+ * matches only with no word character (\w: letter, mark, number, '_') right
+ * before or after; NORMALIZED matches in the normalized text against the
+ * normalized content instead of in the raw text. */
+enum { TF_LSTRIP = 1, TF_RSTRIP = 2, TF_SINGLE_WORD = 4, TF_NORMALIZED = 8 };
 
 /* ---- normalizer steps ---- */
 typedef enum tok_norm_kind {
@@ -77,6 +83,24 @@ typedef struct tok_pre {
     bool individual_digits;     /* DIGITS */
 } tok_pre;
 
+/* ---- decoder steps (Hugging Face decoders, run over the list of token strings) ---- */
+typedef enum tok_dec_kind {
+    DEC_REPLACE,       /* in every token string, a -> b */
+    DEC_BYTE_FALLBACK, /* runs of <0xXX> tokens -> their bytes (one U+FFFD per byte if invalid) */
+    DEC_FUSE,          /* join all into one string */
+    DEC_STRIP,         /* from every string: up to start leading, stop trailing chars a */
+    DEC_METASPACE,     /* a (U+2581) -> ' '; in the first string dropped when prepend */
+    DEC_BYTE_LEVEL,    /* GPT-2 byte map undone over the joined strings, lossy UTF-8 */
+} tok_dec_kind;
+
+typedef struct tok_dec {
+    tok_dec_kind kind;
+    char *a, *b;
+    size_t alen, blen;
+    int start, stop; /* STRIP */
+    bool prepend;    /* METASPACE: prepend_scheme is not "never" */
+} tok_dec;
+
 /* ---- the model ---- */
 typedef enum tok_model {
     MODEL_BPE_RANK,  /* merges by rank over initial symbols (bytes or chars) */
@@ -88,7 +112,7 @@ typedef struct tok_merge_slot {
     int32_t rank, res;
 } tok_merge_slot;
 
-struct tokenizer {
+struct wick_tokenizer {
     tok_kind kind;
     tok_model model;
     int n_vocab;
@@ -134,8 +158,19 @@ struct tokenizer {
     bool fuse_unk;
     bool ignore_merges; /* a whole piece that is a token is emitted as is */
 
-    /* decoding */
-    bool strip_leading_space; /* drop one leading ' ' of the decoded text */
+    /* tokens with TF_NORMALIZED, matched in normalized text: their content
+     * normalized (tok_finalize), grouped by first byte, longest first */
+    int32_t *nspecials;
+    char **nspecial_text;
+    size_t *nspecial_len;
+    int n_nspecials;
+    int nspecial_start[257];
+
+    /* decoding: the decoder steps (tok_finalize fills the default chain
+     * from byte_level / strip_leading_space when a loader set none) */
+    tok_dec *decs;
+    int n_decs;
+    bool strip_leading_space; /* SentencePiece: the decoder drops one leading ' ' */
     bool clean_spaces;        /* informational (clean_up_tokenization_spaces) */
 
     /* GGUF facts kept for writers */
@@ -170,6 +205,7 @@ int32_t tok_merge_lookup(const tokenizer *t, int32_t a, int32_t b, int32_t *res)
 /* Add pipeline steps (copied). */
 int tok_add_norm(tokenizer *t, const tok_norm *n, wick_error *err);
 int tok_add_pre(tokenizer *t, const tok_pre *p, wick_error *err);
+int tok_add_dec(tokenizer *t, const tok_dec *d, wick_error *err);
 /* After tokens, merges, types and steps: byte ids, special list, regexes. */
 int tok_finalize(tokenizer *t, wick_error *err);
 char *tok_strdup(const char *s);
@@ -203,6 +239,17 @@ typedef struct bpe_entry {
     int32_t res;
 } bpe_entry;
 
+/* A cut of text into runs of plain text (id -1) and added tokens (id >= 0). */
+typedef struct tok_span {
+    size_t a, b;
+    int32_t id;
+} tok_span;
+
+typedef struct tok_span_list {
+    tok_span *v;
+    size_t n, cap;
+} tok_span_list;
+
 typedef struct tok_scratch {
     tok_piece_list a, b; /* pre-tokenizer ping-pong */
     char *nbuf;          /* normalizer output */
@@ -218,6 +265,12 @@ typedef struct tok_scratch {
     pcre2_match_data *md;
     size_t *seg; /* split segments: (start, end, is_match) triples */
     size_t n_seg, seg_cap;
+    tok_span_list sp_raw, sp_norm; /* added tokens in the raw / normalized text */
+    /* ids of short pieces already merged in this call (bpe.c): English text
+     * repeats its words, and a piece's ids depend only on its bytes */
+    struct bpe_cache_slot *cache;
+    int32_t *cache_ids;
+    size_t cache_ids_n, cache_ids_cap, pieces_seen;
 } tok_scratch;
 void tok_scratch_free(tok_scratch *s);
 
@@ -228,9 +281,12 @@ static inline int tok_utf8_len(unsigned char c) {
 }
 /* Returns the length of the valid prefix (== len if all valid). */
 size_t tok_utf8_valid_prefix(const char *s, size_t len);
-/* A malloc'd copy where every byte that is not part of a valid UTF-8 sequence is
- * replaced by U+FFFD. */
+/* A malloc'd copy where each maximal subpart of an ill-formed sequence (a lone
+ * invalid byte, or a valid lead byte with the continuation bytes that follow it,
+ * cut short) is replaced by one U+FFFD, as Python, Rust and WHATWG decoders do. */
 char *tok_utf8_sanitize(const char *s, size_t len, size_t *out_len);
+/* The number of bytes of s that are not part of a valid UTF-8 sequence. */
+size_t tok_utf8_count_invalid(const char *s, size_t len);
 /* Decode one code point from a valid sequence; returns bytes consumed. */
 int tok_utf8_decode(const char *s, size_t len, uint32_t *cp);
 int tok_utf8_encode(uint32_t cp, char out[4]);

@@ -171,52 +171,111 @@ static int add_pretokenizer(tokenizer *t, const cJSON *p, wick_error *err) {
     return tok_add_pre(t, &s, err);
 }
 
-/* Post-processor: which special tokens wrap a single sequence. */
-static void read_post_processor(const cJSON *pp, const char **bos, const char **eos) {
+/* The id of a TemplateProcessing SpecialToken: its entry in special_tokens
+ * ({"<s>": {"ids": [1], ...}}) when there is one, else the token with that text. */
+static int32_t template_special_id(const tokenizer *t, const cJSON *pp, const cJSON *item) {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(item, "SpecialToken");
+    const char *name = st ? jstr(st, "id") : NULL;
+    if (!name) return -1;
+    const cJSON *map = cJSON_GetObjectItemCaseSensitive(pp, "special_tokens");
+    const cJSON *ent = cJSON_IsObject(map) ? cJSON_GetObjectItemCaseSensitive(map, name) : NULL;
+    const cJSON *ids = ent ? cJSON_GetObjectItemCaseSensitive(ent, "ids") : NULL;
+    const cJSON *first = cJSON_IsArray(ids) ? cJSON_GetArrayItem(ids, 0) : NULL;
+    if (cJSON_IsNumber(first) && first->valuedouble >= 0 && first->valuedouble < t->n_vocab)
+        return (int32_t)first->valuedouble;
+    return tok_find(t, name);
+}
+
+/* Post-processor: which special tokens wrap a single sequence (-1 = none). */
+static void read_post_processor(const tokenizer *t, const cJSON *pp, int32_t *bos, int32_t *eos) {
     if (!pp || cJSON_IsNull(pp)) return;
     const char *type = jstr(pp, "type");
     if (!type) return;
     if (!strcmp(type, "Sequence")) {
         const cJSON *it;
         cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pp, "processors"))
-            read_post_processor(it, bos, eos);
+            read_post_processor(t, it, bos, eos);
     } else if (!strcmp(type, "TemplateProcessing")) {
+        /* "single": [SpecialToken]* $A [SpecialToken]*: the first one before $A is the
+         * BOS, the last one after it the EOS */
         const cJSON *single = cJSON_GetObjectItemCaseSensitive(pp, "single");
         int n = cJSON_GetArraySize(single);
         if (n <= 0) return;
         const cJSON *first = cJSON_GetArrayItem(single, 0);
         const cJSON *last = cJSON_GetArrayItem(single, n - 1);
-        const cJSON *sf = cJSON_GetObjectItemCaseSensitive(first, "SpecialToken");
-        const cJSON *sl = cJSON_GetObjectItemCaseSensitive(last, "SpecialToken");
-        if (sf) *bos = jstr(sf, "id");
-        if (sl && n > 1) *eos = jstr(sl, "id");
+        int32_t b = template_special_id(t, pp, first);
+        if (b >= 0) *bos = b;
+        if (n > 1) {
+            int32_t e = template_special_id(t, pp, last);
+            if (e >= 0) *eos = e;
+        }
     } else if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing")) {
+        /* "cls": ["<s>", 0], "sep": ["</s>", 2] */
         const cJSON *cls = cJSON_GetObjectItemCaseSensitive(pp, "cls");
         const cJSON *sep = cJSON_GetObjectItemCaseSensitive(pp, "sep");
-        if (cJSON_IsArray(cls) && cJSON_IsString(cJSON_GetArrayItem(cls, 0)))
-            *bos = cJSON_GetArrayItem(cls, 0)->valuestring;
-        if (cJSON_IsArray(sep) && cJSON_IsString(cJSON_GetArrayItem(sep, 0)))
-            *eos = cJSON_GetArrayItem(sep, 0)->valuestring;
+        const cJSON *ci = cJSON_GetArrayItem(cls, 1), *si = cJSON_GetArrayItem(sep, 1);
+        if (cJSON_IsNumber(ci) && ci->valuedouble >= 0 && ci->valuedouble < t->n_vocab) *bos = (int32_t)ci->valuedouble;
+        else if (cJSON_IsArray(cls) && cJSON_IsString(cJSON_GetArrayItem(cls, 0)))
+            *bos = tok_find(t, cJSON_GetArrayItem(cls, 0)->valuestring);
+        if (cJSON_IsNumber(si) && si->valuedouble >= 0 && si->valuedouble < t->n_vocab) *eos = (int32_t)si->valuedouble;
+        else if (cJSON_IsArray(sep) && cJSON_IsString(cJSON_GetArrayItem(sep, 0)))
+            *eos = tok_find(t, cJSON_GetArrayItem(sep, 0)->valuestring);
     }
 }
 
-static void read_decoder(tokenizer *t, const cJSON *d) {
-    if (!d || cJSON_IsNull(d)) return;
+/* Decoder: each Hugging Face decoder becomes a step (tok_dec); the chain runs
+ * over the token strings at decode time (tokenizer.c). */
+static int read_decoder(tokenizer *t, const cJSON *d, wick_error *err) {
+    if (!d || cJSON_IsNull(d)) return 0;
     const char *type = jstr(d, "type");
-    if (!type) return;
+    if (!type) return wick_fail(err, "tokenizer.json: decoder without a type");
+    tok_dec s;
+    memset(&s, 0, sizeof s);
     if (!strcmp(type, "Sequence")) {
         const cJSON *it;
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "decoders")) read_decoder(t, it);
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "decoders")) if (read_decoder(t, it, err)) return -1;
+        return 0;
+    } else if (!strcmp(type, "Replace")) {
+        bool rx = false;
+        const char *pat = pattern_of(d, &rx);
+        const char *content = jstr(d, "content");
+        if (!pat || !content) return wick_fail(err, "tokenizer.json: Replace decoder needs pattern and content");
+        if (rx) return wick_fail(err, "tokenizer.json: Replace decoder with a Regex pattern is not supported");
+        s.kind = DEC_REPLACE;
+        s.a = (char *)pat;
+        s.alen = strlen(pat);
+        s.b = (char *)content;
+        s.blen = strlen(content);
+    } else if (!strcmp(type, "ByteFallback")) {
+        s.kind = DEC_BYTE_FALLBACK;
+    } else if (!strcmp(type, "Fuse")) {
+        s.kind = DEC_FUSE;
     } else if (!strcmp(type, "Strip")) {
         const cJSON *start = cJSON_GetObjectItemCaseSensitive(d, "start");
+        const cJSON *stop = cJSON_GetObjectItemCaseSensitive(d, "stop");
         const char *content = jstr(d, "content");
-        if (cJSON_IsNumber(start) && start->valuedouble >= 1 && content && !strcmp(content, " "))
-            t->strip_leading_space = true;
+        if (!content || !*content || tok_utf8_len((unsigned char)content[0]) != (int)strlen(content))
+            return wick_fail(err, "tokenizer.json: Strip decoder needs a one-character content");
+        s.kind = DEC_STRIP;
+        s.a = (char *)content;
+        s.alen = strlen(content);
+        s.start = cJSON_IsNumber(start) && start->valuedouble > 0 ? (int)(start->valuedouble < 1e6 ? start->valuedouble : 1e6) : 0;
+        s.stop = cJSON_IsNumber(stop) && stop->valuedouble > 0 ? (int)(stop->valuedouble < 1e6 ? stop->valuedouble : 1e6) : 0;
+        if (s.start >= 1 && !strcmp(content, " ")) t->strip_leading_space = true;
     } else if (!strcmp(type, "Metaspace")) {
+        const char *rep = jstr(d, "replacement");
         const char *scheme = jstr(d, "prepend_scheme");
-        bool on = scheme ? strcmp(scheme, "never") != 0 : jbool(d, "add_prefix_space", true);
-        if (on) t->strip_leading_space = true;
+        s.kind = DEC_METASPACE;
+        s.a = (char *)(rep && *rep ? rep : META);
+        s.alen = strlen(s.a);
+        s.prepend = scheme ? strcmp(scheme, "never") != 0 : jbool(d, "add_prefix_space", true);
+        if (s.prepend) t->strip_leading_space = true;
+    } else if (!strcmp(type, "ByteLevel")) {
+        s.kind = DEC_BYTE_LEVEL;
+    } else {
+        return wick_fail(err, "tokenizer.json: decoder \"%s\" is not supported", type);
     }
+    return tok_add_dec(t, &s, err);
 }
 
 /* ---------------------------------------------------------------- merges */
@@ -307,15 +366,18 @@ static int set_vocab(tokenizer *t, const cJSON *vocab, wick_error *err) {
     return 0;
 }
 
-/* One added token: {"id", "content", "special", "lstrip", "rstrip"} */
+/* One added token: {"id", "content", "special", "lstrip", "rstrip", "single_word", "normalized"} */
 static int set_added(tokenizer *t, int64_t id, const cJSON *a, wick_error *err) {
     const char *content = jstr(a, "content");
     if (!content || id < 0 || id >= t->n_vocab) return wick_fail(err, "bad added token");
     bool special = jbool(a, "special", false);
     if (tok_set_token(t, (int32_t)id, content, strlen(content), 0.0f, special ? TT_CONTROL : TT_USER, err))
         return -1;
+    /* Hugging Face's default: special tokens match raw text, others normalized text */
     t->flags[id] = (uint8_t)((jbool(a, "lstrip", false) ? TF_LSTRIP : 0) |
-                             (jbool(a, "rstrip", false) ? TF_RSTRIP : 0));
+                             (jbool(a, "rstrip", false) ? TF_RSTRIP : 0) |
+                             (jbool(a, "single_word", false) ? TF_SINGLE_WORD : 0) |
+                             (jbool(a, "normalized", !special) ? TF_NORMALIZED : 0));
     return 0;
 }
 
@@ -439,7 +501,9 @@ static tokenizer *load_tokenizer_json(const cJSON *j, const cJSON *cfg, wick_err
     if (!t->byte_level && cJSON_IsObject(dec) && jstr(dec, "type") && !strcmp(jstr(dec, "type"), "ByteLevel"))
         t->byte_level = true;
     t->kind = t->byte_level ? TOK_KIND_BPE_BYTELEVEL : TOK_KIND_SPM;
-    read_decoder(t, dec);
+    /* decoder null: tok_finalize infers the chain from the model (byte-level or
+     * SentencePiece); Hugging Face would join the token strings with spaces */
+    if (read_decoder(t, dec, err)) goto fail;
     /* a Prepend of U+2581 in the normalizer is the SentencePiece space prefix */
     for (int i = 0; i < t->n_norms; i++)
         if (t->norms[i].kind == NORM_PREPEND && !strcmp(t->norms[i].a, META)) t->add_space_prefix = true;
@@ -452,14 +516,14 @@ static tokenizer *load_tokenizer_json(const cJSON *j, const cJSON *cfg, wick_err
         t->unk = tok_find(t, unk);
         if (t->unk >= 0 && t->type[t->unk] != TT_USER) t->type[t->unk] = TT_UNKNOWN;
     }
-    const char *bos = NULL, *eos = NULL;
-    read_post_processor(cJSON_GetObjectItemCaseSensitive(j, "post_processor"), &bos, &eos);
-    if (bos && tok_find(t, bos) >= 0) {
-        t->bos = tok_find(t, bos);
+    int32_t bos = -1, eos = -1;
+    read_post_processor(t, cJSON_GetObjectItemCaseSensitive(j, "post_processor"), &bos, &eos);
+    if (bos >= 0) {
+        t->bos = bos;
         t->add_bos = true;
     }
-    if (eos && tok_find(t, eos) >= 0) {
-        t->eos = tok_find(t, eos);
+    if (eos >= 0) {
+        t->eos = eos;
         t->add_eos = true;
     }
     if (apply_config(t, cfg, err)) goto fail;

@@ -16,8 +16,6 @@
 #include "core/fileio.h"
 #include "text/tok_internal.h"
 
-static const char META[] = "\xe2\x96\x81";
-
 static bool single_char(const tokenizer *t, int32_t id) {
     return t->len[id] > 0 && (uint32_t)tok_utf8_len((unsigned char)tok_text(t, id)[0]) == t->len[id];
 }
@@ -332,37 +330,47 @@ static cJSON *post_processor_json(const tokenizer *t) {
     return o;
 }
 
-static cJSON *decoder_json(const tokenizer *t) {
+static cJSON *dec_json(const tok_dec *d) {
     cJSON *o = cJSON_CreateObject();
-    if (t->byte_level) {
+    switch (d->kind) {
+    case DEC_REPLACE: {
+        cJSON_AddStringToObject(o, "type", "Replace");
+        cJSON *p = cJSON_AddObjectToObject(o, "pattern");
+        cJSON_AddItemToObject(p, "String", jstrn(d->a, d->alen));
+        cJSON_AddItemToObject(o, "content", jstrn(d->b, d->blen));
+        break;
+    }
+    case DEC_BYTE_FALLBACK: cJSON_AddStringToObject(o, "type", "ByteFallback"); break;
+    case DEC_FUSE: cJSON_AddStringToObject(o, "type", "Fuse"); break;
+    case DEC_STRIP:
+        cJSON_AddStringToObject(o, "type", "Strip");
+        cJSON_AddItemToObject(o, "content", jstrn(d->a, d->alen));
+        cJSON_AddNumberToObject(o, "start", d->start);
+        cJSON_AddNumberToObject(o, "stop", d->stop);
+        break;
+    case DEC_METASPACE:
+        cJSON_AddStringToObject(o, "type", "Metaspace");
+        cJSON_AddItemToObject(o, "replacement", jstrn(d->a, d->alen));
+        cJSON_AddStringToObject(o, "prepend_scheme", d->prepend ? "always" : "never");
+        cJSON_AddBoolToObject(o, "split", true);
+        break;
+    case DEC_BYTE_LEVEL:
         cJSON_AddStringToObject(o, "type", "ByteLevel");
         cJSON_AddBoolToObject(o, "add_prefix_space", false);
         cJSON_AddBoolToObject(o, "trim_offsets", false);
         cJSON_AddBoolToObject(o, "use_regex", false);
-        return o;
+        break;
     }
+    return o;
+}
+
+/* The decoder chain (tok_finalize gave every tokenizer one). */
+static cJSON *decoder_json(const tokenizer *t) {
+    if (t->n_decs == 1) return dec_json(&t->decs[0]);
+    cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "type", "Sequence");
     cJSON *l = cJSON_AddArrayToObject(o, "decoders");
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "type", "Replace");
-    cJSON *p = cJSON_AddObjectToObject(r, "pattern");
-    cJSON_AddStringToObject(p, "String", META);
-    cJSON_AddStringToObject(r, "content", " ");
-    cJSON_AddItemToArray(l, r);
-    cJSON *bf = cJSON_CreateObject();
-    cJSON_AddStringToObject(bf, "type", "ByteFallback");
-    cJSON_AddItemToArray(l, bf);
-    cJSON *fu = cJSON_CreateObject();
-    cJSON_AddStringToObject(fu, "type", "Fuse");
-    cJSON_AddItemToArray(l, fu);
-    if (t->strip_leading_space) {
-        cJSON *st = cJSON_CreateObject();
-        cJSON_AddStringToObject(st, "type", "Strip");
-        cJSON_AddStringToObject(st, "content", " ");
-        cJSON_AddNumberToObject(st, "start", 1);
-        cJSON_AddNumberToObject(st, "stop", 0);
-        cJSON_AddItemToArray(l, st);
-    }
+    for (int i = 0; i < t->n_decs; i++) cJSON_AddItemToArray(l, dec_json(&t->decs[i]));
     return o;
 }
 
@@ -388,10 +396,10 @@ static cJSON *tokenizer_json(const tokenizer *t, wick_error *err) {
         cJSON *a = cJSON_CreateObject();
         cJSON_AddNumberToObject(a, "id", id);
         cJSON_AddItemToObject(a, "content", jstrn(tok_text(t, id), t->len[id]));
-        cJSON_AddBoolToObject(a, "single_word", false);
+        cJSON_AddBoolToObject(a, "single_word", (t->flags[id] & TF_SINGLE_WORD) != 0);
         cJSON_AddBoolToObject(a, "lstrip", (t->flags[id] & TF_LSTRIP) != 0);
         cJSON_AddBoolToObject(a, "rstrip", (t->flags[id] & TF_RSTRIP) != 0);
-        cJSON_AddBoolToObject(a, "normalized", false);
+        cJSON_AddBoolToObject(a, "normalized", (t->flags[id] & TF_NORMALIZED) != 0);
         cJSON_AddBoolToObject(a, "special", ty != TT_USER);
         cJSON_AddItemToArray(added, a);
     }

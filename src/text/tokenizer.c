@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "core/error.h"
 #include "text/tok_internal.h"
@@ -61,6 +62,10 @@ void tok_scratch_free(tok_scratch *s) {
     free(s->heap);
     free(s->mbuf);
     free(s->seg);
+    free(s->sp_raw.v);
+    free(s->sp_norm.v);
+    free(s->cache);
+    free(s->cache_ids);
     if (s->md) pcre2_match_data_free(s->md);
     memset(s, 0, sizeof *s);
 }
@@ -276,10 +281,27 @@ int tok_add_pre(tokenizer *t, const tok_pre *p, wick_error *err) {
     return 0;
 }
 
+int tok_add_dec(tokenizer *t, const tok_dec *d, wick_error *err) {
+    tok_dec *nd = realloc(t->decs, (size_t)(t->n_decs + 1) * sizeof *nd);
+    if (!nd) return wick_fail(err, "tokenizer: out of memory");
+    t->decs = nd;
+    tok_dec c = *d;
+    c.a = d->a ? tok_strndup(d->a, d->alen) : NULL;
+    c.b = d->b ? tok_strndup(d->b, d->blen) : NULL;
+    if ((d->a && !c.a) || (d->b && !c.b)) {
+        free(c.a);
+        free(c.b);
+        return wick_fail(err, "tokenizer: out of memory");
+    }
+    t->decs[t->n_decs++] = c;
+    return 0;
+}
+
 typedef struct special_key {
     unsigned first;
     uint32_t len;
     int32_t id;
+    char *text; /* normalized content (TF_NORMALIZED tokens) */
 } special_key;
 
 static int cmp_special(const void *pa, const void *pb) {
@@ -287,6 +309,103 @@ static int cmp_special(const void *pa, const void *pb) {
     if (a->first != b->first) return a->first < b->first ? -1 : 1;
     if (a->len != b->len) return a->len > b->len ? -1 : 1;
     return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static bool is_added(const tokenizer *t, int32_t id) {
+    uint8_t ty = t->type[id];
+    return (ty == TT_CONTROL || ty == TT_USER || ty == TT_UNKNOWN) && t->len[id] > 0;
+}
+
+static void free_nspecials(tokenizer *t) {
+    for (int i = 0; i < t->n_nspecials; i++) free(t->nspecial_text[i]);
+    free(t->nspecials);
+    free(t->nspecial_text);
+    free(t->nspecial_len);
+    t->nspecials = NULL;
+    t->nspecial_text = NULL;
+    t->nspecial_len = NULL;
+    t->n_nspecials = 0;
+}
+
+/* Added tokens matched in normalized text: their content goes through the
+ * normalizer as Hugging Face's AddedVocabulary does. */
+static int build_nspecials(tokenizer *t, wick_error *err) {
+    free_nspecials(t);
+    int n = 0;
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (is_added(t, id) && (t->flags[id] & TF_NORMALIZED)) n++;
+    for (int c = 0; c < 257; c++) t->nspecial_start[c] = 0;
+    if (!n) return 0;
+    special_key *keys = calloc((size_t)n, sizeof *keys);
+    if (!keys) return wick_fail(err, "tokenizer: out of memory");
+    tok_scratch sc;
+    memset(&sc, 0, sizeof sc);
+    int m = 0, rc = 0;
+    for (int32_t id = 0; id < t->n_vocab && rc == 0; id++) {
+        if (!is_added(t, id) || !(t->flags[id] & TF_NORMALIZED)) continue;
+        if (tok_normalize(t, tok_text(t, id), t->len[id], &sc, err)) {
+            rc = -1;
+            break;
+        }
+        if (sc.nlen == 0) continue;
+        char *txt = tok_strndup(sc.nbuf, sc.nlen);
+        if (!txt) {
+            rc = wick_fail(err, "tokenizer: out of memory");
+            break;
+        }
+        keys[m++] = (special_key){(unsigned char)txt[0], (uint32_t)sc.nlen, id, txt};
+    }
+    tok_scratch_free(&sc);
+    if (rc == 0) {
+        t->nspecials = malloc((size_t)(m ? m : 1) * sizeof *t->nspecials);
+        t->nspecial_text = malloc((size_t)(m ? m : 1) * sizeof *t->nspecial_text);
+        t->nspecial_len = malloc((size_t)(m ? m : 1) * sizeof *t->nspecial_len);
+        if (!t->nspecials || !t->nspecial_text || !t->nspecial_len) rc = wick_fail(err, "tokenizer: out of memory");
+    }
+    if (rc) {
+        for (int i = 0; i < m; i++) free(keys[i].text);
+        free(keys);
+        free(t->nspecials);
+        free(t->nspecial_text);
+        free(t->nspecial_len);
+        t->nspecials = NULL;
+        t->nspecial_text = NULL;
+        t->nspecial_len = NULL;
+        return -1;
+    }
+    qsort(keys, (size_t)m, sizeof *keys, cmp_special);
+    for (int i = 0; i < m; i++) {
+        t->nspecials[i] = keys[i].id;
+        t->nspecial_text[i] = keys[i].text;
+        t->nspecial_len[i] = keys[i].len;
+    }
+    t->n_nspecials = m;
+    free(keys);
+    int k = 0;
+    for (int c = 0; c < 256; c++) {
+        t->nspecial_start[c] = k;
+        while (k < m && (unsigned char)t->nspecial_text[k][0] == c) k++;
+    }
+    t->nspecial_start[256] = k;
+    return 0;
+}
+
+static const char META_UTF8[] = "\xe2\x96\x81"; /* U+2581 */
+
+/* The decoder chain of a tokenizer whose source named none: byte-level
+ * unmapping, or SentencePiece's U+2581 -> ' ', byte fallback, and the
+ * leading-space strip when the encoder adds a prefix. */
+static int default_decoders(tokenizer *t, wick_error *err) {
+    if (t->byte_level) {
+        tok_dec bl = {.kind = DEC_BYTE_LEVEL};
+        return tok_add_dec(t, &bl, err);
+    }
+    tok_dec rp = {.kind = DEC_REPLACE, .a = (char *)META_UTF8, .alen = 3, .b = (char *)" ", .blen = 1};
+    tok_dec bf = {.kind = DEC_BYTE_FALLBACK};
+    tok_dec fu = {.kind = DEC_FUSE};
+    tok_dec st = {.kind = DEC_STRIP, .a = (char *)" ", .alen = 1, .start = 1, .stop = 0};
+    if (tok_add_dec(t, &rp, err) || tok_add_dec(t, &bf, err) || tok_add_dec(t, &fu, err)) return -1;
+    return t->strip_leading_space ? tok_add_dec(t, &st, err) : 0;
 }
 
 static int hexval(char c) {
@@ -397,10 +516,8 @@ int tok_finalize(tokenizer *t, wick_error *err) {
     t->specials = NULL;
     t->n_specials = 0;
     int n = 0;
-    for (int32_t id = 0; id < t->n_vocab; id++) {
-        uint8_t ty = t->type[id];
-        if ((ty == TT_CONTROL || ty == TT_USER || ty == TT_UNKNOWN) && t->len[id] > 0) n++;
-    }
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (is_added(t, id) && !(t->flags[id] & TF_NORMALIZED)) n++;
     if (n) {
         t->specials = malloc((size_t)n * sizeof *t->specials);
         special_key *keys = malloc((size_t)n * sizeof *keys);
@@ -409,11 +526,9 @@ int tok_finalize(tokenizer *t, wick_error *err) {
             return wick_fail(err, "tokenizer: out of memory");
         }
         int m = 0;
-        for (int32_t id = 0; id < t->n_vocab; id++) {
-            uint8_t ty = t->type[id];
-            if ((ty == TT_CONTROL || ty == TT_USER || ty == TT_UNKNOWN) && t->len[id] > 0)
-                keys[m++] = (special_key){(unsigned char)tok_text(t, id)[0], t->len[id], id};
-        }
+        for (int32_t id = 0; id < t->n_vocab; id++)
+            if (is_added(t, id) && !(t->flags[id] & TF_NORMALIZED))
+                keys[m++] = (special_key){(unsigned char)tok_text(t, id)[0], t->len[id], id, NULL};
         qsort(keys, (size_t)m, sizeof *keys, cmp_special);
         for (int i = 0; i < m; i++) t->specials[i] = keys[i].id;
         t->n_specials = m;
@@ -435,6 +550,8 @@ int tok_finalize(tokenizer *t, wick_error *err) {
         int32_t id = tok_find(t, EOG[i]);
         if (id >= 0 && id != t->eos && t->n_eog < 8) t->eog[t->n_eog++] = id;
     }
+    if (build_nspecials(t, err)) return -1;
+    if (t->n_decs == 0 && default_decoders(t, err)) return -1;
     return build_joints(t, err);
 }
 
@@ -462,6 +579,12 @@ void tok_free(tokenizer *t) {
     free(t->norms);
     for (int i = 0; i < t->n_pres; i++) tok_pre_free(&t->pres[i]);
     free(t->pres);
+    for (int i = 0; i < t->n_decs; i++) {
+        free(t->decs[i].a);
+        free(t->decs[i].b);
+    }
+    free(t->decs);
+    free_nspecials(t);
     free(t);
 }
 
@@ -497,12 +620,122 @@ int32_t tok_find(const tokenizer *t, const char *text) {
 
 /* --------------------------------------------------------------- encoding */
 
-static int encode_fragment(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
-                           bool first, tok_ids *out, wick_error *err) {
-    if (len == 0) return 0;
-    if (tok_normalize(t, text, len, s, err)) return -1;
-    if (s->nlen == 0) return 0;
-    if (tok_pretokenize(t, s->nbuf, s->nlen, first, s, err)) return -1;
+/* Unicode White_Space (what Hugging Face's lstrip/rstrip remove). */
+static bool is_uspace(uint32_t cp) {
+    return (cp >= 9 && cp <= 13) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000;
+}
+
+/* A word character as the regex \w of Hugging Face's single_word check: a
+ * letter, mark, decimal digit, letter-number, connector punctuation ('_') or
+ * a joiner (ZWNJ/ZWJ). */
+static bool is_word_cp(uint32_t cp) {
+    if (cp < 0x80) return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || cp == '_';
+    if (cp == 0x200C || cp == 0x200D) return true;
+    switch (utf8proc_category((utf8proc_int32_t)cp)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_PC: return true;
+    default: return false;
+    }
+}
+
+/* Start of the character that ends at s[end) (s valid UTF-8, end > 0). */
+static size_t char_start_before(const char *s, size_t end) {
+    size_t i = end - 1;
+    while (i > 0 && end - i < 4 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+static uint32_t cp_at(const char *s, size_t i, size_t n) {
+    uint32_t cp;
+    tok_utf8_decode(s + i, n - i, &cp);
+    return cp;
+}
+
+static int span_push(tok_span_list *l, size_t a, size_t b, int32_t id) {
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        tok_span *v = realloc(l->v, nc * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = nc;
+    }
+    l->v[l->n++] = (tok_span){a, b, id};
+    return 0;
+}
+
+/* Cut s[0..len) into plain text and added tokens, as Hugging Face's
+ * AddedVocabulary does: leftmost-longest matches, not overlapping; a
+ * single_word token next to a word character is no match (the scan goes on
+ * after it); lstrip/rstrip take adjacent Unicode whitespace into the token.
+ * normalized: match the TF_NORMALIZED tokens (normalized content) instead of
+ * the others. parse_special false: only user-defined (non-special) tokens. */
+static int split_added(const tokenizer *t, bool normalized, const char *s, size_t len, bool parse_special,
+                       tok_span_list *out) {
+    out->n = 0;
+    const int *start = normalized ? t->nspecial_start : t->special_start;
+    size_t pos = 0, frag = 0;
+    while (pos < len) {
+        unsigned char c = (unsigned char)s[pos];
+        int32_t match = -1;
+        size_t mlen = 0;
+        for (int k = start[c]; k < start[c + 1]; k++) {
+            int32_t id = normalized ? t->nspecials[k] : t->specials[k];
+            if (!parse_special && t->type[id] != TT_USER) continue;
+            const char *txt = normalized ? t->nspecial_text[k] : tok_text(t, id);
+            size_t tl = normalized ? t->nspecial_len[k] : t->len[id];
+            if (tl <= len - pos && memcmp(s + pos, txt, tl) == 0) {
+                match = id;
+                mlen = tl;
+                break;
+            }
+        }
+        if (match < 0) {
+            pos++;
+            continue;
+        }
+        size_t a = pos, b = pos + mlen;
+        uint8_t fl = t->flags[match];
+        if ((fl & TF_SINGLE_WORD) &&
+            ((a > 0 && is_word_cp(cp_at(s, char_start_before(s, a), len))) || (b < len && is_word_cp(cp_at(s, b, len))))) {
+            pos = b; /* not a single word: no match here, and none inside it */
+            continue;
+        }
+        if (fl & TF_LSTRIP) {
+            while (a > frag) {
+                size_t p = char_start_before(s, a);
+                if (!is_uspace(cp_at(s, p, len))) break;
+                a = p;
+            }
+        }
+        if (fl & TF_RSTRIP) {
+            while (b < len) {
+                uint32_t cp;
+                int k = tok_utf8_decode(s + b, len - b, &cp);
+                if (!is_uspace(cp)) break;
+                b += (size_t)k;
+            }
+        }
+        if ((a > frag && span_push(out, frag, a, -1)) || span_push(out, a, b, match)) return -1;
+        pos = frag = b;
+    }
+    if (frag < len && span_push(out, frag, len, -1)) return -1;
+    return 0;
+}
+
+static int encode_plain(const tokenizer *t, tok_scratch *s, const char *text, size_t len, bool first,
+                        tok_ids *out, wick_error *err) {
+    if (tok_pretokenize(t, text, len, first, s, err)) return -1;
     for (size_t i = 0; i < s->a.n; i++) {
         size_t po = s->a.p[2 * i], pl = s->a.p[2 * i + 1];
         if (pl == 0) continue;
@@ -511,7 +744,26 @@ static int encode_fragment(const tokenizer *t, tok_scratch *s, const char *text,
     return 0;
 }
 
-static bool is_ws(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+/* Raw text between added tokens: normalize, cut out the added tokens that
+ * match normalized text, pre-tokenize and merge the rest. */
+static int encode_fragment(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
+                           bool first, bool parse_special, tok_ids *out, wick_error *err) {
+    if (len == 0) return 0;
+    if (tok_normalize(t, text, len, s, err)) return -1;
+    if (s->nlen == 0) return 0;
+    if (t->n_nspecials == 0) return encode_plain(t, s, s->nbuf, s->nlen, first, out, err);
+    if (split_added(t, true, s->nbuf, s->nlen, parse_special, &s->sp_norm))
+        return wick_fail(err, "tokenizer: out of memory");
+    for (size_t i = 0; i < s->sp_norm.n; i++) {
+        tok_span sp = s->sp_norm.v[i];
+        if (sp.id >= 0) {
+            if (tok_ids_push(out, sp.id)) return wick_fail(err, "tokenizer: out of memory");
+        } else if (encode_plain(t, s, s->nbuf + sp.a, sp.b - sp.a, first && sp.a == 0, out, err)) {
+            return -1;
+        }
+    }
+    return 0;
+}
 
 int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_special,
                bool parse_special, int32_t **ids, size_t *n_ids, wick_error *err) {
@@ -530,41 +782,14 @@ int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_specia
     }
     int rc = 0;
     if (add_special && tok_adds_bos(t)) rc |= tok_ids_push(&out, t->bos);
-
-    size_t pos = 0, frag = 0;
-    bool first = true;
-    while (pos < len && rc == 0) {
-        unsigned char c = (unsigned char)src[pos];
-        int32_t match = -1;
-        for (int k = t->special_start[c]; k < t->special_start[c + 1]; k++) {
-            int32_t id = t->specials[k];
-            uint8_t ty = t->type[id];
-            if (!parse_special && ty != TT_USER) continue;
-            if (t->len[id] <= len - pos && memcmp(src + pos, tok_text(t, id), t->len[id]) == 0) {
-                match = id;
-                break;
-            }
-        }
-        if (match < 0) {
-            pos++;
-            continue;
-        }
-        size_t end = pos;
-        if (t->flags[match] & TF_LSTRIP)
-            while (end > frag && is_ws((unsigned char)src[end - 1])) end--;
-        if (end > frag && encode_fragment(t, &s, src + frag, end - frag, first, &out, err)) {
-            rc = -1;
-            break;
-        }
-        rc |= tok_ids_push(&out, match);
-        first = false;
-        pos += t->len[match];
-        if (t->flags[match] & TF_RSTRIP)
-            while (pos < len && is_ws((unsigned char)src[pos])) pos++;
-        frag = pos;
+    if (rc == 0 && split_added(t, false, src, len, parse_special, &s.sp_raw)) rc = -1;
+    for (size_t i = 0; i < s.sp_raw.n && rc == 0; i++) {
+        tok_span sp = s.sp_raw.v[i];
+        if (sp.id >= 0)
+            rc = tok_ids_push(&out, sp.id);
+        else
+            rc = encode_fragment(t, &s, src + sp.a, sp.b - sp.a, sp.a == 0, parse_special, &out, err);
     }
-    if (rc == 0 && frag < len && encode_fragment(t, &s, src + frag, len - frag, first, &out, err))
-        rc = -1;
     if (rc == 0 && add_special && tok_adds_eos(t)) rc |= tok_ids_push(&out, t->eos);
     tok_scratch_free(&s);
     free(fixed);
@@ -584,92 +809,248 @@ int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_specia
 
 /* --------------------------------------------------------------- decoding */
 
-static size_t put(char *buf, size_t cap, size_t o, const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++, o++)
-        if (o < cap) buf[o] = s[i];
-    return o;
+/* A list of strings in one buffer: the token strings the decoder steps
+ * transform, as Hugging Face's decode_chain does. */
+typedef struct str_list {
+    char *buf;
+    size_t len, cap;
+    size_t *p; /* (off, len) pairs */
+    size_t n, pcap;
+} str_list;
+
+static void sl_free(str_list *l) {
+    free(l->buf);
+    free(l->p);
+}
+
+static int sl_bytes(str_list *l, const char *s, size_t n) {
+    if (l->len + n + 1 > l->cap) {
+        size_t nc = l->cap ? l->cap : 256;
+        while (nc < l->len + n + 1) nc *= 2;
+        char *b = realloc(l->buf, nc);
+        if (!b) return -1;
+        l->buf = b;
+        l->cap = nc;
+    }
+    if (n) memcpy(l->buf + l->len, s, n);
+    l->len += n;
+    if (l->n) l->p[2 * (l->n - 1) + 1] += n;
+    return 0;
+}
+
+/* start a new (empty) string */
+static int sl_new(str_list *l) {
+    if (!l->buf && sl_bytes(l, "", 0)) return -1; /* a buffer even for empty strings */
+    if (l->n == l->pcap) {
+        size_t nc = l->pcap ? l->pcap * 2 : 16;
+        size_t *p = realloc(l->p, nc * 2 * sizeof *p);
+        if (!p) return -1;
+        l->p = p;
+        l->pcap = nc;
+    }
+    l->p[2 * l->n] = l->len;
+    l->p[2 * l->n + 1] = 0;
+    l->n++;
+    return 0;
+}
+
+static int sl_push(str_list *l, const char *s, size_t n) { return sl_new(l) || sl_bytes(l, s, n) ? -1 : 0; }
+
+static void sl_clear(str_list *l) {
+    l->len = 0;
+    l->n = 0;
+}
+
+static int dec_replace(const tok_dec *d, const char *s, size_t n, str_list *out) {
+    if (sl_new(out)) return -1;
+    size_t i = 0;
+    while (i < n) {
+        const char *q = d->alen ? memmem(s + i, n - i, d->a, d->alen) : NULL;
+        if (!q) return sl_bytes(out, s + i, n - i);
+        if (sl_bytes(out, s + i, (size_t)(q - (s + i))) || sl_bytes(out, d->b, d->blen)) return -1;
+        i = (size_t)(q - s) + d->alen;
+    }
+    return 0;
+}
+
+static int dec_strip(const tok_dec *d, const char *s, size_t n, str_list *out) {
+    size_t b = 0, e = n;
+    for (int k = 0; k < d->start && b + d->alen <= e && memcmp(s + b, d->a, d->alen) == 0; k++) b += d->alen;
+    for (int k = 0; k < d->stop && e >= b + d->alen && memcmp(s + e - d->alen, d->a, d->alen) == 0; k++)
+        e -= d->alen;
+    return sl_push(out, s + b, e - b);
+}
+
+/* Metaspace: the replacement becomes ' ', except in the first string of the
+ * text when a prefix was prepended while encoding: there it is dropped. */
+static int dec_metaspace(const tok_dec *d, const char *s, size_t n, bool first, str_list *out) {
+    tok_dec r = *d;
+    r.b = (char *)" ";
+    r.blen = first && d->prepend ? 0 : 1;
+    return dec_replace(&r, s, n, out);
+}
+
+/* ByteLevel over one string: every character mapped back to its byte, or the
+ * string as it is if some character is not in the byte map. */
+static int dec_byte_level_one(const char *s, size_t n, str_list *out) {
+    size_t i = 0;
+    while (i < n) {
+        uint32_t cp;
+        i += (size_t)tok_utf8_decode(s + i, n - i, &cp);
+        if (tok_cp_to_byte(cp) < 0) return sl_bytes(out, s, n);
+    }
+    for (i = 0; i < n;) {
+        uint32_t cp;
+        i += (size_t)tok_utf8_decode(s + i, n - i, &cp);
+        char b = (char)tok_cp_to_byte(cp);
+        if (sl_bytes(out, &b, 1)) return -1;
+    }
+    return 0;
+}
+
+/* Run the decoder steps over the strings of in (left in *in). whole: the
+ * strings are a whole text (tok_decode); otherwise one token streamed on its
+ * own (tok_piece), where only what a token means by itself applies: no
+ * first-string rule, no strip of the fused text, byte tokens and byte-level
+ * strings stay raw bytes (the stream assembles characters). */
+static int run_decoders(const tokenizer *t, str_list *in, str_list *tmp, bool whole) {
+    bool fused = false;
+    for (int k = 0; k < t->n_decs; k++) {
+        const tok_dec *d = &t->decs[k];
+        sl_clear(tmp);
+        int rc = 0;
+        switch (d->kind) {
+        case DEC_REPLACE:
+            for (size_t i = 0; i < in->n && rc == 0; i++) rc = dec_replace(d, in->buf + in->p[2 * i], in->p[2 * i + 1], tmp);
+            break;
+        case DEC_STRIP:
+            if (fused && !whole) continue;
+            for (size_t i = 0; i < in->n && rc == 0; i++) rc = dec_strip(d, in->buf + in->p[2 * i], in->p[2 * i + 1], tmp);
+            break;
+        case DEC_METASPACE:
+            for (size_t i = 0; i < in->n && rc == 0; i++)
+                rc = dec_metaspace(d, in->buf + in->p[2 * i], in->p[2 * i + 1], whole && i == 0, tmp);
+            break;
+        case DEC_FUSE:
+            fused = true;
+            rc = sl_new(tmp);
+            for (size_t i = 0; i < in->n && rc == 0; i++) rc = sl_bytes(tmp, in->buf + in->p[2 * i], in->p[2 * i + 1]);
+            break;
+        case DEC_BYTE_LEVEL:
+            fused = true;
+            rc = sl_new(tmp);
+            for (size_t i = 0; i < in->n && rc == 0; i++) rc = dec_byte_level_one(in->buf + in->p[2 * i], in->p[2 * i + 1], tmp);
+            break; /* lossy UTF-8 at the end of tok_decode */
+        case DEC_BYTE_FALLBACK: {
+            size_t i = 0;
+            while (i < in->n && rc == 0) {
+                size_t j = i;
+                while (j < in->n && byte_token_value(in->buf + in->p[2 * j], in->p[2 * j + 1]) >= 0) j++;
+                if (j == i) {
+                    rc = sl_push(tmp, in->buf + in->p[2 * i], in->p[2 * i + 1]);
+                    i++;
+                    continue;
+                }
+                /* a run of byte tokens: its text if valid UTF-8, else one U+FFFD per byte */
+                size_t start = tmp->len;
+                rc = sl_new(tmp);
+                for (size_t k2 = i; k2 < j && rc == 0; k2++) {
+                    char b = (char)byte_token_value(in->buf + in->p[2 * k2], in->p[2 * k2 + 1]);
+                    rc = sl_bytes(tmp, &b, 1);
+                }
+                if (rc == 0 && whole && tok_utf8_valid_prefix(tmp->buf + start, tmp->len - start) != tmp->len - start) {
+                    tmp->n--;
+                    tmp->len = start;
+                    for (size_t k2 = i; k2 < j && rc == 0; k2++) rc = sl_push(tmp, "\xef\xbf\xbd", 3);
+                }
+                i = j;
+            }
+            break;
+        }
+        }
+        if (rc) return -1;
+        str_list x = *in;
+        *in = *tmp;
+        *tmp = x;
+    }
+    return 0;
+}
+
+/* The string the decoder sees for id: the vocabulary string, or for an added
+ * token matched in normalized text its normalized content (as Hugging Face
+ * decodes it). */
+static const char *dec_string(const tokenizer *t, int32_t id, size_t *len) {
+    if (t->flags[id] & TF_NORMALIZED)
+        for (int k = 0; k < t->n_nspecials; k++)
+            if (t->nspecials[k] == id) {
+                *len = t->nspecial_len[k];
+                return t->nspecial_text[k];
+            }
+    *len = t->len[id];
+    return tok_text(t, id);
 }
 
 int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap) {
     if (id < 0 || id >= t->n_vocab) return -1;
-    const char *s = tok_text(t, id);
-    size_t n = t->len[id], o = 0;
-    uint8_t ty = t->type[id];
-    if (ty == TT_CONTROL || ty == TT_USER || ty == TT_UNKNOWN || ty == TT_UNUSED) {
-        o = put(buf, cap, 0, s, n);
-    } else if (ty == TT_BYTE && byte_token_value(s, n) >= 0) {
-        char b = (char)byte_token_value(s, n);
-        o = put(buf, cap, 0, &b, 1);
-    } else if (t->byte_level) {
-        o = tok_byte_level_unmap(s, n, buf, cap);
-    } else {
-        /* SentencePiece: U+2581 -> ' ' */
-        size_t i = 0;
-        while (i < n) {
-            if (i + 3 <= n && (unsigned char)s[i] == 0xE2 && (unsigned char)s[i + 1] == 0x96 &&
-                (unsigned char)s[i + 2] == 0x81) {
-                o = put(buf, cap, o, " ", 1);
-                i += 3;
-            } else {
-                o = put(buf, cap, o, s + i, 1);
-                i++;
-            }
-        }
+    str_list a = {0}, b = {0};
+    int r = -1;
+    size_t dl;
+    const char *ds = dec_string(t, id, &dl);
+    if (sl_push(&a, ds, dl) == 0 && run_decoders(t, &a, &b, false) == 0) {
+        size_t o = 0;
+        for (size_t i = 0; i < a.n; i++)
+            for (size_t k = 0; k < a.p[2 * i + 1]; k++, o++)
+                if (o < cap) buf[o] = a.buf[a.p[2 * i] + k];
+        r = o > (size_t)INT32_MAX ? -1 : (int)o;
     }
-    return o > (size_t)INT32_MAX ? -1 : (int)o;
+    sl_free(&a);
+    sl_free(&b);
+    return r;
 }
 
 char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_special,
                  wick_error *err) {
-    size_t cap = 64, len = 0;
-    char *out = malloc(cap);
-    if (!out) {
-        wick_fail(err, "tok_decode: out of memory");
-        return NULL;
-    }
-    char tmp[256];
-    bool at_start = true; /* nothing emitted yet: the SentencePiece space strip applies */
+    return tok_decode_len(t, ids, n, skip_special, NULL, err);
+}
+
+char *tok_decode_len(const tokenizer *t, const int32_t *ids, size_t n, bool skip_special,
+                     size_t *out_len, wick_error *err) {
+    str_list a = {0}, b = {0};
+    char *out = NULL;
     for (size_t i = 0; i < n; i++) {
         int32_t id = ids[i];
         if (id < 0 || id >= t->n_vocab) {
-            free(out);
-            wick_fail(err, "tok_decode: token id %d out of range [0, %d)", id, t->n_vocab);
-            return NULL;
+            wick_fail(err, "token id %d is out of range [0, %d)", id, t->n_vocab);
+            goto done;
         }
         if (skip_special && tok_is_special(t, id)) continue;
-        int k = tok_piece(t, id, tmp, sizeof tmp);
-        if (k < 0) continue;
-        if (len + (size_t)k + 1 > cap) {
-            while (len + (size_t)k + 1 > cap) cap *= 2;
-            char *no = realloc(out, cap);
-            if (!no) {
-                free(out);
-                wick_fail(err, "tok_decode: out of memory");
-                return NULL;
-            }
-            out = no;
-        }
-        if ((size_t)k <= sizeof tmp)
-            memcpy(out + len, tmp, (size_t)k);
-        else
-            tok_piece(t, id, out + len, (size_t)k);
-        const char *p = out + len;
-        size_t pk = (size_t)k;
-        if (at_start && t->strip_leading_space && pk > 0 && p[0] == ' ' && !tok_is_special(t, id) &&
-            t->type[id] != TT_USER) {
-            memmove(out, out + 1, pk - 1);
-            pk--;
-        }
-        at_start = false;
-        len += pk;
+        size_t dl;
+        const char *ds = dec_string(t, id, &dl);
+        if (sl_push(&a, ds, dl)) goto oom;
+    }
+    if (run_decoders(t, &a, &b, true)) goto oom;
+    size_t len = 0;
+    for (size_t i = 0; i < a.n; i++) len += a.p[2 * i + 1];
+    out = malloc(len + 1);
+    if (!out) goto oom;
+    len = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        if (a.p[2 * i + 1]) memcpy(out + len, a.buf + a.p[2 * i], a.p[2 * i + 1]);
+        len += a.p[2 * i + 1];
     }
     out[len] = 0;
-    if (tok_utf8_valid_prefix(out, len) != len) {
-        size_t nl;
-        char *fixed = tok_utf8_sanitize(out, len, &nl);
+    if (tok_utf8_valid_prefix(out, len) != len) { /* lossy, as the byte-level decoder is */
+        char *fixed = tok_utf8_sanitize(out, len, &len);
         free(out);
-        if (!fixed) wick_fail(err, "tok_decode: out of memory");
-        return fixed;
+        out = fixed;
+        if (!out) goto oom;
     }
+    if (out_len) *out_len = len;
+    goto done;
+oom:
+    wick_fail(err, "tok_decode: out of memory");
+done:
+    sl_free(&a);
+    sl_free(&b);
     return out;
 }

@@ -9,8 +9,9 @@
  *    stories260K): spaces become U+2581, a leading U+2581 is prepended, pieces
  *    merge by score (GGUF "llama") or merge rank (tokenizer.json BPE with
  *    byte_fallback), unknown bytes become <0xXX> tokens.
- * Special/added tokens are matched in the raw text before the algorithm runs
- * (when parse_special). BOS/EOS rules come from the tokenizer files:
+ * Added/special tokens are matched in the raw text before the algorithm runs
+ * (the special ones only when parse_special), with Hugging Face's lstrip /
+ * rstrip / single_word / normalized rules. BOS/EOS rules come from the tokenizer files:
  * tokenizer_config.json add_bos_token / the post_processor, GGUF
  * tokenizer.ggml.add_bos_token. */
 #ifndef WICK_TEXT_TOKENIZER_H
@@ -23,7 +24,7 @@
 #include "format/gguf.h"
 #include "wick.h"
 
-typedef struct tokenizer tokenizer;
+typedef struct wick_tokenizer tokenizer; /* public name: wick_tokenizer (wick.h) */
 
 typedef enum tok_kind { TOK_KIND_BPE_BYTELEVEL = 0, TOK_KIND_SPM = 1 } tok_kind;
 
@@ -59,17 +60,22 @@ const char *tok_token_text(const tokenizer *t, int32_t id, size_t *len);
 int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_special,
                bool parse_special, int32_t **ids, size_t *n_ids, wick_error *err);
 
-/* The raw bytes token `id` stands for (byte-level unmapped, U+2581 -> ' ',
- * <0xXX> -> the byte). Special tokens give their text. Writes up to cap bytes
+/* The raw bytes token `id` stands for: the decoder steps that act on one
+ * token applied to it alone (byte-level unmapped, U+2581 -> ' ', <0xXX> -> the
+ * byte; no first-token or whole-text rules, no U+FFFD). Writes up to cap bytes
  * into buf and returns the full length (which may exceed cap), or -1 for an
  * id out of range. Not NUL-terminated. */
 int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap);
 
-/* Decode a whole sequence to text (malloc'd, NUL-terminated), applying the
- * SentencePiece rule that drops the space of the first piece after BOS;
- * skip_special drops control tokens. */
+/* Decode a whole sequence to text (malloc'd, NUL-terminated, valid UTF-8) with
+ * the tokenizer's decoder chain as Hugging Face runs it over the token strings
+ * (Replace, ByteFallback, Fuse, Strip, Metaspace, ByteLevel; e.g. SentencePiece
+ * drops the leading space of the text); skip_special drops control tokens. */
 char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_special,
                  wick_error *err);
+/* The same, with the length of the text (which may hold NUL bytes) in *len. */
+char *tok_decode_len(const tokenizer *t, const int32_t *ids, size_t n, bool skip_special,
+                     size_t *len, wick_error *err);
 
 /* ---- writing (for test models) ---- */
 

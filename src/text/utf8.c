@@ -1,5 +1,5 @@
-/* utf8.c — UTF-8 validation, repair (invalid bytes -> U+FFFD), decode and encode
- * for the tokenizers. */
+/* utf8.c — UTF-8 validation, repair (each maximal invalid subpart -> one
+ * U+FFFD), decode and encode for the tokenizers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +46,50 @@ size_t tok_utf8_valid_prefix(const char *str, size_t len) {
     return len;
 }
 
+/* Bytes at s (n > 0, not a valid sequence) that one U+FFFD replaces: the
+ * maximal subpart of a well-formed sequence (a valid lead byte and the valid
+ * continuation bytes that follow it, cut short), else 1. This is the Unicode
+ * "substitution of maximal subparts" that Python, Rust and WHATWG decoders use. */
+static size_t invalid_run(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t want;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) want = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        want = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        want = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 1;
+    size_t k = 1;
+    while (k < want && k < n) {
+        unsigned b = s[k];
+        if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) break;
+        k++;
+    }
+    return k;
+}
+
+size_t tok_utf8_count_invalid(const char *str, size_t len) {
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = tok_utf8_valid_prefix(str, len), bad = 0;
+    while (i < len) {
+        size_t k = valid_seq(s + i, len - i);
+        if (k) {
+            i += k;
+        } else {
+            k = invalid_run(s + i, len - i);
+            bad += k;
+            i += k;
+        }
+    }
+    return bad;
+}
+
 char *tok_utf8_sanitize(const char *str, size_t len, size_t *out_len) {
     const unsigned char *s = (const unsigned char *)str;
     /* worst case every byte becomes 3 bytes */
@@ -63,7 +107,7 @@ char *tok_utf8_sanitize(const char *str, size_t len, size_t *out_len) {
             out[o++] = (char)0xEF;
             out[o++] = (char)0xBF;
             out[o++] = (char)0xBD;
-            i++;
+            i += invalid_run(s + i, len - i);
         }
     }
     out[o] = 0;

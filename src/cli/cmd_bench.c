@@ -1,0 +1,333 @@
+/* cmd_bench.c — `wick bench`: llama-bench-like speed table for one model.
+ *
+ * Tests, each repeated -r times (median ± standard deviation reported):
+ *   pp<P>   prefill of P random prompt tokens from an empty sequence, in
+ *           chunks of --prefill-chunk, logits for the last one; TTFT = that
+ *           plus the argmax of the first token.
+ *   tg<N>   N decode steps of one token each (greedy argmax) from an empty
+ *           sequence, as llama-bench's tg test.
+ *   sweep   with --chunk LIST: pp<P> again for each prefill chunk size.
+ * Also: memory read bandwidth (a streaming read of --membw-mib MiB by -t
+ * threads, in a child process so its buffer does not count in peak RSS;
+ * probed before and after the tests, the higher figure is used), the
+ * decode ceiling it implies (bandwidth ÷ weight bytes one decode step reads),
+ * and the process's peak RSS with weights + KV cache for comparison. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "cli/cli.h"
+#include "engine/bench.h"
+#include "engine/context.h"
+
+#define MAX_REPEATS 64
+#define MAX_CHUNKS 16
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+typedef struct stat {
+    double med, sd;
+} stat;
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static stat stats(const double *v, int n) {
+    stat s = {0, 0};
+    if (n <= 0) return s;
+    double t[MAX_REPEATS], mean = 0;
+    memcpy(t, v, (size_t)n * sizeof *t);
+    qsort(t, (size_t)n, sizeof *t, cmp_d);
+    s.med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    for (int i = 0; i < n; i++) mean += v[i] / n;
+    for (int i = 0; i < n && n > 1; i++) s.sd += (v[i] - mean) * (v[i] - mean) / (n - 1);
+    s.sd = sqrt(s.sd);
+    return s;
+}
+
+static int32_t argmax(const float *x, int n) {
+    int32_t best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+typedef struct bench {
+    wick_model *m;
+    int n_vocab, n_tok_vocab;
+    double sample_ms;
+    int n_sampled;
+    uint64_t rng;
+} bench;
+
+static int32_t rand_token(bench *b) {
+    b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (int32_t)((b->rng >> 33) % (uint64_t)b->n_tok_vocab);
+}
+
+static int32_t sample(bench *b, wick_context *c) {
+    double t0 = now_ms();
+    int32_t t = argmax(wick_logits(c, 0), b->n_vocab);
+    b->sample_ms += now_ms() - t0;
+    b->n_sampled++;
+    return t;
+}
+
+/* Prefill n random tokens into an empty sequence 0; returns ms to the first
+ * sampled token (TTFT), -1 on error. *prefill_ms gets the prefill alone. */
+static double run_prefill(bench *b, wick_context *c, int n, int32_t *toks, int32_t *pos, int32_t *seq,
+                          double *prefill_ms) {
+    wick_seq_truncate(c, 0, 0);
+    for (int i = 0; i < n; i++) toks[i] = rand_token(b), pos[i] = i, seq[i] = 0;
+    const int chunk = c->prefill_chunk > 0 ? c->prefill_chunk : n;
+    wick_error err;
+    double t0 = now_ms();
+    for (int i = 0; i < n; i += chunk) {
+        wick_batch bt = {.n = n - i < chunk ? n - i : chunk, .tokens = toks + i, .pos = pos + i, .seq = seq + i};
+        if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
+    }
+    *prefill_ms = now_ms() - t0;
+    sample(b, c);
+    return now_ms() - t0;
+}
+
+/* n decode steps from an empty sequence; returns ms, -1 on error. */
+static double run_decode(bench *b, wick_context *c, int n) {
+    wick_seq_truncate(c, 0, 0);
+    int32_t tok = rand_token(b), seq = 0;
+    wick_error err;
+    double t0 = now_ms();
+    for (int i = 0; i < n; i++) {
+        int32_t pos = i;
+        wick_batch bt = {.n = 1, .tokens = &tok, .pos = &pos, .seq = &seq};
+        if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
+        tok = sample(b, c);
+    }
+    return now_ms() - t0;
+}
+
+/* Bandwidth in a child process; -1 if it fails. */
+static double membw_child(size_t bytes, int threads) {
+    int fd[2];
+    if (pipe(fd) < 0) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]), close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        wick_error err;
+        double gbs = bench_membw(bytes, threads, 3, &err);
+        ssize_t w = write(fd[1], &gbs, sizeof gbs);
+        _exit(w == (ssize_t)sizeof gbs ? 0 : 1);
+    }
+    close(fd[1]);
+    double gbs = -1;
+    if (read(fd[0], &gbs, sizeof gbs) != (ssize_t)sizeof gbs) gbs = -1;
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    return gbs;
+}
+
+static int parse_chunks(const char *s, int *out) {
+    int n = 0;
+    while (s && *s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || v > (1 << 20) || n == MAX_CHUNKS) return -1;
+        out[n++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return -1;
+    }
+    return n;
+}
+
+int cmd_bench(int argc, char **argv) {
+    const char *model = NULL, *chunks_s = NULL, *kv_s = NULL, *dtype = NULL;
+    int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024;
+    bool json = false;
+    const cli_opt opts[] = {
+        {"--model", "-m", OPT_STR, &model, NULL},
+        {"--n-prompt", "-p", OPT_INT, &n_prompt, NULL},
+        {"--n-gen", "-n", OPT_INT, &n_gen, NULL},
+        {"--threads", "-t", OPT_INT, &threads, NULL},
+        {"--repeats", "-r", OPT_INT, &repeats, NULL},
+        {"--chunk", NULL, OPT_STR, &chunks_s, NULL},
+        {"--prefill-chunk", NULL, OPT_INT, &chunk, NULL},
+        {"--ctx", "-c", OPT_INT, &ctx, NULL},
+        {"--kv-type", NULL, OPT_STR, &kv_s, NULL},
+        {"--dtype", NULL, OPT_STR, &dtype, NULL},
+        {"--membw-mib", NULL, OPT_INT, &membw_mib, NULL},
+        {"--json", NULL, OPT_FLAG, &json, NULL},
+    };
+    if (cli_parse("bench", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    if (n_prompt < 1 || n_gen < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0)
+        return cli_error("bench: -p must be >= 1; -n, -t, --ctx, --prefill-chunk, --membw-mib must not be negative");
+    if (repeats < 1 || repeats > MAX_REPEATS) return cli_error("bench: -r must be in [1, %d]", MAX_REPEATS);
+    int chunks[MAX_CHUNKS], n_chunks = chunks_s ? parse_chunks(chunks_s, chunks) : 0;
+    if (n_chunks < 0) return cli_error("bench: --chunk wants a list like 0,128,256,512 (at most %d)", MAX_CHUNKS);
+    int kv_type = cli_kv_type("bench", kv_s);
+    if (kv_type < 0) return 1;
+    if (!threads) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int)cores : 1;
+    }
+    if (!ctx) ctx = n_prompt + n_gen + 1;
+
+    double membw = membw_mib ? membw_child((size_t)membw_mib << 20, threads) : -1;
+    double t_load = now_ms();
+    wick_model *m = cli_load_model_dtype("bench", model, dtype);
+    if (!m) return 1;
+    t_load = now_ms() - t_load;
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    bench b = {.m = m, .n_vocab = info.n_vocab, .n_tok_vocab = info.tokenizer_vocab, .rng = 42};
+    if (b.n_tok_vocab <= 0 || b.n_tok_vocab > b.n_vocab) b.n_tok_vocab = b.n_vocab;
+
+    int rc = 1;
+    wick_context *c = NULL;
+    int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_prompt), *pos = malloc(sizeof(int32_t) * (size_t)n_prompt),
+            *seq = malloc(sizeof(int32_t) * (size_t)n_prompt);
+    double pp[MAX_REPEATS], ttft[MAX_REPEATS], tg[MAX_REPEATS];
+    stat sw[MAX_CHUNKS];
+    wick_error err;
+    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = kv_type};
+    if (!toks || !pos || !seq) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (!(c = wick_context_new(m, &cp, &err))) {
+        cli_error("%s", err.msg);
+        goto done;
+    }
+    const int used_chunk = c->prefill_chunk;
+    /* Warm-up: one decode step touches every weight once. */
+    if (run_decode(&b, c, 1) < 0) goto done;
+    wick_context_profile_reset(c);
+    b.sample_ms = 0, b.n_sampled = 0;
+    for (int r = 0; r < repeats; r++) {
+        double pms;
+        if ((ttft[r] = run_prefill(&b, c, n_prompt, toks, pos, seq, &pms)) < 0) goto done;
+        pp[r] = n_prompt * 1000.0 / pms;
+        if (n_gen > 0) {
+            double ms = run_decode(&b, c, n_gen);
+            if (ms < 0) goto done;
+            tg[r] = n_gen * 1000.0 / ms;
+        }
+    }
+    if (membw_mib) { /* again after the tests: the machine may be shared and noisy */
+        double again = membw_child((size_t)membw_mib << 20, threads);
+        if (again > membw) membw = again;
+    }
+    cli_print_profile(c, b.sample_ms, b.n_sampled);
+    const bool prof = wick_context_profiling(c);
+    wick_context_free(c);
+    c = NULL;
+    for (int k = 0; k < n_chunks; k++) {
+        wick_context_params sp = cp;
+        sp.n_ctx = n_prompt;
+        sp.prefill_chunk = chunks[k];
+        if (!(c = wick_context_new(m, &sp, &err))) {
+            cli_error("%s", err.msg);
+            goto done;
+        }
+        if (!prof) wick_context_set_profiling(c, false);
+        double v[MAX_REPEATS], pms;
+        for (int r = 0; r < repeats; r++) {
+            if (run_prefill(&b, c, n_prompt, toks, pos, seq, &pms) < 0) goto done;
+            v[r] = n_prompt * 1000.0 / pms;
+        }
+        sw[k] = stats(v, repeats);
+        wick_context_free(c);
+        c = NULL;
+    }
+
+    const stat spp = stats(pp, repeats), sttft = stats(ttft, repeats), stg = stats(tg, n_gen > 0 ? repeats : 0);
+    const double ceiling = membw > 0 && info.decode_bytes ? membw * 1e9 / (double)info.decode_bytes : 0;
+    const double rss_mb = bench_peak_rss() / 1048576.0;
+    const int kv_dim = info.n_head_kv * info.head_dim;
+    const double kv_mb = 2.0 * info.n_layer * (double)ctx * kv_dim * (kv_type ? 2 : 4) / 1048576.0;
+    const double w_mb = info.decode_bytes / 1048576.0;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", model);
+        cJSON_AddStringToObject(o, "arch", info.arch);
+        if (info.converted_to) cJSON_AddStringToObject(o, "dtype", info.converted_to);
+        cJSON_AddNumberToObject(o, "threads", threads);
+        cJSON_AddNumberToObject(o, "n_prompt", n_prompt);
+        cJSON_AddNumberToObject(o, "n_gen", n_gen);
+        cJSON_AddNumberToObject(o, "repeats", repeats);
+        cJSON_AddNumberToObject(o, "prefill_chunk", used_chunk);
+        cJSON_AddStringToObject(o, "kv_type", kv_type ? "f16" : "f32");
+        cJSON_AddNumberToObject(o, "prefill_tok_s", spp.med);
+        cJSON_AddNumberToObject(o, "prefill_tok_s_sd", spp.sd);
+        cJSON_AddNumberToObject(o, "decode_tok_s", stg.med);
+        cJSON_AddNumberToObject(o, "decode_tok_s_sd", stg.sd);
+        cJSON_AddNumberToObject(o, "ttft_ms", sttft.med);
+        cJSON_AddNumberToObject(o, "ttft_ms_sd", sttft.sd);
+        cJSON_AddNumberToObject(o, "membw_gb_s", membw);
+        cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.decode_bytes);
+        cJSON_AddNumberToObject(o, "decode_ceiling_tok_s", ceiling);
+        cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", ceiling > 0 ? 100.0 * stg.med / ceiling : 0);
+        cJSON_AddNumberToObject(o, "peak_rss_mb", rss_mb);
+        cJSON_AddNumberToObject(o, "weights_mb", w_mb);
+        cJSON_AddNumberToObject(o, "kv_cache_mb", kv_mb);
+        cJSON_AddNumberToObject(o, "load_ms", t_load);
+        cJSON *a = cJSON_AddArrayToObject(o, "chunk_sweep");
+        for (int k = 0; k < n_chunks; k++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "chunk", chunks[k]);
+            cJSON_AddNumberToObject(e, "prefill_tok_s", sw[k].med);
+            cJSON_AddNumberToObject(e, "prefill_tok_s_sd", sw[k].sd);
+            cJSON_AddItemToArray(a, e);
+        }
+        char *s = cJSON_PrintUnformatted(o);
+        if (s) puts(s);
+        free(s);
+        cJSON_Delete(o);
+    } else {
+        printf("model: %s (%s%s%s), %d threads, KV %s, prefill chunk %d, %d repeats\n", model, info.arch,
+               info.converted_to ? ", converted to " : "", info.converted_to ? info.converted_to : "", threads,
+               kv_type ? "f16" : "f32", used_chunk, repeats);
+        printf("| %-12s | %12s | %10s |\n", "test", "value", "±");
+        printf("| %-12s | %12s | %10s |\n", "------------", "------------", "----------");
+        char name[32];
+        snprintf(name, sizeof name, "pp%d tok/s", n_prompt);
+        printf("| %-12s | %12.2f | %10.2f |\n", name, spp.med, spp.sd);
+        if (n_gen > 0) {
+            snprintf(name, sizeof name, "tg%d tok/s", n_gen);
+            printf("| %-12s | %12.2f | %10.2f |\n", name, stg.med, stg.sd);
+        }
+        printf("| %-12s | %12.1f | %10.1f |\n", "ttft ms", sttft.med, sttft.sd);
+        for (int k = 0; k < n_chunks; k++) {
+            snprintf(name, sizeof name, "chunk %d", chunks[k]);
+            printf("| %-12s | %12.2f | %10.2f |  pp%d tok/s\n", name, sw[k].med, sw[k].sd, n_prompt);
+        }
+        if (membw > 0)
+            printf("memory read bandwidth: %.1f GB/s (%d threads); weights read per token: %.1f MiB; "
+                   "decode ceiling %.1f tok/s; decode at %.0f%% of it\n",
+                   membw, threads, w_mb, ceiling, ceiling > 0 ? 100.0 * stg.med / ceiling : 0);
+        printf("peak RSS: %.1f MiB (weights %.1f MiB + KV cache %.1f MiB for %d positions = %.1f MiB)\n",
+               rss_mb, w_mb, kv_mb, ctx, w_mb + kv_mb);
+    }
+    rc = 0;
+done:
+    wick_context_free(c);
+    free(toks), free(pos), free(seq);
+    wick_model_free(m);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/* bench.c — owns the measurements behind `wick bench` (see bench.h): a
+ * multi-threaded streaming read of a large buffer for the memory bandwidth,
+ * and the process's peak RSS. The read sums 64-bit words (mod 2^64) with
+ * 64-byte AVX-512 loads where the CPU has them (narrower loads reach less
+ * of the bandwidth), else plain C; both give the same sum. */
+#include "engine/bench.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/threadpool.h"
+#include "kernels/cpu.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+uint64_t bench_sum_words_scalar(const uint64_t *p, size_t n) {
+    uint64_t s[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) s[k] += p[i + k];
+    for (; i < n; i++) s[0] += p[i];
+    return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f"))) static uint64_t sum_words_avx512(const uint64_t *p, size_t n) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
+        a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 8));
+        a2 = _mm512_add_epi64(a2, _mm512_loadu_si512(p + i + 16));
+        a3 = _mm512_add_epi64(a3, _mm512_loadu_si512(p + i + 24));
+    }
+    uint64_t s = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+    return s + bench_sum_words_scalar(p + i, n - i);
+}
+#endif
+
+uint64_t bench_sum_words(const uint64_t *p, size_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu_isa_active() >= ISA_AVX512) return sum_words_avx512(p, n);
+#endif
+    return bench_sum_words_scalar(p, n);
+}
+
+typedef struct bw_job {
+    uint64_t *buf;
+    size_t n; /* uint64 words */
+    uint64_t sums[64];
+    bool fill;
+} bw_job;
+
+static void bw_task(void *arg, int ith, int nth) {
+    bw_job *j = arg;
+    int64_t lo, hi;
+    pool_split((int64_t)j->n, ith, nth, 64, &lo, &hi);
+    uint64_t *p = j->buf;
+    if (j->fill) {
+        for (int64_t i = lo; i < hi; i++) p[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        return;
+    }
+    const uint64_t s = bench_sum_words(p + lo, (size_t)(hi - lo));
+    if (ith < 64) j->sums[ith] = s;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+double bench_membw(size_t bytes, int n_threads, int passes, wick_error *err) {
+    bytes &= ~(size_t)511;
+    if (bytes == 0) return wick_fail(err, "bandwidth buffer too small");
+    void *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED) return wick_fail(err, "cannot map %zu MiB for the bandwidth probe", bytes >> 20);
+    wick_pool *pool = pool_new(n_threads, err);
+    if (!pool) {
+        munmap(buf, bytes);
+        return -1;
+    }
+    bw_job j = {.buf = buf, .n = bytes / 8, .fill = true};
+    pool_run(pool, bw_task, &j); /* commit the pages (each thread its own part) */
+    j.fill = false;
+    double best = 0;
+    volatile uint64_t sink = 0;
+    for (int r = 0; r < (passes > 0 ? passes : 1); r++) {
+        double t0 = now_s();
+        pool_run(pool, bw_task, &j);
+        double dt = now_s() - t0;
+        for (int i = 0; i < 64; i++) sink += j.sums[i];
+        if (dt > 0 && bytes / dt / 1e9 > best) best = bytes / dt / 1e9;
+    }
+    (void)sink;
+    pool_free(pool);
+    munmap(buf, bytes);
+    return best;
+}
+
+size_t bench_peak_rss(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        unsigned long kb = 0;
+        bool found = false;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %lu kB", &kb) == 1) {
+                found = true;
+                break;
+            }
+        fclose(f);
+        if (found) return (size_t)kb * 1024;
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) return (size_t)ru.ru_maxrss * 1024;
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* bench.h — measurements for `wick bench`: memory read bandwidth and peak
+ * resident memory. Nothing here prints. */
+#ifndef WICK_ENGINE_BENCH_H
+#define WICK_ENGINE_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wick.h"
+
+/* Read bandwidth in GB/s (1e9 bytes/s): n_threads stream-read a freshly
+ * written buffer of `bytes` (use much more than the last-level cache), best
+ * of `passes`. -1 with err if the buffer cannot be had. */
+double bench_membw(size_t bytes, int n_threads, int passes, wick_error *err);
+
+/* Σ p[i] mod 2^64 (the probe's read loop; AVX-512 when active, else the scalar twin). */
+uint64_t bench_sum_words(const uint64_t *p, size_t n);
+uint64_t bench_sum_words_scalar(const uint64_t *p, size_t n);
+
+/* Peak resident set size of this process in bytes (VmHWM, else getrusage). */
+size_t bench_peak_rss(void);
+
+#endif

@@ -1,0 +1,341 @@
+/* test_perf.c — the performance features: SIMD kernels added for them
+ * against their scalar twins (f32→f16 rows, the bandwidth probe's word sum),
+ * matmul_multi against separate matmuls (bit-identical, every weight type,
+ * odd sizes, 1-3 threads), the F16 KV cache against F32 (logits within
+ * 2e-2 × max|logit|, same argmax) on stories260K and tiny test models,
+ * --dtype conversion at load (HF f32 → q8_0/q4_0/f16 bit-identical to
+ * make-test-model's file of that type, which it quantizes from the same f32
+ * weights; HF bf16 → q8_0 against the q8_0 GGUF: cosine >= 0.999 and the same
+ * top-1; bf16 → q4_0 against the q4_0 GGUF: cosine >= 0.995 (bf16 rounding
+ * moves some weights across a 4-bit level) and the same top-1;
+ * errors for rows that are not multiples of 32), and the profiling counters.
+ * No timing asserts. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/tensor.h"
+#include "core/threadpool.h"
+#include "engine/bench.h"
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "model/testmodel.h"
+#include "wick.h"
+
+static uint64_t rng = 0x1234567887654321ull;
+static uint32_t rnd(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+static float rndf(void) { return (float)(rnd() & 0xffffff) / (float)0x800000 - 1.0f; }
+
+static void test_f16_row(void) {
+    const cpu_isa saved = cpu_isa_active();
+    for (int n = 0; n < 80; n += (n < 20 ? 1 : 13)) {
+        float *x = malloc(sizeof(float) * (size_t)(n + 1));
+        uint16_t *a = malloc(2 * (size_t)(n + 1)), *b = malloc(2 * (size_t)(n + 1));
+        for (int i = 0; i < n; i++) {
+            float s = (float)(1 << (rnd() % 24)) / 4096.0f;
+            x[i] = rndf() * s;
+        }
+        if (n > 3) x[1] = 1e6f, x[2] = -INFINITY, x[3] = 6.1e-5f; /* overflow, inf, subnormal edge */
+        f32_to_f16_row_scalar(x, a, n);
+        for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+            CHECK(cpu_set_isa((cpu_isa)isa));
+            memset(b, 0, 2 * (size_t)(n + 1));
+            f32_to_f16_row(x, b, n);
+            CHECK_MSG(memcmp(a, b, 2 * (size_t)n) == 0, "f32_to_f16_row n=%d isa=%s", n, cpu_isa_name((cpu_isa)isa));
+        }
+        cpu_set_isa(saved);
+        free(x), free(a), free(b);
+    }
+}
+
+static void test_sum_words(void) {
+    const cpu_isa saved = cpu_isa_active();
+    for (size_t n = 0; n < 300; n += 1 + n / 4) {
+        uint64_t *p = malloc(8 * (n + 1));
+        for (size_t i = 0; i < n; i++) p[i] = (uint64_t)rnd() << 40 ^ rnd();
+        uint64_t want = 0;
+        for (size_t i = 0; i < n; i++) want += p[i];
+        CHECK(bench_sum_words_scalar(p, n) == want);
+        for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+            CHECK(cpu_set_isa((cpu_isa)isa));
+            CHECK_MSG(bench_sum_words(p + (n > 2), n - (n > 2) * 2 + (n > 2)) ==
+                          bench_sum_words_scalar(p + (n > 2), n - (n > 2) * 2 + (n > 2)),
+                      "sum n=%zu", n);
+        }
+        cpu_set_isa(saved);
+        free(p);
+    }
+    wick_error err;
+    CHECK(bench_membw(1 << 20, 2, 1, &err) > 0);
+    CHECK(bench_peak_rss() > 0);
+}
+
+static void test_matmul_multi(void) {
+    static const int TYPES[] = {WICK_F32, WICK_F16, WICK_BF16, WICK_Q8_0, WICK_Q4_0};
+    static const int ROWS[][3] = {{64, 16, 16}, {17, 5, 33}, {1, 1, 1}, {96, 32, 7}};
+    static const int NS[] = {1, 2, 3, 5, 9};
+    wick_error err;
+    wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
+    for (int ti = 0; ti < 5; ti++)
+        for (int ri = 0; ri < 4; ri++)
+            for (int ni = 0; ni < 5; ni++) {
+                const int type = TYPES[ti], cols = (type == WICK_Q8_0 || type == WICK_Q4_0) ? 96 : 37, n = NS[ni];
+                wick_tensor W[3];
+                const wick_tensor *pw[3];
+                float *y0[3], *y1[3];
+                int ld[3];
+                for (int k = 0; k < 3; k++) {
+                    const int rows = ROWS[ri][k];
+                    float *wf = malloc(sizeof(float) * (size_t)rows * cols);
+                    for (int i = 0; i < rows * cols; i++) wf[i] = rndf();
+                    size_t rb = dtype_row_bytes(type, cols);
+                    void *wd = malloc(rb * (size_t)rows);
+                    for (int r = 0; r < rows; r++) {
+                        if (type == WICK_F32) memcpy((char *)wd + r * rb, wf + (size_t)r * cols, rb);
+                        else if (type == WICK_F16) f32_to_f16_row_scalar(wf + (size_t)r * cols, (uint16_t *)((char *)wd + r * rb), cols);
+                        else if (type == WICK_BF16)
+                            for (int c = 0; c < cols; c++) ((uint16_t *)((char *)wd + r * rb))[c] = f32_to_bf16(wf[(size_t)r * cols + c]);
+                        else quantize_row(type, wf + (size_t)r * cols, (char *)wd + r * rb, cols);
+                    }
+                    free(wf);
+                    W[k] = (wick_tensor){"w", type, 2, {cols, rows, 1, 1}, wd, rb * (size_t)rows};
+                    pw[k] = &W[k];
+                    ld[k] = rows + k;
+                    y0[k] = calloc((size_t)n * ld[k], sizeof(float));
+                    y1[k] = calloc((size_t)n * ld[k], sizeof(float));
+                }
+                float *x = malloc(sizeof(float) * (size_t)n * cols);
+                for (int i = 0; i < n * cols; i++) x[i] = rndf();
+                size_t sb = matmul_scratch_bytes(type, cols, n);
+                void *scratch = malloc(sb ? sb : 1);
+                for (int k = 0; k < 3; k++) matmul(NULL, pw[k], x, n, y0[k], ld[k], scratch);
+                for (int p = 0; p < 3; p++) {
+                    for (int k = 0; k < 3; k++) memset(y1[k], 0, sizeof(float) * (size_t)n * ld[k]);
+                    matmul_multi(pools[p], pw, 3, x, n, y1, ld, scratch);
+                    for (int k = 0; k < 3; k++)
+                        CHECK_MSG(memcmp(y0[k], y1[k], sizeof(float) * (size_t)n * ld[k]) == 0,
+                                  "matmul_multi %s rows %d n=%d threads %d matrix %d", dtype_name(type), ROWS[ri][k], n, p + 1, k);
+                }
+                for (int k = 0; k < 3; k++) free((void *)W[k].data), free(y0[k]), free(y1[k]);
+                free(x), free(scratch);
+            }
+    pool_free(pools[1]);
+    pool_free(pools[2]);
+}
+
+/* Last-position logits of `prompt` (token ids) with the given KV type. */
+static float *logits_of(wick_model *m, const int32_t *ids, int n, int kv_type, int chunk) {
+    wick_error err;
+    wick_context_params cp = {.n_ctx = 256, .n_seq = 1, .n_threads = 2, .prefill_chunk = chunk, .kv_type = kv_type};
+    wick_context *c = wick_context_new(m, &cp, &err);
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    if (!c) return NULL;
+    int32_t pos[256], seq[256] = {0};
+    for (int i = 0; i < n; i++) pos[i] = i;
+    float *out = NULL;
+    int step = chunk > 0 ? chunk : n;
+    for (int i = 0; i < n; i += step) {
+        wick_batch b = {.n = n - i < step ? n - i : step, .tokens = ids + i, .pos = pos + i, .seq = seq + i};
+        int rc = wick_decode(c, &b, &err);
+        CHECK_MSG(rc == 0, "%s", err.msg);
+        if (rc) goto done;
+    }
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    out = malloc(sizeof(float) * (size_t)info.n_vocab);
+    memcpy(out, wick_logits(c, 0), sizeof(float) * (size_t)info.n_vocab);
+done:
+    wick_context_free(c);
+    return out;
+}
+
+static int argmax(const float *x, int n) {
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[b]) b = i;
+    return b;
+}
+
+static void compare_logits(const char *what, const float *a, const float *b, int n, double rel_tol,
+                           double min_cos) {
+    double mx = 0, diff = 0, dot = 0, na = 0, nb = 0;
+    for (int i = 0; i < n; i++) {
+        if (fabs(a[i]) > mx) mx = fabs(a[i]);
+        if (fabs(a[i] - b[i]) > diff) diff = fabs(a[i] - b[i]);
+        dot += (double)a[i] * b[i], na += (double)a[i] * a[i], nb += (double)b[i] * b[i];
+    }
+    double cos = dot / sqrt(na * nb + 1e-300);
+    if (rel_tol > 0) CHECK_MSG(diff <= rel_tol * mx, "%s: max diff %g vs max |logit| %g", what, diff, mx);
+    CHECK_MSG(cos >= min_cos, "%s: cosine %.6f", what, cos);
+    CHECK_MSG(argmax(a, n) == argmax(b, n), "%s: top-1 %d vs %d", what, argmax(a, n), argmax(b, n));
+}
+
+static void kv_f16_case(const char *path, const char *what) {
+    wick_error err;
+    wick_model *m = wick_model_load(path, NULL, &err);
+    CHECK_MSG(m != NULL, "%s: %s", what, err.msg);
+    if (!m) return;
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    int32_t ids[100];
+    for (int i = 0; i < 100; i++) ids[i] = (int32_t)(rnd() % (uint32_t)info.tokenizer_vocab);
+    for (int chunk = 0; chunk <= 7; chunk += 7) {
+        float *a = logits_of(m, ids, 100, 0, chunk), *b = logits_of(m, ids, 100, 1, chunk);
+        if (a && b) compare_logits(what, a, b, info.n_vocab, 2e-2, 0.9999);
+        free(a), free(b);
+    }
+    wick_model_free(m);
+}
+
+static char tmpdir[64];
+
+static const char *tiny(const char *arch, const char *fmt, const char *dtype, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s/%s-%s-%s%s", tmpdir, arch, fmt, dtype, strcmp(fmt, "gguf") == 0 ? ".gguf" : "");
+    test_model_params p = {.arch = arch, .format = fmt, .shape = "tiny", .dtype = dtype, .seed = 7, .out = buf};
+    wick_error err;
+    int rc = make_test_model(&p, &err);
+    CHECK_MSG(rc == 0, "make_test_model %s: %s", buf, err.msg);
+    return rc == 0 ? buf : NULL;
+}
+
+static void test_kv_f16(void) {
+    const char *stories = shared_path("models/stories260K/stories260K-f32.gguf");
+    if (stories) kv_f16_case(stories, "stories260K f16 KV");
+    static const char *ARCHS[] = {"llama", "mistral", "qwen2", "qwen3"};
+    char buf[256];
+    for (int a = 0; a < 4; a++) {
+        const char *p = tiny(ARCHS[a], "gguf", "f32", buf, sizeof buf);
+        if (p) kv_f16_case(p, ARCHS[a]);
+    }
+}
+
+static void test_dtype(void) {
+    static const char *ARCHS[] = {"qwen2", "qwen3", "llama"};
+    static const char *TO[] = {"q8_0", "q4_0"};
+    char hf[256], gg[256];
+    for (int a = 0; a < 3; a++)
+        for (int t = 0; t < 2; t++) {
+            const char *src = tiny(ARCHS[a], "hf", "bf16", hf, sizeof hf);
+            const char *ref = tiny(ARCHS[a], "gguf", TO[t], gg, sizeof gg);
+            if (!src || !ref) continue;
+            wick_error err;
+            wick_model_params mp = {.dtype = TO[t]};
+            wick_model *m1 = wick_model_load(src, &mp, &err);
+            CHECK_MSG(m1 != NULL, "%s", err.msg);
+            wick_model *m2 = wick_model_load(ref, NULL, &err);
+            CHECK_MSG(m2 != NULL, "%s", err.msg);
+            if (m1 && m2) {
+                wick_model_info i1;
+                wick_model_get_info(m1, &i1);
+                CHECK(i1.converted_to && strcmp(i1.converted_to, TO[t][1] == '8' ? "Q8_0" : "Q4_0") == 0);
+                int32_t ids[40];
+                for (int i = 0; i < 40; i++) ids[i] = (int32_t)(rnd() % (uint32_t)i1.tokenizer_vocab);
+                char what[128];
+                snprintf(what, sizeof what, "%s hf bf16 --dtype %s vs gguf %s", ARCHS[a], TO[t], TO[t]);
+                float *la = logits_of(m2, ids, 40, 0, 0), *lb = logits_of(m1, ids, 40, 0, 0);
+                if (la && lb) compare_logits(what, la, lb, i1.n_vocab, 0, t == 0 ? 0.999 : 0.995);
+                free(la), free(lb);
+            }
+            wick_model_free(m1);
+            wick_model_free(m2);
+        }
+    /* from f32 at load: bit-identical logits to the file make-test-model
+     * quantized / converted from the same f32 weights */
+    static const char *EXACT[] = {"q8_0", "q4_0", "f16"};
+    for (int t = 0; t < 3; t++) {
+        const char *src = tiny("qwen2", "hf", "f32", hf, sizeof hf), *ref = tiny("qwen2", "gguf", EXACT[t], gg, sizeof gg);
+        wick_error err;
+        wick_model_params mp = {.dtype = EXACT[t]};
+        wick_model *m1 = src ? wick_model_load(src, &mp, &err) : NULL, *m2 = ref ? wick_model_load(ref, NULL, &err) : NULL;
+        CHECK(m1 && m2);
+        if (m1 && m2) {
+            int32_t ids[5] = {1, 2, 3, 50, 7};
+            float *la = logits_of(m1, ids, 5, 0, 0), *lb = logits_of(m2, ids, 5, 0, 0);
+            wick_model_info info;
+            wick_model_get_info(m1, &info);
+            CHECK_MSG(la && lb && memcmp(la, lb, sizeof(float) * (size_t)info.n_vocab) == 0, "hf f32 --dtype %s", EXACT[t]);
+            free(la), free(lb);
+        }
+        wick_model_free(m1);
+        wick_model_free(m2);
+    }
+    /* f16 from f32 at load gives the same logits as an f16 file of the same seed */
+    const char *src = tiny("qwen2", "gguf", "f32", hf, sizeof hf), *ref = tiny("qwen2", "gguf", "f16", gg, sizeof gg);
+    wick_error err;
+    wick_model_params mp = {.dtype = "f16"};
+    wick_model *m1 = src ? wick_model_load(src, &mp, &err) : NULL, *m2 = ref ? wick_model_load(ref, NULL, &err) : NULL;
+    CHECK(m1 && m2);
+    if (m1 && m2) {
+        int32_t ids[3] = {1, 2, 3};
+        float *a = logits_of(m1, ids, 3, 0, 0), *b = logits_of(m2, ids, 3, 0, 0);
+        wick_model_info info;
+        wick_model_get_info(m1, &info);
+        CHECK(a && b && memcmp(a, b, sizeof(float) * (size_t)info.n_vocab) == 0);
+        free(a), free(b);
+    }
+    wick_model_free(m1);
+    wick_model_free(m2);
+    /* unknown dtype; rows that are not a multiple of 32 (stories260K's FFN is 172) */
+    mp.dtype = "q5_k";
+    CHECK(src && !wick_model_load(src, &mp, &err) && strstr(err.msg, "q5_k"));
+    const char *stories = shared_path("models/stories260K/stories260K-f32.gguf");
+    if (stories) {
+        mp.dtype = "q8_0";
+        wick_model *m = wick_model_load(stories, &mp, &err);
+        CHECK_MSG(!m && strstr(err.msg, "multiple of 32"), "%s", err.msg);
+        wick_model_free(m);
+    }
+}
+
+static void test_profile(void) {
+    char buf[256];
+    const char *p = tiny("qwen3", "gguf", "q8_0", buf, sizeof buf);
+    if (!p) return;
+    wick_error err;
+    wick_model *m = wick_model_load(p, NULL, &err);
+    wick_context_params cp = {.n_ctx = 64, .n_threads = 2, .prefill_chunk = 4};
+    wick_context *c = m ? wick_context_new(m, &cp, &err) : NULL;
+    CHECK(c != NULL);
+    if (c) {
+        wick_context_set_profiling(c, true);
+        wick_context_profile_reset(c);
+        int32_t ids[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, pos[10], seq[10] = {0};
+        for (int i = 0; i < 10; i++) pos[i] = i;
+        wick_batch b = {.n = 4, .tokens = ids, .pos = pos, .seq = seq};
+        CHECK(wick_decode(c, &b, &err) == 0);
+        wick_profile pr;
+        wick_context_profile(c, &pr);
+        CHECK(pr.n_forward == 1 && pr.n_tokens == 4);
+        for (int op = 0; op < WICK_OP_COUNT; op++) CHECK(pr.ms[op] >= 0);
+        CHECK(strcmp(wick_op_name(WICK_OP_MATMUL), "matmul") == 0);
+        wick_context_set_profiling(c, false);
+        b.tokens = ids + 4, b.pos = pos + 4;
+        CHECK(wick_decode(c, &b, &err) == 0);
+        wick_context_profile(c, &pr);
+        CHECK(pr.n_forward == 1);
+    }
+    wick_context_free(c);
+    wick_model_free(m);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-perf-XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    RUN(test_f16_row);
+    RUN(test_sum_words);
+    RUN(test_matmul_multi);
+    RUN(test_kv_f16);
+    RUN(test_dtype);
+    RUN(test_profile);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return check_summary("perf");
+}
