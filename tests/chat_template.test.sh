@@ -27,19 +27,20 @@ if [ ! -f "$SHARED/tokenizers/qwen3/tokenizer_config.json" ] || [ ! -f "$SHARED/
   echo "$name: 0 passed, 0 failed"; exit 0
 fi
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
 # install the pinned reference package once (node_modules is git-ignored)
 want=$(node -e 'console.log(require(process.argv[1]).dependencies["@huggingface/jinja"])' "$PWD/$JS/package.json")
 have=$(node -e 'try{console.log(require(process.argv[1]).version)}catch{console.log("none")}' "$PWD/$JS/node_modules/@huggingface/jinja/package.json")
 if [ "$have" != "$want" ]; then
-  if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$JS/npm-install.log"; then
-    cat "$JS/npm-install.log"
+  if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
+    cat "$tmp/npm.log"
     echo "SKIP: npm install of @huggingface/jinja@$want failed (registry unreachable?)"
     echo "$name: 0 passed, 0 failed"; exit 0
   fi
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { echo "ok   $1"; pass=$((pass+1)); }
 bad() { echo "FAIL $1"; fail=$((fail+1)); }

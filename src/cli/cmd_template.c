@@ -8,18 +8,8 @@
 #include "cli/cli.h"
 #include "core/fileio.h"
 #include "core/json_util.h"
+#include "format/gguf.h"
 #include "text/chat_template.h"
-#include "text/tokenizer.h"
-
-/* The token's text, or NULL when the tokenizer has no such token. */
-static const char *special_text(const tokenizer *t, int32_t id, char *buf, size_t cap) {
-    size_t len = 0;
-    const char *s = id >= 0 ? tok_token_text(t, id, &len) : NULL;
-    if (!s || len >= cap) return NULL;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    return buf;
-}
 
 /* tokenizer_config.json's bos_token / eos_token: a string, or {"content": ...}. */
 static char *config_token(const cJSON *cfg, const char *key) {
@@ -77,18 +67,27 @@ static int load_from_dir(const char *dir, template_src *ts) {
 }
 
 /* A GGUF model or vocab-only file: tokenizer.chat_template and the texts of the
- * BOS/EOS ids. */
+ * BOS/EOS ids in tokenizer.ggml.tokens (read directly, so any tokenizer type works). */
+static char *gguf_token(const gguf_file *f, const char *id_key) {
+    int64_t id;
+    wick_error err;
+    const gguf_value *toks = gguf_get(f, "tokenizer.ggml.tokens");
+    if (gguf_get_int(f, id_key, &id, &err) != 1 || !toks || toks->type != GGUF_ARRAY ||
+        !toks->arr.strs || id < 0 || (uint64_t)id >= toks->arr.n)
+        return NULL;
+    return strndup(toks->arr.strs[id].ptr, (size_t)toks->arr.strs[id].len);
+}
+
 static int load_from_gguf(const char *path, template_src *ts) {
-    tokenizer *t = cli_load_tokenizer("template", path);
-    if (!t) return 1;
-    char bos[512], eos[512];
-    const char *tmpl = tok_chat_template(t), *b = special_text(t, tok_bos(t), bos, sizeof bos),
-               *e = special_text(t, tok_eos(t), eos, sizeof eos);
-    ts->tmpl = tmpl ? strdup(tmpl) : NULL;
-    ts->bos = b ? strdup(b) : NULL;
-    ts->eos = e ? strdup(e) : NULL;
-    wick_tokenizer_free(t);
-    return 0;
+    wick_error err;
+    gguf_file *f = gguf_open(path, &err);
+    if (!f) return cli_error("%s", err.msg);
+    int rc = 0;
+    if (gguf_get_string(f, "tokenizer.chat_template", &ts->tmpl, &err) < 0) rc = cli_error("%s", err.msg);
+    ts->bos = gguf_token(f, "tokenizer.ggml.bos_token_id");
+    ts->eos = gguf_token(f, "tokenizer.ggml.eos_token_id");
+    gguf_close(f);
+    return rc;
 }
 
 int cmd_template(int argc, char **argv) {

@@ -8,7 +8,8 @@
  * then the item; `x[key]` tries the item first, then the attribute. A missing
  * attribute is Undefined; unlike Python Jinja2, so is any attribute of an
  * Undefined (lenient, as @huggingface/jinja). Filters and tests are looked up
- * by name at parse time (an unknown name is a syntax error, as in Jinja2). */
+ * by name when they run, so a template that names one wick lacks still renders
+ * as long as that branch is not taken (as Jinja2 does inside conditionals). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -929,7 +930,9 @@ jv jstr_mod_format(jctx *I, jv fmtv, jv args) {
         }
         jstr_puts(I, o, buf);
     }
-    if (!map && used < nargs) jfail(I, "not all arguments converted during string formatting");
+    /* Python checks this only for tuples and single non-sequence values */
+    if (!map && args.k != JV_LIST && args.k != JV_UNDEF && used < nargs)
+        jfail(I, "not all arguments converted during string formatting");
     return jv_strobj(o);
 }
 
@@ -1208,6 +1211,7 @@ static jv f_format(jctx *I, jv v, jargv *a) {
 }
 
 static jv f_indent(jctx *I, jv v, jargv *a) {
+    if (v.k != JV_STR) jfail(I, "indent needs a string, not %s", jv_type_name(v));
     jv w = arg_or(a, 0, "width", jv_int(4));
     bool first = jv_truthy(arg_or(a, 1, "first", jv_bool(false)));
     bool blank = jv_truthy(arg_or(a, 2, "blank", jv_bool(false)));
@@ -1510,7 +1514,6 @@ static filter_fn find_filter(const char *name) {
     return NULL;
 }
 
-bool jinja_filter_exists(const char *name) { return find_filter(name) != NULL; }
 
 jv japply_filter(jctx *I, const jnode *fnode, jv operand, jframe *f) {
     jargv args;
@@ -1589,14 +1592,13 @@ static bool t_iterable(jctx *I, jv v, jargv *a) {
     return v.k == JV_STR || v.k == JV_LIST || v.k == JV_TUPLE || v.k == JV_DICT || v.k == JV_UNDEF;
 }
 static bool t_escaped(jctx *I, jv v, jargv *a) { (void)I; (void)v; (void)a; return false; }
-static int64_t mod2(jctx *I, jv v) {
-    if (v.k == JV_FLOAT) return (int64_t)fmod(fabs(v.f), 2.0);
-    if (is_intlike(v)) return ival(v) & 1;
-    if (v.k == JV_UNDEF) jfail_undefined(I, v);
-    jfail(I, "unsupported operand type(s) for %%: '%s' and 'int'", jv_type_name(v));
+/* value % 2 == want, with Python's % */
+static bool mod2_is(jctx *I, jv v, int want) {
+    jv r = jbinop(I, JOP_MOD, v, jv_int(2));
+    return r.k == JV_FLOAT ? r.f == (double)want : r.i == want;
 }
-static bool t_odd(jctx *I, jv v, jargv *a) { (void)a; return mod2(I, v) == 1; }
-static bool t_even(jctx *I, jv v, jargv *a) { (void)a; return mod2(I, v) == 0; }
+static bool t_odd(jctx *I, jv v, jargv *a) { (void)a; return mod2_is(I, v, 1); }
+static bool t_even(jctx *I, jv v, jargv *a) { (void)a; return mod2_is(I, v, 0); }
 static bool t_divisibleby(jctx *I, jv v, jargv *a) {
     jv r = jbinop(I, JOP_MOD, v, need_arg(I, a, "divisibleby"));
     bool z = !jv_truthy(r);
@@ -1655,7 +1657,12 @@ static test_fn find_test(const char *name) {
 
 static bool t_test(jctx *I, jv v, jargv *a) { (void)I; (void)a; return v.k == JV_STR && find_test(JSTR(v)->s); }
 
-bool jinja_test_exists(const char *name) { return find_test(name) != NULL; }
+
+/* tests that take an argument */
+static bool test_has_arg(test_fn fn) {
+    return fn == t_divisibleby || fn == t_eq || fn == t_ne || fn == t_lt || fn == t_le || fn == t_gt ||
+           fn == t_ge || fn == t_in || fn == t_sameas;
+}
 
 bool japply_test(jctx *I, const jnode *tnode, jv operand, jframe *f) {
     jargv args;
@@ -1663,6 +1670,8 @@ bool japply_test(jctx *I, const jnode *tnode, jv operand, jframe *f) {
     jsetpos(I, tnode);
     test_fn fn = find_test(tnode->name);
     if (!fn) jfail(I, "no test named '%s'", tnode->name);
+    if (args.npos + args.nkw > (test_has_arg(fn) ? 1 : 0))
+        jfail(I, "test '%s' takes %s", tnode->name, test_has_arg(fn) ? "one argument" : "no arguments");
     bool r = fn(I, operand, &args);
     jargv_release(I, &args);
     return r;

@@ -270,10 +270,8 @@ static jv eval_slice(jctx *I, const jnode *n, jframe *f) {
         }
         jmem_free(I, offs, (n_cp + 1) * sizeof *offs);
         r = jv_strobj(o);
-    } else if (obj.k == JV_UNDEF) {
-        r = jv_undef(obj.uname);
-    } else {
-        jfail(I, "'%s' object is not subscriptable", jv_type_name(obj));
+    } else { /* as Jinja2's getitem: what cannot be sliced gives Undefined */
+        r = jv_undef(obj.k == JV_UNDEF ? obj.uname : NULL);
     }
     jv_release(I, obj);
     jv_release(I, vs);

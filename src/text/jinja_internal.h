@@ -446,8 +446,6 @@ enum jbuiltin_id {
     JB_STRFTIME,
     JB_METHOD_BASE = 100, /* + index in the method table; self = the receiver */
 };
-bool jinja_filter_exists(const char *name);
-bool jinja_test_exists(const char *name);
 void jbuiltins_install(jctx *I, jframe *globals); /* range, dict, namespace, raise_exception, ... */
 jv jget_attr(jctx *I, jv obj, const char *name);  /* obj.name */
 jv jget_item(jctx *I, jv obj, jv key);            /* obj[key] */

@@ -289,15 +289,33 @@ const char *jinja_tok_name(int kind) {
     case JT_STRING: return "string";
     case JT_INT: return "integer";
     case JT_FLOAT: return "float";
-    default: break;
+    case JT_ADD: return "'+'";
+    case JT_SUB: return "'-'";
+    case JT_MUL: return "'*'";
+    case JT_DIV: return "'/'";
+    case JT_FLOORDIV: return "'//'";
+    case JT_MOD: return "'%'";
+    case JT_POW: return "'**'";
+    case JT_TILDE: return "'~'";
+    case JT_EQ: return "'=='";
+    case JT_NE: return "'!='";
+    case JT_LT: return "'<'";
+    case JT_LE: return "'<='";
+    case JT_GT: return "'>'";
+    case JT_GE: return "'>='";
+    case JT_ASSIGN: return "'='";
+    case JT_LPAREN: return "'('";
+    case JT_RPAREN: return "')'";
+    case JT_LBRACKET: return "'['";
+    case JT_RBRACKET: return "']'";
+    case JT_LBRACE: return "'{'";
+    case JT_RBRACE: return "'}'";
+    case JT_COMMA: return "','";
+    case JT_DOT: return "'.'";
+    case JT_COLON: return "':'";
+    case JT_PIPE: return "'|'";
+    default: return "token";
     }
-    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-        if (OPS[i].kind == kind) {
-            static char buf[sizeof OPS / sizeof OPS[0]][8];
-            snprintf(buf[i], sizeof buf[i], "'%s'", OPS[i].op);
-            return buf[i];
-        }
-    return "token";
 }
 
 /* Tokens inside {% %} or {{ }} starting at *p (after the opener). Stops after

@@ -328,7 +328,6 @@ static jnode *parse_filter(parser *P, jnode *node, bool start_inline) {
         const jtok *t = cur(P);
         jnode *f = mk(P, JN_FILTER, t);
         f->name = parse_dotted_name(P);
-        if (!jinja_filter_exists(f->name)) pfail(P, t, "no filter named '%s'", f->name);
         if (cur(P)->k == JT_LPAREN) {
             f->args = parse_call_args(P);
             f->flag2 = true;
@@ -343,9 +342,7 @@ static jnode *parse_test(parser *P, jnode *node) {
     const jtok *is = advance(P); /* 'is' */
     bool negated = skip_name(P, "not");
     jnode *t = mk(P, JN_TEST, is);
-    const jtok *name_tok = cur(P);
     t->name = parse_dotted_name(P);
-    if (!jinja_test_exists(t->name)) pfail(P, name_tok, "no test named '%s'", t->name);
     t->flag = negated;
     t->a = node;
     const jtok *c = cur(P);
