@@ -38,5 +38,16 @@ for model in "$M/stories260K-f32.gguf" "$M/hf"; do
     *) fail=$((fail+1)); echo "FAIL: info $model: $info";; esac
 done
 "$WICK" help | grep -q "make-test-model"; expect "help lists commands" "$?" "0"
+# Same seed, same output on any thread count (sampling, not greedy).
+a=$("$WICK" generate -m "$M/hf" -p "Once upon a time" -n 40 --temp 0.9 --seed 42 -t 1)
+b=$("$WICK" generate -m "$M/hf" -p "Once upon a time" -n 40 --temp 0.9 --seed 42 -t 2)
+c=$("$WICK" generate -m "$M/hf" -p "Once upon a time" -n 40 --temp 0.9 --seed 43 -t 2)
+expect "seed 42 reproduces across thread counts" "$a" "$b"
+[ "$a" != "$c" ]; expect "seeds 42 and 43 differ" "$?" "0"
+# Invalid UTF-8 in the prompt: replaced by U+FFFD, exactly one warning line.
+tmpf=$(mktemp); printf 'Once upon a \xff\xfe time' >"$tmpf"
+"$WICK" generate -m "$M/hf" -f "$tmpf" -n 3 --temp 0 >/dev/null 2>"$tmpf.err"; expect "invalid UTF-8 prompt runs" "$?" "0"
+expect "one warning line" "$(cat "$tmpf.err")" "wick: warning: input has 2 invalid UTF-8 bytes; replaced with U+FFFD"
+rm -f "$tmpf" "$tmpf.err"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

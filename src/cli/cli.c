@@ -143,25 +143,19 @@ wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *
 
 int cli_tokenize(const wick_model *m, const char *text, size_t len, bool add_special,
                  int32_t **ids, int *n) {
-    /* Nearly always enough (a token covers at least one byte, plus BOS/EOS);
-     * invalid bytes replaced by U+FFFD can need more, then tokenize again. */
     wick_error err;
-    size_t cap = len + 2;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        *ids = malloc(cap * sizeof **ids);
-        if (!*ids) return cli_error("out of memory"), -1;
-        *n = wick_tokenize(m, text, len, add_special, *ids, (int)cap, &err);
-        if (*n < 0) {
-            free(*ids);
-            *ids = NULL;
-            return cli_error("%s", err.msg), -1;
-        }
-        if ((size_t)*n <= cap) return 0;
+    size_t n_ids = 0, n_invalid = 0;
+    if (wick_tokenizer_encode(wick_model_tokenizer(m), text, len, add_special, ids, &n_ids, &n_invalid,
+                              &err) < 0)
+        return cli_error("%s", err.msg), -1;
+    if (n_ids > (size_t)INT32_MAX) {
         free(*ids);
-        cap = (size_t)*n;
+        *ids = NULL;
+        return cli_error("the prompt is too long to tokenize"), -1;
     }
-    *ids = NULL;
-    return cli_error("tokenizer returned an inconsistent count"), -1;
+    cli_warn_invalid_utf8(n_invalid > INT32_MAX ? INT32_MAX : (int)n_invalid);
+    *n = (int)n_ids;
+    return 0;
 }
 
 void cli_sampling_init(cli_sampling *s) {
