@@ -1,5 +1,5 @@
 /* tok_internal.h — the tokenizer object shared by src/text/tok*.c, bpe.c,
- * pretokenize.c, normalize.c, byte_level.c, utf8.c. Not a public header.
+ * pretokenize.c, normalize.c, byte_level.c, utf8.c, wordpiece.c. Not a public header.
  *
  * Invariants of a finalized tokenizer (tok_finalize):
  *  - ids are [0, n_vocab); every id has a type (TT_*); ids never given a string
@@ -12,7 +12,8 @@
  *    (by their normalized content); each grouped by first byte, longest first;
  *  - decs[] is never empty: the source's decoder, or one inferred from the model.
  * The encoding pipeline is data: normalizer steps, then pre-tokenizer steps, then
- * the model (byte-level BPE, rank BPE over chars with byte fallback, or score BPE). */
+ * the model (byte-level BPE, rank BPE over chars with byte fallback, score BPE, or
+ * WordPiece, which does its own BERT splitting instead of the pre-tokenizer steps). */
 #ifndef WICK_TEXT_TOK_INTERNAL_H
 #define WICK_TEXT_TOK_INTERNAL_H
 
@@ -185,6 +186,8 @@ struct wick_tokenizer {
     uint64_t *joints; /* key = (cp1 << 21 | cp2) + 1; 0 = empty */
     size_t joints_cap;
     bool chunking; /* the cut above is exact for this tokenizer */
+
+    uint32_t wpm_max_len; /* WordPiece: the longest token in bytes (tok_wpm_setup) */
 };
 
 /* ---- construction (tokenizer.c) ---- */
@@ -326,5 +329,12 @@ extern const char *const TOK_REGEX_LLAMA3;
 /* Append the ids of one pre-tokenized piece. */
 int tok_bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
                      wick_error *err);
+
+/* ---- wordpiece.c ---- */
+/* After the tokens and t->unk are set: checks the unknown token, measures the longest token. */
+int tok_wpm_setup(tokenizer *t, wick_error *err);
+/* Append the WordPiece ids of normalized (NFD) text; uses s->mbuf. */
+int tok_wpm_encode(const tokenizer *t, tok_scratch *s, const char *text, size_t len, tok_ids *out,
+                   wick_error *err);
 
 #endif

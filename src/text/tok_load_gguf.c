@@ -2,7 +2,9 @@
  * GGUF file, following llama.cpp's conventions: model "llama" is SentencePiece
  * BPE merged by token score with <0xXX> byte fallback and a ' ' prefix; model
  * "gpt2" is byte-level BPE merged by rank, pre-split by the regexes that
- * tokenizer.ggml.pre names (pretokenize.c). Token types: 1 normal, 2 unknown,
+ * tokenizer.ggml.pre names (pretokenize.c); model "bert" is WordPiece
+ * (wordpiece.c) over NFD text, [CLS] + text + [SEP] with add_special, decoded
+ * as U+2581 -> ' ' without the first space. Token types: 1 normal, 2 unknown,
  * 3 control, 4 user-defined, 5 unused, 6 byte. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +48,9 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
         if (r == 0) wick_fail(err, "GGUF has no tokenizer (tokenizer.ggml.model missing)");
         return NULL;
     }
-    bool spm = !strcmp(model, "llama");
-    if (!spm && strcmp(model, "gpt2") != 0) {
-        wick_fail(err, "GGUF tokenizer model \"%s\" is not supported (only llama, gpt2)", model);
+    bool spm = !strcmp(model, "llama"), wpm = !strcmp(model, "bert");
+    if (!spm && !wpm && strcmp(model, "gpt2") != 0) {
+        wick_fail(err, "GGUF tokenizer model \"%s\" is not supported (only llama, gpt2, bert)", model);
         goto fail;
     }
     if (gguf_get_string(f, "tokenizer.ggml.pre", &pre, err) < 0) goto fail;
@@ -72,7 +74,7 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
         goto fail;
     }
 
-    t = tok_new(spm ? TOK_KIND_SPM : TOK_KIND_BPE_BYTELEVEL, err);
+    t = tok_new(spm ? TOK_KIND_SPM : wpm ? TOK_KIND_WPM : TOK_KIND_BPE_BYTELEVEL, err);
     if (!t || tok_resize(t, (int)n, err)) goto fail;
     for (uint64_t i = 0; i < n; i++) {
         const gguf_str *s = &toks->arr.strs[i];
@@ -105,6 +107,14 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
         }
         tok_norm rp = {.kind = NORM_REPLACE, .a = (char *)" ", .alen = 1, .b = (char *)META, .blen = 3};
         if (tok_add_norm(t, &rp, err)) goto fail;
+    } else if (wpm) {
+        tok_norm nfd = {.kind = NORM_NFD};
+        if (tok_add_norm(t, &nfd, err)) goto fail;
+        t->strip_leading_space = true; /* the default decoders: U+2581 -> ' ', first one dropped */
+        t->unk = tok_find(t, "[UNK]");
+        t->bos = tok_find(t, "[CLS]");
+        t->eos = tok_find(t, "[SEP]");
+        t->add_bos = t->add_eos = true;
     } else {
         const char *rx[8];
         int nrx = tok_gguf_pre_regexes(pre, rx, 8);
@@ -162,6 +172,10 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
         get_id(f, "tokenizer.ggml.unknown_token_id", &t->unk, err) ||
         get_id(f, "tokenizer.ggml.padding_token_id", &t->pad, err))
         goto fail;
+    if (wpm && (get_id(f, "tokenizer.ggml.cls_token_id", &t->bos, err) ||
+                get_id(f, "tokenizer.ggml.seperator_token_id", &t->eos, err) || /* llama.cpp's spelling */
+                get_id(f, "tokenizer.ggml.sep_token_id", &t->eos, err)))
+        goto fail;
     bool b;
     r = gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b, err);
     if (r < 0) goto fail;
@@ -173,6 +187,8 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
     if (r < 0) goto fail;
     t->chat_template = tmpl;
     tmpl = NULL;
+    if (wpm && (t->unk < 0 || t->unk >= t->n_vocab)) t->unk = -1;
+    if (wpm && tok_wpm_setup(t, err)) goto fail;
     if (tok_finalize(t, err)) goto fail;
     free(model);
     free(pre);

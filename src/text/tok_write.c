@@ -48,6 +48,7 @@ static const char *gguf_pre_name(const tokenizer *t) {
 
 int tok_write_gguf(const tokenizer *t, gguf_writer *w, wick_error *err) {
     if (!t || !w) return wick_fail(err, "tok_write_gguf: NULL argument");
+    if (t->kind == TOK_KIND_WPM) return wick_fail(err, "writing WordPiece tokenizers is not supported");
     int n = t->n_vocab;
     bool spm = t->kind == TOK_KIND_SPM;
     const char *pre = NULL;
@@ -477,6 +478,7 @@ static void add_token_field(cJSON *o, const char *key, const tokenizer *t, int32
 
 int tok_write_hf(const tokenizer *t, const char *dir, wick_error *err) {
     if (!t || !dir) return wick_fail(err, "tok_write_hf: NULL argument");
+    if (t->kind == TOK_KIND_WPM) return wick_fail(err, "writing WordPiece tokenizers is not supported");
     char p_json[4096], p_cfg[4096];
     if (path_join(p_json, sizeof p_json, dir, "tokenizer.json") ||
         path_join(p_cfg, sizeof p_cfg, dir, "tokenizer_config.json"))

@@ -1,6 +1,7 @@
 /* tokenizer.c — the tokenizer object: token table, string -> id hash map, merge
  * table, special-token matching in raw text, and the encode / piece / decode
- * entry points that dispatch to normalize.c, pretokenize.c and bpe.c. */
+ * entry points that dispatch to normalize.c, pretokenize.c and bpe.c (or
+ * wordpiece.c). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,7 +593,7 @@ void tok_free(tokenizer *t) {
 
 tok_kind tok_get_kind(const tokenizer *t) { return t->kind; }
 const char *tok_kind_name(const tokenizer *t) {
-    return t->kind == TOK_KIND_SPM ? "SentencePiece BPE" : "byte-level BPE";
+    return t->kind == TOK_KIND_SPM ? "SentencePiece BPE" : t->kind == TOK_KIND_WPM ? "WordPiece" : "byte-level BPE";
 }
 int tok_n_vocab(const tokenizer *t) { return t->n_vocab; }
 int32_t tok_bos(const tokenizer *t) { return t->bos; }
@@ -735,6 +736,7 @@ static int split_added(const tokenizer *t, bool normalized, const char *s, size_
 
 static int encode_plain(const tokenizer *t, tok_scratch *s, const char *text, size_t len, bool first,
                         tok_ids *out, wick_error *err) {
+    if (t->kind == TOK_KIND_WPM) return tok_wpm_encode(t, s, text, len, out, err);
     if (tok_pretokenize(t, text, len, first, s, err)) return -1;
     for (size_t i = 0; i < s->a.n; i++) {
         size_t po = s->a.p[2 * i], pl = s->a.p[2 * i + 1];

@@ -1,6 +1,6 @@
 /* tokenizer.h — text <-> token ids for the model families wick loads.
  *
- * Two algorithms:
+ * Three algorithms:
  *  - byte-level BPE (GPT-2 / Qwen / Llama-3): regex pre-split, bytes mapped to
  *    printable code points, merges by rank. From tokenizer.json (model BPE
  *    without byte_fallback), vocab.json + merges.txt, or GGUF
@@ -9,6 +9,9 @@
  *    stories260K): spaces become U+2581, a leading U+2581 is prepended, pieces
  *    merge by score (GGUF "llama") or merge rank (tokenizer.json BPE with
  *    byte_fallback), unknown bytes become <0xXX> tokens.
+ *  - WordPiece (BERT; GGUF tokenizer.ggml.model = "bert", wordpiece.c): NFD,
+ *    accents stripped, lowercased, split at whitespace / punctuation / CJK,
+ *    each word cut greedily longest-first; BOS/EOS are [CLS]/[SEP].
  * Added/special tokens are matched in the raw text before the algorithm runs
  * (the special ones only when parse_special), with Hugging Face's lstrip /
  * rstrip / single_word / normalized rules. BOS/EOS rules come from the tokenizer files:
@@ -26,7 +29,7 @@
 
 typedef struct wick_tokenizer tokenizer; /* public name: wick_tokenizer (wick.h) */
 
-typedef enum tok_kind { TOK_KIND_BPE_BYTELEVEL = 0, TOK_KIND_SPM = 1 } tok_kind;
+typedef enum tok_kind { TOK_KIND_BPE_BYTELEVEL = 0, TOK_KIND_SPM = 1, TOK_KIND_WPM = 2 } tok_kind;
 
 /* A directory with tokenizer.json (+ tokenizer_config.json), or with
  * vocab.json + merges.txt (+ tokenizer_config.json). */
@@ -36,7 +39,7 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err);
 void tok_free(tokenizer *t);
 
 tok_kind tok_get_kind(const tokenizer *t);
-const char *tok_kind_name(const tokenizer *t); /* "byte-level BPE" / "SentencePiece BPE" */
+const char *tok_kind_name(const tokenizer *t); /* "byte-level BPE" / "SentencePiece BPE" / "WordPiece" */
 int tok_n_vocab(const tokenizer *t);            /* ids are [0, n_vocab) */
 int32_t tok_bos(const tokenizer *t);            /* -1 if none */
 int32_t tok_eos(const tokenizer *t);            /* -1 if none */
