@@ -52,7 +52,7 @@ int dtype_from_name(const char *name) {
 
 bool dtype_supported(int type) {
     return type == WICK_F32 || type == WICK_F16 || type == WICK_BF16 || type == WICK_Q8_0 ||
-           type == WICK_Q4_0;
+           type == WICK_Q4_0 || type == WICK_Q6_K;
 }
 
 int dtype_block_elems(int type) {

@@ -1,12 +1,17 @@
 /* tensor.h — element types and the tensor view shared by file formats, the
  * model and the kernels.
  *
- * Type ids are GGML's (so GGUF type fields map 1:1). Only F32, F16, BF16, Q8_0
- * and Q4_0 are supported for compute; the others exist so errors can name them.
+ * Type ids are GGML's (so GGUF type fields map 1:1). Only F32, F16, BF16, Q8_0,
+ * Q4_0 and Q6_K are supported for compute; the others exist so errors can name them.
  * Block layouts (bit-exact with llama.cpp):
  *   Q8_0: 32 elements per block: { uint16 d (fp16 scale); int8 qs[32] }, x = d*qs[i]
  *   Q4_0: 32 elements per block: { uint16 d (fp16 scale); uint8 qs[16] },
  *         x[j] = d*((qs[j] & 15) - 8), x[j+16] = d*((qs[j] >> 4) - 8), j < 16
+ *   Q6_K: 256 elements per super-block: { uint8 ql[128]; uint8 qh[64]; int8 scales[16];
+ *         uint16 d (fp16) }, x[e] = d*scales[e/16]*(q[e] - 32) with the 6-bit q of
+ *         element e = 128h + 32k + l (h < 2, k < 4, l < 32) taken from
+ *         ql[64h + 32(k&1) + l] (low nibble for k < 2, high nibble for k >= 2) and
+ *         bits 2k..2k+1 of qh[32h + l] as its high two bits (llama.cpp's order)
  * Dimensions follow GGML order: ne[0] is the innermost (contiguous) one, so a
  * weight matrix with `rows` outputs of `cols` inputs has ne = {cols, rows}. */
 #ifndef WICK_CORE_TENSOR_H
@@ -63,6 +68,16 @@ typedef struct block_q4_0 {
     uint8_t qs[WICK_QK / 2];
 } block_q4_0;
 
+#define WICK_QK_K 256 /* elements per K-quant super-block */
+
+typedef struct block_q6_K {
+    uint8_t ql[WICK_QK_K / 2];
+    uint8_t qh[WICK_QK_K / 4];
+    int8_t scales[WICK_QK_K / 16];
+    uint16_t d;
+} block_q6_K;
+
+_Static_assert(sizeof(block_q6_K) == 210, "Q6_K block is 210 bytes");
 _Static_assert(sizeof(block_q8_0) == 34, "Q8_0 block is 34 bytes");
 _Static_assert(sizeof(block_q4_0) == 18, "Q4_0 block is 18 bytes");
 
@@ -70,7 +85,7 @@ _Static_assert(sizeof(block_q4_0) == 18, "Q4_0 block is 18 bytes");
 const char *dtype_name(int type);
 /* Parse a name (case-insensitive: "f32", "q8_0", "bf16"); -1 if unknown. */
 int dtype_from_name(const char *name);
-/* True for the five types wick computes with. */
+/* True for the types wick computes with (F32, F16, BF16, Q8_0, Q4_0, Q6_K). */
 bool dtype_supported(int type);
 /* Elements per block (1 for float types); 0 for unknown ids. */
 int dtype_block_elems(int type);

@@ -39,7 +39,10 @@ __attribute__((target("avx512f"))) static uint64_t sum_words_avx512(const uint64
         a2 = _mm512_add_epi64(a2, _mm512_loadu_si512(p + i + 16));
         a3 = _mm512_add_epi64(a3, _mm512_loadu_si512(p + i + 24));
     }
-    uint64_t s = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+    /* Reduce in unsigned arithmetic: the sum wraps by design. */
+    uint64_t lanes[8], s = 0;
+    _mm512_storeu_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+    for (int k = 0; k < 8; k++) s += lanes[k];
     return s + bench_sum_words_scalar(p + i, n - i);
 }
 #endif
