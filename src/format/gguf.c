@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/name_index.h"
 #include "core/fileio.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -108,56 +109,6 @@ static double scalar_as_f64(const gguf_value *v) {
     if (vtype_is_unsigned(v->type)) return (double)v->u;
     if (vtype_is_float(v->type)) return v->f;
     return (double)v->i;
-}
-
-/* ---- name index: names sorted once (O(n log n) worst case, so hostile
- * names cannot slow it down the way colliding hash keys could) ---- */
-
-typedef struct name_ref {
-    const char *name;
-    int idx;
-} name_ref;
-
-typedef struct name_index {
-    name_ref *refs;
-    int n;
-} name_index;
-
-static int cmp_ref(const void *a, const void *b) {
-    const name_ref *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/* Sort names[0..n). Returns -1 on out of memory; *first and *second get the
- * positions of two equal names (first < second), or -1 if all are unique. */
-static int index_build(name_index *ix, char *const *names, int n, int *first, int *second) {
-    *first = *second = -1;
-    ix->refs = malloc((size_t)(n ? n : 1) * sizeof *ix->refs);
-    if (!ix->refs) return -1;
-    ix->n = n;
-    for (int i = 0; i < n; i++) ix->refs[i] = (name_ref){names[i], i};
-    qsort(ix->refs, (size_t)n, sizeof *ix->refs, cmp_ref);
-    for (int i = 1; i < n; i++)
-        if (strcmp(ix->refs[i - 1].name, ix->refs[i].name) == 0) {
-            *first = ix->refs[i - 1].idx;
-            *second = ix->refs[i].idx;
-            break;
-        }
-    return 0;
-}
-
-static int index_find(const name_index *ix, const char *name) {
-    if (!ix->refs || !name) return -1;
-    int lo = 0, hi = ix->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        int c = strcmp(ix->refs[mid].name, name);
-        if (c == 0) return ix->refs[mid].idx;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return -1;
 }
 
 /* ---- the reader ---- */

@@ -1,6 +1,8 @@
 /* convert.h — element conversions: fp16/bf16 <-> f32, Q8_0/Q4_0 quantization
  * and dequantization of whole rows (bit-exact with llama.cpp's reference
- * quantizers quantize_row_q8_0_ref / quantize_row_q4_0_ref). */
+ * quantizers quantize_row_q8_0_ref / quantize_row_q4_0_ref). Q6_K rows are
+ * dequantized bit-exactly as llama.cpp does, but quantized with a simpler
+ * scheme of wick's own (documented in convert.c; not llama.cpp's bytes). */
 #ifndef WICK_KERNELS_CONVERT_H
 #define WICK_KERNELS_CONVERT_H
 
