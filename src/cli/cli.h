@@ -44,11 +44,23 @@ wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *
 void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled);
 /* "f32"/"f16" → wick_context_params.kv_type; -1 (after printing) if neither. */
 int cli_kv_type(const char *cmd, const char *name);
-/* --kv-type for generate/logits: the option writes cli_kv_type_arg; the value
- * for wick_context_params.kv_type (-1 if neither f32 nor f16: the context
- * creation then fails with a one-line error). */
-extern const char *cli_kv_type_arg;
-int cli_kv_type_value(void);
+
+/* Options every command that runs a model shares (runtime.c): -t, --ctx,
+ * --prefill-chunk (else env WICK_PREFILL_CHUNK), --kv-type, --dtype (else
+ * env WICK_DTYPE). */
+typedef struct cli_runtime {
+    int threads, ctx, chunk;
+    bool chunk_set;
+    const char *kv_type, *dtype;
+} cli_runtime;
+
+void cli_runtime_init(cli_runtime *r);
+/* Append the options to opts (which has room) after n entries; returns the new count. */
+int cli_runtime_opts(cli_opt *opts, int n, cli_runtime *r);
+/* After parsing: validate and apply the environment. -1 after printing. */
+int cli_runtime_check(const char *cmd, cli_runtime *r);
+wick_model *cli_runtime_model(const char *cmd, const char *path, const cli_runtime *r);
+wick_context *cli_runtime_context(wick_model *m, const cli_runtime *r);
 
 /* Tokenize with BOS as the model adds it; *ids malloc'd. -1 after printing. */
 int cli_tokenize(const wick_model *m, const char *text, size_t len, bool add_special,

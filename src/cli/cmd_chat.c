@@ -18,7 +18,9 @@ static bool print_token(int32_t token, const char *text, size_t len, void *user)
 
 int cmd_chat(int argc, char **argv) {
     const char *model = NULL, *system = NULL, *template_name = NULL, *thinking = NULL;
-    int n_predict = -1, threads = 0, ctx = 0, chunk = -1;
+    int n_predict = -1;
+    cli_runtime rt;
+    cli_runtime_init(&rt);
     bool verbose = false;
     cli_sampling sf;
     cli_sampling_init(&sf);
@@ -30,30 +32,25 @@ int cmd_chat(int argc, char **argv) {
         {"--enable-thinking", NULL, OPT_STR, &thinking, NULL},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
         {"--stop", NULL, OPT_LIST, &stops, NULL},
-        {"--threads", "-t", OPT_INT, &threads, NULL},
-        {"--ctx", "-c", OPT_INT, &ctx, NULL},
-        {"--prefill-chunk", NULL, OPT_INT, &chunk, NULL},
         {"--verbose", "-v", OPT_FLAG, &verbose, NULL},
     };
-    int n_opts = cli_sampling_opts(opts, 10, &sf);
+    int n_opts = cli_runtime_opts(opts, cli_sampling_opts(opts, 7, &sf), &rt);
     if (cli_parse("chat", argc, argv, opts, n_opts) < 0) return 1;
-    if (cli_sampling_check("chat", &sf) < 0) return 1;
-    if (n_predict < -1 || threads < 0 || ctx < 0 || chunk < -1)
-        return cli_error("chat: -n must be >= -1 and -t, --ctx, --prefill-chunk >= 0");
+    if (cli_runtime_check("chat", &rt) < 0 || cli_sampling_check("chat", &sf) < 0) return 1;
+    if (n_predict < -1) return cli_error("chat: -n must be >= -1");
     int enable_thinking = -1;
     if (thinking) {
         if (strcmp(thinking, "true") == 0) enable_thinking = 1;
         else if (strcmp(thinking, "false") == 0) enable_thinking = 0;
         else return cli_error("chat: --enable-thinking takes true or false");
     }
-    wick_model *m = cli_load_model("chat", model);
+    wick_model *m = cli_runtime_model("chat", model, &rt);
     if (!m) return 1;
     wick_error err;
-    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk};
-    wick_context *c = wick_context_new(m, &cp, &err);
+    wick_context *c = cli_runtime_context(m, &rt);
     wick_chat *chat = c ? wick_chat_new(c, system, template_name, enable_thinking, &err) : NULL;
     if (!chat) {
-        cli_error("%s", err.msg);
+        if (c) cli_error("%s", err.msg);
         wick_context_free(c);
         wick_model_free(m);
         return 1;

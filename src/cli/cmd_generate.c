@@ -67,10 +67,12 @@ static void print_json(const text_buf *b, const int32_t *out, int n_out, wick_fi
 
 int cmd_generate(int argc, char **argv) {
     const char *model = NULL, *prompt = NULL, *file = NULL;
-    int n_predict = 128, threads = 0, ctx = 0, chunk = -1, stream_every = 1;
+    int n_predict = 128, stream_every = 1;
     cli_sampling sf;
     cli_sampling_init(&sf);
-    bool json = false, chunk_set = false, chat = false;
+    cli_runtime rt;
+    cli_runtime_init(&rt);
+    bool json = false, chat = false;
     const char *system = NULL, *template_name = NULL;
     cli_list stops = {.n = 0};
     cli_opt opts[40] = {
@@ -80,27 +82,16 @@ int cmd_generate(int argc, char **argv) {
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
         {"--stop", NULL, OPT_LIST, &stops, NULL},
         {"--stream-every", NULL, OPT_INT, &stream_every, NULL},
-        {"--threads", "-t", OPT_INT, &threads, NULL},
-        {"--ctx", "-c", OPT_INT, &ctx, NULL},
-        {"--prefill-chunk", NULL, OPT_INT, &chunk, &chunk_set},
-        {"--kv-type", NULL, OPT_STR, &cli_kv_type_arg, NULL},
         {"--json", NULL, OPT_FLAG, &json, NULL},
         {"--chat", NULL, OPT_FLAG, &chat, NULL},
         {"--system", NULL, OPT_STR, &system, NULL},
         {"--template", NULL, OPT_STR, &template_name, NULL},
     };
-    int n_opts = cli_sampling_opts(opts, 13, &sf);
+    int n_opts = cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt);
     if (cli_parse("generate", argc, argv, opts, n_opts) < 0) return 1;
-    if (!chunk_set && getenv("WICK_PREFILL_CHUNK")) {
-        char *end;
-        long v = strtol(getenv("WICK_PREFILL_CHUNK"), &end, 10);
-        if (*end || v < 0 || v > 1 << 20) return cli_error("generate: invalid WICK_PREFILL_CHUNK \"%s\"", getenv("WICK_PREFILL_CHUNK"));
-        chunk = (int)v;
-    }
+    if (cli_runtime_check("generate", &rt) < 0 || cli_sampling_check("generate", &sf) < 0) return 1;
     if (n_predict < -1) return cli_error("generate: -n must be >= 0 (or -1 for the rest of the context)");
-    if (threads < 0 || ctx < 0 || chunk < -1 || stream_every < 1)
-        return cli_error("generate: -t, --ctx, --prefill-chunk must not be negative and --stream-every must be >= 1");
-    if (cli_sampling_check("generate", &sf) < 0) return 1;
+    if (stream_every < 1) return cli_error("generate: --stream-every must be >= 1");
     if ((system || template_name) && !chat) return cli_error("generate: --system and --template need --chat");
     for (int i = 0; i < stops.n; i++)
         if (!*stops.v[i]) return cli_error("generate: --stop needs a non-empty string");
@@ -110,7 +101,7 @@ int cmd_generate(int argc, char **argv) {
 
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    wick_model *m = cli_load_model("generate", model);
+    wick_model *m = cli_runtime_model("generate", model, &rt);
     if (!m) {
         free(text);
         return 1;
@@ -121,12 +112,7 @@ int cmd_generate(int argc, char **argv) {
     wick_context *c = NULL;
     text_buf buf = {.json = json};
     wick_error err;
-    wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = cli_kv_type_value()};
-    c = wick_context_new(m, &cp, &err);
-    if (!c) {
-        cli_error("%s", err.msg);
-        goto done;
-    }
+    if (!(c = cli_runtime_context(m, &rt))) goto done;
     if (chat) {
         /* The prompt is one user message rendered with the chat template, whose
          * text already holds any BOS the model wants. */

@@ -1,7 +1,5 @@
-/* profile.c — CLI helpers shared by generate/logits/bench: the WICK_PROFILE
- * per-op table (printed to stderr) and the --kv-type option value. */
+/* profile.c — the WICK_PROFILE per-op table the CLI prints to stderr. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 
@@ -20,20 +18,4 @@ void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled) {
                 total > 0 ? 100.0 * p.ms[op] / total : 0.0,
                 p.n_forward ? p.ms[op] / (double)p.n_forward : 0.0);
     fprintf(stderr, "  %-12s %10.1f\n", "total", total);
-}
-
-int cli_kv_type(const char *cmd, const char *name) {
-    if (!name || strcmp(name, "f32") == 0 || strcmp(name, "F32") == 0) return 0;
-    if (strcmp(name, "f16") == 0 || strcmp(name, "F16") == 0) return 1;
-    cli_error("%s: --kv-type must be f32 or f16, not \"%s\"", cmd, name);
-    return -1;
-}
-
-const char *cli_kv_type_arg;
-
-int cli_kv_type_value(void) {
-    if (!cli_kv_type_arg) return 0;
-    if (strcmp(cli_kv_type_arg, "f32") == 0 || strcmp(cli_kv_type_arg, "F32") == 0) return 0;
-    if (strcmp(cli_kv_type_arg, "f16") == 0 || strcmp(cli_kv_type_arg, "F16") == 0) return 1;
-    return -1; /* wick_context_new reports it */
 }

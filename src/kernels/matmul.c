@@ -3,7 +3,8 @@
  * (the kernels themselves are in matmul_scalar.c / matmul_avx2.c /
  * matmul_avx512.c). See matmul.h for the contract.
  *
- * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h. */
+ * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h.
+ * Q6_K weights go to matmul_q6k*.c with Q8_K-style activations (matmul_q6k.h). */
 #include "kernels/matmul.h"
 
 #include <string.h>
@@ -11,10 +12,12 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/matmul_q6k.h"
 
 static bool is_quant(int wtype) { return wtype == WICK_Q8_0 || wtype == WICK_Q4_0; }
 
 size_t matmul_scratch_bytes(int wtype, int cols, int n) {
+    if (wtype == WICK_Q6_K) return mm_q6k_xq_bytes(cols, n);
     if (!is_quant(wtype)) return 0;
     return mm_xq_bytes(cols, n);
 }
@@ -60,12 +63,20 @@ void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *x
 
 void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                         float *y, int ldy, int r0, int r1) {
+    if (wtype == WICK_Q6_K) {
+        mm_q6k_rows_scalar(w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
     mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
 void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                  float *y, int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
+    if (wtype == WICK_Q6_K) {
+        mm_q6k_rows(w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
 #if defined(__x86_64__) || defined(__i386__)
     switch (cpu_isa_active()) {
     case ISA_AVX512:
@@ -104,6 +115,9 @@ void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float 
     const void *xq = NULL;
     if (is_quant(W->type)) {
         matmul_quantize_x(pool, x, n, cols, scratch);
+        xq = scratch;
+    } else if (W->type == WICK_Q6_K) {
+        mm_q6k_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
     }
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
@@ -151,7 +165,8 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     bool same = nw <= MM_MULTI_MAX;
     int64_t total = 0;
     for (int i = 0; i < nw; i++) {
-        same = same && W[i]->ne[0] == cols && is_quant(W[i]->type) == is_quant(W[0]->type);
+        same = same && W[i]->ne[0] == cols && is_quant(W[i]->type) == is_quant(W[0]->type) &&
+               (W[i]->type == WICK_Q6_K) == (W[0]->type == WICK_Q6_K);
         total += W[i]->ne[1];
     }
     if (!same) {
@@ -161,6 +176,9 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     const void *xq = NULL;
     if (is_quant(W[0]->type)) {
         matmul_quantize_x(pool, x, n, cols, scratch);
+        xq = scratch;
+    } else if (W[0]->type == WICK_Q6_K) {
+        mm_q6k_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
     }
     const int nth = pool_size(pool);

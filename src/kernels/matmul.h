@@ -1,11 +1,12 @@
-/* matmul.h — y = x · Wᵀ for every weight type (F32, F16, BF16, Q8_0, Q4_0).
+/* matmul.h — y = x · Wᵀ for every weight type (F32, F16, BF16, Q8_0, Q4_0, Q6_K).
  *
  * W is a 2-D tensor with ne = {cols, rows}. x holds n rows of `cols` floats;
  * y row i (stride ldy floats) gets `rows` outputs. n == 1 is decode
  * (matrix-vector, memory-bound); n > 1 is prefill (matrix-matrix). For Q8_0
  * and Q4_0 the activations are first quantized to Q8_0 blocks in `scratch`
  * and dot products run in integers (as llama.cpp does); F16/BF16 convert to
- * f32 and use FMA. Work is split across the pool's threads by output rows. */
+ * f32 and use FMA; Q6_K quantizes the activations to Q8_K-style 256-element
+ * blocks instead (see kernels/matmul_q6k.h). Work is split across the pool's threads by output rows. */
 #ifndef WICK_KERNELS_MATMUL_H
 #define WICK_KERNELS_MATMUL_H
 

@@ -28,7 +28,7 @@ T256 INLINE float hsum8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-/* Row r against NT tokens (NT <= 4) starting at token i0. */
+/* One weight row (wr) against the NT <= 4 token rows of X; y[t*ldy] gets token t. */
 T256 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X, int nb, float *y,
                          int ldy) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(0x30);

@@ -44,7 +44,7 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
         return NULL;
     }
     if (!dtype_supported(t->type)) {
-        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0",
+        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0, Q6_K",
                   name, t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
         return NULL;
     }
@@ -90,7 +90,7 @@ static void *own(wick_model *m, void *p) {
  * aligned copy the model owns. */
 static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t) {
     size_t elem = dtype_block_bytes(t->type);
-    if (t->type == WICK_Q8_0 || t->type == WICK_Q4_0) elem = 2;
+    if (t->type == WICK_Q8_0 || t->type == WICK_Q4_0 || t->type == WICK_Q6_K) elem = 2;
     if ((uintptr_t)t->data % elem == 0) return t;
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = own(L->m, aligned_alloc(64, (t->nbytes + 63) & ~(size_t)63));

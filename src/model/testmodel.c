@@ -29,11 +29,13 @@ typedef struct shape_desc {
  * q/k norm (Qwen3 decouples head_dim from hidden / heads). */
 static const shape_desc SHAPES[] = {
     {"tiny", 64, 2, 4, 2, 16, 32, 128, 512, 0, 10000.0f, 1e-5f},
+    /* every row length a multiple of 256, for K-quant (Q6_K) tensors */
+    {"tiny256", 256, 2, 4, 2, 64, 64, 512, 512, 0, 10000.0f, 1e-5f},
     {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f},
     {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f},
 };
 
-const char *test_model_shapes(void) { return "tiny, qwen2.5-0.5b, qwen3-0.6b"; }
+const char *test_model_shapes(void) { return "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b"; }
 
 /* ---- deterministic values ---- */
 
@@ -314,7 +316,7 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
         if (strcmp(SHAPES[i].name, p->shape ? p->shape : "tiny") == 0) sh = &SHAPES[i];
     if (!sh) return wick_fail(err, "unknown shape \"%s\"; choose one of %s", p->shape, test_model_shapes());
     int dt = dtype_from_name(p->dtype ? p->dtype : "f32");
-    if (dt < 0 || !dtype_supported(dt)) return wick_fail(err, "unknown dtype \"%s\"; choose f32, f16, bf16, q8_0 or q4_0", p->dtype);
+    if (dt < 0 || !dtype_supported(dt)) return wick_fail(err, "unknown dtype \"%s\"; choose f32, f16, bf16, q8_0, q4_0 or q6_k", p->dtype);
     if (g->fmt == FORMAT_HF && dt != WICK_F32 && dt != WICK_F16 && dt != WICK_BF16)
         return wick_fail(err, "safetensors holds f32, f16 or bf16, not %s (use --format gguf)", p->dtype);
     g->k.gguf = g->fmt == FORMAT_GGUF;

@@ -15,8 +15,8 @@
 typedef struct test_model_params {
     const char *arch;          /* llama | mistral | qwen2 | qwen3 */
     const char *format;        /* gguf | hf */
-    const char *shape;         /* tiny | qwen2.5-0.5b | qwen3-0.6b */
-    const char *dtype;         /* f32 | f16 | bf16 | q8_0 | q4_0 */
+    const char *shape;         /* tiny | tiny256 | qwen2.5-0.5b | qwen3-0.6b */
+    const char *dtype;         /* f32 | f16 | bf16 | q8_0 | q4_0 | q6_k (q6_k: tiny256 or larger) */
     const char *rope_scaling;  /* none | linear | llama3 (NULL = none) */
     const char *tokenizer_dir; /* NULL = a small synthetic byte-level BPE */
     uint64_t seed;
@@ -25,7 +25,7 @@ typedef struct test_model_params {
 
 int make_test_model(const test_model_params *p, wick_error *err);
 
-/* "tiny, qwen2.5-0.5b, qwen3-0.6b" */
+/* "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b" */
 const char *test_model_shapes(void);
 
 #endif
