@@ -46,4 +46,21 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
 void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                         float *y, int ldy, int r0, int r1);
 
+/* Interleaved layouts of Q8_0/Q4_0 matrices for the AVX-512 VNNI kernels
+ * (rows a multiple of 16; same byte size as the file layout; never written
+ * to files). A wick_tensor of these types works with matmul(),
+ * matmul_multi() and matmul_weight_row() under every ISA. */
+#define WICK_Q8_0_R16 (WICK_DTYPE_COUNT + 1)
+#define WICK_Q4_0_R16 (WICK_DTYPE_COUNT + 2)
+
+/* The interleaved type W would be repacked to with the active ISA, or -1
+ * (not AVX-512, not Q8_0/Q4_0, rows not a multiple of 16). */
+int matmul_repack_type(const wick_tensor *W);
+/* Repack W's data into dst (W->nbytes bytes; dst may be W->data itself)
+ * using the pool's threads; returns the new type, or -1 (not repackable,
+ * out of memory). */
+int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst);
+/* Row r of W as cols floats (any supported or interleaved type). */
+void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/tensor.h"
+#include "kernels/matmul.h"
 
 /* Geometry of the quantized activations (see matmul_quantize_x), nb = cols/32:
  *   block_q8_0 blocks[n*nb]   row i at blocks + i*nb      (padded to 64 bytes)
@@ -23,6 +24,25 @@ static inline size_t mm_xq_scales_offset(int cols, int n) {
 static inline size_t mm_xq_bytes(int cols, int n) {
     return mm_xq_scales_offset(cols, n) + (size_t)n * (size_t)(cols / WICK_QK) * 4;
 }
+
+/* The interleaved (R16) layouts, per group of 16 rows (group g at byte
+ * g*16*row_bytes, row_bytes of the file type): first nb blocks of WB bytes
+ * (Q8_0: 8 vectors of 64 bytes, WB = 512; Q4_0: 4 vectors, WB = 256), vector
+ * j's lane i (4 bytes) holding quant bytes 4j..4j+3 of row i's block (Q8_0:
+ * as unsigned q + 128; Q4_0: the raw qs bytes, low nibbles = elements
+ * 4j..4j+3, high nibbles = 16+4j..16+4j+3), then nb × 16 fp16 scales
+ * (block-major). The group takes exactly its 16 rows' bytes. */
+static inline int mm_r16_base(int wtype) {
+    return wtype == WICK_Q8_0_R16 ? WICK_Q8_0 : wtype == WICK_Q4_0_R16 ? WICK_Q4_0 : -1;
+}
+static inline size_t mm_r16_block_bytes(int base) { return base == WICK_Q8_0 ? 512 : 256; }
+
+void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+                        int r0, int r1);
+#if defined(__x86_64__) || defined(__i386__)
+void mm_rows_r16_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+                        int r0, int r1);
+#endif
 
 /* Same contract as matmul_rows; wtype is one of the five supported types. */
 void mm_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,

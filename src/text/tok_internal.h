@@ -141,6 +141,10 @@ struct wick_tokenizer {
     int32_t bos, eos, unk, pad;
     bool add_bos, add_eos;
     char *chat_template;
+    /* Streamed bytes of every token (tok_piece), built once by tok_finalize:
+     * token id's piece is piece_buf[piece_off[id] .. piece_off[id + 1]). */
+    char *piece_buf;
+    uint32_t *piece_off;
     int32_t eog[8]; /* end-of-generation ids (tok_finalize) */
     int n_eog;
 

@@ -475,6 +475,8 @@ static int build_joints(tokenizer *t, wick_error *err) {
     return 0;
 }
 
+static int build_pieces(tokenizer *t, wick_error *err);
+
 int tok_finalize(tokenizer *t, wick_error *err) {
     if (t->n_vocab <= 0) return wick_fail(err, "tokenizer: empty vocabulary");
     if (!t->map_ids && tok_build_map(t, err)) return -1;
@@ -553,7 +555,8 @@ int tok_finalize(tokenizer *t, wick_error *err) {
     }
     if (build_nspecials(t, err)) return -1;
     if (t->n_decs == 0 && default_decoders(t, err)) return -1;
-    return build_joints(t, err);
+    if (build_joints(t, err)) return -1;
+    return build_pieces(t, err);
 }
 
 void tok_free(tokenizer *t) {
@@ -571,6 +574,8 @@ void tok_free(tokenizer *t) {
     free(t->merge_res);
     free(t->mslots);
     free(t->chat_template);
+    free(t->piece_buf);
+    free(t->piece_off);
     free(t->specials);
     free(t->joints);
     for (int i = 0; i < t->n_norms; i++) {
@@ -992,7 +997,8 @@ static const char *dec_string(const tokenizer *t, int32_t id, size_t *len) {
     return tok_text(t, id);
 }
 
-int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap) {
+/* The decoder chain applied to one token alone (what streaming emits). */
+static int piece_uncached(const tokenizer *t, int32_t id, char *buf, size_t cap) {
     if (id < 0 || id >= t->n_vocab) return -1;
     str_list a = {0}, b = {0};
     int r = -1;
@@ -1008,6 +1014,41 @@ int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap) {
     sl_free(&a);
     sl_free(&b);
     return r;
+}
+
+/* Run the decoders once per token at load so streaming a token is a copy,
+ * with no allocation in the generation loop. */
+static int build_pieces(tokenizer *t, wick_error *err) {
+    free(t->piece_buf);
+    free(t->piece_off);
+    t->piece_buf = NULL;
+    t->piece_off = malloc(((size_t)t->n_vocab + 1) * sizeof *t->piece_off);
+    size_t cap = (size_t)t->n_vocab * 8 + 64, used = 0;
+    t->piece_buf = malloc(cap);
+    if (!t->piece_off || !t->piece_buf) return wick_fail(err, "tokenizer: out of memory");
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        t->piece_off[id] = (uint32_t)used;
+        int n = piece_uncached(t, id, t->piece_buf + used, cap - used);
+        if (n < 0) n = 0;
+        if ((size_t)n > cap - used) {
+            while ((size_t)n > cap - used) cap *= 2;
+            char *b = realloc(t->piece_buf, cap);
+            if (!b) return wick_fail(err, "tokenizer: out of memory");
+            t->piece_buf = b;
+            piece_uncached(t, id, t->piece_buf + used, cap - used);
+        }
+        used += (size_t)n;
+        if (used > UINT32_MAX) return wick_fail(err, "tokenizer: token pieces too large");
+    }
+    t->piece_off[t->n_vocab] = (uint32_t)used;
+    return 0;
+}
+
+int tok_piece(const tokenizer *t, int32_t id, char *buf, size_t cap) {
+    if (id < 0 || id >= t->n_vocab) return -1;
+    size_t n = t->piece_off[id + 1] - t->piece_off[id];
+    memcpy(buf, t->piece_buf + t->piece_off[id], n < cap ? n : cap);
+    return n > (size_t)INT32_MAX ? -1 : (int)n;
 }
 
 char *tok_decode(const tokenizer *t, const int32_t *ids, size_t n, bool skip_special,

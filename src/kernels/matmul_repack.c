@@ -1,0 +1,142 @@
+/* matmul_repack.c — owns the interleaved ("R16") layouts of Q8_0/Q4_0 weight
+ * matrices: the decision to use them, the parallel repack at load, the
+ * dequantization of one row (embedding lookups of a tied, repacked
+ * token_embd) and the scalar twin of their matmul kernels (the AVX-512
+ * kernels are in matmul_repack_avx512.c). See the layout in matmul_impl.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_impl.h"
+
+int matmul_repack_type(const wick_tensor *W) {
+    if (!W || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % WICK_QK != 0 || W->ne[2] != 1 ||
+        W->ne[3] != 1 || cpu_isa_active() != ISA_AVX512)
+        return -1;
+    if (W->type == WICK_Q8_0) return WICK_Q8_0_R16;
+    if (W->type == WICK_Q4_0) return WICK_Q4_0_R16;
+    return -1;
+}
+
+/* Byte k of row i (of its 16-row group) in block b lies at
+ * b*WB + (k/4)*64 + i*4 + k%4 of the group's weight area. */
+static void pack_group(int base, const char *src, char *dst, int nb) {
+    const size_t bb = base == WICK_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
+    const int nd = base == WICK_Q8_0 ? 8 : 4; /* dwords of quants per block */
+    const size_t wb = mm_r16_block_bytes(base), rb = bb * (size_t)nb;
+    const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
+    uint16_t *sc = (uint16_t *)(dst + (size_t)nb * wb);
+    for (int i = 0; i < 16; i++) {
+        const char *row = src + (size_t)i * rb;
+        for (int b = 0; b < nb; b++) {
+            const char *blk = row + (size_t)b * bb;
+            memcpy(&sc[(size_t)b * 16 + i], blk, 2);
+            char *o = dst + (size_t)b * wb + (size_t)i * 4;
+            for (int j = 0; j < nd; j++) {
+                uint32_t v;
+                memcpy(&v, blk + 2 + 4 * j, 4);
+                v ^= flip;
+                memcpy(o + 64 * j, &v, 4);
+            }
+        }
+    }
+}
+
+/* Block b of row r of a repacked matrix, back in the file layout. */
+static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void *blk) {
+    const size_t wb = mm_r16_block_bytes(base);
+    const char *g = (const char *)w + (size_t)(r / 16) * 16 * dtype_row_bytes(base, (int64_t)nb * WICK_QK);
+    const int i = (int)(r % 16), nd = base == WICK_Q8_0 ? 8 : 4;
+    const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
+    char *o = blk;
+    memcpy(o, g + (size_t)nb * wb + ((size_t)b * 16 + i) * 2, 2);
+    for (int j = 0; j < nd; j++) {
+        uint32_t v;
+        memcpy(&v, g + (size_t)b * wb + 64 * j + (size_t)i * 4, 4);
+        v ^= flip;
+        memcpy(o + 2 + 4 * j, &v, 4);
+    }
+}
+
+typedef struct repack_job {
+    int base, nb;
+    int64_t groups;
+    const char *src;
+    char *dst;
+    _Atomic int failed;
+} repack_job;
+
+static void repack_task(void *arg, int ith, int nth) {
+    repack_job *j = arg;
+    int64_t lo, hi;
+    pool_split(j->groups, ith, nth, 1, &lo, &hi);
+    if (lo >= hi) return;
+    const size_t gb = 16 * dtype_row_bytes(j->base, (int64_t)j->nb * WICK_QK);
+    char *tmp = NULL;
+    if (j->src == j->dst && !(tmp = malloc(gb))) {
+        j->failed = 1;
+        return;
+    }
+    for (int64_t g = lo; g < hi; g++) {
+        const char *s = j->src + (size_t)g * gb;
+        if (tmp) s = memcpy(tmp, s, gb);
+        pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+    }
+    free(tmp);
+}
+
+int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
+    const int to = matmul_repack_type(W);
+    if (to < 0) return -1;
+    repack_job j = {W->type, (int)(W->ne[0] / WICK_QK), W->ne[1] / 16, W->data, dst, 0};
+    pool_run(pool, repack_task, &j);
+    return j.failed ? -1 : to;
+}
+
+void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
+    const int64_t cols = W->ne[0];
+    const int base = mm_r16_base(W->type);
+    if (base < 0) {
+        dequantize_row(W->type, (const char *)W->data + (size_t)r * dtype_row_bytes(W->type, cols), dst, cols);
+        return;
+    }
+    const int nb = (int)(cols / WICK_QK);
+    for (int b = 0; b < nb; b++) {
+        block_q8_0 blk; /* large enough for either block type */
+        unpack_block(base, W->data, nb, r, b, &blk);
+        dequantize_row(base, &blk, dst + (size_t)b * WICK_QK, WICK_QK);
+    }
+}
+
+/* Scalar twin: each row's blocks unpacked and dotted exactly as
+ * matmul_scalar.c does for the file layout. */
+void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+                        int r0, int r1) {
+    const int base = mm_r16_base(wtype), nb = cols / WICK_QK;
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < n; i++) {
+            const block_q8_0 *x = (const block_q8_0 *)xq + (size_t)i * nb;
+            float s = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                union {
+                    block_q8_0 q8;
+                    block_q4_0 q4;
+                } u;
+                unpack_block(base, w, nb, r, b, &u);
+                int32_t is = 0;
+                if (base == WICK_Q8_0) {
+                    for (int e = 0; e < WICK_QK; e++) is += (int32_t)u.q8.qs[e] * x[b].qs[e];
+                } else {
+                    const block_q4_0 *w4 = &u.q4;
+                    for (int e = 0; e < WICK_QK / 2; e++) {
+                        is += ((w4->qs[e] & 15) - 8) * (int32_t)x[b].qs[e];
+                        is += ((w4->qs[e] >> 4) - 8) * (int32_t)x[b].qs[e + WICK_QK / 2];
+                    }
+                }
+                s += (float)is * (fp16_to_f32(u.q8.d) * fp16_to_f32(x[b].d));
+            }
+            y[(size_t)i * ldy + r] = s;
+        }
+}
