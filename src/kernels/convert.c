@@ -132,8 +132,9 @@ static void quantize_q4_0_scalar(const float *x, block_q4_0 *y, int64_t nb) {
 /* Q6_K (layout in tensor.h). Dequantization is llama.cpp's dequantize_row_q6_K
  * bit for bit: x = (d * scale) * (q - 32) in float. Quantization is wick's own
  * simple scheme, NOT llama.cpp's (which searches scales): per 16-element group
- * s_g = max|x|/31; d = max_g s_g / 127 rounded to fp16; scales[g] =
- * round(s_g / d) clamped to [-127, 127]; q = clamp(round(x / (d*scales[g])),
+ * s_g = max|x|/31; d = max_g s_g / 127 rounded up to fp16; scales[g] =
+ * round(s_g / d), plus 1 if the group's max|x| would otherwise exceed 31.5
+ * steps, at most 127; q = clamp(round(x / (d*scales[g])),
  * -32, 31) + 32 (q = 32 where the group scale is 0). Good enough for tests
  * and test models; files made by llama-quantize are read exactly as written. */
 static inline int q6k_q(const block_q6_K *b, int e) {
@@ -164,11 +165,13 @@ static void quantize_q6_k(const float *x, block_q6_K *y, int64_t nb) {
             smax = fmaxf(smax, s[g]);
         }
         b->d = f32_to_fp16(smax / 127.0f);
+        if (fp16_to_f32(b->d) * 127.0f < smax && b->d < 0x7bff) b->d++; /* round d up: scales fit */
         const float d = fp16_to_f32(b->d);
         memset(b->ql, 0, sizeof b->ql);
         memset(b->qh, 0, sizeof b->qh);
         for (int g = 0; g < 16; g++) {
             float sc = d > 0.0f ? roundf(s[g] / d) : 0.0f;
+            if (sc < 127.0f && 31.5f * d * sc < 31.0f * s[g]) sc += 1.0f; /* no clamping past half a step */
             b->scales[g] = (int8_t)(sc > 127.0f ? 127.0f : sc);
         }
         for (int e = 0; e < WICK_QK_K; e++) {

@@ -4,7 +4,8 @@
  * matmul_avx512.c). See matmul.h for the contract.
  *
  * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h.
- * Q6_K weights go to matmul_q6k*.c with Q8_K-style activations (matmul_q6k.h). */
+ * Q6_K weights go to matmul_q6k*.c with Q8_K-style activations (matmul_q6k.h).
+ * The interleaved Q8_0/Q4_0 layouts (WICK_*_R16) go to matmul_repack*.c. */
 #include "kernels/matmul.h"
 
 #include <string.h>
@@ -14,7 +15,9 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/matmul_q6k.h"
 
-static bool is_quant(int wtype) { return wtype == WICK_Q8_0 || wtype == WICK_Q4_0; }
+static bool is_quant(int wtype) {
+    return wtype == WICK_Q8_0 || wtype == WICK_Q4_0 || mm_r16_base(wtype) >= 0;
+}
 
 size_t matmul_scratch_bytes(int wtype, int cols, int n) {
     if (wtype == WICK_Q6_K) return mm_q6k_xq_bytes(cols, n);
@@ -67,6 +70,10 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
         mm_q6k_rows_scalar(w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
+    if (mm_r16_base(wtype) >= 0) {
+        mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
     mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
@@ -75,6 +82,14 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     if (r1 <= r0 || n <= 0) return;
     if (wtype == WICK_Q6_K) {
         mm_q6k_rows(w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
+    if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
+#if defined(__x86_64__) || defined(__i386__)
+        if (cpu_isa_active() == ISA_AVX512) mm_rows_r16_avx512(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        else
+#endif
+            mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
 #if defined(__x86_64__) || defined(__i386__)

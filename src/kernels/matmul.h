@@ -57,8 +57,9 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
  * (not AVX-512, not Q8_0/Q4_0, rows not a multiple of 16). */
 int matmul_repack_type(const wick_tensor *W);
 /* Repack W's data into dst (W->nbytes bytes; dst may be W->data itself)
- * using the pool's threads; returns the new type, or -1 (not repackable,
- * out of memory). */
+ * using the pool's threads, whatever the ISA (the other ISAs run the
+ * interleaved types with the scalar kernel); returns the new type, or -1
+ * (not Q8_0/Q4_0 with rows a multiple of 16, out of memory). */
 int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst);
 /* Row r of W as cols floats (any supported or interleaved type). */
 void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst);

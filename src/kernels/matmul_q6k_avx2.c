@@ -20,6 +20,9 @@
 
 #define T256 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
+#ifndef Q6K_PF
+#define Q6K_PF 1024
+#endif
 
 T256 INLINE float hsum8(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -39,6 +42,13 @@ T256 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const block_q6_K *w = &wr[b];
+        /* decode streams the weights: fetch Q6K_PF bytes ahead (may run past
+         * the matrix; prefetches never fault) */
+        const char *pf = (const char *)w + Q6K_PF;
+        _mm_prefetch(pf, _MM_HINT_T0);
+        _mm_prefetch(pf + 64, _MM_HINT_T0);
+        _mm_prefetch(pf + 128, _MM_HINT_T0);
+        _mm_prefetch(pf + 192, _MM_HINT_T0);
         __m256i u[8];
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
@@ -56,7 +66,7 @@ T256 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
 #pragma GCC unroll 8
         for (int v = 0; v < 8; v++)
             scv[v] = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(v)), pick);
-        const float dw = fp16_to_f32(w->d);
+        const float dw = _cvtsh_ss(w->d);
 #pragma GCC unroll 4
         for (int t = 0; t < NT; t++) {
             const block_q8_K *x = &X[(size_t)t * nb + b];

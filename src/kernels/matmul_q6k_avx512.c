@@ -20,6 +20,9 @@
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
+#ifndef Q6K_PF
+#define Q6K_PF 1024
+#endif
 
 /* One weight row (wr) against the NT <= 4 token rows of X; y[t*ldy] gets token t. */
 T512 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X, int nb, float *y,
@@ -46,6 +49,13 @@ T512 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const block_q6_K *w = &wr[b];
+        /* decode streams the weights: fetch Q6K_PF bytes ahead (may run past
+         * the matrix; prefetches never fault) */
+        const char *pf = (const char *)w + Q6K_PF;
+        _mm_prefetch(pf, _MM_HINT_T0);
+        _mm_prefetch(pf + 64, _MM_HINT_T0);
+        _mm_prefetch(pf + 128, _MM_HINT_T0);
+        _mm_prefetch(pf + 192, _MM_HINT_T0);
         __m512i u[4];
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
@@ -60,7 +70,7 @@ T512 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
         __m512i scv[4];
 #pragma GCC unroll 4
         for (int v = 0; v < 4; v++) scv[v] = _mm512_permutexvar_epi16(sidx[v], sc512);
-        const float dw = fp16_to_f32(w->d);
+        const float dw = _cvtsh_ss(w->d);
 #pragma GCC unroll 4
         for (int t = 0; t < NT; t++) {
             const block_q8_K *x = &X[(size_t)t * nb + b];

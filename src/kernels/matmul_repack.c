@@ -11,14 +11,17 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_impl.h"
 
-int matmul_repack_type(const wick_tensor *W) {
-    if (!W || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % WICK_QK != 0 || W->ne[2] != 1 ||
-        W->ne[3] != 1 || cpu_isa_active() != ISA_AVX512)
+/* The interleaved type of W regardless of the ISA, or -1. */
+static int r16_type(const wick_tensor *W) {
+    if (!W || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % WICK_QK != 0 || W->ne[0] <= 0 ||
+        W->ne[2] != 1 || W->ne[3] != 1)
         return -1;
     if (W->type == WICK_Q8_0) return WICK_Q8_0_R16;
     if (W->type == WICK_Q4_0) return WICK_Q4_0_R16;
     return -1;
 }
+
+int matmul_repack_type(const wick_tensor *W) { return cpu_isa_active() == ISA_AVX512 ? r16_type(W) : -1; }
 
 /* Byte k of row i (of its 16-row group) in block b lies at
  * b*WB + (k/4)*64 + i*4 + k%4 of the group's weight area. */
@@ -88,7 +91,7 @@ static void repack_task(void *arg, int ith, int nth) {
 }
 
 int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
-    const int to = matmul_repack_type(W);
+    const int to = r16_type(W);
     if (to < 0) return -1;
     repack_job j = {W->type, (int)(W->ne[0] / WICK_QK), W->ne[1] / 16, W->data, dst, 0};
     pool_run(pool, repack_task, &j);

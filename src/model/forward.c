@@ -117,8 +117,7 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
         float *x = s->x + (size_t)t * D, *xb = s->xb + (size_t)t * D;
         float *q = s->q + (size_t)t * q_dim, *k = s->k + (size_t)t * kv_dim, *v = s->v + (size_t)t * kv_dim;
         if (j->ops & ST_EMBED) {
-            size_t emb_row = dtype_row_bytes(m->tok_embd->type, D);
-            dequantize_row(m->tok_embd->type, (const char *)m->tok_embd->data + (size_t)b->tokens[t] * emb_row, x, D);
+            matmul_weight_row(m->tok_embd, b->tokens[t], x);
         }
         if (j->ops & ST_RESID) vec_add(x, xb, D);
         if (j->ops & ST_NORM) rmsnorm(xb, x, j->norm_w, D, hp->rms_eps);

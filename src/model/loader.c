@@ -13,6 +13,7 @@
 #include "core/json_util.h"
 #include "core/threadpool.h"
 #include "kernels/convert.h"
+#include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/model.h"
 
@@ -422,6 +423,61 @@ static int convert_weights(loader *L, const char *dtype) {
     return rc;
 }
 
+/* ---- interleaved layouts for the AVX-512 VNNI matmul kernels ---- */
+
+static bool model_owns(const wick_model *m, const void *p) {
+    for (int i = 0; i < m->n_owned; i++)
+        if (m->owned[i] == p) return true;
+    return false;
+}
+
+/* t repacked (matmul_repack), in place when the model owns its data (a
+ * --dtype copy), else into a new buffer with the file's pages released. */
+static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_tensor *t) {
+    if (!t || matmul_repack_type(t) < 0) return t;
+    wick_tensor *copy = own(L->m, malloc(sizeof *copy));
+    const bool in_place = model_owns(L->m, t->data);
+    void *data = in_place ? (void *)t->data : own(L->m, aligned_alloc(64, (t->nbytes + 63) & ~(size_t)63));
+    if (!copy || !data) {
+        wick_fail(L->err, "out of memory repacking '%s' (%zu MiB)", t->name, t->nbytes >> 20);
+        return NULL;
+    }
+    const int type = matmul_repack(pool, t, data);
+    if (type < 0) {
+        wick_fail(L->err, "out of memory repacking '%s'", t->name);
+        return NULL;
+    }
+    *copy = *t;
+    if (!in_place) release_pages(t);
+    copy->type = type;
+    copy->data = data;
+    return copy;
+}
+
+/* Repack every matrix matmul reads (the output projection, and with it a
+ * tied token_embd, whose rows forward reads through matmul_weight_row).
+ * WICK_REPACK=0 keeps the file layout. */
+static int repack_weights(loader *L) {
+    wick_model *m = L->m;
+    const char *env = getenv("WICK_REPACK");
+    if (env && strcmp(env, "0") == 0) return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
+    if (!pool) return -1;
+    int rc = 0;
+    const bool tied = m->output == m->tok_embd;
+    if (!(m->output = repack_tensor(L, pool, m->output))) rc = -1;
+    if (rc == 0 && tied) m->tok_embd = m->output;
+    for (int il = 0; rc == 0 && il < m->hp.n_layer; il++) {
+        layer_weights *w = &m->layers[il];
+        const wick_tensor **mats[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w_gate, &w->w_up, &w->w_down};
+        for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
+            if (!(*mats[i] = repack_tensor(L, pool, *mats[i]))) rc = -1;
+    }
+    pool_free(pool);
+    return rc;
+}
+
 /* Bytes of weights one decode step reads: every matrix once (the embedding
  * counts only as the output matrix when tied; a lookup reads one row). */
 static void count_decode_bytes(wick_model *m) {
@@ -460,6 +516,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         loader L = {m, path, err};
         rc = bind_weights(&L);
         if (rc == 0 && params && params->dtype && params->dtype[0]) rc = convert_weights(&L, params->dtype);
+        if (rc == 0) rc = repack_weights(&L);
     }
     if (rc == 0 && tok_n_vocab(m->tok) > m->hp.n_vocab)
         rc = wick_fail(err, "tokenizer has %d tokens but the model only %d embeddings (%s)",

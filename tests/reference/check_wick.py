@@ -8,6 +8,8 @@ reference on the same token ids, and compares:
   F32 weights      : max|wick - ref| <= 1e-4 * max|ref|
   other dtypes     : same argmax and cosine similarity >= 0.999
 (the reference runs on the dequantized weights it reads from the file).
+Q6_K models (qwen3, llama) use the tiny256 shape, whose rows are whole
+256-element super-blocks; qwen3 ties the output to the Q6_K embedding.
 Also checks, with the reference alone, that the same-seed GGUF and HF F32 models
 are the same model (their reference logits agree to 1e-4 relative).
 Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
@@ -86,6 +88,9 @@ def main():
         for fmt in ("gguf", "hf"):
             for dt in DTYPES[fmt]:
                 cases.append((arch, fmt, dt, None))
+    # Q6_K needs rows that are whole 256-element super-blocks: shape tiny256
+    cases.append(("qwen3", "gguf", "q6_k", None))
+    cases.append(("llama", "gguf", "q6_k", None))
     cases.append(("llama", "gguf", "f32", "llama3"))
     cases.append(("llama", "hf", "f32", "llama3"))
 
@@ -100,7 +105,7 @@ def main():
         path = base + ".gguf" if fmt == "gguf" else base
         try:
             cmd = [args.wick, "make-test-model", "--arch", arch, "--format", fmt, "--dtype", dt,
-                   "--shape", "tiny", "--seed", "7", "--out", path]
+                   "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7", "--out", path]
             if rope:
                 cmd += ["--rope-scaling", rope]
             run(cmd)

@@ -28,12 +28,13 @@ _SCALAR = {
 }
 
 # ggml tensor types we can read: id -> (name, block elements, block bytes)
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q6_K, GGML_BF16 = 0, 1, 2, 8, 14, 30
 _GGML = {
     GGML_F32: ("F32", 1, 4),
     GGML_F16: ("F16", 1, 2),
     GGML_Q4_0: ("Q4_0", 32, 18),
     GGML_Q8_0: ("Q8_0", 32, 34),
+    GGML_Q6_K: ("Q6_K", 256, 210),
     GGML_BF16: ("BF16", 1, 2),
 }
 
@@ -115,6 +116,30 @@ def _dequant_q4_0(raw, n):
     return (d * q).reshape(-1)[:n]
 
 
+# Q6_K super-block (ggml-common.h block_q6_K): ql[128] low 4 bits, qh[64] high
+# 2 bits, int8 scales[16] (one per 16 elements), fp16 d. Element e = 128h +
+# 32k + l (h < 2, k < 4, l < 32): low 4 bits from ql[64h + 32(k % 2) + l], the
+# low nibble for k < 2 and the high one for k >= 2; high 2 bits are bits
+# 2k, 2k+1 of qh[32h + l]. Value = d * scales[e // 16] * (q - 32).
+_E = np.arange(256)
+_H, _K, _L = _E // 128, (_E % 128) // 32, _E % 32
+_QL_IDX = 64 * _H + 32 * (_K % 2) + _L
+_QL_SHIFT = np.where(_K >= 2, 4, 0)
+_QH_IDX = 32 * _H + _L
+_QH_SHIFT = 2 * _K
+
+
+def _dequant_q6_k(raw, n):
+    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 210)
+    ql = blocks[:, 0:128].astype(np.int32)
+    qh = blocks[:, 128:192].astype(np.int32)
+    sc = blocks[:, 192:208].copy().view(np.int8).astype(np.float32)   # [nb, 16]
+    d = blocks[:, 208:210].copy().view("<f2").astype(np.float32)      # [nb, 1]
+    q = ((ql[:, _QL_IDX] >> _QL_SHIFT) & 15) | (((qh[:, _QH_IDX] >> _QH_SHIFT) & 3) << 4)
+    y = (d * sc[:, _E // 16]) * (q - 32).astype(np.float32)
+    return y.reshape(-1)[:n]
+
+
 def _decode(ttype, raw, n):
     if ttype == GGML_F32:
         return np.frombuffer(raw, dtype="<f4", count=n).astype(np.float32)
@@ -126,6 +151,8 @@ def _decode(ttype, raw, n):
         return _dequant_q8_0(raw, n)
     if ttype == GGML_Q4_0:
         return _dequant_q4_0(raw, n)
+    if ttype == GGML_Q6_K:
+        return _dequant_q6_k(raw, n)
     raise GGUFError("unsupported ggml type %d" % ttype)
 
 
