@@ -25,7 +25,7 @@ static const char HELP[] =
     "             min-p 0.05, penalties off. --stop STRING (repeatable) ends generation\n"
     "             before the string (matched across tokens, not printed). --stream-every K\n"
     "             writes text every K tokens instead of every token.\n"
-    "             --prefill-chunk N: prompt tokens per forward pass (default 512,\n"
+    "             --prefill-chunk N: prompt tokens per forward pass (default 128,\n"
     "             0 = whole prompt; env WICK_PREFILL_CHUNK). --ctx N: context size\n"
     "             (default min(model's, 4096)). -t: threads (default: all cores).\n"
     "             --kv-type: KV cache element type (default f32). --dtype: convert the\n"
