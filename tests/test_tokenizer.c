@@ -489,7 +489,7 @@ static const char *tmp_path(const char *name) {
 static tokenizer *via_gguf(const tokenizer *t, const char *name) {
     wick_error e = {{0}};
     gguf_writer *w = gguf_writer_new();
-    int rc = tok_write_gguf(t, w, &e);
+    int rc = tok_write_gguf(t, 0, w, &e);
     CHECK_MSG(rc == 0, "tok_write_gguf(%s): %s", name, e.msg);
     const char *path = tmp_path(name);
     if (rc == 0) {

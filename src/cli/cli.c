@@ -121,6 +121,25 @@ char *cli_prompt(const char *cmd, const char *text, const char *file, size_t *le
     return s;
 }
 
+int cli_each_line(const char *path, cli_line_fn *fn, void *ctx) {
+    wick_error err;
+    size_t n;
+    char *data = file_read_all(path, &n, &err);
+    if (!data) return cli_error("%s", err.msg);
+    int rc = 0;
+    size_t pos = 0, line = 0;
+    while (pos < n && rc == 0) {
+        char *nl = memchr(data + pos, '\n', n - pos);
+        size_t end = nl ? (size_t)(nl - data) : n;
+        line++;
+        data[end] = 0; /* the buffer is NUL-terminated at n */
+        rc = fn(ctx, data + pos, end - pos, line);
+        pos = end + 1;
+    }
+    free(data);
+    return rc;
+}
+
 wick_model *cli_load_model(const char *cmd, const char *path) {
     if (!path) {
         cli_error("%s: no model given (-m PATH)", cmd);

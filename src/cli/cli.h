@@ -35,6 +35,15 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The prompt from -p TEXT or -f FILE (malloc'd); NULL after printing an error. */
 char *cli_prompt(const char *cmd, const char *text, const char *file, size_t *len);
 
+/* Read the file at path and call fn(ctx, line, len, line_no) for each line in
+ * turn, stopping at the first non-zero return: line_no counts from 1, line is
+ * the line without its '\n' (a '\r' before it is kept), NUL-terminated at
+ * len, and fn may change it. Returns fn's non-zero value, 0 after the last
+ * line, or 1 after printing the error when the file cannot be read. The
+ * `--jsonl FILE` inputs of tokenize and detokenize. */
+typedef int cli_line_fn(void *ctx, char *line, size_t len, size_t line_no);
+int cli_each_line(const char *path, cli_line_fn *fn, void *ctx);
+
 /* Load a model or print the error; NULL on failure. */
 wick_model *cli_load_model(const char *cmd, const char *path);
 /* The same, converting the matrices to dtype at load ("q8_0", ...; NULL =

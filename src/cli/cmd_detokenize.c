@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/fileio.h"
 
 /* "1,2,3", "1 2 3" or "[1, 2, 3]" -> ids (malloc'd). -1 after printing. */
 static int parse_ids(const char *s, int32_t **out, size_t *n) {
@@ -66,39 +65,31 @@ static void print_json_string(const char *s, size_t len) {
     putchar('"');
 }
 
-static int detok_jsonl(const wick_tokenizer *t, const char *path, bool skip_special) {
+/* --jsonl FILE: every non-blank line is a JSON array of ids; one JSON string per line. */
+typedef struct detok_jsonl {
+    const wick_tokenizer *t;
+    const char *path;
+    bool skip_special;
+} detok_jsonl;
+
+static int detok_line(void *ctx, char *line, size_t len, size_t line_no) {
+    const detok_jsonl *c = ctx;
+    if (strspn(line, " \t\r") == len) return 0; /* blank */
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    if (parse_ids(line, &ids, &n_ids) < 0)
+        return cli_error("detokenize: %s line %zu is not a JSON array of ids", c->path, line_no);
     wick_error err;
-    size_t n;
-    char *data = file_read_all(path, &n, &err);
-    if (!data) return cli_error("%s", err.msg);
+    size_t tl;
     int rc = 0;
-    size_t pos = 0, line = 0;
-    while (pos < n && rc == 0) {
-        char *nl = memchr(data + pos, '\n', n - pos);
-        size_t end = nl ? (size_t)(nl - data) : n;
-        line++;
-        data[end] = 0; /* the buffer is NUL-terminated at n */
-        int32_t *ids = NULL;
-        size_t n_ids = 0;
-        bool blank = strspn(data + pos, " \t\r") == end - pos;
-        if (!blank) {
-            if (parse_ids(data + pos, &ids, &n_ids) < 0) {
-                rc = cli_error("detokenize: %s line %zu is not a JSON array of ids", path, line);
-                break;
-            }
-            size_t tl;
-            char *text = wick_tokenizer_decode(t, ids, n_ids, skip_special, &tl, &err);
-            if (!text) rc = cli_error("%s (%s line %zu)", err.msg, path, line);
-            else {
-                print_json_string(text, tl);
-                putchar('\n');
-            }
-            free(text);
-            free(ids);
-        }
-        pos = end + 1;
+    char *text = wick_tokenizer_decode(c->t, ids, n_ids, c->skip_special, &tl, &err);
+    if (!text) rc = cli_error("%s (%s line %zu)", err.msg, c->path, line_no);
+    else {
+        print_json_string(text, tl);
+        putchar('\n');
     }
-    free(data);
+    free(text);
+    free(ids);
     return rc;
 }
 
@@ -119,7 +110,8 @@ int cmd_detokenize(int argc, char **argv) {
     wick_tokenizer *t = cli_load_tokenizer("detokenize", model);
     int rc = 1;
     if (t && jsonl) {
-        rc = detok_jsonl(t, jsonl, skip_special);
+        detok_jsonl c = {t, jsonl, skip_special};
+        rc = cli_each_line(jsonl, detok_line, &c);
     } else if (t) {
         wick_error err;
         size_t len;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/fileio.h"
 
 /* Print "[1,2,3]\n" with one fwrite per chunk (inputs of megabytes give
  * millions of ids). */
@@ -49,30 +48,25 @@ static int tokenize_one(const wick_tokenizer *t, const char *text, size_t len, b
 }
 
 /* --jsonl FILE: every non-empty line is a JSON string; one array per line. */
-static int tokenize_jsonl(const wick_tokenizer *t, const char *path, bool add_special,
-                          size_t *n_invalid) {
-    wick_error err;
-    size_t n;
-    char *data = file_read_all(path, &n, &err);
-    if (!data) return cli_error("%s", err.msg);
-    int rc = 0;
-    size_t pos = 0, line = 0;
-    while (pos < n && rc == 0) {
-        char *nl = memchr(data + pos, '\n', n - pos);
-        size_t end = nl ? (size_t)(nl - data) : n, len = end - pos;
-        line++;
-        if (len && data[pos + len - 1] == '\r') len--;
-        if (len) {
-            cJSON *j = cJSON_ParseWithLength(data + pos, len);
-            if (!cJSON_IsString(j))
-                rc = cli_error("tokenize: %s line %zu is not a JSON string", path, line);
-            else
-                rc = tokenize_one(t, j->valuestring, strlen(j->valuestring), add_special, n_invalid);
-            cJSON_Delete(j);
-        }
-        pos = end + 1;
-    }
-    free(data);
+typedef struct tokenize_jsonl {
+    const wick_tokenizer *t;
+    const char *path;
+    bool add_special;
+    size_t *n_invalid;
+} tokenize_jsonl;
+
+static int tokenize_line(void *ctx, char *line, size_t len, size_t line_no) {
+    const tokenize_jsonl *c = ctx;
+    if (len && line[len - 1] == '\r') len--;
+    if (!len) return 0;
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    int rc;
+    if (!cJSON_IsString(j))
+        rc = cli_error("tokenize: %s line %zu is not a JSON string", c->path, line_no);
+    else
+        rc = tokenize_one(c->t, j->valuestring, strlen(j->valuestring), c->add_special,
+                          c->n_invalid);
+    cJSON_Delete(j);
     return rc;
 }
 
@@ -98,7 +92,8 @@ int cmd_tokenize(int argc, char **argv) {
     size_t n_invalid = 0;
     int rc = 1;
     if (t) {
-        rc = jsonl ? tokenize_jsonl(t, jsonl, !no_special, &n_invalid)
+        tokenize_jsonl c = {t, jsonl, !no_special, &n_invalid};
+        rc = jsonl ? cli_each_line(jsonl, tokenize_line, &c)
                    : tokenize_one(t, text, len, !no_special, &n_invalid);
         if (rc == 0) cli_warn_invalid_utf8(n_invalid > INT_MAX ? INT_MAX : (int)n_invalid);
     }

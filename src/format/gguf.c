@@ -31,6 +31,7 @@
 #include "core/error.h"
 #include "core/name_index.h"
 #include "core/fileio.h"
+#include "format/tensor_list.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gguf.c assumes a little-endian host"
@@ -638,19 +639,10 @@ typedef struct wkv {
     wbuf enc; /* u32 value type + encoded value, exactly as in the file */
 } wkv;
 
-typedef struct wtensor {
-    char *name;
-    int type, n_dims;
-    int64_t ne[WICK_MAX_DIMS];
-    void *data;
-    size_t nbytes;
-} wtensor;
-
 struct gguf_writer {
     wkv *kv;
     size_t n_kv, cap_kv;
-    wtensor *t;
-    size_t n_t, cap_t;
+    tensor_list tensors;
     bool failed; /* a setter failed; gguf_write reports msg */
     char msg[256];
 };
@@ -663,12 +655,8 @@ void gguf_writer_free(gguf_writer *w) {
         free(w->kv[i].key);
         free(w->kv[i].enc.p);
     }
-    for (size_t i = 0; i < w->n_t; i++) {
-        free(w->t[i].name);
-        free(w->t[i].data);
-    }
     free(w->kv);
-    free(w->t);
+    tlist_free(&w->tensors);
     free(w);
 }
 
@@ -854,7 +842,7 @@ int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, cons
     if (be == 0) return wick_fail(err, "tensor '%s': unknown type id %d", name, type);
     if (n_dims < 1 || n_dims > WICK_MAX_DIMS)
         return wick_fail(err, "tensor '%s': %d dims (must be 1..%d)", name, n_dims, WICK_MAX_DIMS);
-    wtensor t = {0};
+    tlist_tensor t = {0};
     t.type = type;
     t.n_dims = n_dims;
     uint64_t rows = 1;
@@ -875,27 +863,7 @@ int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, cons
         return wick_fail(err, "tensor '%s': %zu bytes given, %s shape needs %" PRIu64, name,
                          nbytes, dtype_name(type), want);
     if (!data) return wick_fail(err, "tensor '%s': no data", name);
-    for (size_t i = 0; i < w->n_t; i++)
-        if (strcmp(w->t[i].name, name) == 0)
-            return wick_fail(err, "duplicate tensor name '%s'", name);
-    if (w->n_t == w->cap_t) {
-        size_t cap = w->cap_t ? 2 * w->cap_t : 16;
-        wtensor *nt = realloc(w->t, cap * sizeof *nt);
-        if (!nt) return wick_fail(err, "out of memory adding tensor '%s'", name);
-        w->t = nt;
-        w->cap_t = cap;
-    }
-    t.name = strdup(name);
-    t.data = malloc(nbytes);
-    if (!t.name || !t.data) {
-        free(t.name);
-        free(t.data);
-        return wick_fail(err, "out of memory adding tensor '%s'", name);
-    }
-    memcpy(t.data, data, nbytes);
-    t.nbytes = nbytes;
-    w->t[w->n_t++] = t;
-    return 0;
+    return tlist_add(&w->tensors, &t, name, data, nbytes, err);
 }
 
 typedef struct fout {
@@ -942,7 +910,7 @@ int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
     fout o = {fp, 0, false};
     out_put(&o, "GGUF", 4);
     uint32_t version = 3;
-    uint64_t n_t = w->n_t, n_kv = w->n_kv;
+    uint64_t n_t = w->tensors.n, n_kv = w->n_kv;
     out_put(&o, &version, 4);
     out_put(&o, &n_t, 8);
     out_put(&o, &n_kv, 8);
@@ -953,8 +921,8 @@ int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
         out_put(&o, w->kv[i].enc.p, w->kv[i].enc.len);
     }
     uint64_t off = 0;
-    for (size_t i = 0; i < w->n_t; i++) {
-        const wtensor *t = &w->t[i];
+    for (size_t i = 0; i < w->tensors.n; i++) {
+        const tlist_tensor *t = &w->tensors.t[i];
         uint64_t nlen = strlen(t->name);
         uint32_t nd = (uint32_t)t->n_dims, type = (uint32_t)t->type;
         out_put(&o, &nlen, 8);
@@ -969,8 +937,8 @@ int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
         off += align_up(t->nbytes, align);
     }
     out_pad(&o, align);
-    for (size_t i = 0; i < w->n_t; i++) {
-        out_put(&o, w->t[i].data, w->t[i].nbytes);
+    for (size_t i = 0; i < w->tensors.n; i++) {
+        out_put(&o, w->tensors.t[i].data, w->tensors.t[i].nbytes);
         out_pad(&o, align);
     }
     bool bad = o.bad;

@@ -34,6 +34,7 @@
 #include "core/error.h"
 #include "core/name_index.h"
 #include "core/fileio.h"
+#include "format/tensor_list.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.c assumes a little-endian host"
@@ -449,28 +450,15 @@ const char *st_dtype_name(const st_set *s, int i) {
 
 /* ---- the writer ---- */
 
-typedef struct st_wtensor {
-    char *name;
-    int type, n_dims;
-    int64_t ne[WICK_MAX_DIMS];
-    void *data;
-    size_t nbytes;
-} st_wtensor;
-
 struct st_writer {
-    st_wtensor *t;
-    size_t n, cap;
+    tensor_list tensors;
 };
 
 st_writer *st_writer_new(void) { return calloc(1, sizeof(st_writer)); }
 
 void st_writer_free(st_writer *w) {
     if (!w) return;
-    for (size_t i = 0; i < w->n; i++) {
-        free(w->t[i].name);
-        free(w->t[i].data);
-    }
-    free(w->t);
+    tlist_free(&w->tensors);
     free(w);
 }
 
@@ -484,7 +472,7 @@ int st_add_tensor(st_writer *w, const char *name, int type, int n_dims, const in
                          name, dtype_name(type));
     if (n_dims < 0 || n_dims > WICK_MAX_DIMS)
         return wick_fail(err, "tensor '%s': %d dims (must be 0..%d)", name, n_dims, WICK_MAX_DIMS);
-    st_wtensor t = {0};
+    tlist_tensor t = {0};
     t.type = type;
     t.n_dims = n_dims;
     uint64_t want = dtype_block_bytes(type);
@@ -499,27 +487,7 @@ int st_add_tensor(st_writer *w, const char *name, int type, int n_dims, const in
         return wick_fail(err, "tensor '%s': %zu bytes given, %s shape needs %" PRIu64, name,
                          nbytes, dtype_name(type), want);
     if (nbytes && !data) return wick_fail(err, "tensor '%s': no data", name);
-    for (size_t i = 0; i < w->n; i++)
-        if (strcmp(w->t[i].name, name) == 0)
-            return wick_fail(err, "duplicate tensor name '%s'", name);
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 16;
-        st_wtensor *nt = realloc(w->t, cap * sizeof *nt);
-        if (!nt) return wick_fail(err, "out of memory adding tensor '%s'", name);
-        w->t = nt;
-        w->cap = cap;
-    }
-    t.name = strdup(name);
-    t.data = malloc(nbytes ? nbytes : 1);
-    if (!t.name || !t.data) {
-        free(t.name);
-        free(t.data);
-        return wick_fail(err, "out of memory adding tensor '%s'", name);
-    }
-    if (nbytes) memcpy(t.data, data, nbytes);
-    t.nbytes = nbytes;
-    w->t[w->n++] = t;
-    return 0;
+    return tlist_add(&w->tensors, &t, name, data, nbytes, err);
 }
 
 /* A growable text buffer for JSON headers. */
@@ -582,7 +550,7 @@ static int write_file(const st_writer *w, size_t from, size_t to, const char *pa
     sb_puts(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
     uint64_t off = 0;
     for (size_t i = from; i < to; i++) {
-        const st_wtensor *t = &w->t[i];
+        const tlist_tensor *t = &w->tensors.t[i];
         sb_puts(&h, ",");
         sb_json_str(&h, t->name);
         sb_puts(&h, ":{\"dtype\":\"");
@@ -613,9 +581,10 @@ static int write_file(const st_writer *w, size_t from, size_t to, const char *pa
     uint64_t hlen = h.len;
     bool bad = fwrite(&hlen, 8, 1, fp) != 1 || fwrite(h.p, 1, h.len, fp) != h.len;
     free(h.p);
-    for (size_t i = from; i < to && !bad; i++)
-        if (w->t[i].nbytes && fwrite(w->t[i].data, 1, w->t[i].nbytes, fp) != w->t[i].nbytes)
-            bad = true;
+    for (size_t i = from; i < to && !bad; i++) {
+        const tlist_tensor *t = &w->tensors.t[i];
+        if (t->nbytes && fwrite(t->data, 1, t->nbytes, fp) != t->nbytes) bad = true;
+    }
     int saved = errno;
     if (fclose(fp) != 0 && !bad) {
         bad = true;
@@ -630,7 +599,7 @@ static int write_file(const st_writer *w, size_t from, size_t to, const char *pa
 
 int st_write(st_writer *w, const char *path, wick_error *err) {
     if (!w || !path) return wick_fail(err, "st_write: bad arguments");
-    return write_file(w, 0, w->n, path, err);
+    return write_file(w, 0, w->tensors.n, path, err);
 }
 
 int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick_error *err) {
@@ -639,13 +608,13 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
         return wick_fail(err, "cannot create directory %s: %s", dir, strerror(errno));
     /* Greedy packing in insertion order: a shard ends before the tensor that
      * would push it past max_shard_bytes (a larger tensor gets its own). */
-    size_t *start = malloc((w->n + 2) * sizeof *start);
+    size_t *start = malloc((w->tensors.n + 2) * sizeof *start);
     if (!start) return wick_fail(err, "out of memory");
     size_t n_shards = 0, cur = 0;
     uint64_t total = 0;
     start[0] = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        size_t nb = w->t[i].nbytes;
+    for (size_t i = 0; i < w->tensors.n; i++) {
+        size_t nb = w->tensors.t[i].nbytes;
         if (i > start[n_shards] && (nb > max_shard_bytes || cur > max_shard_bytes - nb)) {
             start[++n_shards] = i;
             cur = 0;
@@ -654,7 +623,7 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
         total += nb;
     }
     n_shards++;
-    start[n_shards] = w->n;
+    start[n_shards] = w->tensors.n;
     if (n_shards > 99999) {
         free(start);
         return wick_fail(err, "st_write_sharded: %zu shards is too many", n_shards);
@@ -674,7 +643,7 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
         rc = write_file(w, start[s], start[s + 1], path, err);
         for (size_t i = start[s]; i < start[s + 1]; i++) {
             sb_puts(&idx, i ? ",\n    " : "\n    ");
-            sb_json_str(&idx, w->t[i].name);
+            sb_json_str(&idx, w->tensors.t[i].name);
             sb_puts(&idx, ": ");
             sb_json_str(&idx, name);
         }

@@ -53,13 +53,6 @@ static void axpy_f16_scalar(float *acc, float w, const uint16_t *v, int d) {
 }
 
 #if WICK_X86
-__attribute__((target("avx2,fma,f16c"))) static inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 __attribute__((target("avx2,fma,f16c"))) static float dot_f32_avx2(const float *q, const float *k,
                                                                      int d) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();

@@ -16,16 +16,10 @@
 
 #include "kernels/convert.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/simd_math.h"
 
 #define T256 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-
-T256 INLINE float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* ---------------- float weights ---------------- */
 
@@ -65,7 +59,7 @@ T256 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 2
         for (int c = 0; c < CB; c++) {
-            float s = hsum8(acc[r][c]);
+            float s = hsum256(acc[r][c]);
             for (int kk = k; kk < cols; kk++) s += w_scalar(wt, w + r * row_bytes, kk) * x[(size_t)c * cols + kk];
             y[(size_t)c * ldy + r] = s;
         }
@@ -139,7 +133,7 @@ T256 INLINE void qtile(const int wt, const int RB, const int CB, const char *w, 
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 2
-        for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = hsum8(acc[r][c]);
+        for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = hsum256(acc[r][c]);
 }
 
 T256 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, int n, float *y,

@@ -1,5 +1,6 @@
 /* matmul_q6k_avx2.c — owns the AVX2 Q6_K × Q8_K matmul kernel (twin:
- * mm_q6k_rows_scalar in matmul_q6k.c; contract in matmul_q6k.h).
+ * mm_q6k_rows_scalar in matmul_q6k.c; contract in matmul_q6k.h; prefetch and
+ * row driver shared with the AVX-512 kernel in matmul_q6k_simd.h).
  *
  * One weight row at a time, against up to 4 tokens: each super-block is
  * unpacked once into 8 vectors of 32 unsigned 6-bit quants u = q + 32 in
@@ -17,19 +18,11 @@
 
 #include "kernels/convert.h"
 #include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q6k_simd.h"
+#include "kernels/simd_math.h"
 
 #define T256 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-#ifndef Q6K_PF
-#define Q6K_PF 1024
-#endif
-
-T256 INLINE float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* One weight row (wr) against the NT <= 4 token rows of X; y[t*ldy] gets token t. */
 T256 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X, int nb, float *y,
@@ -42,13 +35,7 @@ T256 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const block_q6_K *w = &wr[b];
-        /* decode streams the weights: fetch Q6K_PF bytes ahead (may run past
-         * the matrix; prefetches never fault) */
-        const char *pf = (const char *)w + Q6K_PF;
-        _mm_prefetch(pf, _MM_HINT_T0);
-        _mm_prefetch(pf + 64, _MM_HINT_T0);
-        _mm_prefetch(pf + 128, _MM_HINT_T0);
-        _mm_prefetch(pf + 192, _MM_HINT_T0);
+        q6k_prefetch(w);
         __m256i u[8];
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
@@ -82,25 +69,9 @@ T256 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
         }
     }
 #pragma GCC unroll 4
-    for (int t = 0; t < NT; t++) y[(size_t)t * ldy] = hsum8(acc[t]);
+    for (int t = 0; t < NT; t++) y[(size_t)t * ldy] = hsum256(acc[t]);
 }
 
-T256 void mm_q6k_rows_avx2(const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                           int r1) {
-    const int nb = cols / WICK_QK_K;
-    const block_q6_K *W = w;
-    const block_q8_K *X = xq;
-    for (int r = r0; r < r1; r++) {
-        const block_q6_K *wr = W + (size_t)r * nb;
-        int i = 0;
-        for (; i + 4 <= n; i += 4) q6k_row(4, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy);
-        switch (n - i) {
-        case 3: q6k_row(3, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy); break;
-        case 2: q6k_row(2, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy); break;
-        case 1: q6k_row(1, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy); break;
-        default: break;
-        }
-    }
-}
+Q6K_DEFINE_ROWS(T256, mm_q6k_rows_avx2, q6k_row)
 
 #endif

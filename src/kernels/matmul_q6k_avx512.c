@@ -1,6 +1,7 @@
 /* matmul_q6k_avx512.c — owns the AVX-512 (F, BW, VL) Q6_K × Q8_K matmul
  * kernel (twin: mm_q6k_rows_scalar in matmul_q6k.c; contract in
- * matmul_q6k.h).
+ * matmul_q6k.h; prefetch and row driver shared with the AVX2 kernel in
+ * matmul_q6k_simd.h).
  *
  * As the AVX2 kernel, with 64-byte vectors: half h of a super-block is two
  * vectors, ql[64h .. 64h+63] & 15 (elements 128h + 0..63 in order) and
@@ -17,12 +18,10 @@
 
 #include "kernels/convert.h"
 #include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q6k_simd.h"
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-#ifndef Q6K_PF
-#define Q6K_PF 1024
-#endif
 
 /* One weight row (wr) against the NT <= 4 token rows of X; y[t*ldy] gets token t. */
 T512 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X, int nb, float *y,
@@ -49,13 +48,7 @@ T512 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const block_q6_K *w = &wr[b];
-        /* decode streams the weights: fetch Q6K_PF bytes ahead (may run past
-         * the matrix; prefetches never fault) */
-        const char *pf = (const char *)w + Q6K_PF;
-        _mm_prefetch(pf, _MM_HINT_T0);
-        _mm_prefetch(pf + 64, _MM_HINT_T0);
-        _mm_prefetch(pf + 128, _MM_HINT_T0);
-        _mm_prefetch(pf + 192, _MM_HINT_T0);
+        q6k_prefetch(w);
         __m512i u[4];
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
@@ -89,22 +82,6 @@ T512 INLINE void q6k_row(const int NT, const block_q6_K *wr, const block_q8_K *X
     for (int t = 0; t < NT; t++) y[(size_t)t * ldy] = _mm512_reduce_add_ps(acc[t]);
 }
 
-T512 void mm_q6k_rows_avx512(const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                             int r1) {
-    const int nb = cols / WICK_QK_K;
-    const block_q6_K *W = w;
-    const block_q8_K *X = xq;
-    for (int r = r0; r < r1; r++) {
-        const block_q6_K *wr = W + (size_t)r * nb;
-        int i = 0;
-        for (; i + 4 <= n; i += 4) q6k_row(4, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy);
-        switch (n - i) {
-        case 3: q6k_row(3, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy); break;
-        case 2: q6k_row(2, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy); break;
-        case 1: q6k_row(1, wr, X + (size_t)i * nb, nb, y + (size_t)i * ldy + r, ldy); break;
-        default: break;
-        }
-    }
-}
+Q6K_DEFINE_ROWS(T512, mm_q6k_rows_avx512, q6k_row)
 
 #endif

@@ -1,4 +1,5 @@
-/* simd_math.h — vector e^x for the kernels (internal to src/kernels).
+/* simd_math.h — vector e^x and the 8-float horizontal sum for the kernels
+ * (internal to src/kernels).
  *
  * exp256/exp512: x is clamped to [-87, 88]; n = round(x·log2 e), r = x - n·ln 2
  * (two-part ln 2), e^r by its degree-7 Taylor polynomial (|r| <= 0.35, so the
@@ -24,6 +25,14 @@
         p = FMA(p, r, SET(1.0f));                                  \
         p = FMA(p, r, SET(1.0f));                                  \
     } while (0)
+
+/* Σ of the 8 lanes: (lo + hi) halves, then pairs, then the last two. */
+static inline SM_T256 float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
 
 static inline SM_T256 __m256 exp256(__m256 x) {
     x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));

@@ -371,7 +371,7 @@ int make_test_model(const test_model_params *p, wick_error *err) {
         if (g.fmt == FORMAT_GGUF) {
             g.k.gw = gguf_writer_new();
             gguf_hparams(&g, tok);
-            rc = tok_write_gguf(tok, g.k.gw, err);
+            rc = tok_write_gguf(tok, g.n_vocab, g.k.gw, err);
             if (rc == 0 && g.hp.rope_scaling == ROPE_SCALING_LLAMA3) rc = add_rope_freqs(&g, err);
         } else {
             g.k.sw = st_writer_new();

@@ -46,10 +46,13 @@ static const char *gguf_pre_name(const tokenizer *t) {
     return NULL;
 }
 
-int tok_write_gguf(const tokenizer *t, gguf_writer *w, wick_error *err) {
+int tok_write_gguf(const tokenizer *t, int32_t n_rows, gguf_writer *w, wick_error *err) {
     if (!t || !w) return wick_fail(err, "tok_write_gguf: NULL argument");
     if (t->kind == TOK_KIND_WPM) return wick_fail(err, "writing WordPiece tokenizers is not supported");
-    int n = t->n_vocab;
+    /* The token list covers every embedding row, as llama.cpp's converter
+     * writes it: rows past the tokenizer's ids become unused [PAD<id>] entries
+     * (llama.cpp takes the vocabulary size from this list). */
+    int n = n_rows > t->n_vocab ? n_rows : t->n_vocab;
     bool spm = t->kind == TOK_KIND_SPM;
     const char *pre = NULL;
     if (!spm) {
@@ -70,22 +73,23 @@ int tok_write_gguf(const tokenizer *t, gguf_writer *w, wick_error *err) {
         goto done;
     }
     for (int32_t i = 0; i < n; i++) {
-        if (t->len[i] == 0) { /* a gap in the ids: a placeholder that can never match */
+        if (i >= t->n_vocab || t->len[i] == 0) { /* a gap in the ids: a placeholder that can never match */
             char *p = pads + (size_t)i * 24;
             snprintf(p, 24, "[PAD%d]", i);
             strs[i] = p;
             lens[i] = strlen(p);
             types[i] = TT_UNUSED;
+            scores[i] = 0.0f;
         } else {
             strs[i] = tok_text(t, i);
             lens[i] = t->len[i];
             types[i] = t->type[i] == TT_UNDEF ? TT_NORMAL : t->type[i];
+            scores[i] = t->scores[i];
         }
-        scores[i] = t->scores[i];
     }
     if (spm && t->model == MODEL_BPE_RANK) {
         /* scores from merge ranks: the earlier the merge, the higher the score */
-        for (int32_t i = 0; i < n; i++) scores[i] = single_char(t, i) ? 0.0f : -(float)(t->n_merges + 1);
+        for (int32_t i = 0; i < t->n_vocab; i++) scores[i] = single_char(t, i) ? 0.0f : -(float)(t->n_merges + 1);
         for (int r = t->n_merges - 1; r >= 0; r--) scores[t->merge_res[r]] = -(float)r;
         for (int32_t i = 0; i < n; i++)
             if (types[i] != TT_NORMAL) scores[i] = 0.0f;

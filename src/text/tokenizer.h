@@ -83,8 +83,9 @@ char *tok_decode_len(const tokenizer *t, const int32_t *ids, size_t n, bool skip
 /* ---- writing (for test models) ---- */
 
 /* Write the tokenizer.ggml.* keys (model, pre, tokens, scores, token_type,
- * merges, bos/eos ids, add_bos/add_eos, chat_template). */
-int tok_write_gguf(const tokenizer *t, gguf_writer *w, wick_error *err);
+ * merges, bos/eos ids, add_bos/add_eos, chat_template). The token list is
+ * padded with unused [PAD<id>] entries up to n_rows (the embedding's rows). */
+int tok_write_gguf(const tokenizer *t, int32_t n_rows, gguf_writer *w, wick_error *err);
 /* Write tokenizer.json and tokenizer_config.json into dir. */
 int tok_write_hf(const tokenizer *t, const char *dir, wick_error *err);
 /* A small deterministic byte-level BPE tokenizer for random test models:

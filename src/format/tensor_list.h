@@ -1,0 +1,35 @@
+/* tensor_list.h — the tensors a file writer (gguf_writer, st_writer)
+ * collects before it writes; see tensor_list.c. */
+#ifndef WICK_FORMAT_TENSOR_LIST_H
+#define WICK_FORMAT_TENSOR_LIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+typedef struct tlist_tensor {
+    char *name;
+    int type, n_dims;
+    int64_t ne[WICK_MAX_DIMS];
+    void *data;
+    size_t nbytes;
+} tlist_tensor;
+
+typedef struct tensor_list {
+    tlist_tensor *t;
+    size_t n, cap;
+} tensor_list;
+
+/* Append a tensor of t's type, n_dims and ne (t's name, data and nbytes are
+ * ignored) with copies of name and the nbytes at data (data may be NULL when
+ * nbytes is 0). Fails, leaving the list as it was, on a name already in the
+ * list or out of memory. */
+int tlist_add(tensor_list *l, const tlist_tensor *t, const char *name, const void *data,
+              size_t nbytes, wick_error *err);
+
+/* Free every entry's copies and the array; the list is empty afterwards. */
+void tlist_free(tensor_list *l);
+
+#endif
