@@ -47,6 +47,13 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libwick.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
 
+# bench/*.c: timing programs (not tests), built by `make bench` into $(BUILD)/bench/
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/llamacpp_ref.c,$(wildcard bench/*.c)))
+bench: $(BENCH_BIN)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libwick.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
+
 test: all $(TEST_BIN)
 	@tests/run.sh $(BUILD)
 

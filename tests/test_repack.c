@@ -91,7 +91,7 @@ static int n_isas(void) { return (int)cpu_best_isa() + 1; }
 
 static void test_repack_matmul(void) {
     static const int TYPES[] = {WICK_Q8_0, WICK_Q4_0};
-    static const int ROWS[] = {16, 32, 80, 160};
+    static const int ROWS[] = {16, 32, 80, 160, 304}; /* 304: past one prefill row block (256) */
     static const int COLS[] = {32, 96, 224, 1056};
     static const int NS[] = {1, 2, 3, 4, 7, 8, 9, 33};
     const cpu_isa saved = cpu_isa_active();
@@ -99,7 +99,7 @@ static void test_repack_matmul(void) {
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     for (int ti = 0; ti < 2; ti++) {
         int fails = 0, checks = 0;
-        for (int ri = 0; ri < 4; ri++)
+        for (int ri = 0; ri < 5; ri++)
             for (int ci = 0; ci < 4; ci++)
                 for (int ni = 0; ni < 8; ni++) {
                     const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = rows + 5;

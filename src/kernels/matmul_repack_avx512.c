@@ -11,9 +11,16 @@
  * FMA per block and 16 rows, in block order: the same integer sums and float
  * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
  * are bit-identical to it. Decode (n <= 3) streams each group once with
- * software prefetches ahead (into L1 and, further, into L2); prefill applies
- * each loaded weight vector to up to 8 tokens, KC blocks at a time so the
- * group's chunk stays in L1. */
+ * software prefetches ahead (into L1 and, further, into L2).
+ *
+ * Prefill works on row blocks of RB rows (their KC-block chunk stays in L2)
+ * and tiles of up to T tokens: each tile's activations for the chunk are
+ * first copied into a small token-interleaved buffer (xtile, in L1), so that
+ * every token is a fixed displacement from one pointer; then each pair of
+ * 16-row groups runs over the chunk with one broadcast of activation bytes
+ * feeding two VPDPBUSD (a lone group at a range edge takes the one-group
+ * tile). Per row and token the integer sums and float operations are the
+ * same as decode's, block by block. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -24,7 +31,9 @@
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 
-#define KC 32          /* blocks per prefill chunk: 16 rows × 32 blocks = 16 KiB (Q8_0) */
+#define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
+#define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
+#define T 6            /* tokens per prefill tile */
 /* Decode prefetch distances: into L1 a little ahead, into L2 further ahead
  * (more lines in flight than L1's fill buffers allow; measured on the
  * 2-core AVX-512 machine: Q4_0 2 threads 21.8 -> 25.7 GB/s from DRAM). */
@@ -94,49 +103,132 @@ T512 INLINE void r16_decode(const int base, const int C, const char *gp, int nb,
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
 }
 
-/* Prefill: one group × C <= 8 tokens over blocks [b0, b0+nbk); xb/xs/xd
- * point at block b0 of each token; acc continues from y unless first. */
-T512 INLINE void r16_tile(const int base, const int C, const char *gp, int nb, int b0, int nbk,
-                          const block_q8_0 *const xb[8], const int32_t *const xs[8],
-                          const float *const xd[8], float *const yp[8], bool first, __mmask16 m) {
-    const size_t wb = mm_r16_block_bytes(base);
-    const int off = base == WICK_Q8_0 ? 128 : 8;
-    const uint16_t *sc = (const uint16_t *)(gp + (size_t)nb * wb) + (size_t)b0 * 16;
-    const char *wp = gp + (size_t)b0 * wb;
-    __m512 acc[8];
-#pragma GCC unroll 8
-    for (int c = 0; c < C; c++) acc[c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, yp[c]);
-    for (int kb = 0; kb < nbk; kb++) {
-        __m512i is[8];
-#pragma GCC unroll 8
-        for (int c = 0; c < C; c++) is[c] = _mm512_set1_epi32(-off * xs[c][kb]);
-        const char *p = wp + (size_t)kb * wb;
-        if (base == WICK_Q8_0) {
-#pragma GCC unroll 8
-            for (int g = 0; g < 8; g++) {
-                const __m512i wv = _mm512_loadu_si512((const void *)(p + 64 * g));
-#pragma GCC unroll 8
-                for (int c = 0; c < C; c++) is[c] = _mm512_dpbusd_epi32(is[c], wv, xbcast(xb[c] + kb, g));
-            }
-        } else {
-            const __m512i m4 = _mm512_set1_epi8(0x0f);
-#pragma GCC unroll 4
-            for (int j = 0; j < 4; j++) {
-                const __m512i v = _mm512_loadu_si512((const void *)(p + 64 * j));
-                const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-#pragma GCC unroll 8
-                for (int c = 0; c < C; c++) is[c] = _mm512_dpbusd_epi32(is[c], lo, xbcast(xb[c] + kb, j));
-#pragma GCC unroll 8
-                for (int c = 0; c < C; c++) is[c] = _mm512_dpbusd_epi32(is[c], hi, xbcast(xb[c] + kb, j + 4));
-            }
+/* One prefill tile's activations for blocks [b0, b0+nbk), token-interleaved:
+ * quants of block kb of token c at qs[kb][c], its -off·Σq at nsum[kb][c] (the
+ * offset correction the unsigned weights need) and its scale at d[kb][c]. */
+typedef struct xtile {
+    int8_t qs[KC][T][WICK_QK];
+    int32_t nsum[KC][T];
+    float d[KC][T];
+} xtile;
+
+T512 INLINE void xtile_pack(xtile *xt, int off, const block_q8_0 *xb, const int32_t *xs, const float *xd,
+                            int nb, int t0, int C, int b0, int nbk) {
+    for (int c = 0; c < C; c++) {
+        const size_t k0 = (size_t)(t0 + c) * nb + b0;
+        for (int kb = 0; kb < nbk; kb++) {
+            _mm256_storeu_si256((__m256i *)xt->qs[kb][c], _mm256_loadu_si256((const __m256i *)xb[k0 + kb].qs));
+            xt->nsum[kb][c] = -off * xs[k0 + kb];
+            xt->d[kb][c] = xd[k0 + kb];
         }
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(sc + (size_t)kb * 16)));
+    }
+}
+
+T512 INLINE __m512i tbcast(const xtile *xt, int kb, int c, int g) {
+    int32_t v;
+    memcpy(&v, xt->qs[kb][c] + 4 * g, 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* Column group g of a block as unsigned bytes (Q4_0: groups 0-3 are the low
+ * nibbles of vector g, 4-7 the high nibbles of vector g-4). */
+T512 INLINE __m512i r16_group(const int base, const char *p, int g) {
+    if (base == WICK_Q8_0) return _mm512_loadu_si512((const void *)(p + 64 * g));
+    const __m512i v = _mm512_loadu_si512((const void *)(p + 64 * (g & 3)));
+    return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+}
+
+/* NG (1 or 2) adjacent groups × C <= T tokens over the tile's nbk blocks;
+ * y0 is token 0's output for the first group's row 0; accumulators continue
+ * from y unless first; m masks the rows of a lone group. */
+T512 INLINE void r16_tile(const int base, const int NG, const int C, const char *gp, size_t gb, int nb,
+                          int b0, int nbk, const xtile *xt, float *y0, int ldy, bool first, __mmask16 m) {
+    const size_t wb = mm_r16_block_bytes(base);
+    __m512 acc[2][T];
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
 #pragma GCC unroll 8
         for (int c = 0; c < C; c++)
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(dw, _mm512_set1_ps(xd[c][kb])), acc[c]);
-    }
+            acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
+    for (int kb = 0; kb < nbk; kb++) {
+        const char *p = gp + (size_t)(b0 + kb) * wb;
+        __m512i is[2][T];
 #pragma GCC unroll 8
-    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
+        for (int c = 0; c < C; c++) {
+            const __m512i z = _mm512_set1_epi32(xt->nsum[kb][c]);
+#pragma GCC unroll 2
+            for (int q = 0; q < NG; q++) is[q][c] = z;
+        }
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) {
+            __m512i wv[2];
+#pragma GCC unroll 2
+            for (int q = 0; q < NG; q++) wv[q] = r16_group(base, p + q * gb, g);
+#pragma GCC unroll 8
+            for (int c = 0; c < C; c++) {
+                const __m512i xv = tbcast(xt, kb, c, g);
+#pragma GCC unroll 2
+                for (int q = 0; q < NG; q++) is[q][c] = _mm512_dpbusd_epi32(is[q][c], wv[q], xv);
+            }
+        }
+#pragma GCC unroll 2
+        for (int q = 0; q < NG; q++) {
+            const uint16_t *sc = (const uint16_t *)(gp + q * gb + (size_t)nb * wb) + (size_t)(b0 + kb) * 16;
+            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)sc));
+#pragma GCC unroll 8
+            for (int c = 0; c < C; c++)
+                acc[q][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[q][c]),
+                                            _mm512_mul_ps(dw, _mm512_set1_ps(xt->d[kb][c])), acc[q][c]);
+        }
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
+#pragma GCC unroll 8
+        for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(y0 + (size_t)c * ldy + 16 * q, m, acc[q][c]);
+}
+
+/* The tile for C tokens, with C a constant in each instance. */
+T512 INLINE void r16_tile_c(const int base, const int NG, int C, const char *gp, size_t gb, int nb, int b0,
+                            int nbk, const xtile *xt, float *y0, int ldy, bool first, __mmask16 m) {
+    switch (C) {
+    case 6: r16_tile(base, NG, 6, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    case 5: r16_tile(base, NG, 5, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    case 4: r16_tile(base, NG, 4, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    case 3: r16_tile(base, NG, 3, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    case 2: r16_tile(base, NG, 2, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    default: r16_tile(base, NG, 1, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    }
+}
+_Static_assert(T == 6, "r16_tile_c instantiates C = 1..6");
+
+/* Prefill over rows [r0, r1) and n >= 4 tokens. */
+T512 INLINE void r16_prefill(const int base, const char *w, int nb, size_t gb, const block_q8_0 *xb,
+                             const int32_t *xs, const float *xd, int n, float *y, int ldy, int r0, int r1) {
+    const int off = base == WICK_Q8_0 ? 128 : 8;
+    xtile xt;
+    for (int rb = r0 & ~15; rb < r1; rb += RB) {
+        const int rb_end = rb + RB < r1 ? rb + RB : r1;
+        for (int b0 = 0; b0 < nb; b0 += KC) {
+            const int nbk = nb - b0 < KC ? nb - b0 : KC;
+            for (int i = 0; i < n; i += T) {
+                const int C = n - i < T ? n - i : T;
+                xtile_pack(&xt, off, xb, xs, xd, nb, i, C, b0, nbk);
+                for (int rt = rb; rt < rb_end;) {
+                    const int lo = r0 > rt ? r0 - rt : 0, hi = rb_end - rt < 16 ? rb_end - rt : 16;
+                    const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+                    const char *gp = w + (size_t)(rt / 16) * gb;
+                    float *y0 = y + (size_t)i * ldy + rt;
+                    if (m == 0xffff && rt + 32 <= rb_end) {
+                        r16_tile_c(base, 2, C, gp, gb, nb, b0, nbk, &xt, y0, ldy, b0 == 0, m);
+                        rt += 32;
+                    } else {
+                        r16_tile_c(base, 1, C, gp, gb, nb, b0, nbk, &xt, y0, ldy, b0 == 0, m);
+                        rt += 16;
+                    }
+                }
+            }
+        }
+    }
 }
 
 T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *xq, int n, float *y,
@@ -146,52 +238,26 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
     const block_q8_0 *xblocks = xq;
     const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
     const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
+    if (n > 3) {
+        r16_prefill(base, w, nb, gb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
+        return;
+    }
     for (int rt = r0 & ~15; rt < r1; rt += 16) {
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
         const char *gp = (const char *)w + (size_t)(rt / 16) * gb;
-        if (n <= 3) {
-            const block_q8_0 *xb[3];
-            const int32_t *xs[3];
-            const float *xd[3];
-            float *yp[3];
-            for (int c = 0; c < 3; c++) {
-                const int i = c < n ? c : 0;
-                xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
-                yp[c] = y + (size_t)i * ldy + rt;
-            }
-            if (n == 1) r16_decode(base, 1, gp, nb, xb, xs, xd, yp, m);
-            else if (n == 2) r16_decode(base, 2, gp, nb, xb, xs, xd, yp, m);
-            else r16_decode(base, 3, gp, nb, xb, xs, xd, yp, m);
-            continue;
+        const block_q8_0 *xb[3];
+        const int32_t *xs[3];
+        const float *xd[3];
+        float *yp[3];
+        for (int c = 0; c < 3; c++) {
+            const int i = c < n ? c : 0;
+            xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
+            yp[c] = y + (size_t)i * ldy + rt;
         }
-        for (int b0 = 0; b0 < nb; b0 += KC) {
-            const int nbk = nb - b0 < KC ? nb - b0 : KC;
-            for (int i = 0; i < n; i += 8) {
-                const int C = n - i < 8 ? n - i : 8;
-                const block_q8_0 *xb[8];
-                const int32_t *xs[8];
-                const float *xd[8];
-                float *yp[8];
-                for (int c = 0; c < 8; c++) {
-                    const int t = i + (c < C ? c : 0);
-                    const size_t xi = (size_t)t * nb + b0;
-                    xb[c] = xblocks + xi, xs[c] = xsums + xi, xd[c] = xscales + xi;
-                    yp[c] = y + (size_t)t * ldy + rt;
-                }
-                const bool first = b0 == 0;
-                switch (C) {
-                case 8: r16_tile(base, 8, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                case 7: r16_tile(base, 7, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                case 6: r16_tile(base, 6, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                case 5: r16_tile(base, 5, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                case 4: r16_tile(base, 4, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                case 3: r16_tile(base, 3, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                case 2: r16_tile(base, 2, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                default: r16_tile(base, 1, gp, nb, b0, nbk, xb, xs, xd, yp, first, m); break;
-                }
-            }
-        }
+        if (n == 1) r16_decode(base, 1, gp, nb, xb, xs, xd, yp, m);
+        else if (n == 2) r16_decode(base, 2, gp, nb, xb, xs, xd, yp, m);
+        else r16_decode(base, 3, gp, nb, xb, xs, xd, yp, m);
     }
 }
 

@@ -1,0 +1,63 @@
+/* bench_matmul.c — times one matmul kernel on one thread, for choosing
+ * kernel changes by measurement: y = x·Wᵀ with random W (rows × cols) in the
+ * given type (Q8_0/Q4_0 repacked as the loader does for the active ISA) and n
+ * activation rows. Prints GMAC/s (median of the repeats) and the kernel used.
+ * Usage: build/bench/bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols] [n] [repeats] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/tensor.h"
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    const int type = dtype_from_name(argc > 1 ? argv[1] : "q8_0");
+    const int rows = argc > 2 ? atoi(argv[2]) : 4864, cols = argc > 3 ? atoi(argv[3]) : 896;
+    const int n = argc > 4 ? atoi(argv[4]) : 128, reps = argc > 5 ? atoi(argv[5]) : 9;
+    if (type < 0 || !dtype_supported(type) || rows < 16 || cols < 32 || cols % (type == WICK_Q6_K ? 256 : 32) || n < 1 || reps < 1 || reps > 99) {
+        fprintf(stderr, "usage: bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols, a multiple of 32 (256 for q6_k)] [n] [repeats]\n");
+        return 2;
+    }
+    float *wf = malloc(sizeof(float) * (size_t)rows * cols), *x = malloc(sizeof(float) * (size_t)n * cols);
+    float *y = malloc(sizeof(float) * (size_t)n * rows);
+    const size_t wbytes = dtype_row_bytes(type, cols) * (size_t)rows;
+    void *w = aligned_alloc(64, (wbytes + 63) & ~(size_t)63);
+    if (!wf || !x || !y || !w) return 1;
+    srand(1);
+    for (size_t i = 0; i < (size_t)rows * cols; i++) wf[i] = (float)rand() / RAND_MAX - 0.5f;
+    for (size_t i = 0; i < (size_t)n * cols; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
+    for (int r = 0; r < rows; r++)
+        quantize_row(type, wf + (size_t)r * cols, (char *)w + dtype_row_bytes(type, cols) * r, cols);
+    wick_tensor W = {.name = "w", .type = type, .n_dims = 2, .ne = {cols, rows, 1, 1}, .data = w, .nbytes = wbytes};
+    if (matmul_repack_type(&W) >= 0) W.type = matmul_repack(NULL, &W, w);
+    void *scratch = malloc(matmul_scratch_bytes(W.type, cols, n) + 64);
+    if (!scratch) return 1;
+    double t[99];
+    matmul(NULL, &W, x, n, y, rows, scratch); /* warm-up */
+    for (int k = 0; k < reps; k++) {
+        double t0 = now_s();
+        matmul(NULL, &W, x, n, y, rows, scratch);
+        t[k] = now_s() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    const double macs = (double)rows * cols * n;
+    printf("%s %d x %d, n %d, 1 thread, %s: %.3f ms, %.1f GMAC/s, %.2f GB/s of weights\n", dtype_name(type), rows,
+           cols, n, cpu_isa_name(cpu_isa_active()), t[reps / 2] * 1e3, macs / t[reps / 2] * 1e-9,
+           wbytes / t[reps / 2] * 1e-9);
+    free(wf), free(x), free(y), free(w), free(scratch);
+    return 0;
+}
