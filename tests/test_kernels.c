@@ -659,6 +659,13 @@ static void test_attention(void) {
                         CHECK_MSG(worst <= 1e-5 * vmax, "attention %s gqa=%d window=%d hd=%d bs=%d %s: diff %g",
                                   dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, cpu_isa_name((cpu_isa)isa), worst);
                         cases++;
+                        /* one decode row alone (a batch of just its GQA group's heads) */
+                        const size_t o11 = (size_t)11 * n_heads * hd;
+                        attention(pool, &ap, q + o11, 1, &pos[11], &kv, o2);
+                        worst = 0;
+                        for (int i = 0; i < n_heads * hd; i++) worst = fmax(worst, fabs(o1[o11 + i] - o2[i]));
+                        CHECK_MSG(worst <= 1e-5 * vmax, "attention decode row %s gqa=%d window=%d hd=%d bs=%d %s: diff %g",
+                                  dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, cpu_isa_name((cpu_isa)isa), worst);
                     }
                     cpu_set_isa(saved);
                     /* a window of 1 returns v at the query position exactly (up to rounding) */

@@ -37,12 +37,12 @@ static void *make_w(int type, int rows, int cols) {
 static void test_repack_layout(void) {
     static const int TYPES[] = {WICK_Q8_0, WICK_Q4_0};
     static const int ROWS[] = {16, 48, 160};
-    static const int COLS[] = {32, 96, 1056};
+    static const int COLS[] = {32, 64, 96, 1056};
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     for (int ti = 0; ti < 2; ti++)
-        for (int ri = 0; ri < 3; ri++)
-            for (int ci = 0; ci < 3; ci++) {
+        for (int ri = 0; ri < (int)(sizeof ROWS / sizeof ROWS[0]); ri++)
+            for (int ci = 0; ci < (int)(sizeof COLS / sizeof COLS[0]); ci++) {
                 const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci];
                 const size_t bytes = dtype_row_bytes(type, cols) * (size_t)rows;
                 void *w = make_w(type, rows, cols);
@@ -92,15 +92,15 @@ static int n_isas(void) { return (int)cpu_best_isa() + 1; }
 static void test_repack_matmul(void) {
     static const int TYPES[] = {WICK_Q8_0, WICK_Q4_0};
     static const int ROWS[] = {16, 32, 80, 160, 304}; /* 304: past one prefill row block (256) */
-    static const int COLS[] = {32, 96, 224, 1056};
+    static const int COLS[] = {32, 96, 128, 224, 1056};
     static const int NS[] = {1, 2, 3, 4, 7, 8, 9, 33};
     const cpu_isa saved = cpu_isa_active();
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     for (int ti = 0; ti < 2; ti++) {
         int fails = 0, checks = 0;
-        for (int ri = 0; ri < 5; ri++)
-            for (int ci = 0; ci < 4; ci++)
+        for (int ri = 0; ri < (int)(sizeof ROWS / sizeof ROWS[0]); ri++)
+            for (int ci = 0; ci < (int)(sizeof COLS / sizeof COLS[0]); ci++)
                 for (int ni = 0; ni < 8; ni++) {
                     const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = rows + 5;
                     const size_t bytes = dtype_row_bytes(type, cols) * (size_t)rows;

@@ -8,10 +8,15 @@
  *           sequence, as llama-bench's tg test.
  *   sweep   with --chunk LIST: pp<P> again for each prefill chunk size.
  * Also: memory read bandwidth (a streaming read of --membw-mib MiB by -t
- * threads, in a child process so its buffer does not count in peak RSS;
- * probed before and after the tests, the higher figure is used), the
- * decode ceiling it implies (bandwidth ÷ weight bytes one decode step reads),
- * and the process's peak RSS with weights + KV cache for comparison. */
+ * threads, in a child process so its buffer does not count in peak RSS),
+ * probed before the first repeat and right after each repeat's decode test,
+ * so every tg run lies between two probes; the decode ceiling of a repeat is
+ * the mean of its two probes ÷ the weight bytes one decode step reads, and
+ * the figures reported are medians (bandwidth over all probes; ceiling and
+ * decode's share of it over repeats): on a shared machine the bandwidth
+ * drifts from second to second, so decode is compared with what the memory
+ * gave at the time. Also the process's peak RSS with weights + KV cache for
+ * comparison. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +30,7 @@
 #include "cli/cli.h"
 #include "engine/bench.h"
 #include "engine/context.h"
+#include "engine/sampler.h"
 
 #define MAX_REPEATS 64
 #define MAX_CHUNKS 16
@@ -57,13 +63,6 @@ static stat stats(const double *v, int n) {
     return s;
 }
 
-static int32_t argmax(const float *x, int n) {
-    int32_t best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best]) best = i;
-    return best;
-}
-
 typedef struct bench {
     wick_model *m;
     int n_vocab, n_tok_vocab;
@@ -79,7 +78,7 @@ static int32_t rand_token(bench *b) {
 
 static int32_t sample(bench *b, wick_context *c) {
     double t0 = now_ms();
-    int32_t t = argmax(wick_logits(c, 0), b->n_vocab);
+    int32_t t = sampler_argmax(wick_logits(c, 0), b->n_vocab);
     b->sample_ms += now_ms() - t0;
     b->n_sampled++;
     return t;
@@ -188,7 +187,9 @@ int cmd_bench(int argc, char **argv) {
     }
     if (!ctx) ctx = n_prompt + n_gen + 1;
 
-    double membw = membw_mib ? membw_child((size_t)membw_mib << 20, threads) : -1;
+    /* bw[0] before the tests, bw[r + 1] right after repeat r's decode test */
+    double bw[MAX_REPEATS + 1], ceil_r[MAX_REPEATS], pct_r[MAX_REPEATS];
+    const size_t bw_bytes = (size_t)membw_mib << 20;
     double t_load = now_ms();
     wick_model *m = cli_load_model_dtype("bench", model, dtype);
     if (!m) return 1;
@@ -203,6 +204,7 @@ int cmd_bench(int argc, char **argv) {
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_prompt), *pos = malloc(sizeof(int32_t) * (size_t)n_prompt),
             *seq = malloc(sizeof(int32_t) * (size_t)n_prompt);
     double pp[MAX_REPEATS], ttft[MAX_REPEATS], tg[MAX_REPEATS];
+    int n_bw = 0;
     stat sw[MAX_CHUNKS];
     wick_error err;
     wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = kv_type};
@@ -219,19 +221,22 @@ int cmd_bench(int argc, char **argv) {
     if (run_decode(&b, c, 1) < 0) goto done;
     wick_context_profile_reset(c);
     b.sample_ms = 0, b.n_sampled = 0;
+    const bool probe = membw_mib > 0 && info.decode_bytes > 0;
+    if (probe && (bw[n_bw++] = membw_child(bw_bytes, threads)) <= 0) goto probe_failed;
     for (int r = 0; r < repeats; r++) {
-        double pms;
-        if ((ttft[r] = run_prefill(&b, c, n_prompt, toks, pos, seq, &pms)) < 0) goto done;
-        pp[r] = n_prompt * 1000.0 / pms;
         if (n_gen > 0) {
             double ms = run_decode(&b, c, n_gen);
             if (ms < 0) goto done;
             tg[r] = n_gen * 1000.0 / ms;
         }
-    }
-    if (membw_mib) { /* again after the tests: the machine may be shared and noisy */
-        double again = membw_child((size_t)membw_mib << 20, threads);
-        if (again > membw) membw = again;
+        if (probe) {
+            if ((bw[n_bw++] = membw_child(bw_bytes, threads)) <= 0) goto probe_failed;
+            ceil_r[r] = (bw[r] + bw[r + 1]) / 2 * 1e9 / (double)info.decode_bytes;
+            pct_r[r] = n_gen > 0 ? 100.0 * tg[r] / ceil_r[r] : 0;
+        }
+        double pms;
+        if ((ttft[r] = run_prefill(&b, c, n_prompt, toks, pos, seq, &pms)) < 0) goto done;
+        pp[r] = n_prompt * 1000.0 / pms;
     }
     cli_print_profile(c, b.sample_ms, b.n_sampled);
     const bool prof = wick_context_profiling(c);
@@ -257,7 +262,8 @@ int cmd_bench(int argc, char **argv) {
     }
 
     const stat spp = stats(pp, repeats), sttft = stats(ttft, repeats), stg = stats(tg, n_gen > 0 ? repeats : 0);
-    const double ceiling = membw > 0 && info.decode_bytes ? membw * 1e9 / (double)info.decode_bytes : 0;
+    const stat sbw = stats(bw, n_bw), sceil = stats(ceil_r, n_bw ? repeats : 0), spct = stats(pct_r, n_bw ? repeats : 0);
+    const double membw = n_bw ? sbw.med : -1, ceiling = sceil.med;
     const double rss_mb = bench_peak_rss() / 1048576.0;
     const int kv_dim = info.n_head_kv * info.head_dim;
     const double kv_mb = 2.0 * info.n_layer * (double)ctx * kv_dim * (kv_type ? 2 : 4) / 1048576.0;
@@ -280,9 +286,10 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "ttft_ms", sttft.med);
         cJSON_AddNumberToObject(o, "ttft_ms_sd", sttft.sd);
         cJSON_AddNumberToObject(o, "membw_gb_s", membw);
+        cJSON_AddNumberToObject(o, "membw_gb_s_sd", sbw.sd);
         cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.decode_bytes);
         cJSON_AddNumberToObject(o, "decode_ceiling_tok_s", ceiling);
-        cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", ceiling > 0 ? 100.0 * stg.med / ceiling : 0);
+        cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", spct.med);
         cJSON_AddNumberToObject(o, "peak_rss_mb", rss_mb);
         cJSON_AddNumberToObject(o, "weights_mb", w_mb);
         cJSON_AddNumberToObject(o, "kv_cache_mb", kv_mb);
@@ -318,13 +325,16 @@ int cmd_bench(int argc, char **argv) {
             printf("| %-12s | %12.2f | %10.2f |  pp%d tok/s\n", name, sw[k].med, sw[k].sd, n_prompt);
         }
         if (membw > 0)
-            printf("memory read bandwidth: %.1f GB/s (%d threads); weights read per token: %.1f MiB; "
-                   "decode ceiling %.1f tok/s; decode at %.0f%% of it\n",
-                   membw, threads, w_mb, ceiling, ceiling > 0 ? 100.0 * stg.med / ceiling : 0);
+            printf("memory read bandwidth: %.1f ± %.1f GB/s (%d threads, %d probes); weights read per token: "
+                   "%.1f MiB; decode ceiling %.1f tok/s; decode at %.0f%% of it (median over repeats)\n",
+                   membw, sbw.sd, threads, n_bw, w_mb, ceiling, spct.med);
         printf("peak RSS: %.1f MiB (weights %.1f MiB + KV cache %.1f MiB for %d positions = %.1f MiB)\n",
                rss_mb, w_mb, kv_mb, ctx, w_mb + kv_mb);
     }
     rc = 0;
+    goto done;
+probe_failed:
+    cli_error("bench: the memory bandwidth probe failed (%d MiB; --membw-mib 0 skips it)", membw_mib);
 done:
     wick_context_free(c);
     free(toks), free(pos), free(seq);

@@ -1,11 +1,24 @@
-/* kv_cache.c — the paged KV cache (see kv_cache.h). */
+/* kv_cache.c — the paged KV cache (see kv_cache.h). K and V are anonymous
+ * maps: pages are committed only when a block is first written, and marked
+ * for transparent huge pages, since attention reads a head's slice of every
+ * row (rows a page or more apart: with 4 KiB pages, a TLB miss per row). */
 #include "engine/kv_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/error.h"
 #include "core/tensor.h"
+
+/* Zeroed, lazily committed, huge pages where the kernel has them; NULL on failure. */
+static void *kv_map(size_t bytes) {
+    if (bytes == 0) return NULL;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
 
 int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq, int type,
                   wick_error *err) {
@@ -21,9 +34,9 @@ int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq
     kv->max_blocks_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
     kv->n_blocks = kv->max_blocks_seq * n_seq;
     size_t layer_bytes = (size_t)kv->n_blocks * KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;
-    /* calloc: pages are committed only when a block is first written. */
-    kv->k = calloc((size_t)n_layer, layer_bytes);
-    kv->v = calloc((size_t)n_layer, layer_bytes);
+    kv->map_bytes = (size_t)n_layer * layer_bytes;
+    kv->k = kv_map(kv->map_bytes);
+    kv->v = kv_map(kv->map_bytes);
     kv->tables = malloc((size_t)n_seq * (size_t)kv->max_blocks_seq * sizeof *kv->tables);
     kv->n_seq_blocks = calloc((size_t)n_seq, sizeof *kv->n_seq_blocks);
     kv->len = calloc((size_t)n_seq, sizeof *kv->len);
@@ -42,8 +55,8 @@ int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq
 }
 
 void kv_cache_free(kv_cache *kv) {
-    free(kv->k);
-    free(kv->v);
+    if (kv->k) munmap(kv->k, kv->map_bytes);
+    if (kv->v) munmap(kv->v, kv->map_bytes);
     free(kv->tables);
     free(kv->n_seq_blocks);
     free(kv->len);

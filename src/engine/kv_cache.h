@@ -25,7 +25,8 @@ typedef struct kv_cache {
     size_t elem_bytes;
     int n_blocks;        /* in the pool */
     int max_blocks_seq;  /* per sequence: ceil(n_ctx / block) */
-    void *k, *v;         /* [n_layer][n_blocks][block][row_elems] */
+    void *k, *v;         /* [n_layer][n_blocks][block][row_elems], anonymous maps */
+    size_t map_bytes;    /* of k and of v */
     int32_t *tables;     /* [n_seq][max_blocks_seq] */
     int *n_seq_blocks;   /* blocks held per sequence */
     int *len;            /* tokens per sequence */

@@ -223,6 +223,28 @@ AT512 AINLINE void transpose16(__m512 r[16]) {
     }
 }
 
+/* Up to SMALL_M query vectors (decode: one row, a GQA group of 1-4 heads)
+ * score each key as a dot product: 16-lane partial sums per key, then a
+ * reduction tree packs 16 keys' sums into one vector (hsum4x, hsum16) —
+ * cheaper than transposing the keys when few queries share them. */
+#define SMALL_M 4
+
+/* P[u] (u < 4) summed within each 128-bit lane: lane L of the result holds
+ * [Σ P[0], Σ P[1], Σ P[2], Σ P[3]] over lane L's four floats. */
+AT512 AINLINE __m512 hsum4x(const __m512 P[4]) {
+    const __m512 q0 = _mm512_add_ps(_mm512_unpacklo_ps(P[0], P[1]), _mm512_unpackhi_ps(P[0], P[1]));
+    const __m512 q1 = _mm512_add_ps(_mm512_unpacklo_ps(P[2], P[3]), _mm512_unpackhi_ps(P[2], P[3]));
+    const __m512d a = _mm512_castps_pd(q0), b = _mm512_castps_pd(q1);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+}
+
+/* R[g] = hsum4x of keys 4g..4g+3: lane t of the result = key t's full sum. */
+AT512 AINLINE __m512 hsum16(const __m512 R[4]) {
+    const __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(R[0], R[1], 0x44), _mm512_shuffle_f32x4(R[0], R[1], 0xee));
+    const __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(R[2], R[3], 0x44), _mm512_shuffle_f32x4(R[2], R[3], 0xee));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(t01, t23, 0x88), _mm512_shuffle_f32x4(t01, t23, 0xdd));
+}
+
 AT512 AINLINE __m512 load16(const bool f16, const char *p) {
     if (f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
     return _mm512_loadu_ps((const float *)p);
@@ -269,8 +291,41 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
         const int32_t end = blk_end < hi + 1 ? blk_end : hi + 1;
         const int cnt = end - p0;
         const int64_t r0 = kv_row(kv, p0);
+        if (end <= hi) { /* the next tile's K and V rows of this head, into L2 meanwhile */
+            const int64_t rn = kv_row(kv, end);
+            const int ncnt = hi + 1 - end < bs ? hi + 1 - end : bs;
+            for (int t = 0; t < ncnt; t++)
+                for (size_t o = 0; o < (size_t)D * esz; o += 64) {
+                    _mm_prefetch(kb + (size_t)(rn + t) * row_bytes + o, _MM_HINT_T1);
+                    _mm_prefetch(vb + (size_t)(rn + t) * row_bytes + o, _MM_HINT_T1);
+                }
+        }
         /* scores S[m][t] for t < cnt, 16 keys at a time */
-        for (int t0 = 0; t0 < cnt; t0 += 16) {
+        for (int t0 = 0; t0 < cnt && MM <= SMALL_M; t0 += 16) {
+            const int nt = cnt - t0 < 16 ? cnt - t0 : 16;
+            __m512 R[SMALL_M][4];
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++) {
+                __m512 P[SMALL_M][4];
+#pragma GCC unroll 4
+                for (int u = 0; u < 4; u++) {
+                    const int t = 4 * g + u;
+                    const char *kr = kb + (size_t)(r0 + t0 + (t < nt ? t : 0)) * row_bytes;
+#pragma GCC unroll 4
+                    for (int m = 0; m < MM; m++) P[m][u] = _mm512_setzero_ps();
+                    for (int d0 = 0; d0 < D; d0 += 16) {
+                        const __m512 kd = load16(f16, kr + d0 * esz);
+#pragma GCC unroll 4
+                        for (int m = 0; m < MM; m++) P[m][u] = _mm512_fmadd_ps(_mm512_load_ps(&w->qs[m][d0]), kd, P[m][u]);
+                    }
+                }
+#pragma GCC unroll 4
+                for (int m = 0; m < MM; m++) R[m][g] = hsum4x(P[m]);
+            }
+#pragma GCC unroll 4
+            for (int m = 0; m < MM; m++) _mm512_storeu_ps(&w->sc[m][t0], hsum16(R[m]));
+        }
+        for (int t0 = 0; t0 < cnt && MM > SMALL_M; t0 += 16) {
             const int nt = cnt - t0 < 16 ? cnt - t0 : 16;
             for (int d0 = 0; d0 < D; d0 += 16) {
                 __m512 r[16];
@@ -323,8 +378,36 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
             lrun[m] = lrun[m] * alpha[m] + _mm512_reduce_add_ps(vsum);
             mrun[m] = m_new;
         }
-        /* acc = alpha·acc + Σ_t p_t·v_t, 16 dims at a time */
-        for (int j = 0; j < nD; j++) {
+        /* acc = alpha·acc + Σ_t p_t·v_t. Few query vectors: JG 16-dim chunks
+         * per pass over the keys, every V row read once per pass, JG·MM
+         * independent FMA chains. Else 16 dims at a time, MM chains. */
+        const int JG = MM <= SMALL_M ? 16 / MM : 1;
+        for (int j0 = 0; j0 < nD && MM <= SMALL_M; j0 += JG) {
+            const int nj = nD - j0 < JG ? nD - j0 : JG;
+            __m512 A[SMALL_M][16];
+#pragma GCC unroll 16
+            for (int jj = 0; jj < JG; jj++)
+#pragma GCC unroll 4
+                for (int m = 0; m < MM; m++)
+                    A[m][jj] = jj < nj ? _mm512_mul_ps(_mm512_load_ps(&w->acc[m][16 * (j0 + jj)]), _mm512_set1_ps(alpha[m]))
+                                       : _mm512_setzero_ps();
+            for (int t = 0; t < cnt; t++) {
+                const char *vr = vb + (size_t)(r0 + t) * row_bytes + 16 * j0 * esz;
+#pragma GCC unroll 16
+                for (int jj = 0; jj < JG; jj++) {
+                    if (jj >= nj) break;
+                    const __m512 v = load16(f16, vr + 16 * jj * esz);
+#pragma GCC unroll 4
+                    for (int m = 0; m < MM; m++) A[m][jj] = _mm512_fmadd_ps(_mm512_set1_ps(w->sc[m][t]), v, A[m][jj]);
+                }
+            }
+#pragma GCC unroll 16
+            for (int jj = 0; jj < JG; jj++)
+#pragma GCC unroll 4
+                for (int m = 0; m < MM; m++)
+                    if (jj < nj) _mm512_store_ps(&w->acc[m][16 * (j0 + jj)], A[m][jj]);
+        }
+        for (int j = 0; j < nD && MM > SMALL_M; j++) {
             __m512 A[ATTN_BATCH];
 #pragma GCC unroll 16
             for (int m = 0; m < MM; m++) A[m] = _mm512_mul_ps(_mm512_load_ps(&w->acc[m][16 * j]), _mm512_set1_ps(alpha[m]));

@@ -26,16 +26,30 @@ static inline size_t mm_xq_bytes(int cols, int n) {
 }
 
 /* The interleaved (R16) layouts, per group of 16 rows (group g at byte
- * g*16*row_bytes, row_bytes of the file type): first nb blocks of WB bytes
- * (Q8_0: 8 vectors of 64 bytes, WB = 512; Q4_0: 4 vectors, WB = 256), vector
- * j's lane i (4 bytes) holding quant bytes 4j..4j+3 of row i's block (Q8_0:
- * as unsigned q + 128; Q4_0: the raw qs bytes, low nibbles = elements
- * 4j..4j+3, high nibbles = 16+4j..16+4j+3), then nb × 16 fp16 scales
- * (block-major). The group takes exactly its 16 rows' bytes. */
+ * g*16*row_bytes, row_bytes of the file type). A block's quants take WB
+ * bytes (Q8_0: 8 vectors of 64 bytes, WB = 512; Q4_0: 4 vectors, WB = 256),
+ * vector j's lane i (4 bytes) holding quant bytes 4j..4j+3 of row i's block
+ * (Q8_0: as unsigned q + 128; Q4_0: the raw qs bytes, low nibbles = elements
+ * 4j..4j+3, high nibbles = 16+4j..16+4j+3); its 16 rows' fp16 scales take
+ * 32 bytes. Blocks go in pairs, [quants b][quants b+1][scales b][scales b+1]
+ * (a last odd block: [quants][scales]), so a group is one sequential stream
+ * of whole 64-byte lines: the hardware prefetchers of some CPUs (Zen 4) lose
+ * a stream that reads a second region alongside or skips a gap. The group
+ * takes exactly its 16 rows' bytes. */
 static inline int mm_r16_base(int wtype) {
     return wtype == WICK_Q8_0_R16 ? WICK_Q8_0 : wtype == WICK_Q4_0_R16 ? WICK_Q4_0 : -1;
 }
 static inline size_t mm_r16_block_bytes(int base) { return base == WICK_Q8_0 ? 512 : 256; }
+/* Offsets within a group of block b's quants and of its 16 scales (nb blocks). */
+static inline size_t mm_r16_quants_at(int base, int b) {
+    const size_t wb = mm_r16_block_bytes(base);
+    return (size_t)(b >> 1) * (2 * wb + 64) + (size_t)(b & 1) * wb;
+}
+static inline size_t mm_r16_scales_at(int base, int nb, int b) {
+    const size_t wb = mm_r16_block_bytes(base);
+    const size_t in_pair = (b | 1) < nb ? 2 : 1;
+    return (size_t)(b >> 1) * (2 * wb + 64) + in_pair * wb + (size_t)(b & 1) * 32;
+}
 
 void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);

@@ -24,19 +24,19 @@ static int r16_type(const wick_tensor *W) {
 int matmul_repack_type(const wick_tensor *W) { return cpu_isa_active() == ISA_AVX512 ? r16_type(W) : -1; }
 
 /* Byte k of row i (of its 16-row group) in block b lies at
- * b*WB + (k/4)*64 + i*4 + k%4 of the group's weight area. */
+ * quants_at(b) + (k/4)*64 + i*4 + k%4 of the group; its scale at
+ * scales_at(b) + 2*i. */
 static void pack_group(int base, const char *src, char *dst, int nb) {
     const size_t bb = base == WICK_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
     const int nd = base == WICK_Q8_0 ? 8 : 4; /* dwords of quants per block */
-    const size_t wb = mm_r16_block_bytes(base), rb = bb * (size_t)nb;
+    const size_t rb = bb * (size_t)nb;
     const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
-    uint16_t *sc = (uint16_t *)(dst + (size_t)nb * wb);
     for (int i = 0; i < 16; i++) {
         const char *row = src + (size_t)i * rb;
         for (int b = 0; b < nb; b++) {
             const char *blk = row + (size_t)b * bb;
-            memcpy(&sc[(size_t)b * 16 + i], blk, 2);
-            char *o = dst + (size_t)b * wb + (size_t)i * 4;
+            memcpy(dst + mm_r16_scales_at(base, nb, b) + (size_t)i * 2, blk, 2);
+            char *o = dst + mm_r16_quants_at(base, b) + (size_t)i * 4;
             for (int j = 0; j < nd; j++) {
                 uint32_t v;
                 memcpy(&v, blk + 2 + 4 * j, 4);
@@ -49,15 +49,14 @@ static void pack_group(int base, const char *src, char *dst, int nb) {
 
 /* Block b of row r of a repacked matrix, back in the file layout. */
 static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void *blk) {
-    const size_t wb = mm_r16_block_bytes(base);
     const char *g = (const char *)w + (size_t)(r / 16) * 16 * dtype_row_bytes(base, (int64_t)nb * WICK_QK);
     const int i = (int)(r % 16), nd = base == WICK_Q8_0 ? 8 : 4;
     const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
     char *o = blk;
-    memcpy(o, g + (size_t)nb * wb + ((size_t)b * 16 + i) * 2, 2);
+    memcpy(o, g + mm_r16_scales_at(base, nb, b) + (size_t)i * 2, 2);
     for (int j = 0; j < nd; j++) {
         uint32_t v;
-        memcpy(&v, g + (size_t)b * wb + 64 * j + (size_t)i * 4, 4);
+        memcpy(&v, g + mm_r16_quants_at(base, b) + 64 * j + (size_t)i * 4, 4);
         v ^= flip;
         memcpy(o + 2 + 4 * j, &v, 4);
     }

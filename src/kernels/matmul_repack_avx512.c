@@ -4,14 +4,15 @@
  *
  * A 16-row group is one sequential stream: per 32-column block, 8 (Q8_0) or
  * 4 (Q4_0, split into low/high nibbles) 64-byte vectors whose lane i belongs
- * to row i, then the group's fp16 scales. Per token and block, 8 VPDPBUSD
+ * to row i, and after every pair of blocks their fp16 scales. Per token and block, 8 VPDPBUSD
  * with broadcasts of the token's 4-byte activation groups leave Σ u·x in
  * lane i; Σ (u - off)·x = Σ u·x - off·Σx (off = 128 or 8) uses the block
  * sums prepared with the activations. Then one int->float conversion and one
  * FMA per block and 16 rows, in block order: the same integer sums and float
  * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
  * are bit-identical to it. Decode (n <= 3) streams each group once with
- * software prefetches ahead (into L1 and, further, into L2).
+ * software prefetches ahead (by CPU vendor: into L1 and, further, into L2;
+ * or into L2 only, far ahead).
  *
  * Prefill works on row blocks of RB rows (their KC-block chunk stays in L2)
  * and tiles of up to T tokens: each tile's activations for the chunk are
@@ -26,6 +27,7 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
@@ -34,11 +36,14 @@
 #define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
 #define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
 #define T 6            /* tokens per prefill tile */
-/* Decode prefetch distances: into L1 a little ahead, into L2 further ahead
- * (more lines in flight than L1's fill buffers allow; measured on the
- * 2-core AVX-512 machine: Q4_0 2 threads 21.8 -> 25.7 GB/s from DRAM). */
+/* Decode prefetch distances (cpu_prefetch_style picks one set by vendor).
+ * PREFETCH_L1L2: into L1 a little ahead, into L2 further ahead (more lines
+ * in flight than L1's fill buffers allow; Ice Lake, Q4_0 2 threads: 21.8 ->
+ * 25.7 GB/s from DRAM). PREFETCH_L2_FAR: into L2 only, far ahead (Zen 4,
+ * Q4_0 1 thread: 17 -> 20 GB/s; its L1 prefetches gained nothing). */
 #define PF_BYTES 4096
 #define PF2_BYTES 16384
+#define PF_FAR_BYTES 65536
 
 /* The 8 column groups of one block as unsigned bytes, lane i = row i. */
 T512 INLINE void r16_load(const int base, const char *p, __m512i G[8]) {
@@ -73,26 +78,31 @@ T512 INLINE __m512i r16_dot(const __m512i G[8], const block_q8_0 *xb, int32_t xs
     return _mm512_add_epi32(a, b);
 }
 
-/* Decode: one group × C <= 3 tokens over all nb blocks. */
-T512 INLINE void r16_decode(const int base, const int C, const char *gp, int nb,
+/* Decode: one group × C <= 3 tokens over all nb blocks (one sequential
+ * stream: quants and scales alternate, see matmul_impl.h). */
+T512 INLINE void r16_decode(const int base, const int C, const int pf, const char *gp, int nb,
                             const block_q8_0 *const xb[3], const int32_t *const xs[3],
                             const float *const xd[3], float *const yp[3], __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
     const int off = base == WICK_Q8_0 ? 128 : 8;
-    const uint16_t *sc = (const uint16_t *)(gp + (size_t)nb * wb);
     __m512 acc[3];
 #pragma GCC unroll 3
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
-        const char *p = gp + (size_t)b * wb;
-#pragma GCC unroll 8
-        for (size_t o = 0; o < wb; o += 64) {
-            _mm_prefetch(p + PF_BYTES + o, _MM_HINT_T0);
-            _mm_prefetch(p + PF2_BYTES + o, _MM_HINT_T1);
+        const char *p = gp + mm_r16_quants_at(base, b);
+        /* this block's quants, ahead; the second of a pair also the scale line */
+        const size_t span = wb + (b & 1 ? 64 : 0);
+        for (size_t o = 0; o < span; o += 64) {
+            if (pf == PREFETCH_L2_FAR) {
+                _mm_prefetch(p + PF_FAR_BYTES + o, _MM_HINT_T1);
+            } else {
+                _mm_prefetch(p + PF_BYTES + o, _MM_HINT_T0);
+                _mm_prefetch(p + PF2_BYTES + o, _MM_HINT_T1);
+            }
         }
         __m512i G[8];
         r16_load(base, p, G);
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(sc + (size_t)b * 16)));
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(gp + mm_r16_scales_at(base, nb, b))));
 #pragma GCC unroll 3
         for (int c = 0; c < C; c++) {
             const __m512i is = r16_dot(G, xb[c] + b, xs[c][b], off);
@@ -143,7 +153,6 @@ T512 INLINE __m512i r16_group(const int base, const char *p, int g) {
  * from y unless first; m masks the rows of a lone group. */
 T512 INLINE void r16_tile(const int base, const int NG, const int C, const char *gp, size_t gb, int nb,
                           int b0, int nbk, const xtile *xt, float *y0, int ldy, bool first, __mmask16 m) {
-    const size_t wb = mm_r16_block_bytes(base);
     __m512 acc[2][T];
 #pragma GCC unroll 2
     for (int q = 0; q < NG; q++)
@@ -151,7 +160,7 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
         for (int c = 0; c < C; c++)
             acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
     for (int kb = 0; kb < nbk; kb++) {
-        const char *p = gp + (size_t)(b0 + kb) * wb;
+        const char *p = gp + mm_r16_quants_at(base, b0 + kb);
         __m512i is[2][T];
 #pragma GCC unroll 8
         for (int c = 0; c < C; c++) {
@@ -173,7 +182,7 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
         }
 #pragma GCC unroll 2
         for (int q = 0; q < NG; q++) {
-            const uint16_t *sc = (const uint16_t *)(gp + q * gb + (size_t)nb * wb) + (size_t)(b0 + kb) * 16;
+            const char *sc = gp + q * gb + mm_r16_scales_at(base, nb, b0 + kb);
             const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)sc));
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++)
@@ -242,6 +251,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         r16_prefill(base, w, nb, gb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
+    const cpu_prefetch pf = cpu_prefetch_style();
     for (int rt = r0 & ~15; rt < r1; rt += 16) {
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
@@ -255,9 +265,15 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
             xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
             yp[c] = y + (size_t)i * ldy + rt;
         }
-        if (n == 1) r16_decode(base, 1, gp, nb, xb, xs, xd, yp, m);
-        else if (n == 2) r16_decode(base, 2, gp, nb, xb, xs, xd, yp, m);
-        else r16_decode(base, 3, gp, nb, xb, xs, xd, yp, m);
+        if (pf == PREFETCH_L2_FAR) {
+            if (n == 1) r16_decode(base, 1, PREFETCH_L2_FAR, gp, nb, xb, xs, xd, yp, m);
+            else if (n == 2) r16_decode(base, 2, PREFETCH_L2_FAR, gp, nb, xb, xs, xd, yp, m);
+            else r16_decode(base, 3, PREFETCH_L2_FAR, gp, nb, xb, xs, xd, yp, m);
+        } else {
+            if (n == 1) r16_decode(base, 1, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m);
+            else if (n == 2) r16_decode(base, 2, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m);
+            else r16_decode(base, 3, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m);
+        }
     }
 }
 
