@@ -290,6 +290,10 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.decode_bytes);
         cJSON_AddNumberToObject(o, "decode_ceiling_tok_s", ceiling);
         cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", spct.med);
+        /* per repeat, in run order, to show the drift the medians smooth */
+        cJSON_AddItemToObject(o, "decode_tok_s_runs", cJSON_CreateDoubleArray(tg, n_gen > 0 ? repeats : 0));
+        cJSON_AddItemToObject(o, "membw_probes_gb_s", cJSON_CreateDoubleArray(bw, n_bw));
+        cJSON_AddItemToObject(o, "decode_pct_runs", cJSON_CreateDoubleArray(pct_r, n_bw ? repeats : 0));
         cJSON_AddNumberToObject(o, "peak_rss_mb", rss_mb);
         cJSON_AddNumberToObject(o, "weights_mb", w_mb);
         cJSON_AddNumberToObject(o, "kv_cache_mb", kv_mb);

@@ -24,7 +24,6 @@
 static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
-static cpu_prefetch g_prefetch = PREFETCH_L1L2;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #if WICK_X86
@@ -41,9 +40,6 @@ static void detect(void) {
 #if WICK_X86
     unsigned a, b, c, d;
     unsigned max_leaf = __get_cpuid_max(0, NULL);
-    unsigned vendor[4] = {0}; /* leaf 0: the vendor string in ebx, edx, ecx */
-    __cpuid(0, vendor[3], vendor[0], vendor[2], vendor[1]);
-    f.amd = memcmp(vendor, "AuthenticAMD", 12) == 0;
     if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
         bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
         uint64_t xcr0 = osxsave ? read_xcr0() : 0;
@@ -88,11 +84,6 @@ static void detect(void) {
         if (want < active) active = want;
     }
     atomic_store(&g_active, (int)active);
-
-    g_prefetch = f.amd ? PREFETCH_L2_FAR : PREFETCH_L1L2;
-    const char *pf = getenv("WICK_PREFETCH");
-    if (pf && strcasecmp(pf, "l1l2") == 0) g_prefetch = PREFETCH_L1L2;
-    else if (pf && strcasecmp(pf, "l2") == 0) g_prefetch = PREFETCH_L2_FAR;
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -117,11 +108,6 @@ bool cpu_set_isa(cpu_isa isa) {
     if ((int)isa < ISA_SCALAR || isa > g_best) return false;
     atomic_store(&g_active, (int)isa);
     return true;
-}
-
-cpu_prefetch cpu_prefetch_style(void) {
-    ensure();
-    return g_prefetch;
 }
 
 const char *cpu_isa_name(cpu_isa isa) {
