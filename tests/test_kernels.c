@@ -689,6 +689,9 @@ int main(void) {
     RUN(test_quantize);
     RUN(test_pool);
     RUN(test_matmul_isas);
+    cpu_set_sw_prefetch(!cpu_sw_prefetch()); /* decode kernels with and without software prefetch */
+    RUN(test_matmul_isas);
+    cpu_set_sw_prefetch(!cpu_sw_prefetch());
     RUN(test_matmul_int_exact);
     RUN(test_matmul_threads);
     RUN(test_rmsnorm_softmax_silu);

@@ -156,5 +156,8 @@ static void test_repack_matmul(void) {
 int main(void) {
     RUN(test_repack_layout);
     RUN(test_repack_matmul);
+    cpu_set_sw_prefetch(!cpu_sw_prefetch()); /* decode kernels with and without software prefetch */
+    RUN(test_repack_matmul);
+    cpu_set_sw_prefetch(!cpu_sw_prefetch());
     return check_summary("test_repack");
 }

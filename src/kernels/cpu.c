@@ -24,6 +24,7 @@
 static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
+static atomic_bool g_sw_prefetch = true;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #if WICK_X86
@@ -40,6 +41,9 @@ static void detect(void) {
 #if WICK_X86
     unsigned a, b, c, d;
     unsigned max_leaf = __get_cpuid_max(0, NULL);
+    unsigned vendor[4] = {0}; /* leaf 0: the vendor string in ebx, edx, ecx */
+    __cpuid(0, vendor[3], vendor[0], vendor[2], vendor[1]);
+    f.amd = memcmp(vendor, "AuthenticAMD", 12) == 0;
     if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
         bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
         uint64_t xcr0 = osxsave ? read_xcr0() : 0;
@@ -84,6 +88,11 @@ static void detect(void) {
         if (want < active) active = want;
     }
     atomic_store(&g_active, (int)active);
+
+    bool pf = !f.amd;
+    const char *pf_env = getenv("WICK_PREFETCH");
+    if (pf_env && (strcmp(pf_env, "0") == 0 || strcmp(pf_env, "1") == 0)) pf = pf_env[0] == '1';
+    atomic_store(&g_sw_prefetch, pf);
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -108,6 +117,16 @@ bool cpu_set_isa(cpu_isa isa) {
     if ((int)isa < ISA_SCALAR || isa > g_best) return false;
     atomic_store(&g_active, (int)isa);
     return true;
+}
+
+bool cpu_sw_prefetch(void) {
+    ensure();
+    return atomic_load_explicit(&g_sw_prefetch, memory_order_relaxed);
+}
+
+void cpu_set_sw_prefetch(bool on) {
+    ensure();
+    atomic_store(&g_sw_prefetch, on);
 }
 
 const char *cpu_isa_name(cpu_isa isa) {

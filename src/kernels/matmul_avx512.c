@@ -3,8 +3,7 @@
  * Float weights (F32/F16/BF16): register tiles of 4 weight rows × up to 4
  * activation rows; every weight vector loaded (and converted to f32) is used
  * for 4 tokens; 16 FMA accumulators, reduced horizontally at the end. One
- * token (decode) goes row after row instead, one sequential stream with an
- * L2 prefetch ahead (frow1).
+ * token (decode) goes row after row instead, one sequential stream (frow1).
  *
  * Q8_0/Q4_0 weights: 16 weight rows are repacked, KC blocks at a time, into
  * an on-stack buffer in which vector lane i belongs to row i: for each block
@@ -31,6 +30,7 @@
 #include <string.h>
 
 #include "kernels/convert.h"
+#include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
@@ -89,19 +89,20 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
         for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
-/* Decode prefetch distance of frow1, into L2 (Zen 4 F16, 1 thread: 18.7 -> 20 GB/s). */
+/* Decode prefetch distance of frow1, into L2, where cpu_sw_prefetch() wants it. */
 #define FROW_PF_BYTES 16384
 
 /* Decode (one token): row after row, so that the weights are read as one
  * sequential stream (rows in step are several streams, which the hardware
  * prefetchers of some CPUs, Zen 4, follow poorly); four accumulators. */
-T512 INLINE void frow1(const int wt, const char *row, const float *x, int cols, float *y) {
+T512 INLINE void frow1(const int wt, const bool pf, const char *row, const float *x, int cols, float *y) {
     __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     const size_t es = wt == WICK_F32 ? 4 : 2;
     int k = 0;
     for (; k + 64 <= cols; k += 64) {
+        if (pf)
 #pragma GCC unroll 4
-        for (size_t o = 0; o < 64 * es; o += 64) _mm_prefetch(row + (size_t)k * es + FROW_PF_BYTES + o, _MM_HINT_T1);
+            for (size_t o = 0; o < 64 * es; o += 64) _mm_prefetch(row + (size_t)k * es + FROW_PF_BYTES + o, _MM_HINT_T1);
 #pragma GCC unroll 4
         for (int u = 0; u < 4; u++)
             a[u] = _mm512_fmadd_ps(load_w(wt, row, k + 16 * u, 0xffff, true), _mm512_loadu_ps(x + k + 16 * u), a[u]);
@@ -122,7 +123,10 @@ T512 INLINE void frows(const int wt, const void *w, int cols, const float *x, in
     const char *wc = w;
     int r = r0;
     if (n == 1) {
-        for (; r < r1; r++) frow1(wt, wc + r * rb, x, cols, y + r);
+        if (cpu_sw_prefetch())
+            for (; r < r1; r++) frow1(wt, true, wc + r * rb, x, cols, y + r);
+        else
+            for (; r < r1; r++) frow1(wt, false, wc + r * rb, x, cols, y + r);
         return;
     }
     for (; r + 4 <= r1; r += 4) {

@@ -11,7 +11,8 @@
  * FMA per block and 16 rows, in block order: the same integer sums and float
  * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
  * are bit-identical to it. Decode (n <= 3) streams each group once with
- * software prefetches ahead (into L1 and, further, into L2).
+ * software prefetches ahead (into L1 and, further, into L2) where
+ * cpu_sw_prefetch() says they pay.
  *
  * Prefill works on row blocks of RB rows (their KC-block chunk stays in L2)
  * and tiles of up to T tokens: each tile's activations for the chunk are
@@ -26,6 +27,7 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
@@ -34,10 +36,9 @@
 #define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
 #define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
 #define T 6            /* tokens per prefill tile */
-/* Decode prefetch distances: into L1 a little ahead, into L2 further ahead
- * (more lines in flight than L1's fill buffers allow; Ice Lake, Q4_0 2
- * threads: 21.8 -> 25.7 GB/s from DRAM; on Zen 4, with the one-stream
- * layout, neither helps nor hurts: its own prefetchers follow the stream). */
+/* Decode prefetch distances, where cpu_sw_prefetch() wants them: into L1 a
+ * little ahead, into L2 further ahead (more lines in flight than L1's fill
+ * buffers allow). */
 #define PF_BYTES 4096
 #define PF2_BYTES 16384
 
@@ -76,7 +77,7 @@ T512 INLINE __m512i r16_dot(const __m512i G[8], const block_q8_0 *xb, int32_t xs
 
 /* Decode: one group × C <= 3 tokens over all nb blocks (one sequential
  * stream: quants and scales alternate, see matmul_impl.h). */
-T512 INLINE void r16_decode(const int base, const int C, const char *gp, int nb,
+T512 INLINE void r16_decode(const int base, const int C, const bool pf, const char *gp, int nb,
                             const block_q8_0 *const xb[3], const int32_t *const xs[3],
                             const float *const xd[3], float *const yp[3], __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
@@ -88,7 +89,7 @@ T512 INLINE void r16_decode(const int base, const int C, const char *gp, int nb,
         const char *p = gp + mm_r16_quants_at(base, b);
         /* this block's quants, ahead; the second of a pair also the scale line */
         const size_t span = wb + (b & 1 ? 64 : 0);
-        for (size_t o = 0; o < span; o += 64) {
+        for (size_t o = 0; pf && o < span; o += 64) {
             _mm_prefetch(p + PF_BYTES + o, _MM_HINT_T0);
             _mm_prefetch(p + PF2_BYTES + o, _MM_HINT_T1);
         }
@@ -243,6 +244,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         r16_prefill(base, w, nb, gb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
+    const bool pf = cpu_sw_prefetch();
     for (int rt = r0 & ~15; rt < r1; rt += 16) {
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
@@ -256,9 +258,15 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
             xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
             yp[c] = y + (size_t)i * ldy + rt;
         }
-        if (n == 1) r16_decode(base, 1, gp, nb, xb, xs, xd, yp, m);
-        else if (n == 2) r16_decode(base, 2, gp, nb, xb, xs, xd, yp, m);
-        else r16_decode(base, 3, gp, nb, xb, xs, xd, yp, m);
+        if (pf) {
+            if (n == 1) r16_decode(base, 1, true, gp, nb, xb, xs, xd, yp, m);
+            else if (n == 2) r16_decode(base, 2, true, gp, nb, xb, xs, xd, yp, m);
+            else r16_decode(base, 3, true, gp, nb, xb, xs, xd, yp, m);
+        } else {
+            if (n == 1) r16_decode(base, 1, false, gp, nb, xb, xs, xd, yp, m);
+            else if (n == 2) r16_decode(base, 2, false, gp, nb, xb, xs, xd, yp, m);
+            else r16_decode(base, 3, false, gp, nb, xb, xs, xd, yp, m);
+        }
     }
 }
 
