@@ -496,6 +496,28 @@ static void test_rmsnorm_softmax_silu(void) {
     memcpy(out, x, sizeof x);
     rmsnorm(out, out, NULL, 67, 1e-6f); /* aliasing, no weight */
     for (int i = 0; i < 67; i++) CHECK_NEAR(out[i], x[i] * sc, 1e-6 * fabs(x[i] * sc) + 1e-7);
+    /* the SIMD sums of squares keep the scalar twin's lanes: same bits, odd sizes */
+    {
+        const cpu_isa saved = cpu_isa_active();
+        static float big[1031], o1[1031], o2[1031], wb[1031];
+        fill(big, 1031, 50.0f);
+        fill(wb, 1031, 1.0f);
+        for (int n = 1; n <= 1031; n += (n < 40 ? 1 : 37)) {
+            const double ref = rmsnorm_sumsq_scalar(big, n);
+            cpu_set_isa(ISA_SCALAR);
+            rmsnorm(o1, big, wb, n, 1e-5f);
+            for (int isa = 1; isa < n_isas(); isa++) {
+                cpu_set_isa((cpu_isa)isa);
+                rmsnorm(o2, big, wb, n, 1e-5f);
+                CHECK_MSG(memcmp(o1, o2, sizeof(float) * (size_t)n) == 0, "rmsnorm n=%d %s differs from scalar", n,
+                          cpu_isa_name((cpu_isa)isa));
+            }
+            double direct = 0;
+            for (int i = 0; i < n; i++) direct += (double)big[i] * big[i];
+            CHECK_NEAR(ref, direct, 1e-12 * direct);
+        }
+        cpu_set_isa(saved);
+    }
 
     float s[7] = {1, 2, 3, 1000, -5, 0, 999};
     softmax(s, 7);
@@ -577,6 +599,26 @@ static void test_rope(void) {
         memcpy(y, x0, sizeof y);
         rope(y, 2, STRIDE, NH, HD, ROT, z, inv_freq, (rope_style)style);
         CHECK(memcmp(y, x0, sizeof y) == 0);
+    }
+    /* every ISA rotates to the scalar twin's bits (odd pair counts: vector part + tail) */
+    {
+        const cpu_isa saved = cpu_isa_active();
+        static const int ROTS[] = {2, 30, 32, 48, 64, 98, 128};
+        for (int style = 0; style < 2; style++)
+            for (size_t ri = 0; ri < sizeof ROTS / sizeof ROTS[0]; ri++) {
+                const int rot = ROTS[ri], hd = 128, nh = 3;
+                float invf[64], a[3 * 128], b[3 * 128];
+                for (int i = 0; i < rot / 2; i++) invf[i] = (float)pow(10000.0, -2.0 * i / rot);
+                fill(a, nh * hd, 2.0f);
+                memcpy(b, a, sizeof a);
+                int32_t pos = 12345;
+                cpu_set_isa(ISA_SCALAR);
+                rope(a, 1, nh * hd, nh, hd, rot, &pos, invf, (rope_style)style);
+                cpu_set_isa(saved);
+                rope(b, 1, nh * hd, nh, hd, rot, &pos, invf, (rope_style)style);
+                CHECK_MSG(memcmp(a, b, sizeof a) == 0, "rope style %d rot %d: %s differs from scalar", style, rot,
+                          cpu_isa_name(saved));
+            }
     }
     /* HF -> GGUF row permutation: element (half h, i) moves to 2i + h. ROPE_INTERLEAVED
      * on the permuted row equals the permutation of ROPE_HALVES on the original. */

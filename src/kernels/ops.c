@@ -3,29 +3,146 @@
  *
  * Mostly scalar C (a small share of the time); SiLU and softmax, which
  * call exp once per element, have AVX2 / AVX-512 versions (simd_math.h,
- * ~2 ulp) chosen by the active ISA. RoPE computes each angle as
+ * ~2 ulp) chosen by the active ISA, and so does RMSNorm's sum of squares
+ * (double lanes in a fixed order: the same bits on every ISA). RoPE computes each angle as
  * (double)pos * inv_freq[i] and its cos/sin in double, rounding once to
  * float, so a rotation by p then q matches one by p+q to float precision. */
 #include "kernels/ops.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/simd_math.h"
 
+/* Σ x² in double over 8 lanes (element i into lane i % 8; each square is
+ * exact in double), the lanes summed in a fixed tree: the order the SIMD
+ * versions keep, so every ISA gives the same bits. */
+static double sumsq_lanes(const double s[8]) {
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+double rmsnorm_sumsq_scalar(const float *x, int n) {
+    double s[8] = {0};
+    for (int i = 0; i < n; i++) s[i % 8] += (double)x[i] * x[i];
+    return sumsq_lanes(s);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma,f16c"))) static double sumsq_avx2(const float *x, int n) {
+    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(x + i)), b = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+        lo = _mm256_fmadd_pd(a, a, lo);
+        hi = _mm256_fmadd_pd(b, b, hi);
+    }
+    double s[8];
+    _mm256_storeu_pd(s, lo);
+    _mm256_storeu_pd(s + 4, hi);
+    for (; i < n; i++) s[i % 8] += (double)x[i] * x[i];
+    return sumsq_lanes(s);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) static double sumsq_avx512(const float *x, int n) {
+    __m512d acc = _mm512_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m512d a = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+        acc = _mm512_fmadd_pd(a, a, acc);
+    }
+    double s[8];
+    _mm512_storeu_pd(s, acc);
+    for (; i < n; i++) s[i % 8] += (double)x[i] * x[i];
+    return sumsq_lanes(s);
+}
+
+/* out[i] = x[i] * scale (* w[i]) for the vector part; elementwise, so the
+ * same bits as the scalar loop. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) static int
+scale_avx512(float *out, const float *x, float scale, const float *w, int n) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_mul_ps(_mm512_loadu_ps(x + i), sc);
+        if (w) v = _mm512_mul_ps(v, _mm512_loadu_ps(w + i));
+        _mm512_storeu_ps(out + i, v);
+    }
+    return i;
+}
+#endif
+
 void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
-    double ss = 0.0;
-    for (int i = 0; i < n; i++) ss += (double)x[i] * x[i];
+    double ss;
+    int i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    const cpu_isa isa = cpu_isa_active();
+    if (isa >= ISA_AVX512) ss = sumsq_avx512(x, n);
+    else if (isa >= ISA_AVX2) ss = sumsq_avx2(x, n);
+    else
+#endif
+        ss = rmsnorm_sumsq_scalar(x, n);
     const float scale = (float)(1.0 / sqrt(ss / n + (double)eps));
+#if defined(__x86_64__) || defined(__i386__)
+    if (isa >= ISA_AVX512) i = scale_avx512(out, x, scale, w, n);
+#endif
     if (w) {
-        for (int i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
+        for (; i < n; i++) out[i] = x[i] * scale * w[i];
     } else {
-        for (int i = 0; i < n; i++) out[i] = x[i] * scale;
+        for (; i < n; i++) out[i] = x[i] * scale;
     }
 }
 
 #define ROPE_MAX_PAIRS 512
+
+void rope_angles(int32_t pos, const float *inv_freq, int i0, int i1, float *cs, float *sn) {
+    for (int i = i0; i < i1; i++) {
+        const double a = (double)pos * (double)inv_freq[i];
+        cs[i - i0] = (float)cos(a);
+        sn[i - i0] = (float)sin(a);
+    }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Pairs (i, i + half) for i in [i0, i0 + 16k) of one head: a·c - b·s and
+ * a·s + b·c as separate multiplies and adds, the scalar loop's bits. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) static int
+rope_halves_avx512(float *hd, int half, int i0, int i1, const float *cs, const float *sn) {
+    int i = i0;
+    for (; i + 16 <= i1; i += 16) {
+        const __m512 a = _mm512_loadu_ps(hd + i), b = _mm512_loadu_ps(hd + i + half);
+        const __m512 c = _mm512_loadu_ps(cs + (i - i0)), s = _mm512_loadu_ps(sn + (i - i0));
+        _mm512_storeu_ps(hd + i, _mm512_sub_ps(_mm512_mul_ps(a, c), _mm512_mul_ps(b, s)));
+        _mm512_storeu_ps(hd + i + half, _mm512_add_ps(_mm512_mul_ps(a, s), _mm512_mul_ps(b, c)));
+    }
+    return i;
+}
+#endif
+
+void rope_rotate(float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
+                 const float *sn, rope_style style) {
+    const int half = rot_dim / 2;
+#if defined(__x86_64__) || defined(__i386__)
+    const bool simd = style == ROPE_HALVES && cpu_isa_active() >= ISA_AVX512;
+#else
+    const bool simd = false;
+#endif
+    for (int h = 0; h < n_heads; h++) {
+        float *hd = row + (int64_t)h * head_dim;
+        int i = i0;
+#if defined(__x86_64__) || defined(__i386__)
+        if (simd) i = rope_halves_avx512(hd, half, i0, i1, cs, sn);
+#endif
+        for (; i < i1; i++) {
+            const int ia = style == ROPE_INTERLEAVED ? 2 * i : i;
+            const int ib = style == ROPE_INTERLEAVED ? 2 * i + 1 : i + half;
+            const float a = hd[ia], b = hd[ib], c = cs[i - i0], s = sn[i - i0];
+            hd[ia] = a * c - b * s;
+            hd[ib] = a * s + b * c;
+        }
+    }
+}
 
 void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
           const int32_t *pos, const float *inv_freq, rope_style style) {
@@ -36,21 +153,8 @@ void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
         /* cos/sin once per row, shared by its heads (chunks of ROPE_MAX_PAIRS) */
         for (int i0 = 0; i0 < half; i0 += ROPE_MAX_PAIRS) {
             const int i1 = half - i0 < ROPE_MAX_PAIRS ? half : i0 + ROPE_MAX_PAIRS;
-            for (int i = i0; i < i1; i++) {
-                const double a = (double)pos[r] * (double)inv_freq[i];
-                cs[i - i0] = (float)cos(a);
-                sn[i - i0] = (float)sin(a);
-            }
-            for (int h = 0; h < n_heads; h++) {
-                float *hd = row + (int64_t)h * head_dim;
-                for (int i = i0; i < i1; i++) {
-                    const int ia = style == ROPE_INTERLEAVED ? 2 * i : i;
-                    const int ib = style == ROPE_INTERLEAVED ? 2 * i + 1 : i + half;
-                    const float a = hd[ia], b = hd[ib], c = cs[i - i0], s = sn[i - i0];
-                    hd[ia] = a * c - b * s;
-                    hd[ib] = a * s + b * c;
-                }
-            }
+            rope_angles(pos[r], inv_freq, i0, i1, cs, sn);
+            rope_rotate(row, n_heads, head_dim, rot_dim, i0, i1, cs, sn, style);
         }
     }
 }
@@ -142,7 +246,7 @@ void f32_to_f16_row(const float *x, uint16_t *y, int n) {
     for (; i < n; i++) y[i] = f32_to_fp16(x[i]);
 }
 
-void vec_add(float *y, const float *x, int n) {
+void vec_add(float *restrict y, const float *restrict x, int n) {
     for (int i = 0; i < n; i++) y[i] += x[i];
 }
 

@@ -8,6 +8,8 @@
 
 /* out = x / sqrt(mean(x²) + eps) * w  (w may be NULL = all ones); out may alias x. */
 void rmsnorm(float *out, const float *x, const float *w, int n, float eps);
+/* Its Σ x² in double (the scalar twin of the SIMD sums; same bits). */
+double rmsnorm_sumsq_scalar(const float *x, int n);
 
 typedef enum rope_style {
     ROPE_INTERLEAVED = 0, /* rotate pairs (2i, 2i+1): Meta/GGUF llama layout */
@@ -19,11 +21,18 @@ typedef enum rope_style {
  * Dims from rot_dim to head_dim are left as they are. */
 void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
           const int32_t *pos, const float *inv_freq, rope_style style);
+/* rope() in two steps, so that a forward pass computes a position's angles
+ * once for all its layers: cs/sn[i - i0] = cos/sin(pos * inv_freq[i]) for
+ * pairs [i0, i1) (in double, rounded once), then the rotation of one row's
+ * heads by them. Same bits as rope(). */
+void rope_angles(int32_t pos, const float *inv_freq, int i0, int i1, float *cs, float *sn);
+void rope_rotate(float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
+                 const float *sn, rope_style style);
 
 /* g[i] = silu(g[i]) * u[i] */
 void silu_mul(float *g, const float *u, int n);
 /* y[i] += x[i] */
-void vec_add(float *y, const float *x, int n);
+void vec_add(float *restrict y, const float *restrict x, int n);
 /* y[i] = fp16(x[i]), round to nearest even (F16 KV cache rows). The F16C /
  * AVX-512 path and the scalar twin write the same bits for finite values and inf. */
 void f32_to_f16_row(const float *x, uint16_t *y, int n);

@@ -45,10 +45,12 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     }
     size_t bo = matmul_scratch_bytes(m->output->type, hp->n_embd, max_logits);
     if (bo > mm) mm = bo;
+    const size_t half = (size_t)(hp->rot_dim / 2);
     size_t sizes[] = {
         T * hp->n_embd * 4, T * wide * 4,      T * q_dim * 4,         T * kv_dim * 4,
         T * kv_dim * 4,     T * q_dim * 4,     T * hp->n_ff * 4,      T * hp->n_ff * 4,
-        L * hp->n_embd * 4, L * hp->n_vocab * 4, mm,
+        L * hp->n_embd * 4, L * hp->n_vocab * 4, mm,                  T * half * 4,
+        T * half * 4,
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += ALIGN_UP(sizes[i]);
@@ -57,7 +59,8 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     s->block = p;
     void **slots[] = {(void **)&s->x,  (void **)&s->xb,  (void **)&s->q,      (void **)&s->k,
                       (void **)&s->v,  (void **)&s->att, (void **)&s->hb,     (void **)&s->hb2,
-                      (void **)&s->out_in, (void **)&s->logits, &s->mm};
+                      (void **)&s->out_in, (void **)&s->logits, &s->mm, (void **)&s->rope_cs,
+                      (void **)&s->rope_sn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *slots[i] = p;
         p += ALIGN_UP(sizes[i]);
@@ -76,7 +79,7 @@ void forward_scratch_free(forward_scratch *s) {
 /* ---- row stages ---- */
 
 enum {
-    ST_EMBED = 1 << 0,    /* x[t] = embedding row of token t */
+    ST_EMBED = 1 << 0,    /* x[t] = embedding row of token t; RoPE angles of its position */
     ST_RESID = 1 << 1,    /* x[t] += xb[t] */
     ST_NORM = 1 << 2,     /* xb[t] = rmsnorm(x[t]) * norm_w */
     ST_BIAS = 1 << 3,     /* q/k/v += biases */
@@ -116,8 +119,11 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
     for (int t = t0; t < t1; t++) {
         float *x = s->x + (size_t)t * D, *xb = s->xb + (size_t)t * D;
         float *q = s->q + (size_t)t * q_dim, *k = s->k + (size_t)t * kv_dim, *v = s->v + (size_t)t * kv_dim;
+        const int half = hp->rot_dim / 2;
+        float *cs = s->rope_cs + (size_t)t * half, *sn = s->rope_sn + (size_t)t * half;
         if (j->ops & ST_EMBED) {
             matmul_weight_row(m->tok_embd, b->tokens[t], x);
+            rope_angles(b->pos[t], m->inv_freq, 0, half, cs, sn); /* for every layer */
         }
         if (j->ops & ST_RESID) vec_add(x, xb, D);
         if (j->ops & ST_NORM) rmsnorm(xb, x, j->norm_w, D, hp->rms_eps);
@@ -131,8 +137,8 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
             if (w->k_norm) head_norm(k, w->k_norm, hp->n_head_kv, hp->head_dim, hp->rms_eps);
         }
         if (j->ops & ST_ROPE) {
-            rope(q, 1, q_dim, hp->n_head, hp->head_dim, hp->rot_dim, b->pos + t, m->inv_freq, m->rope);
-            rope(k, 1, kv_dim, hp->n_head_kv, hp->head_dim, hp->rot_dim, b->pos + t, m->inv_freq, m->rope);
+            rope_rotate(q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
+            rope_rotate(k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
         }
         if (j->ops & ST_STORE) {
             store_row(j->kv, kv_k_row(j->kv, j->il, b->seq[t], b->pos[t]), k, kv_dim);

@@ -18,6 +18,7 @@
 typedef struct forward_scratch {
     int max_tokens, max_logits;
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2; /* [max_tokens][...] */
+    float *rope_cs, *rope_sn;                   /* [max_tokens][rot_dim / 2]: this batch's angles */
     float *out_in;                              /* [max_logits][n_embd] */
     float *logits;                              /* [max_logits][n_vocab] */
     void *mm;                                   /* matmul activation scratch */
