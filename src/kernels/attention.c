@@ -187,7 +187,12 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
  * transposed (dims × 16 keys) on the stack, then S[m] += q[m][d]·Kt[d] for
  * every d — no horizontal sums. The online softmax state (m, l) is per query
  * vector; p = exp(s - m') is computed 16 lanes at a time with masking for keys
- * outside a query's range. Needs head_dim % 16 == 0. */
+ * outside a query's range. Needs head_dim % 16 == 0. With at most SMALL_M
+ * vectors (decode: one row's GQA group) the keys are not transposed: each
+ * score is a dot product, 16 of them packed by a shuffle tree, and V is
+ * accumulated in registers over up to 16 dims-chunks per pass, so each V
+ * row is read once. The next tile's K/V rows are prefetched into L2 while a
+ * tile is computed (rows of one head lie a whole KV row apart). */
 
 #if WICK_X86
 #define AT512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))

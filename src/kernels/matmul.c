@@ -8,6 +8,7 @@
  * The interleaved Q8_0/Q4_0 layouts (WICK_*_R16) go to matmul_repack*.c. */
 #include "kernels/matmul.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kernels/convert.h"
@@ -107,47 +108,11 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
-typedef struct mm_job {
-    int wtype, cols, rows, n, ldy;
-    const void *w;
-    const float *x;
-    const void *xq;
-    float *y;
-    int64_t align;
-} mm_job;
-
-static void mm_task(void *arg, int ith, int nth) {
-    const mm_job *j = arg;
-    int64_t lo, hi;
-    pool_split(j->rows, ith, nth, j->align, &lo, &hi);
-    if (hi > lo) matmul_rows(j->wtype, j->w, j->cols, j->x, j->xq, j->n, j->y, j->ldy, (int)lo, (int)hi);
-}
-
-void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
-            void *scratch) {
-    const int cols = (int)W->ne[0], rows = (int)W->ne[1];
-    if (n <= 0 || rows <= 0) return;
-    const void *xq = NULL;
-    if (is_quant(W->type)) {
-        matmul_quantize_x(pool, x, n, cols, scratch);
-        xq = scratch;
-    } else if (W->type == WICK_Q6_K) {
-        mm_q6k_quantize_x(pool, x, n, cols, scratch);
-        xq = scratch;
-    }
-    /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
-     * unless that would leave a thread idle on a small matrix. */
-    const int nth = pool_size(pool);
-    int64_t align = 16;
-    while (align > 1 && (rows + align - 1) / align < nth) align /= 2;
-    mm_job j = {W->type, cols, rows, n, ldy, W->data, x, xq, y, align};
-    if ((int64_t)rows * cols * n < (1 << 14)) pool = NULL;
-    pool_run(pool, mm_task, &j);
-}
-
 /* ---- several weights sharing one x (Q/K/V, gate/up) in one pool hand-off ---- */
 
 #define MM_MULTI_MAX 4
+#define MM_DECODE_MAX_N 3       /* up to this many tokens a matmul streams its weights (decode) */
+#define MM_CHUNKS_PER_THREAD 8  /* decode chunks per thread: balance vs. shared-counter traffic */
 
 typedef struct mm_multi_job {
     int nw, cols, n;
@@ -157,12 +122,13 @@ typedef struct mm_multi_job {
     const float *x;
     const void *xq;
     int64_t total, align;
+    int64_t chunk;        /* > 0: rows are handed out in chunks of this many (decode) */
+    _Atomic int64_t next; /* the next chunk's first row */
 } mm_multi_job;
 
-static void mm_multi_task(void *arg, int ith, int nth) {
-    const mm_multi_job *j = arg;
-    int64_t lo, hi, base = 0;
-    pool_split(j->total, ith, nth, j->align, &lo, &hi);
+/* Rows [lo, hi) of the weights' stacked rows. */
+static void multi_range(const mm_multi_job *j, int64_t lo, int64_t hi) {
+    int64_t base = 0;
     for (int i = 0; i < j->nw && lo < hi; i++) {
         const int64_t rows = j->W[i]->ne[1];
         const int64_t a = lo > base ? lo - base : 0, b = hi - base < rows ? hi - base : rows;
@@ -171,6 +137,30 @@ static void mm_multi_task(void *arg, int ith, int nth) {
                         (int)a, (int)b);
         base += rows;
     }
+}
+
+/* Prefill: one contiguous part per thread (each keeps its row blocks' weights
+ * in its own cache). Decode: chunks taken in turn from a shared counter, so
+ * a thread slowed by a noisy neighbour leaves its share to the other, and
+ * both stream nearby weights at the same time. */
+static void mm_multi_task(void *arg, int ith, int nth) {
+    mm_multi_job *j = arg;
+    if (j->chunk > 0) {
+        for (;;) {
+            const int64_t lo = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
+            if (lo >= j->total) break;
+            multi_range(j, lo, lo + j->chunk < j->total ? lo + j->chunk : j->total);
+        }
+        return;
+    }
+    int64_t lo, hi;
+    pool_split(j->total, ith, nth, j->align, &lo, &hi);
+    multi_range(j, lo, hi);
+}
+
+void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
+            void *scratch) {
+    matmul_multi(pool, &W, 1, x, n, &y, &ldy, scratch);
 }
 
 void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
@@ -196,10 +186,16 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
         mm_q6k_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
     }
+    /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
+     * unless that would leave a thread idle on a small matrix. */
     const int nth = pool_size(pool);
     int64_t align = 16;
     while (align > 1 && (total + align - 1) / align < nth) align /= 2;
-    mm_multi_job j = {nw, cols, n, W, y, ldy, x, xq, total, align};
+    mm_multi_job j = {nw, cols, n, W, y, ldy, x, xq, total, align, 0, 0};
     if (total * cols * n < (1 << 14)) pool = NULL;
+    if (n <= MM_DECODE_MAX_N && pool_size(pool) > 1) { /* about MM_CHUNKS_PER_THREAD chunks each */
+        const int64_t per = (total + (int64_t)nth * MM_CHUNKS_PER_THREAD - 1) / ((int64_t)nth * MM_CHUNKS_PER_THREAD);
+        j.chunk = (per + align - 1) / align * align;
+    }
     pool_run(pool, mm_multi_task, &j);
 }
