@@ -734,6 +734,9 @@ int main(void) {
     cpu_set_sw_prefetch(!cpu_sw_prefetch()); /* decode kernels with and without software prefetch */
     RUN(test_matmul_isas);
     cpu_set_sw_prefetch(!cpu_sw_prefetch());
+    cpu_set_f16_by_halves(!cpu_f16_by_halves()); /* F16 widened 16 and 8 at a time */
+    RUN(test_matmul_isas);
+    cpu_set_f16_by_halves(!cpu_f16_by_halves());
     RUN(test_matmul_int_exact);
     RUN(test_matmul_threads);
     RUN(test_rmsnorm_softmax_silu);

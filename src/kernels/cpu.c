@@ -25,6 +25,7 @@ static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
 static atomic_bool g_sw_prefetch = true;
+static atomic_bool g_f16_halves = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #if WICK_X86
@@ -93,6 +94,11 @@ static void detect(void) {
     const char *pf_env = getenv("WICK_PREFETCH");
     if (pf_env && (strcmp(pf_env, "0") == 0 || strcmp(pf_env, "1") == 0)) pf = pf_env[0] == '1';
     atomic_store(&g_sw_prefetch, pf);
+
+    bool halves = f.amd;
+    const char *h_env = getenv("WICK_F16_HALVES");
+    if (h_env && (strcmp(h_env, "0") == 0 || strcmp(h_env, "1") == 0)) halves = h_env[0] == '1';
+    atomic_store(&g_f16_halves, halves);
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -127,6 +133,16 @@ bool cpu_sw_prefetch(void) {
 void cpu_set_sw_prefetch(bool on) {
     ensure();
     atomic_store(&g_sw_prefetch, on);
+}
+
+bool cpu_f16_by_halves(void) {
+    ensure();
+    return atomic_load_explicit(&g_f16_halves, memory_order_relaxed);
+}
+
+void cpu_set_f16_by_halves(bool on) {
+    ensure();
+    atomic_store(&g_f16_halves, on);
 }
 
 const char *cpu_isa_name(cpu_isa isa) {

@@ -25,6 +25,14 @@ typedef struct cpu_features {
 bool cpu_sw_prefetch(void);
 void cpu_set_sw_prefetch(bool on); /* tests: run the kernels both ways */
 
+/* Whether AVX-512 kernels widen F16 weights 8 at a time (two 256-bit
+ * VCVTPH2PS) rather than 16 (one 512-bit): on Zen 4 the 512-bit form is
+ * the bottleneck (F16 decode, 1 thread: 22.7 -> 30.9 GB/s, what a plain
+ * read gets); on Intel the 512-bit form is one instruction of the same
+ * throughput. Same values either way. WICK_F16_HALVES=0|1 overrides. */
+bool cpu_f16_by_halves(void);
+void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
+
 const cpu_features *cpu_get_features(void);
 cpu_isa cpu_best_isa(void);     /* highest the CPU supports */
 cpu_isa cpu_isa_active(void);   /* in use (best, or lowered by WICK_ISA / cpu_set_isa) */

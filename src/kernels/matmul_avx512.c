@@ -39,14 +39,22 @@
 /* ---------------- float weights ---------------- */
 
 /* 16 weights of a row from element k as f32 (mask selects valid lanes). */
+/* F16 widened 8 at a time (cpu_f16_by_halves): a kernel-local weight type. */
+#define WT_F16_HALVES (-16)
+
 T512 INLINE __m512 load_w(const int wt, const void *row, int k, __mmask16 m, const bool full) {
     if (wt == WICK_F32) {
         const float *p = (const float *)row + k;
         return full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
     }
     const uint16_t *p = (const uint16_t *)row + k;
+    if (wt == WT_F16_HALVES && full) {
+        const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+        const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 8)));
+        return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+    }
     __m256i h = full ? _mm256_loadu_si256((const __m256i *)p) : _mm256_maskz_loadu_epi16(m, p);
-    if (wt == WICK_F16) return _mm512_cvtph_ps(h);
+    if (wt == WICK_F16 || wt == WT_F16_HALVES) return _mm512_cvtph_ps(h);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); /* BF16 */
 }
 
@@ -388,7 +396,10 @@ T512 void mm_rows_avx512(int wtype, const void *w, int cols, const float *x, con
                          float *y, int ldy, int r0, int r1) {
     switch (wtype) {
     case WICK_F32: frows(WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_F16: frows(WICK_F16, w, cols, x, n, y, ldy, r0, r1); break;
+    case WICK_F16:
+        if (cpu_f16_by_halves()) frows(WT_F16_HALVES, w, cols, x, n, y, ldy, r0, r1);
+        else frows(WICK_F16, w, cols, x, n, y, ldy, r0, r1);
+        break;
     case WICK_BF16: frows(WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
     case WICK_Q8_0: qrows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1); break;
     case WICK_Q4_0: qrows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1); break;
