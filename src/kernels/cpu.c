@@ -36,6 +36,13 @@ static uint64_t read_xcr0(void) {
 }
 #endif
 
+/* A tuning choice: dflt unless env var `name` is "0" or "1". */
+static bool env_flag(const char *name, bool dflt) {
+    const char *v = getenv(name);
+    if (v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) return v[0] == '1';
+    return dflt;
+}
+
 static void detect(void) {
     cpu_features f;
     memset(&f, 0, sizeof f);
@@ -90,15 +97,8 @@ static void detect(void) {
     }
     atomic_store(&g_active, (int)active);
 
-    bool pf = !f.amd;
-    const char *pf_env = getenv("WICK_PREFETCH");
-    if (pf_env && (strcmp(pf_env, "0") == 0 || strcmp(pf_env, "1") == 0)) pf = pf_env[0] == '1';
-    atomic_store(&g_sw_prefetch, pf);
-
-    bool halves = f.amd;
-    const char *h_env = getenv("WICK_F16_HALVES");
-    if (h_env && (strcmp(h_env, "0") == 0 || strcmp(h_env, "1") == 0)) halves = h_env[0] == '1';
-    atomic_store(&g_f16_halves, halves);
+    atomic_store(&g_sw_prefetch, env_flag("WICK_PREFETCH", !f.amd));
+    atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd));
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -125,25 +125,21 @@ bool cpu_set_isa(cpu_isa isa) {
     return true;
 }
 
-bool cpu_sw_prefetch(void) {
+/* The tuning flags: read after detection, set by tests. */
+static bool flag_get(atomic_bool *f) {
     ensure();
-    return atomic_load_explicit(&g_sw_prefetch, memory_order_relaxed);
+    return atomic_load_explicit(f, memory_order_relaxed);
 }
 
-void cpu_set_sw_prefetch(bool on) {
+static void flag_set(atomic_bool *f, bool on) {
     ensure();
-    atomic_store(&g_sw_prefetch, on);
+    atomic_store(f, on);
 }
 
-bool cpu_f16_by_halves(void) {
-    ensure();
-    return atomic_load_explicit(&g_f16_halves, memory_order_relaxed);
-}
-
-void cpu_set_f16_by_halves(bool on) {
-    ensure();
-    atomic_store(&g_f16_halves, on);
-}
+bool cpu_sw_prefetch(void) { return flag_get(&g_sw_prefetch); }
+void cpu_set_sw_prefetch(bool on) { flag_set(&g_sw_prefetch, on); }
+bool cpu_f16_by_halves(void) { return flag_get(&g_f16_halves); }
+void cpu_set_f16_by_halves(bool on) { flag_set(&g_f16_halves, on); }
 
 const char *cpu_isa_name(cpu_isa isa) {
     switch (isa) {

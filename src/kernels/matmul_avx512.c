@@ -20,9 +20,8 @@
  * transposed block is used straight from registers, no buffer, and the next
  * 16-row tile is software-prefetched while this one is computed (decode is a
  * stream of weight bytes; the prefetch lifts 2 threads to ~DRAM bandwidth).
- * Integer sums
- * are exact; only the float accumulation order differs from the scalar
- * kernel. */
+ * Integer sums are exact; only the float accumulation order differs from
+ * the scalar kernel. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -38,10 +37,10 @@
 
 /* ---------------- float weights ---------------- */
 
-/* 16 weights of a row from element k as f32 (mask selects valid lanes). */
 /* F16 widened 8 at a time (cpu_f16_by_halves): a kernel-local weight type. */
 #define WT_F16_HALVES (-16)
 
+/* 16 weights of a row from element k as f32 (mask selects valid lanes). */
 T512 INLINE __m512 load_w(const int wt, const void *row, int k, __mmask16 m, const bool full) {
     if (wt == WICK_F32) {
         const float *p = (const float *)row + k;

@@ -4,9 +4,10 @@
  * Mostly scalar C (a small share of the time); SiLU and softmax, which
  * call exp once per element, have AVX2 / AVX-512 versions (simd_math.h,
  * ~2 ulp) chosen by the active ISA, and so does RMSNorm's sum of squares
- * (double lanes in a fixed order: the same bits on every ISA). RoPE computes each angle as
- * (double)pos * inv_freq[i] and its cos/sin in double, rounding once to
- * float, so a rotation by p then q matches one by p+q to float precision. */
+ * (double lanes in a fixed order: the same bits on every ISA). RoPE
+ * computes each angle as (double)pos * inv_freq[i] and its cos/sin in
+ * double, rounding once to float, so a rotation by p then q matches one by
+ * p+q to float precision. */
 #include "kernels/ops.h"
 
 #include <math.h>
