@@ -393,10 +393,11 @@ static void test_matmul_threads(void) {
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     CHECK(pools[1] && pools[2]);
-    static const int SHAPES[][3] = {{64, 896, 1}, {64, 896, 7}, {200, 96, 33}, {5, 64, 4}, {33, 1056, 64}};
+    /* decode shapes cover a split into long runs plus tail chunks (1000 rows) */
+    static const int SHAPES[][3] = {{64, 896, 1}, {64, 896, 7}, {200, 96, 33}, {5, 64, 4}, {33, 1056, 64}, {1000, 64, 1}, {1000, 96, 3}};
     for (size_t ti = 0; ti < 5; ti++) {
         const int type = WTYPES[ti];
-        for (int si = 0; si < 5; si++) {
+        for (int si = 0; si < 7; si++) {
             const int rows = SHAPES[si][0], cols = SHAPES[si][1], n = SHAPES[si][2];
             void *w = make_weights(type, rows, cols, NULL);
             wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, dtype_row_bytes(type, cols) * rows};
