@@ -53,6 +53,8 @@ static void detect(void) {
     __cpuid(0, vendor[3], vendor[0], vendor[2], vendor[1]);
     f.amd = memcmp(vendor, "AuthenticAMD", 12) == 0;
     if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d)) {
+        const int base_family = (int)((a >> 8) & 0xf);
+        f.family = base_family == 0xf ? base_family + (int)((a >> 20) & 0xff) : base_family;
         bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
         uint64_t xcr0 = osxsave ? read_xcr0() : 0;
         bool os_ymm = (xcr0 & 0x6) == 0x6;   /* SSE + AVX state */
@@ -98,7 +100,7 @@ static void detect(void) {
     atomic_store(&g_active, (int)active);
 
     atomic_store(&g_sw_prefetch, env_flag("WICK_PREFETCH", !f.amd));
-    atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd));
+    atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }

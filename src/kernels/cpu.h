@@ -13,7 +13,8 @@ typedef enum cpu_isa { ISA_SCALAR = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 } cpu_isa;
 
 typedef struct cpu_features {
     bool avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512vnni, avx512bf16, avxvnni;
-    bool amd; /* vendor AuthenticAMD */
+    bool amd;   /* vendor AuthenticAMD */
+    int family; /* CPUID display family (base + extended): 0x19 Zen 3/4, 0x1a Zen 5 */
 } cpu_features;
 
 /* Whether streaming (decode) kernels issue software prefetches ahead of the
@@ -26,10 +27,11 @@ bool cpu_sw_prefetch(void);
 void cpu_set_sw_prefetch(bool on); /* tests: run the kernels both ways */
 
 /* Whether AVX-512 kernels widen F16 weights 8 at a time (two 256-bit
- * VCVTPH2PS) rather than 16 (one 512-bit): on Zen 4 the 512-bit form is
- * the bottleneck (F16 decode, 1 thread: 22.7 -> 30.9 GB/s, what a plain
- * read gets); on Intel the 512-bit form is one instruction of the same
- * throughput. Same values either way. WICK_F16_HALVES=0|1 overrides. */
+ * VCVTPH2PS) rather than 16 (one 512-bit): on Zen 4 (AMD family 0x19) the
+ * 512-bit form is the bottleneck (F16 decode, 1 thread: 22.7 -> 30.9 GB/s,
+ * what a plain read gets); on Intel and on Zen 5 (family 0x1a, full-width
+ * AVX-512) the 512-bit form is faster (Zen 5, F16 decode 1 thread: 78-80%
+ * -> 86-88% of the bandwidth ceiling). Same values either way. WICK_F16_HALVES=0|1 overrides. */
 bool cpu_f16_by_halves(void);
 void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
 
