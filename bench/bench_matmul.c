@@ -2,13 +2,21 @@
  * kernel changes by measurement: y = x·Wᵀ with random W (rows × cols) in the
  * given type (Q8_0/Q4_0 repacked as the loader does for the active ISA) and n
  * activation rows. Prints GMAC/s (median of the repeats) and the kernel used.
- * Usage: build/bench/bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols] [n] [repeats] */
+ * With a thread count the matmul runs on a pool of that many threads, and
+ * every repeat is preceded by a bandwidth probe on as many threads (256 MiB
+ * read), so the weight stream's rate is also given as a share of the
+ * memory's rate in the same moment (median of the per-repeat ratios); for a
+ * matrix much larger than the last-level cache that is the decode kernel's
+ * efficiency.
+ * Usage: build/bench/bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols] [n] [repeats] [threads] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/tensor.h"
+#include "core/threadpool.h"
+#include "engine/bench.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
@@ -28,8 +36,9 @@ int main(int argc, char **argv) {
     const int type = dtype_from_name(argc > 1 ? argv[1] : "q8_0");
     const int rows = argc > 2 ? atoi(argv[2]) : 4864, cols = argc > 3 ? atoi(argv[3]) : 896;
     const int n = argc > 4 ? atoi(argv[4]) : 128, reps = argc > 5 ? atoi(argv[5]) : 9;
-    if (type < 0 || !dtype_supported(type) || rows < 16 || cols < 32 || cols % (type == WICK_Q6_K ? 256 : 32) || n < 1 || reps < 1 || reps > 99) {
-        fprintf(stderr, "usage: bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols, a multiple of 32 (256 for q6_k)] [n] [repeats]\n");
+    const int threads = argc > 6 ? atoi(argv[6]) : 0;
+    if (type < 0 || !dtype_supported(type) || rows < 16 || cols < 32 || cols % (type == WICK_Q6_K ? 256 : 32) || n < 1 || reps < 1 || reps > 99 || threads < 0 || threads > 64) {
+        fprintf(stderr, "usage: bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols, a multiple of 32 (256 for q6_k)] [n] [repeats] [threads]\n");
         return 2;
     }
     float *wf = malloc(sizeof(float) * (size_t)rows * cols), *x = malloc(sizeof(float) * (size_t)n * cols);
@@ -46,18 +55,26 @@ int main(int argc, char **argv) {
     if (matmul_repack_type(&W) >= 0) W.type = matmul_repack(NULL, &W, w);
     void *scratch = malloc(matmul_scratch_bytes(W.type, cols, n) + 64);
     if (!scratch) return 1;
-    double t[99];
-    matmul(NULL, &W, x, n, y, rows, scratch); /* warm-up */
+    wick_pool *pool = threads > 0 ? pool_new(threads, NULL) : NULL;
+    if (threads > 0 && !pool) return 1;
+    double t[99], share[99];
+    matmul(pool, &W, x, n, y, rows, scratch); /* warm-up */
     for (int k = 0; k < reps; k++) {
+        const double bw = threads > 0 ? bench_membw((size_t)256 << 20, threads, 1, NULL) : 0;
         double t0 = now_s();
-        matmul(NULL, &W, x, n, y, rows, scratch);
+        matmul(pool, &W, x, n, y, rows, scratch);
         t[k] = now_s() - t0;
+        share[k] = bw > 0 ? wbytes / t[k] * 1e-9 / bw : 0;
     }
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    qsort(share, (size_t)reps, sizeof *share, cmp_double);
     const double macs = (double)rows * cols * n;
-    printf("%s %d x %d, n %d, 1 thread, %s: %.3f ms, %.1f GMAC/s, %.2f GB/s of weights\n", dtype_name(type), rows,
-           cols, n, cpu_isa_name(cpu_isa_active()), t[reps / 2] * 1e3, macs / t[reps / 2] * 1e-9,
-           wbytes / t[reps / 2] * 1e-9);
+    printf("%s %d x %d, n %d, %d thread%s, %s: %.3f ms, %.1f GMAC/s, %.2f GB/s of weights", dtype_name(type), rows,
+           cols, n, threads > 0 ? threads : 1, threads > 1 ? "s" : "", cpu_isa_name(cpu_isa_active()),
+           t[reps / 2] * 1e3, macs / t[reps / 2] * 1e-9, wbytes / t[reps / 2] * 1e-9);
+    if (threads > 0) printf(", %.0f%% of the memory's rate", 100 * share[reps / 2]);
+    printf("\n");
+    pool_free(pool);
     free(wf), free(x), free(y), free(w), free(scratch);
     return 0;
 }

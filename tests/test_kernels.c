@@ -731,10 +731,13 @@ int main(void) {
     RUN(test_bf16);
     RUN(test_quantize);
     RUN(test_pool);
-    RUN(test_matmul_isas);
-    cpu_set_sw_prefetch(!cpu_sw_prefetch()); /* decode kernels with and without software prefetch */
-    RUN(test_matmul_isas);
-    cpu_set_sw_prefetch(!cpu_sw_prefetch());
+    const cpu_prefetch pf = cpu_prefetch_style();
+    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode kernels in every prefetch style */
+        cpu_set_prefetch_style((cpu_prefetch)style);
+        printf("prefetch style %s\n", cpu_prefetch_name((cpu_prefetch)style));
+        RUN(test_matmul_isas);
+    }
+    cpu_set_prefetch_style(pf);
     cpu_set_f16_by_halves(!cpu_f16_by_halves()); /* F16 widened 16 and 8 at a time */
     RUN(test_matmul_isas);
     cpu_set_f16_by_halves(!cpu_f16_by_halves());

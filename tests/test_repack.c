@@ -155,9 +155,11 @@ static void test_repack_matmul(void) {
 
 int main(void) {
     RUN(test_repack_layout);
-    RUN(test_repack_matmul);
-    cpu_set_sw_prefetch(!cpu_sw_prefetch()); /* decode kernels with and without software prefetch */
-    RUN(test_repack_matmul);
-    cpu_set_sw_prefetch(!cpu_sw_prefetch());
+    const cpu_prefetch pf = cpu_prefetch_style();
+    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode kernels in every prefetch style */
+        cpu_set_prefetch_style((cpu_prefetch)style);
+        RUN(test_repack_matmul);
+    }
+    cpu_set_prefetch_style(pf);
     return check_summary("test_repack");
 }

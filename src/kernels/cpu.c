@@ -24,7 +24,7 @@
 static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
-static atomic_bool g_sw_prefetch = true;
+static atomic_int g_prefetch = PREFETCH_L1L2;
 static atomic_bool g_f16_halves = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -99,7 +99,12 @@ static void detect(void) {
     }
     atomic_store(&g_active, (int)active);
 
-    atomic_store(&g_sw_prefetch, env_flag("WICK_PREFETCH", !f.amd));
+    cpu_prefetch pf = !f.amd ? PREFETCH_L1L2 : f.family >= 0x1a ? PREFETCH_NTA : PREFETCH_OFF;
+    const char *pv = getenv("WICK_PREFETCH");
+    if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) pf = PREFETCH_OFF;
+    else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) pf = PREFETCH_L1L2;
+    else if (pv && strcasecmp(pv, "nta") == 0) pf = PREFETCH_NTA;
+    atomic_store(&g_prefetch, (int)pf);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
 }
 
@@ -127,21 +132,35 @@ bool cpu_set_isa(cpu_isa isa) {
     return true;
 }
 
-/* The tuning flags: read after detection, set by tests. */
-static bool flag_get(atomic_bool *f) {
+/* The tuning choices: read after detection, set by tests. */
+cpu_prefetch cpu_prefetch_style(void) {
     ensure();
-    return atomic_load_explicit(f, memory_order_relaxed);
+    return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
 }
 
-static void flag_set(atomic_bool *f, bool on) {
+void cpu_set_prefetch_style(cpu_prefetch style) {
     ensure();
-    atomic_store(f, on);
+    atomic_store(&g_prefetch, (int)style);
 }
 
-bool cpu_sw_prefetch(void) { return flag_get(&g_sw_prefetch); }
-void cpu_set_sw_prefetch(bool on) { flag_set(&g_sw_prefetch, on); }
-bool cpu_f16_by_halves(void) { return flag_get(&g_f16_halves); }
-void cpu_set_f16_by_halves(bool on) { flag_set(&g_f16_halves, on); }
+const char *cpu_prefetch_name(cpu_prefetch style) {
+    switch (style) {
+    case PREFETCH_OFF: return "off";
+    case PREFETCH_L1L2: return "l1l2";
+    case PREFETCH_NTA: return "nta";
+    }
+    return "unknown";
+}
+
+bool cpu_f16_by_halves(void) {
+    ensure();
+    return atomic_load_explicit(&g_f16_halves, memory_order_relaxed);
+}
+
+void cpu_set_f16_by_halves(bool on) {
+    ensure();
+    atomic_store(&g_f16_halves, on);
+}
 
 const char *cpu_isa_name(cpu_isa isa) {
     switch (isa) {

@@ -17,14 +17,26 @@ typedef struct cpu_features {
     int family; /* CPUID display family (base + extended): 0x19 Zen 3/4, 0x1a Zen 5 */
 } cpu_features;
 
-/* Whether streaming (decode) kernels issue software prefetches ahead of the
- * weights. Chosen by measurement: on Intel (Ice Lake) they lift decode from
- * DRAM (Q4_0, 2 threads: 21.8 -> 25.7 GB/s); on AMD (Zen 4) the hardware
- * prefetchers follow a one-stream layout by themselves and the extra
- * instructions cost 10-20% (Q8_0, 1 thread: 22 -> 26 GB/s without them).
- * WICK_PREFETCH=0|1 overrides. */
-bool cpu_sw_prefetch(void);
-void cpu_set_sw_prefetch(bool on); /* tests: run the kernels both ways */
+/* How streaming (decode) kernels prefetch the weights ahead of the line they
+ * read. Chosen per CPU by measurement (decode's share of a plain read's
+ * rate, same run):
+ *   PREFETCH_OFF   none: Zen 4 (AMD family 0x19), whose hardware prefetchers
+ *                  follow the one-stream layouts by themselves; prefetch
+ *                  instructions cost 10-20% there (Q8_0, 1 thread: 22 -> 26
+ *                  GB/s without them).
+ *   PREFETCH_L1L2  into L1 a little ahead and into L2 further ahead: Intel
+ *                  (Ice Lake, Q4_0 decode, 2 threads: 21.8 -> 25.7 GB/s).
+ *   PREFETCH_NTA   one non-temporal prefetch per 64-byte line 8 KiB ahead:
+ *                  Zen 5 (family 0x1a) and later, where the hardware alone
+ *                  leaves a core's stream short of a plain read's rate
+ *                  (whole decode, Qwen2.5-0.5B, 2 threads: Q4_0 65 -> 80-97%,
+ *                  Q8_0 68 -> 96%, F16 88 -> 93% of it).
+ * WICK_PREFETCH=0|off, 1|l1l2 or nta overrides. */
+typedef enum cpu_prefetch { PREFETCH_OFF = 0, PREFETCH_L1L2 = 1, PREFETCH_NTA = 2 } cpu_prefetch;
+#define PREFETCH_NTA_BYTES 8192 /* PREFETCH_NTA's distance ahead of the stream */
+cpu_prefetch cpu_prefetch_style(void);
+void cpu_set_prefetch_style(cpu_prefetch style); /* tests: run the kernels every way */
+const char *cpu_prefetch_name(cpu_prefetch style);
 
 /* Whether AVX-512 kernels widen F16 weights 8 at a time (two 256-bit
  * VCVTPH2PS) rather than 16 (one 512-bit): on Zen 4 (AMD family 0x19) the

@@ -96,20 +96,22 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
         for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
-/* Decode prefetch distance of frow1, into L2, where cpu_sw_prefetch() wants it. */
+/* frow1's PREFETCH_L1L2 distance (into L2 only: a row is read once). */
 #define FROW_PF_BYTES 16384
 
 /* Decode (one token): row after row, so that the weights are read as one
  * sequential stream (rows in step are several streams, which the hardware
  * prefetchers of some CPUs, Zen 4, follow poorly); four accumulators. */
-T512 INLINE void frow1(const int wt, const bool pf, const char *row, const float *x, int cols, float *y) {
+T512 INLINE void frow1(const int wt, const int pf, const char *row, const float *x, int cols, float *y) {
     __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     const size_t es = wt == WICK_F32 ? 4 : 2;
     int k = 0;
     for (; k + 64 <= cols; k += 64) {
-        if (pf)
 #pragma GCC unroll 4
-            for (size_t o = 0; o < 64 * es; o += 64) _mm_prefetch(row + (size_t)k * es + FROW_PF_BYTES + o, _MM_HINT_T1);
+        for (size_t o = 0; o < 64 * es; o += 64) {
+            if (pf == PREFETCH_L1L2) _mm_prefetch(row + (size_t)k * es + FROW_PF_BYTES + o, _MM_HINT_T1);
+            if (pf == PREFETCH_NTA) _mm_prefetch(row + (size_t)k * es + PREFETCH_NTA_BYTES + o, _MM_HINT_NTA);
+        }
 #pragma GCC unroll 4
         for (int u = 0; u < 4; u++)
             a[u] = _mm512_fmadd_ps(load_w(wt, row, k + 16 * u, 0xffff, true), _mm512_loadu_ps(x + k + 16 * u), a[u]);
@@ -130,10 +132,17 @@ T512 INLINE void frows(const int wt, const void *w, int cols, const float *x, in
     const char *wc = w;
     int r = r0;
     if (n == 1) {
-        if (cpu_sw_prefetch())
-            for (; r < r1; r++) frow1(wt, true, wc + r * rb, x, cols, y + r);
-        else
-            for (; r < r1; r++) frow1(wt, false, wc + r * rb, x, cols, y + r);
+        switch (cpu_prefetch_style()) {
+        case PREFETCH_NTA:
+            for (; r < r1; r++) frow1(wt, PREFETCH_NTA, wc + r * rb, x, cols, y + r);
+            break;
+        case PREFETCH_L1L2:
+            for (; r < r1; r++) frow1(wt, PREFETCH_L1L2, wc + r * rb, x, cols, y + r);
+            break;
+        default:
+            for (; r < r1; r++) frow1(wt, PREFETCH_OFF, wc + r * rb, x, cols, y + r);
+            break;
+        }
         return;
     }
     for (; r + 4 <= r1; r += 4) {

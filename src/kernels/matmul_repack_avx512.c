@@ -11,8 +11,8 @@
  * FMA per block and 16 rows, in block order: the same integer sums and float
  * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
  * are bit-identical to it. Decode (n <= 3) streams each group once with
- * software prefetches ahead (into L1 and, further, into L2) where
- * cpu_sw_prefetch() says they pay.
+ * software prefetches ahead in the style cpu_prefetch_style() picks for the
+ * CPU (none; into L1 and, further, into L2; or non-temporal).
  *
  * Prefill works on row blocks of RB rows (their KC-block chunk stays in L2)
  * and tiles of up to T tokens: each tile's activations for the chunk are
@@ -36,9 +36,8 @@
 #define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
 #define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
 #define T 6            /* tokens per prefill tile */
-/* Decode prefetch distances, where cpu_sw_prefetch() wants them: into L1 a
- * little ahead, into L2 further ahead (more lines in flight than L1's fill
- * buffers allow). */
+/* PREFETCH_L1L2's distances: into L1 a little ahead, into L2 further ahead
+ * (more lines in flight than L1's fill buffers allow). */
 #define PF_BYTES 4096
 #define PF2_BYTES 16384
 
@@ -77,7 +76,7 @@ T512 INLINE __m512i r16_dot(const __m512i G[8], const block_q8_0 *xb, int32_t xs
 
 /* Decode: one group × C <= 3 tokens over all nb blocks (one sequential
  * stream: quants and scales alternate, see matmul_impl.h). */
-T512 INLINE void r16_decode(const int base, const int C, const bool pf, const char *gp, int nb,
+T512 INLINE void r16_decode(const int base, const int C, const int pf, const char *gp, int nb,
                             const block_q8_0 *const xb[3], const int32_t *const xs[3],
                             const float *const xd[3], float *const yp[3], __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
@@ -89,10 +88,12 @@ T512 INLINE void r16_decode(const int base, const int C, const bool pf, const ch
         const char *p = gp + mm_r16_quants_at(base, b);
         /* this block's quants, ahead; the second of a pair also the scale line */
         const size_t span = wb + (b & 1 ? 64 : 0);
-        for (size_t o = 0; pf && o < span; o += 64) {
+        for (size_t o = 0; pf == PREFETCH_L1L2 && o < span; o += 64) {
             _mm_prefetch(p + PF_BYTES + o, _MM_HINT_T0);
             _mm_prefetch(p + PF2_BYTES + o, _MM_HINT_T1);
         }
+        for (size_t o = 0; pf == PREFETCH_NTA && o < span; o += 64)
+            _mm_prefetch(p + PREFETCH_NTA_BYTES + o, _MM_HINT_NTA);
         __m512i G[8];
         r16_load(base, p, G);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(gp + mm_r16_scales_at(base, nb, b))));
@@ -104,6 +105,15 @@ T512 INLINE void r16_decode(const int base, const int C, const bool pf, const ch
     }
 #pragma GCC unroll 3
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
+}
+
+/* Decode for n <= 3 tokens and prefetch style pf, both constants in each instance. */
+T512 INLINE void r16_decode_c(const int base, int n, const int pf, const char *gp, int nb,
+                              const block_q8_0 *const xb[3], const int32_t *const xs[3],
+                              const float *const xd[3], float *const yp[3], __mmask16 m) {
+    if (n == 1) r16_decode(base, 1, pf, gp, nb, xb, xs, xd, yp, m);
+    else if (n == 2) r16_decode(base, 2, pf, gp, nb, xb, xs, xd, yp, m);
+    else r16_decode(base, 3, pf, gp, nb, xb, xs, xd, yp, m);
 }
 
 /* One prefill tile's activations for blocks [b0, b0+nbk), token-interleaved:
@@ -244,7 +254,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         r16_prefill(base, w, nb, gb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
-    const bool pf = cpu_sw_prefetch();
+    const cpu_prefetch pf = cpu_prefetch_style();
     for (int rt = r0 & ~15; rt < r1; rt += 16) {
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
@@ -258,14 +268,10 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
             xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
             yp[c] = y + (size_t)i * ldy + rt;
         }
-        if (pf) {
-            if (n == 1) r16_decode(base, 1, true, gp, nb, xb, xs, xd, yp, m);
-            else if (n == 2) r16_decode(base, 2, true, gp, nb, xb, xs, xd, yp, m);
-            else r16_decode(base, 3, true, gp, nb, xb, xs, xd, yp, m);
-        } else {
-            if (n == 1) r16_decode(base, 1, false, gp, nb, xb, xs, xd, yp, m);
-            else if (n == 2) r16_decode(base, 2, false, gp, nb, xb, xs, xd, yp, m);
-            else r16_decode(base, 3, false, gp, nb, xb, xs, xd, yp, m);
+        switch (pf) {
+        case PREFETCH_NTA: r16_decode_c(base, n, PREFETCH_NTA, gp, nb, xb, xs, xd, yp, m); break;
+        case PREFETCH_L1L2: r16_decode_c(base, n, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m); break;
+        default: r16_decode_c(base, n, PREFETCH_OFF, gp, nb, xb, xs, xd, yp, m); break;
         }
     }
 }
