@@ -49,5 +49,20 @@ tmpf=$(mktemp); printf 'Once upon a \xff\xfe time' >"$tmpf"
 "$WICK" generate -m "$M/hf" -f "$tmpf" -n 3 --temp 0 >/dev/null 2>"$tmpf.err"; expect "invalid UTF-8 prompt runs" "$?" "0"
 expect "one warning line" "$(cat "$tmpf.err")" "wick: warning: input has 2 invalid UTF-8 bytes; replaced with U+FFFD"
 rm -f "$tmpf" "$tmpf.err"
+# wick bench --json: the fields, one probe before the tests and one after
+# every --probe-every decode steps and at each tg run's end (2 repeats of 10
+# steps every 4: 1 + 2 × 3 readings), a chunk sweep entry per size.
+json=$("$WICK" bench -m "$M/stories260K-f32.gguf" -p 16 -n 10 -r 2 -t 2 --probe-every 4 --membw-mib 64 \
+       --chunk 0,8 --json)
+got=$(printf '%s' "$json" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+ok = all(k in a for k in ("prefill_tok_s", "decode_tok_s", "ttft_ms", "membw_gb_s", "decode_ceiling_tok_s",
+                          "decode_pct_of_ceiling", "peak_rss_mb", "weights_mb", "kv_cache_mb"))
+print(ok, len(a["membw_probes_gb_s"]), len(a["decode_tok_s_runs"]), len(a["decode_pct_runs"]),
+      all(x > 0 for x in a["membw_probes_gb_s"] + a["decode_pct_runs"]), len(a["chunk_sweep"]), a["probe_every"])')
+expect "bench --json" "$got" "True 7 2 2 True 2 4"
+"$WICK" bench -m "$M/stories260K-f32.gguf" -p 8 -n 4 -r 1 --probe-every -1 >/dev/null 2>&1
+expect "bench rejects a negative --probe-every" "$?" "1"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

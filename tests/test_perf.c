@@ -74,6 +74,12 @@ static void test_sum_words(void) {
     }
     wick_error err;
     CHECK(bench_membw(1 << 20, 2, 1, &err) > 0);
+    CHECK(bench_membw(100, 2, 1, &err) < 0); /* under 512 bytes: an error, not a division by zero */
+    bench_membw_buf *b = bench_membw_new(1 << 20, 2, &err);
+    CHECK(b != NULL);
+    for (int i = 0; b && i < 3; i++) CHECK(bench_membw_read(b, 2) > 0); /* the buffer is kept between readings */
+    bench_membw_free(b);
+    bench_membw_free(NULL);
     CHECK(bench_peak_rss() > 0);
 }
 

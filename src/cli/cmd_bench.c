@@ -8,15 +8,18 @@
  *           sequence, as llama-bench's tg test.
  *   sweep   with --chunk LIST: pp<P> again for each prefill chunk size.
  * Also: memory read bandwidth (a streaming read of --membw-mib MiB by -t
- * threads, in a child process so its buffer does not count in peak RSS),
- * probed before the first repeat and right after each repeat's decode test,
- * so every tg run lies between two probes; the decode ceiling of a repeat is
- * the mean of its two probes ÷ the weight bytes one decode step reads, and
- * the figures reported are medians (bandwidth over all probes; ceiling and
- * decode's share of it over repeats): on a shared machine the bandwidth
- * drifts from second to second, so decode is compared with what the memory
- * gave at the time. Also the process's peak RSS with weights + KV cache for
- * comparison. */
+ * threads, best of 3 passes, in a child process forked once so that its
+ * buffer does not count in peak RSS), read before the first repeat and
+ * then after every --probe-every decode steps and at the end of each tg
+ * run, so every segment of decode lies between two readings. On a shared
+ * machine the bandwidth drifts from second to second, so decode is
+ * compared with what the memory gave at the time: a repeat's ceiling is the
+ * tokens the readings allowed in its decode time (Σ over segments of time ×
+ * the mean of the two readings around it ÷ the weight bytes one decode step
+ * reads), decode's share of it is its tokens ÷ that; the figures reported
+ * are medians (bandwidth over all readings; ceiling and share over
+ * repeats). Decode times leave the probes out. Also the process's peak RSS
+ * with weights + KV cache for comparison. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,14 +55,15 @@ static int cmp_d(const void *a, const void *b) {
 
 static stat stats(const double *v, int n) {
     stat s = {0, 0};
-    if (n <= 0) return s;
-    double t[MAX_REPEATS], mean = 0;
+    double *t = n > 0 ? malloc((size_t)n * sizeof *t) : NULL, mean = 0;
+    if (!t) return s;
     memcpy(t, v, (size_t)n * sizeof *t);
     qsort(t, (size_t)n, sizeof *t, cmp_d);
     s.med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
     for (int i = 0; i < n; i++) mean += v[i] / n;
     for (int i = 0; i < n && n > 1; i++) s.sd += (v[i] - mean) * (v[i] - mean) / (n - 1);
     s.sd = sqrt(s.sd);
+    free(t);
     return s;
 }
 
@@ -102,44 +106,101 @@ static double run_prefill(bench *b, wick_context *c, int n, int32_t *toks, int32
     return now_ms() - t0;
 }
 
-/* n decode steps from an empty sequence; returns ms, -1 on error. */
-static double run_decode(bench *b, wick_context *c, int n) {
+/* The bandwidth probe runs in a child process forked once, so that its
+ * buffer does not count in this process's peak RSS and is mapped and
+ * filled only once: each request (one byte on `req`) answers one reading
+ * (a double on `resp`); the child exits when `req` closes. */
+typedef struct prober {
+    pid_t pid;
+    int req, resp;
+} prober;
+
+static int prober_start(prober *pr, size_t bytes, int threads) {
+    int rq[2], rs[2];
+    pr->pid = -1;
+    if (pipe(rq) < 0) return -1;
+    if (pipe(rs) < 0) {
+        close(rq[0]), close(rq[1]);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(rq[0]), close(rq[1]), close(rs[0]), close(rs[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(rq[1]), close(rs[0]);
+        wick_error err;
+        bench_membw_buf *buf = bench_membw_new(bytes, threads, &err);
+        char cmd;
+        while (read(rq[0], &cmd, 1) == 1) {
+            double gbs = buf ? bench_membw_read(buf, 3) : -1;
+            if (write(rs[1], &gbs, sizeof gbs) != (ssize_t)sizeof gbs) break;
+        }
+        bench_membw_free(buf);
+        _exit(0);
+    }
+    close(rq[0]), close(rs[1]);
+    pr->pid = pid, pr->req = rq[1], pr->resp = rs[0];
+    return 0;
+}
+
+/* One reading in GB/s; -1 if the probe failed. */
+static double prober_read(prober *pr) {
+    double gbs = -1;
+    if (pr->pid < 0 || write(pr->req, "p", 1) != 1 || read(pr->resp, &gbs, sizeof gbs) != (ssize_t)sizeof gbs)
+        return -1;
+    return gbs;
+}
+
+static void prober_stop(prober *pr) {
+    if (pr->pid < 0) return;
+    close(pr->req), close(pr->resp);
+    waitpid(pr->pid, NULL, 0);
+    pr->pid = -1;
+}
+
+/* Probe readings in run order, and what decode compares with them. */
+typedef struct probes {
+    prober pr;
+    double *gbs;
+    int n, cap;
+    double bytes_per_token; /* weight bytes one decode step reads */
+} probes;
+
+static double probe(probes *p) {
+    double g = prober_read(&p->pr);
+    if (g <= 0 || p->n == p->cap) return -1;
+    return p->gbs[p->n++] = g;
+}
+
+/* n decode steps from an empty sequence; returns their ms (probes not
+ * counted), -1 on error. With probes (p non-NULL, a reading already taken):
+ * after every `every` steps (and at the end) the bandwidth is read again,
+ * and *allowed gets the tokens the ceiling allowed in the decode time: Σ
+ * over segments of its ms × the mean of the readings around it ÷ the bytes
+ * per token. */
+static double run_decode(bench *b, wick_context *c, int n, probes *p, int every, double *allowed) {
     wick_seq_truncate(c, 0, 0);
     int32_t tok = rand_token(b), seq = 0;
     wick_error err;
-    double t0 = now_ms();
+    double total = 0, seg_t0 = now_ms();
+    if (allowed) *allowed = 0;
     for (int i = 0; i < n; i++) {
         int32_t pos = i;
         wick_batch bt = {.n = 1, .tokens = &tok, .pos = &pos, .seq = &seq};
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
         tok = sample(b, c);
+        if (p && (i + 1 == n || (every > 0 && (i + 1) % every == 0))) {
+            const double seg = now_ms() - seg_t0, before = p->gbs[p->n - 1], after = probe(p);
+            if (after <= 0) return cli_error("bench: the memory bandwidth probe failed"), -1;
+            total += seg;
+            *allowed += seg / 1e3 * (before + after) / 2 * 1e9 / p->bytes_per_token;
+            seg_t0 = now_ms();
+        }
     }
-    return now_ms() - t0;
-}
-
-/* Bandwidth in a child process; -1 if it fails. */
-static double membw_child(size_t bytes, int threads) {
-    int fd[2];
-    if (pipe(fd) < 0) return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]), close(fd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(fd[0]);
-        wick_error err;
-        double gbs = bench_membw(bytes, threads, 3, &err);
-        ssize_t w = write(fd[1], &gbs, sizeof gbs);
-        _exit(w == (ssize_t)sizeof gbs ? 0 : 1);
-    }
-    close(fd[1]);
-    double gbs = -1;
-    if (read(fd[0], &gbs, sizeof gbs) != (ssize_t)sizeof gbs) gbs = -1;
-    close(fd[0]);
-    waitpid(pid, NULL, 0);
-    return gbs;
+    return p ? total : now_ms() - seg_t0;
 }
 
 static int parse_chunks(const char *s, int *out) {
@@ -157,7 +218,7 @@ static int parse_chunks(const char *s, int *out) {
 
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *chunks_s = NULL, *kv_s = NULL, *dtype = NULL;
-    int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024;
+    int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024, every = 32;
     bool json = false;
     const cli_opt opts[] = {
         {"--model", "-m", OPT_STR, &model, NULL},
@@ -171,11 +232,13 @@ int cmd_bench(int argc, char **argv) {
         {"--kv-type", NULL, OPT_STR, &kv_s, NULL},
         {"--dtype", NULL, OPT_STR, &dtype, NULL},
         {"--membw-mib", NULL, OPT_INT, &membw_mib, NULL},
+        {"--probe-every", NULL, OPT_INT, &every, NULL},
         {"--json", NULL, OPT_FLAG, &json, NULL},
     };
     if (cli_parse("bench", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
-    if (n_prompt < 1 || n_gen < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0)
-        return cli_error("bench: -p must be >= 1; -n, -t, --ctx, --prefill-chunk, --membw-mib must not be negative");
+    if (n_prompt < 1 || n_gen < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0 || every < 0)
+        return cli_error("bench: -p must be >= 1; -n, -t, --ctx, --prefill-chunk, --membw-mib, --probe-every must "
+                         "not be negative");
     if (repeats < 1 || repeats > MAX_REPEATS) return cli_error("bench: -r must be in [1, %d]", MAX_REPEATS);
     int chunks[MAX_CHUNKS], n_chunks = chunks_s ? parse_chunks(chunks_s, chunks) : 0;
     if (n_chunks < 0) return cli_error("bench: --chunk wants a list like 0,128,256,512 (at most %d)", MAX_CHUNKS);
@@ -187,9 +250,8 @@ int cmd_bench(int argc, char **argv) {
     }
     if (!ctx) ctx = n_prompt + n_gen + 1;
 
-    /* bw[0] before the tests, bw[r + 1] right after repeat r's decode test */
-    double bw[MAX_REPEATS + 1], ceil_r[MAX_REPEATS], pct_r[MAX_REPEATS];
-    const size_t bw_bytes = (size_t)membw_mib << 20;
+    double ceil_r[MAX_REPEATS], pct_r[MAX_REPEATS];
+    probes pb = {.pr = {.pid = -1}};
     double t_load = now_ms();
     wick_model *m = cli_load_model_dtype("bench", model, dtype);
     if (!m) return 1;
@@ -204,7 +266,6 @@ int cmd_bench(int argc, char **argv) {
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_prompt), *pos = malloc(sizeof(int32_t) * (size_t)n_prompt),
             *seq = malloc(sizeof(int32_t) * (size_t)n_prompt);
     double pp[MAX_REPEATS], ttft[MAX_REPEATS], tg[MAX_REPEATS];
-    int n_bw = 0;
     stat sw[MAX_CHUNKS];
     wick_error err;
     wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = kv_type};
@@ -218,21 +279,33 @@ int cmd_bench(int argc, char **argv) {
     }
     const int used_chunk = c->prefill_chunk;
     /* Warm-up: one decode step touches every weight once. */
-    if (run_decode(&b, c, 1) < 0) goto done;
+    if (run_decode(&b, c, 1, NULL, 0, NULL) < 0) goto done;
     wick_context_profile_reset(c);
     b.sample_ms = 0, b.n_sampled = 0;
-    const bool probe = membw_mib > 0 && info.decode_bytes > 0;
-    if (probe && (bw[n_bw++] = membw_child(bw_bytes, threads)) <= 0) goto probe_failed;
+    const bool probing = membw_mib > 0 && info.decode_bytes > 0;
+    if (probing) {
+        const int segs = n_gen > 0 ? (every > 0 ? (n_gen + every - 1) / every : 1) : 1;
+        pb.cap = 1 + repeats * segs;
+        pb.bytes_per_token = (double)info.decode_bytes;
+        if (!(pb.gbs = malloc(sizeof *pb.gbs * (size_t)pb.cap))) {
+            cli_error("out of memory");
+            goto done;
+        }
+        if (prober_start(&pb.pr, (size_t)membw_mib << 20, threads) < 0 || probe(&pb) <= 0) goto probe_failed;
+    }
     for (int r = 0; r < repeats; r++) {
         if (n_gen > 0) {
-            double ms = run_decode(&b, c, n_gen);
+            double allowed = 0, ms = run_decode(&b, c, n_gen, probing ? &pb : NULL, every, &allowed);
             if (ms < 0) goto done;
             tg[r] = n_gen * 1000.0 / ms;
-        }
-        if (probe) {
-            if ((bw[n_bw++] = membw_child(bw_bytes, threads)) <= 0) goto probe_failed;
-            ceil_r[r] = (bw[r] + bw[r + 1]) / 2 * 1e9 / (double)info.decode_bytes;
-            pct_r[r] = n_gen > 0 ? 100.0 * tg[r] / ceil_r[r] : 0;
+            if (probing) {
+                ceil_r[r] = allowed * 1000.0 / ms; /* the ceiling's mean over the run */
+                pct_r[r] = 100.0 * n_gen / allowed;
+            }
+        } else if (probing) {
+            if (probe(&pb) <= 0) goto probe_failed;
+            ceil_r[r] = (pb.gbs[r] + pb.gbs[r + 1]) / 2 * 1e9 / pb.bytes_per_token;
+            pct_r[r] = 0;
         }
         double pms;
         if ((ttft[r] = run_prefill(&b, c, n_prompt, toks, pos, seq, &pms)) < 0) goto done;
@@ -262,7 +335,8 @@ int cmd_bench(int argc, char **argv) {
     }
 
     const stat spp = stats(pp, repeats), sttft = stats(ttft, repeats), stg = stats(tg, n_gen > 0 ? repeats : 0);
-    const stat sbw = stats(bw, n_bw), sceil = stats(ceil_r, n_bw ? repeats : 0), spct = stats(pct_r, n_bw ? repeats : 0);
+    const int n_bw = pb.n;
+    const stat sbw = stats(pb.gbs, n_bw), sceil = stats(ceil_r, n_bw ? repeats : 0), spct = stats(pct_r, n_bw ? repeats : 0);
     const double membw = n_bw ? sbw.med : -1, ceiling = sceil.med;
     const double rss_mb = bench_peak_rss() / 1048576.0;
     const int kv_dim = info.n_head_kv * info.head_dim;
@@ -292,7 +366,8 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", spct.med);
         /* per repeat, in run order, to show the drift the medians smooth */
         cJSON_AddItemToObject(o, "decode_tok_s_runs", cJSON_CreateDoubleArray(tg, n_gen > 0 ? repeats : 0));
-        cJSON_AddItemToObject(o, "membw_probes_gb_s", cJSON_CreateDoubleArray(bw, n_bw));
+        cJSON_AddNumberToObject(o, "probe_every", every);
+        cJSON_AddItemToObject(o, "membw_probes_gb_s", cJSON_CreateDoubleArray(pb.gbs, n_bw));
         cJSON_AddItemToObject(o, "decode_pct_runs", cJSON_CreateDoubleArray(pct_r, n_bw ? repeats : 0));
         cJSON_AddNumberToObject(o, "peak_rss_mb", rss_mb);
         cJSON_AddNumberToObject(o, "weights_mb", w_mb);
@@ -328,10 +403,13 @@ int cmd_bench(int argc, char **argv) {
             snprintf(name, sizeof name, "chunk %d", chunks[k]);
             printf("| %-12s | %12.2f | %10.2f |  pp%d tok/s\n", name, sw[k].med, sw[k].sd, n_prompt);
         }
-        if (membw > 0)
+        if (membw > 0) {
             printf("memory read bandwidth: %.1f ± %.1f GB/s (%d threads, %d probes); weights read per token: "
-                   "%.1f MiB; decode ceiling %.1f tok/s; decode at %.0f%% of it (median over repeats)\n",
-                   membw, sbw.sd, threads, n_bw, w_mb, ceiling, spct.med);
+                   "%.1f MiB; decode ceiling %.1f tok/s",
+                   membw, sbw.sd, threads, n_bw, w_mb, ceiling);
+            if (n_gen > 0) printf("; decode at %.0f%% of it (median over repeats)", spct.med);
+            printf("\n");
+        }
         printf("peak RSS: %.1f MiB (weights %.1f MiB + KV cache %.1f MiB for %d positions = %.1f MiB)\n",
                rss_mb, w_mb, kv_mb, ctx, w_mb + kv_mb);
     }
@@ -340,6 +418,8 @@ int cmd_bench(int argc, char **argv) {
 probe_failed:
     cli_error("bench: the memory bandwidth probe failed (%d MiB; --membw-mib 0 skips it)", membw_mib);
 done:
+    prober_stop(&pb.pr);
+    free(pb.gbs);
     wick_context_free(c);
     free(toks), free(pos), free(seq);
     wick_model_free(m);

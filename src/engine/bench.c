@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -81,33 +82,70 @@ static double now_s(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-double bench_membw(size_t bytes, int n_threads, int passes, wick_error *err) {
+struct bench_membw_buf {
+    void *buf;
+    size_t bytes;
+    wick_pool *pool;
+    bw_job job;
+};
+
+bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err) {
     bytes &= ~(size_t)511;
-    if (bytes == 0) return wick_fail(err, "bandwidth buffer too small");
-    void *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buf == MAP_FAILED) return wick_fail(err, "cannot map %zu MiB for the bandwidth probe", bytes >> 20);
-    madvise(buf, bytes, MADV_HUGEPAGE); /* as the weights: fewer TLB misses, a higher (stricter) figure */
-    wick_pool *pool = pool_new(n_threads, err);
-    if (!pool) {
-        munmap(buf, bytes);
-        return -1;
+    if (bytes == 0) {
+        wick_fail(err, "bandwidth buffer too small");
+        return NULL;
     }
-    bw_job j = {.buf = buf, .n = bytes / 8, .fill = true};
-    pool_run(pool, bw_task, &j); /* commit the pages (each thread its own part) */
-    j.fill = false;
+    bench_membw_buf *b = calloc(1, sizeof *b);
+    if (!b) {
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    b->buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->buf == MAP_FAILED) {
+        free(b);
+        wick_fail(err, "cannot map %zu MiB for the bandwidth probe", bytes >> 20);
+        return NULL;
+    }
+    b->bytes = bytes;
+    madvise(b->buf, bytes, MADV_HUGEPAGE); /* as the weights: fewer TLB misses, a higher (stricter) figure */
+    if (!(b->pool = pool_new(n_threads, err))) {
+        munmap(b->buf, bytes);
+        free(b);
+        return NULL;
+    }
+    b->job = (bw_job){.buf = b->buf, .n = bytes / 8, .fill = true};
+    pool_run(b->pool, bw_task, &b->job); /* commit the pages (each thread its own part) */
+    b->job.fill = false;
+    return b;
+}
+
+double bench_membw_read(bench_membw_buf *b, int passes) {
     double best = 0;
     volatile uint64_t sink = 0;
     for (int r = 0; r < (passes > 0 ? passes : 1); r++) {
         double t0 = now_s();
-        pool_run(pool, bw_task, &j);
+        pool_run(b->pool, bw_task, &b->job);
         double dt = now_s() - t0;
-        for (int i = 0; i < 64; i++) sink += j.sums[i];
-        if (dt > 0 && bytes / dt / 1e9 > best) best = bytes / dt / 1e9;
+        for (int i = 0; i < 64; i++) sink += b->job.sums[i];
+        if (dt > 0 && b->bytes / dt / 1e9 > best) best = b->bytes / dt / 1e9;
     }
     (void)sink;
-    pool_free(pool);
-    munmap(buf, bytes);
     return best;
+}
+
+void bench_membw_free(bench_membw_buf *b) {
+    if (!b) return;
+    pool_free(b->pool);
+    munmap(b->buf, b->bytes);
+    free(b);
+}
+
+double bench_membw(size_t bytes, int n_threads, int passes, wick_error *err) {
+    bench_membw_buf *b = bench_membw_new(bytes, n_threads, err);
+    if (!b) return -1;
+    const double gbs = bench_membw_read(b, passes);
+    bench_membw_free(b);
+    return gbs;
 }
 
 size_t bench_peak_rss(void) {

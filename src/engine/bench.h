@@ -13,6 +13,14 @@
  * of `passes`. -1 with err if the buffer cannot be had. */
 double bench_membw(size_t bytes, int n_threads, int passes, wick_error *err);
 
+/* The same probe with its buffer and threads kept between readings (for
+ * probing often): new maps, commits and fills the buffer (NULL with err if
+ * it cannot), read measures as bench_membw does, free releases it all. */
+typedef struct bench_membw_buf bench_membw_buf;
+bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err);
+double bench_membw_read(bench_membw_buf *b, int passes);
+void bench_membw_free(bench_membw_buf *b);
+
 /* Σ p[i] mod 2^64 (the probe's read loop; AVX-512 when active, else the scalar twin). */
 uint64_t bench_sum_words(const uint64_t *p, size_t n);
 uint64_t bench_sum_words_scalar(const uint64_t *p, size_t n);
