@@ -25,6 +25,7 @@ static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
 static atomic_int g_prefetch = PREFETCH_L1L2;
+static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -103,7 +104,14 @@ static void detect(void) {
     const char *pv = getenv("WICK_PREFETCH");
     if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) pf = PREFETCH_OFF;
     else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) pf = PREFETCH_L1L2;
-    else if (pv && strcasecmp(pv, "nta") == 0) pf = PREFETCH_NTA;
+    else if (pv && strncasecmp(pv, "nta", 3) == 0) {
+        char *end;
+        const long d = pv[3] == ':' ? strtol(pv + 4, &end, 10) : 0;
+        if (pv[3] == 0 || (pv[3] == ':' && *end == 0 && d >= 64 && d <= 65536 && d % 64 == 0)) {
+            pf = PREFETCH_NTA;
+            if (d) g_nta_bytes = (int)d;
+        }
+    }
     atomic_store(&g_prefetch, (int)pf);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
 }
@@ -136,6 +144,11 @@ bool cpu_set_isa(cpu_isa isa) {
 cpu_prefetch cpu_prefetch_style(void) {
     ensure();
     return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
+}
+
+int cpu_prefetch_nta_bytes(void) {
+    ensure();
+    return g_nta_bytes;
 }
 
 void cpu_set_prefetch_style(cpu_prefetch style) {

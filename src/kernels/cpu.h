@@ -31,10 +31,12 @@ typedef struct cpu_features {
  *                  leaves a core's stream short of a plain read's rate
  *                  (whole decode, Qwen2.5-0.5B, 2 threads: Q4_0 65 -> 80-97%,
  *                  Q8_0 68 -> 96%, F16 88 -> 93% of it).
- * WICK_PREFETCH=0|off, 1|l1l2 or nta overrides. */
+ * WICK_PREFETCH=0|off, 1|l1l2 or nta[:BYTES] overrides. */
 typedef enum cpu_prefetch { PREFETCH_OFF = 0, PREFETCH_L1L2 = 1, PREFETCH_NTA = 2 } cpu_prefetch;
-#define PREFETCH_NTA_BYTES 8192 /* PREFETCH_NTA's distance ahead of the stream */
 cpu_prefetch cpu_prefetch_style(void);
+/* PREFETCH_NTA's distance ahead of the stream in bytes: 8192, or N from
+ * WICK_PREFETCH=nta:N (a multiple of 64 in [64, 65536]). */
+int cpu_prefetch_nta_bytes(void);
 void cpu_set_prefetch_style(cpu_prefetch style); /* tests: run the kernels every way */
 const char *cpu_prefetch_name(cpu_prefetch style);
 

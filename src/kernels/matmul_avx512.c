@@ -104,13 +104,13 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
  * prefetchers of some CPUs, Zen 4, follow poorly); four accumulators. */
 T512 INLINE void frow1(const int wt, const int pf, const char *row, const float *x, int cols, float *y) {
     __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    const size_t es = wt == WICK_F32 ? 4 : 2;
+    const size_t es = wt == WICK_F32 ? 4 : 2, nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
     int k = 0;
     for (; k + 64 <= cols; k += 64) {
 #pragma GCC unroll 4
         for (size_t o = 0; o < 64 * es; o += 64) {
             if (pf == PREFETCH_L1L2) _mm_prefetch(row + (size_t)k * es + FROW_PF_BYTES + o, _MM_HINT_T1);
-            if (pf == PREFETCH_NTA) _mm_prefetch(row + (size_t)k * es + PREFETCH_NTA_BYTES + o, _MM_HINT_NTA);
+            if (pf == PREFETCH_NTA) _mm_prefetch(row + (size_t)k * es + nta + o, _MM_HINT_NTA);
         }
 #pragma GCC unroll 4
         for (int u = 0; u < 4; u++)

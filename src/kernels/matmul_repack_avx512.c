@@ -81,6 +81,7 @@ T512 INLINE void r16_decode(const int base, const int C, const int pf, const cha
                             const float *const xd[3], float *const yp[3], __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
     const int off = base == WICK_Q8_0 ? 128 : 8;
+    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
     __m512 acc[3];
 #pragma GCC unroll 3
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
@@ -92,8 +93,7 @@ T512 INLINE void r16_decode(const int base, const int C, const int pf, const cha
             _mm_prefetch(p + PF_BYTES + o, _MM_HINT_T0);
             _mm_prefetch(p + PF2_BYTES + o, _MM_HINT_T1);
         }
-        for (size_t o = 0; pf == PREFETCH_NTA && o < span; o += 64)
-            _mm_prefetch(p + PREFETCH_NTA_BYTES + o, _MM_HINT_NTA);
+        for (size_t o = 0; pf == PREFETCH_NTA && o < span; o += 64) _mm_prefetch(p + nta + o, _MM_HINT_NTA);
         __m512i G[8];
         r16_load(base, p, G);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(gp + mm_r16_scales_at(base, nb, b))));
