@@ -8,8 +8,9 @@
  *           sequence, as llama-bench's tg test.
  *   sweep   with --chunk LIST: pp<P> again for each prefill chunk size.
  * Also: memory read bandwidth (a streaming read of --membw-mib MiB by -t
- * threads, best of 3 passes, in a child process forked once so that its
- * buffer does not count in peak RSS), read before the first repeat and
+ * threads, best of 3 passes, in a child process forked once, before the
+ * model is loaded, so that its buffer does not count in peak RSS and it
+ * shares no pages with decode), read before the first repeat and
  * then after every --probe-every decode steps and at the end of each tg
  * run, so every segment of decode lies between two readings. On a shared
  * machine the bandwidth drifts from second to second, so decode is
@@ -252,9 +253,17 @@ int cmd_bench(int argc, char **argv) {
 
     double ceil_r[MAX_REPEATS], pct_r[MAX_REPEATS];
     probes pb = {.pr = {.pid = -1}};
+    /* The prober is forked before the model exists: forked later, it would
+     * share the model's and the context's pages copy-on-write, and decode's
+     * first writes to each (KV cache, activations) would fault. */
+    if (membw_mib > 0 && prober_start(&pb.pr, (size_t)membw_mib << 20, threads) < 0)
+        return cli_error("bench: cannot start the memory bandwidth probe (--membw-mib 0 skips it)");
     double t_load = now_ms();
     wick_model *m = cli_load_model_dtype("bench", model, dtype);
-    if (!m) return 1;
+    if (!m) {
+        prober_stop(&pb.pr);
+        return 1;
+    }
     t_load = now_ms() - t_load;
     wick_model_info info;
     wick_model_get_info(m, &info);
@@ -291,7 +300,7 @@ int cmd_bench(int argc, char **argv) {
             cli_error("out of memory");
             goto done;
         }
-        if (prober_start(&pb.pr, (size_t)membw_mib << 20, threads) < 0 || probe(&pb) <= 0) goto probe_failed;
+        if (probe(&pb) <= 0) goto probe_failed;
     }
     for (int r = 0; r < repeats; r++) {
         if (n_gen > 0) {
