@@ -393,7 +393,7 @@ static void test_matmul_threads(void) {
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     CHECK(pools[1] && pools[2]);
-    /* decode shapes cover a split into long runs plus tail chunks (1000 rows) */
+    /* decode shapes cover ranges of many units, balanced by stealing (1000 rows) */
     static const int SHAPES[][3] = {{64, 896, 1}, {64, 896, 7}, {200, 96, 33}, {5, 64, 4}, {33, 1056, 64}, {1000, 64, 1}, {1000, 96, 3}};
     for (size_t ti = 0; ti < 5; ti++) {
         const int type = WTYPES[ti];

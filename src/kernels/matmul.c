@@ -8,9 +8,9 @@
  * The interleaved Q8_0/Q4_0 layouts (WICK_*_R16) go to matmul_repack*.c. */
 #include "kernels/matmul.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
+#include "core/steal.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
@@ -111,15 +111,16 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
 /* ---- several weights sharing one x (Q/K/V, gate/up) in one pool hand-off ---- */
 
 #define MM_MULTI_MAX 4
-#define MM_DECODE_MAX_N 3       /* up to this many tokens a matmul streams its weights (decode) */
-/* Decode hands out each thread one long run first (MM_DECODE_BIG_PCT of the
- * rows, split evenly), then the rest in small chunks of about 1/(threads ×
- * MM_DECODE_TAIL_CHUNKS) of the rows each. Measured on the 2-vCPU Zen 4
- * machine (same run, alternating): with the memory at ~60 GB/s, 8 equal
- * chunks per thread reached 71-75% of it for Q8_0/Q4_0, one long run each
- * 80-85%, this split 81-86% and 94-96% (vs 93%) when the memory is at ~35. */
-#define MM_DECODE_BIG_PCT 95
-#define MM_DECODE_TAIL_CHUNKS 32
+#define MM_DECODE_MAX_N 3 /* up to this many tokens a matmul streams its weights (decode) */
+/* Decode: one contiguous range of rows per thread (one stream each),
+ * balanced by stealing (core/steal.h); the owner takes MM_OWN_UNITS units of
+ * `align` rows at a time. Measured on the 2-vCPU Zen 5 machine with the
+ * memory at ~80 GB/s (share of a plain read, Q4_0 1024 × 2048 / Q8_0 1024 ×
+ * 2048 / Q4_0 3072 × 1024, alternating): the earlier shared counter (95% in
+ * long runs, then small chunks taken in turn, each a cold stream start) 81 /
+ * 93 / 92%, static halves 87 / 95 / 96%, stealing 85 / 94 / 92%: nearly
+ * static's speed with the balance kept. */
+#define MM_OWN_UNITS 2
 
 typedef struct mm_multi_job {
     int nw, cols, n;
@@ -129,9 +130,8 @@ typedef struct mm_multi_job {
     const float *x;
     const void *xq;
     int64_t total, align;
-    /* decode: units of `align` rows, handed out by chunk index */
-    int64_t big_units, small_units; /* a thread's long run; a tail chunk (> 0 in decode) */
-    _Atomic int64_t next_chunk;     /* chunks 0..nth-1 are the long runs, then the tail */
+    bool steal; /* decode: units of `align` rows handed out by `ranges` */
+    steal_set ranges;
 } mm_multi_job;
 
 /* Rows [lo, hi) of the weights' stacked rows. */
@@ -147,23 +147,19 @@ static void multi_range(const mm_multi_job *j, int64_t lo, int64_t hi) {
     }
 }
 
+static void units_range(const mm_multi_job *j, int64_t u0, int64_t nu) {
+    const int64_t lo = u0 * j->align, hi = (u0 + nu) * j->align;
+    multi_range(j, lo, hi < j->total ? hi : j->total);
+}
+
 /* Prefill: one contiguous part per thread (each keeps its row blocks' weights
- * in its own cache). Decode: chunks taken in turn from a shared counter: a
- * long run for each of the first nth takers (one stream each, which the
- * hardware prefetchers keep full), then small tail chunks, so that a thread
- * slowed by a noisy neighbour leaves its tail to the other. */
+ * in its own cache). Decode: the same parts, balanced by stealing (above). */
 static void mm_multi_task(void *arg, int ith, int nth) {
     mm_multi_job *j = arg;
-    if (j->small_units > 0) {
-        const int64_t big_end = j->big_units * nth;
-        for (;;) {
-            const int64_t k = atomic_fetch_add_explicit(&j->next_chunk, 1, memory_order_relaxed);
-            const int64_t u0 = k < nth ? k * j->big_units : big_end + (k - nth) * j->small_units;
-            const int64_t u1 = u0 + (k < nth ? j->big_units : j->small_units);
-            const int64_t lo = u0 * j->align, hi = u1 * j->align;
-            if (lo >= j->total) break;
-            multi_range(j, lo, hi < j->total ? hi : j->total);
-        }
+    if (j->steal) {
+        int64_t u0, nu;
+        while ((nu = steal_own(&j->ranges, ith, MM_OWN_UNITS, &u0)) > 0) units_range(j, u0, nu);
+        while ((nu = steal_take(&j->ranges, ith, &u0)) > 0) units_range(j, u0, nu);
         return;
     }
     int64_t lo, hi;
@@ -204,12 +200,10 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     const int nth = pool_size(pool);
     int64_t align = 16;
     while (align > 1 && (total + align - 1) / align < nth) align /= 2;
-    mm_multi_job j = {nw, cols, n, W, y, ldy, x, xq, total, align, 0, 0, 0};
+    mm_multi_job j = {.nw = nw, .cols = cols, .n = n, .W = W, .y = y, .ldy = ldy, .x = x, .xq = xq,
+                      .total = total, .align = align};
     if (total * cols * n < (1 << 14)) pool = NULL;
-    if (n <= MM_DECODE_MAX_N && pool_size(pool) > 1) {
-        const int64_t units = (total + align - 1) / align, tail = (int64_t)nth * MM_DECODE_TAIL_CHUNKS;
-        j.big_units = units * MM_DECODE_BIG_PCT / 100 / nth;
-        j.small_units = (units + tail - 1) / tail;
-    }
+    if (n <= MM_DECODE_MAX_N && pool_size(pool) > 1)
+        j.steal = steal_init(&j.ranges, (total + align - 1) / align, nth);
     pool_run(pool, mm_multi_task, &j);
 }
