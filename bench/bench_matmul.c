@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
     double t[99], share[99];
     matmul(pool, &W, x, n, y, rows, scratch); /* warm-up */
     for (int k = 0; k < reps; k++) {
-        const double bw = threads > 0 ? bench_membw((size_t)256 << 20, threads, 1, NULL) : 0;
+        const double bw = threads > 0 ? bench_membw((size_t)256 << 20, threads, 2, NULL) : 0;
         double t0 = now_s();
         matmul(pool, &W, x, n, y, rows, scratch);
         t[k] = now_s() - t0;

@@ -8,9 +8,10 @@
  *           sequence, as llama-bench's tg test.
  *   sweep   with --chunk LIST: pp<P> again for each prefill chunk size.
  * Also: memory read bandwidth (a streaming read of --membw-mib MiB by -t
- * threads, best of 3 passes, in a child process forked once, before the
- * model is loaded, so that its buffer does not count in peak RSS and it
- * shares no pages with decode), read before the first repeat and
+ * threads, best of 4 passes, plain and with the decode kernels' software
+ * prefetches in turn (engine/bench.c), in a child process forked once,
+ * before the model is loaded, so that its buffer does not count in peak RSS
+ * and it shares no pages with decode), read before the first repeat and
  * then after every --probe-every decode steps and at the end of each tg
  * run, so every segment of decode lies between two readings. On a shared
  * machine the bandwidth drifts from second to second, so decode is
@@ -136,7 +137,7 @@ static int prober_start(prober *pr, size_t bytes, int threads) {
         bench_membw_buf *buf = bench_membw_new(bytes, threads, &err);
         char cmd;
         while (read(rq[0], &cmd, 1) == 1) {
-            double gbs = buf ? bench_membw_read(buf, 3) : -1;
+            double gbs = buf ? bench_membw_read(buf, 4) : -1;
             if (write(rs[1], &gbs, sizeof gbs) != (ssize_t)sizeof gbs) break;
         }
         bench_membw_free(buf);

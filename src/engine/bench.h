@@ -3,6 +3,7 @@
 #ifndef WICK_ENGINE_BENCH_H
 #define WICK_ENGINE_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,7 +11,9 @@
 
 /* Read bandwidth in GB/s (1e9 bytes/s): n_threads stream-read a freshly
  * written buffer of `bytes` (use much more than the last-level cache), best
- * of `passes`. -1 with err if the buffer cannot be had. */
+ * of `passes`, which alternate between a plain read and one with the decode
+ * kernels' software prefetches (pass 1 plain, 2 prefetched, ...). -1 with
+ * err if the buffer cannot be had. */
 double bench_membw(size_t bytes, int n_threads, int passes, wick_error *err);
 
 /* The same probe with its buffer and threads kept between readings (for
@@ -21,8 +24,10 @@ bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err);
 double bench_membw_read(bench_membw_buf *b, int passes);
 void bench_membw_free(bench_membw_buf *b);
 
-/* Σ p[i] mod 2^64 (the probe's read loop; AVX-512 when active, else the scalar twin). */
-uint64_t bench_sum_words(const uint64_t *p, size_t n);
+/* Σ p[i] mod 2^64 (the probe's read loop; AVX-512 when active, else the
+ * scalar twin; with `prefetch`, AVX-512 prefetches ahead in the style of
+ * cpu_prefetch_style()). */
+uint64_t bench_sum_words(const uint64_t *p, size_t n, bool prefetch);
 uint64_t bench_sum_words_scalar(const uint64_t *p, size_t n);
 
 /* Peak resident set size of this process in bytes (VmHWM, else getrusage). */
