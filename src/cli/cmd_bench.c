@@ -71,6 +71,7 @@ static stat stats(const double *v, int n) {
 
 typedef struct bench {
     wick_model *m;
+    const bool *none; /* n_prompt false entries */
     int n_vocab, n_tok_vocab;
     double sample_ms;
     int n_sampled;
@@ -100,7 +101,9 @@ static double run_prefill(bench *b, wick_context *c, int n, int32_t *toks, int32
     wick_error err;
     double t0 = now_ms();
     for (int i = 0; i < n; i += chunk) {
-        wick_batch bt = {.n = n - i < chunk ? n - i : chunk, .tokens = toks + i, .pos = pos + i, .seq = seq + i};
+        /* logits for the last token only: want_logits all false before the last chunk */
+        wick_batch bt = {.n = n - i < chunk ? n - i : chunk, .tokens = toks + i, .pos = pos + i, .seq = seq + i,
+                         .want_logits = i + chunk < n ? b->none : NULL};
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
     }
     *prefill_ms = now_ms() - t0;
@@ -275,11 +278,13 @@ int cmd_bench(int argc, char **argv) {
     wick_context *c = NULL;
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_prompt), *pos = malloc(sizeof(int32_t) * (size_t)n_prompt),
             *seq = malloc(sizeof(int32_t) * (size_t)n_prompt);
+    bool *none = calloc((size_t)n_prompt, sizeof *none);
+    b.none = none;
     double pp[MAX_REPEATS], ttft[MAX_REPEATS], tg[MAX_REPEATS];
     stat sw[MAX_CHUNKS];
     wick_error err;
     wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = kv_type};
-    if (!toks || !pos || !seq) {
+    if (!toks || !pos || !seq || !none) {
         cli_error("out of memory");
         goto done;
     }
@@ -431,7 +436,7 @@ done:
     prober_stop(&pb.pr);
     free(pb.gbs);
     wick_context_free(c);
-    free(toks), free(pos), free(seq);
+    free(toks), free(pos), free(seq), free(none);
     wick_model_free(m);
     return rc;
 }

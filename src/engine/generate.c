@@ -17,26 +17,30 @@ static double now_ms(void) {
 }
 
 /* Decode tokens [from, to) of `ids` into sequence 0 at their positions,
- * `chunk` at a time (0 = all at once); logits for the last token only. */
+ * `chunk` at a time (0 = all at once); logits for the last token only (the
+ * chunks before the last compute none: no pass over the output matrix). */
 static int prefill(wick_context *c, const int32_t *ids, int from, int to, wick_error *err) {
     int chunk = c->prefill_chunk > 0 ? c->prefill_chunk : to - from;
     if (chunk > c->fs.max_tokens) chunk = c->fs.max_tokens;
     int32_t *pos = malloc((size_t)chunk * sizeof *pos);
     int32_t *seq = calloc((size_t)chunk, sizeof *seq);
-    if (!pos || !seq) {
+    bool *none = calloc((size_t)chunk, sizeof *none);
+    if (!pos || !seq || !none) {
         free(pos);
         free(seq);
+        free(none);
         return wick_fail(err, "out of memory");
     }
     int rc = 0;
     for (int p = from; p < to && rc == 0; p += chunk) {
         int n = to - p < chunk ? to - p : chunk;
         for (int i = 0; i < n; i++) pos[i] = p + i;
-        wick_batch b = {.n = n, .tokens = ids + p, .pos = pos, .seq = seq, .want_logits = NULL};
+        wick_batch b = {.n = n, .tokens = ids + p, .pos = pos, .seq = seq, .want_logits = p + n < to ? none : NULL};
         rc = wick_decode(c, &b, err);
     }
     free(pos);
     free(seq);
+    free(none);
     return rc;
 }
 
