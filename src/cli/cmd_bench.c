@@ -5,7 +5,8 @@
  *           chunks of --prefill-chunk, logits for the last one; TTFT = that
  *           plus the argmax of the first token.
  *   tg<N>   N decode steps of one token each (greedy argmax) from an empty
- *           sequence, as llama-bench's tg test.
+ *           sequence, as llama-bench's tg test; with --depth D after D
+ *           random tokens prefilled first (not timed; llama-bench's -d).
  *   sweep   with --chunk LIST: pp<P> again for each prefill chunk size.
  * Also: memory read bandwidth (a streaming read of --membw-mib MiB by -t
  * threads, best of 4 passes, plain and with the decode kernels' software
@@ -172,6 +173,7 @@ typedef struct probes {
     double *gbs;
     int n, cap;
     double bytes_per_token; /* weight bytes one decode step reads */
+    double kv_bytes_per_pos; /* KV cache bytes a decode step reads per position it attends to */
 } probes;
 
 static double probe(probes *p) {
@@ -180,29 +182,40 @@ static double probe(probes *p) {
     return p->gbs[p->n++] = g;
 }
 
-/* n decode steps from an empty sequence; returns their ms (probes not
- * counted), -1 on error. With probes (p non-NULL, a reading already taken):
- * after every `every` steps (and at the end) the bandwidth is read again,
- * and *allowed gets the tokens the ceiling allowed in the decode time: Σ
- * over segments of its ms × the mean of the readings around it ÷ the bytes
- * per token. */
-static double run_decode(bench *b, wick_context *c, int n, probes *p, int every, double *allowed) {
-    wick_seq_truncate(c, 0, 0);
-    int32_t tok = rand_token(b), seq = 0;
+/* n decode steps after `depth` prefilled tokens (prefill not timed) of
+ * sequence 0; returns their ms (probes not counted), -1 on error. With
+ * probes (p non-NULL, a reading already taken): after every `every` steps
+ * (and at the end) the bandwidth is read again, and allowed[0] gets the
+ * tokens the ceiling allowed in the decode time: Σ over segments of its ms
+ * × the mean of the readings around it ÷ the weight bytes per token;
+ * allowed[1] the same with the KV cache bytes the segment's steps read
+ * added to the weights'. */
+static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, int32_t *pos, int32_t *seq, int n,
+                         probes *p, int every, double allowed[2]) {
+    double ms;
+    if (depth > 0 ? run_prefill(b, c, depth, toks, pos, seq, &ms) < 0 : (wick_seq_truncate(c, 0, 0), false))
+        return -1;
+    int32_t tok = rand_token(b), sq = 0;
     wick_error err;
     double total = 0, seg_t0 = now_ms();
-    if (allowed) *allowed = 0;
+    int seg_first = 0;
+    if (allowed) allowed[0] = allowed[1] = 0;
     for (int i = 0; i < n; i++) {
-        int32_t pos = i;
-        wick_batch bt = {.n = 1, .tokens = &tok, .pos = &pos, .seq = &seq};
+        int32_t ps = depth + i;
+        wick_batch bt = {.n = 1, .tokens = &tok, .pos = &ps, .seq = &sq};
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
         tok = sample(b, c);
         if (p && (i + 1 == n || (every > 0 && (i + 1) % every == 0))) {
             const double seg = now_ms() - seg_t0, before = p->gbs[p->n - 1], after = probe(p);
             if (after <= 0) return cli_error("bench: the memory bandwidth probe failed"), -1;
+            /* steps seg_first..i attend to depth + j + 1 positions each */
+            const double mean_pos = depth + (seg_first + i) / 2.0 + 1;
+            const double bytes = seg / 1e3 * (before + after) / 2 * 1e9;
             total += seg;
-            *allowed += seg / 1e3 * (before + after) / 2 * 1e9 / p->bytes_per_token;
+            allowed[0] += bytes / p->bytes_per_token;
+            allowed[1] += bytes / (p->bytes_per_token + p->kv_bytes_per_pos * mean_pos);
             seg_t0 = now_ms();
+            seg_first = i + 1;
         }
     }
     return p ? total : now_ms() - seg_t0;
@@ -223,12 +236,14 @@ static int parse_chunks(const char *s, int *out) {
 
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *chunks_s = NULL, *kv_s = NULL, *dtype = NULL;
-    int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024, every = 32;
+    int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024, every = 32,
+        depth = 0;
     bool json = false;
     const cli_opt opts[] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--n-prompt", "-p", OPT_INT, &n_prompt, NULL},
         {"--n-gen", "-n", OPT_INT, &n_gen, NULL},
+        {"--depth", "-d", OPT_INT, &depth, NULL},
         {"--threads", "-t", OPT_INT, &threads, NULL},
         {"--repeats", "-r", OPT_INT, &repeats, NULL},
         {"--chunk", NULL, OPT_STR, &chunks_s, NULL},
@@ -241,9 +256,10 @@ int cmd_bench(int argc, char **argv) {
         {"--json", NULL, OPT_FLAG, &json, NULL},
     };
     if (cli_parse("bench", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
-    if (n_prompt < 1 || n_gen < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0 || every < 0)
-        return cli_error("bench: -p must be >= 1; -n, -t, --ctx, --prefill-chunk, --membw-mib, --probe-every must "
-                         "not be negative");
+    if (n_prompt < 1 || n_gen < 0 || depth < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0 ||
+        every < 0)
+        return cli_error("bench: -p must be >= 1; -n, -d, -t, --ctx, --prefill-chunk, --membw-mib, --probe-every "
+                         "must not be negative");
     if (repeats < 1 || repeats > MAX_REPEATS) return cli_error("bench: -r must be in [1, %d]", MAX_REPEATS);
     int chunks[MAX_CHUNKS], n_chunks = chunks_s ? parse_chunks(chunks_s, chunks) : 0;
     if (n_chunks < 0) return cli_error("bench: --chunk wants a list like 0,128,256,512 (at most %d)", MAX_CHUNKS);
@@ -253,9 +269,10 @@ int cmd_bench(int argc, char **argv) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (int)cores : 1;
     }
-    if (!ctx) ctx = n_prompt + n_gen + 1;
+    if (!ctx) ctx = (n_prompt > depth + n_gen ? n_prompt : depth + n_gen) + 1;
+    const int n_buf = n_prompt > depth ? n_prompt : depth; /* token buffers: prefill and the depth prefix */
 
-    double ceil_r[MAX_REPEATS], pct_r[MAX_REPEATS];
+    double ceil_r[MAX_REPEATS], pct_r[MAX_REPEATS], pct_kv_r[MAX_REPEATS];
     probes pb = {.pr = {.pid = -1}};
     /* The prober is forked before the model exists: forked later, it would
      * share the model's and the context's pages copy-on-write, and decode's
@@ -276,9 +293,9 @@ int cmd_bench(int argc, char **argv) {
 
     int rc = 1;
     wick_context *c = NULL;
-    int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_prompt), *pos = malloc(sizeof(int32_t) * (size_t)n_prompt),
-            *seq = malloc(sizeof(int32_t) * (size_t)n_prompt);
-    bool *none = calloc((size_t)n_prompt, sizeof *none);
+    int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_buf), *pos = malloc(sizeof(int32_t) * (size_t)n_buf),
+            *seq = malloc(sizeof(int32_t) * (size_t)n_buf);
+    bool *none = calloc((size_t)n_buf, sizeof *none);
     b.none = none;
     double pp[MAX_REPEATS], ttft[MAX_REPEATS], tg[MAX_REPEATS];
     stat sw[MAX_CHUNKS];
@@ -294,7 +311,7 @@ int cmd_bench(int argc, char **argv) {
     }
     const int used_chunk = c->prefill_chunk;
     /* Warm-up: one decode step touches every weight once. */
-    if (run_decode(&b, c, 1, NULL, 0, NULL) < 0) goto done;
+    if (run_decode(&b, c, 0, toks, pos, seq, 1, NULL, 0, NULL) < 0) goto done;
     wick_context_profile_reset(c);
     b.sample_ms = 0, b.n_sampled = 0;
     const bool probing = membw_mib > 0 && info.decode_bytes > 0;
@@ -302,6 +319,7 @@ int cmd_bench(int argc, char **argv) {
         const int segs = n_gen > 0 ? (every > 0 ? (n_gen + every - 1) / every : 1) : 1;
         pb.cap = 1 + repeats * segs;
         pb.bytes_per_token = (double)info.decode_bytes;
+        pb.kv_bytes_per_pos = 2.0 * info.n_layer * info.n_head_kv * info.head_dim * (kv_type ? 2 : 4);
         if (!(pb.gbs = malloc(sizeof *pb.gbs * (size_t)pb.cap))) {
             cli_error("out of memory");
             goto done;
@@ -310,17 +328,19 @@ int cmd_bench(int argc, char **argv) {
     }
     for (int r = 0; r < repeats; r++) {
         if (n_gen > 0) {
-            double allowed = 0, ms = run_decode(&b, c, n_gen, probing ? &pb : NULL, every, &allowed);
+            double allowed[2] = {0, 0};
+            const double ms = run_decode(&b, c, depth, toks, pos, seq, n_gen, probing ? &pb : NULL, every, allowed);
             if (ms < 0) goto done;
             tg[r] = n_gen * 1000.0 / ms;
             if (probing) {
-                ceil_r[r] = allowed * 1000.0 / ms; /* the ceiling's mean over the run */
-                pct_r[r] = 100.0 * n_gen / allowed;
+                ceil_r[r] = allowed[0] * 1000.0 / ms; /* the ceiling's mean over the run */
+                pct_r[r] = 100.0 * n_gen / allowed[0];
+                pct_kv_r[r] = 100.0 * n_gen / allowed[1];
             }
         } else if (probing) {
             if (probe(&pb) <= 0) goto probe_failed;
             ceil_r[r] = (pb.gbs[r] + pb.gbs[r + 1]) / 2 * 1e9 / pb.bytes_per_token;
-            pct_r[r] = 0;
+            pct_r[r] = pct_kv_r[r] = 0;
         }
         double pms;
         if ((ttft[r] = run_prefill(&b, c, n_prompt, toks, pos, seq, &pms)) < 0) goto done;
@@ -352,6 +372,9 @@ int cmd_bench(int argc, char **argv) {
     const stat spp = stats(pp, repeats), sttft = stats(ttft, repeats), stg = stats(tg, n_gen > 0 ? repeats : 0);
     const int n_bw = pb.n;
     const stat sbw = stats(pb.gbs, n_bw), sceil = stats(ceil_r, n_bw ? repeats : 0), spct = stats(pct_r, n_bw ? repeats : 0);
+    const stat spct_kv = stats(pct_kv_r, n_bw ? repeats : 0);
+    /* KV cache bytes a decode step reads on average over the tg run */
+    const double kv_tok_mb = pb.kv_bytes_per_pos * (depth + (n_gen + 1) / 2.0) / 1048576.0;
     const double membw = n_bw ? sbw.med : -1, ceiling = sceil.med;
     const double rss_mb = bench_peak_rss() / 1048576.0;
     const int kv_dim = info.n_head_kv * info.head_dim;
@@ -365,6 +388,7 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "threads", threads);
         cJSON_AddNumberToObject(o, "n_prompt", n_prompt);
         cJSON_AddNumberToObject(o, "n_gen", n_gen);
+        cJSON_AddNumberToObject(o, "depth", depth);
         cJSON_AddNumberToObject(o, "repeats", repeats);
         cJSON_AddNumberToObject(o, "prefill_chunk", used_chunk);
         cJSON_AddStringToObject(o, "kv_type", kv_type ? "f16" : "f32");
@@ -379,6 +403,9 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.decode_bytes);
         cJSON_AddNumberToObject(o, "decode_ceiling_tok_s", ceiling);
         cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", spct.med);
+        /* the same with the KV cache reads counted: their bytes per token on average over the run */
+        cJSON_AddNumberToObject(o, "kv_bytes_per_token", kv_tok_mb * 1048576.0);
+        cJSON_AddNumberToObject(o, "decode_pct_of_ceiling_with_kv", spct_kv.med);
         /* per repeat, in run order, to show the drift the medians smooth */
         cJSON_AddItemToObject(o, "decode_tok_s_runs", cJSON_CreateDoubleArray(tg, n_gen > 0 ? repeats : 0));
         cJSON_AddNumberToObject(o, "probe_every", every);
@@ -410,7 +437,8 @@ int cmd_bench(int argc, char **argv) {
         snprintf(name, sizeof name, "pp%d tok/s", n_prompt);
         printf("| %-12s | %12.2f | %10.2f |\n", name, spp.med, spp.sd);
         if (n_gen > 0) {
-            snprintf(name, sizeof name, "tg%d tok/s", n_gen);
+            if (depth) snprintf(name, sizeof name, "tg%d@d%d", n_gen, depth);
+            else snprintf(name, sizeof name, "tg%d tok/s", n_gen);
             printf("| %-12s | %12.2f | %10.2f |\n", name, stg.med, stg.sd);
         }
         printf("| %-12s | %12.1f | %10.1f |\n", "ttft ms", sttft.med, sttft.sd);
@@ -422,7 +450,10 @@ int cmd_bench(int argc, char **argv) {
             printf("memory read bandwidth: %.1f ± %.1f GB/s (%d threads, %d probes); weights read per token: "
                    "%.1f MiB; decode ceiling %.1f tok/s",
                    membw, sbw.sd, threads, n_bw, w_mb, ceiling);
-            if (n_gen > 0) printf("; decode at %.0f%% of it (median over repeats)", spct.med);
+            if (n_gen > 0)
+                printf("; decode at %.0f%% of it (median over repeats); counting the KV cache reads too (%.1f MiB "
+                       "per token on average at depth %d), at %.0f%%",
+                       spct.med, kv_tok_mb, depth, spct_kv.med);
             printf("\n");
         }
         printf("peak RSS: %.1f MiB (weights %.1f MiB + KV cache %.1f MiB for %d positions = %.1f MiB)\n",
