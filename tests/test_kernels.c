@@ -690,7 +690,11 @@ static void test_attention(void) {
                     float *q = malloc(sizeof(float) * n_q * n_heads * hd);
                     fill(q, (int64_t)n_q * n_heads * hd, 1.0f);
                     float *o1 = malloc(sizeof(float) * n_q * n_heads * hd), *o2 = malloc(sizeof(float) * n_q * n_heads * hd);
-                    attn_kv kv = {k, v, type, table, bs, row};
+                    /* the KV pool position-major (rows of all heads) or head-major within a block (the engine's) */
+                    for (int layout = 0; layout < 2; layout++) {
+                    attn_kv kv = {k, v, type, table, bs, (size_t)bs * row * esz,
+                                  layout ? (size_t)bs * hd * esz : (size_t)hd * esz,
+                                  layout ? (size_t)hd * esz : (size_t)row * esz};
                     attn_params ap = {n_heads, n_kv, hd, 1.0f / sqrtf((float)hd), WINDOWS[wi]};
                     attention_reference(&ap, q, n_q, pos, &kv, o1);
                     for (int isa = 0; isa < n_isas(); isa++) {
@@ -699,16 +703,16 @@ static void test_attention(void) {
                         attention(isa == 1 ? NULL : pool, &ap, q, n_q, pos, &kv, o2);
                         double worst = 0;
                         for (int i = 0; i < n_q * n_heads * hd; i++) worst = fmax(worst, fabs(o1[i] - o2[i]));
-                        CHECK_MSG(worst <= 1e-5 * vmax, "attention %s gqa=%d window=%d hd=%d bs=%d %s: diff %g",
-                                  dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, cpu_isa_name((cpu_isa)isa), worst);
+                        CHECK_MSG(worst <= 1e-5 * vmax, "attention %s gqa=%d window=%d hd=%d bs=%d layout %d %s: diff %g",
+                                  dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, layout, cpu_isa_name((cpu_isa)isa), worst);
                         cases++;
                         /* one decode row alone (a batch of just its GQA group's heads) */
                         const size_t o11 = (size_t)11 * n_heads * hd;
                         attention(pool, &ap, q + o11, 1, &pos[11], &kv, o2);
                         worst = 0;
                         for (int i = 0; i < n_heads * hd; i++) worst = fmax(worst, fabs(o1[o11 + i] - o2[i]));
-                        CHECK_MSG(worst <= 1e-5 * vmax, "attention decode row %s gqa=%d window=%d hd=%d bs=%d %s: diff %g",
-                                  dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, cpu_isa_name((cpu_isa)isa), worst);
+                        CHECK_MSG(worst <= 1e-5 * vmax, "attention decode row %s gqa=%d window=%d hd=%d bs=%d layout %d %s: diff %g",
+                                  dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, layout, cpu_isa_name((cpu_isa)isa), worst);
                     }
                     cpu_set_isa(saved);
                     /* a window of 1 returns v at the query position exactly (up to rounding) */
@@ -716,9 +720,9 @@ static void test_attention(void) {
                     ap1.window = 1;
                     attention(pool, &ap1, q, 1, pos, &kv, o2);
                     float vr[256];
-                    const int64_t prow = (int64_t)table[pos[0] / bs] * bs + pos[0] % bs;
-                    dequantize_row(type, (const char *)v + (size_t)prow * row * esz, vr, row);
+                    dequantize_row(type, attn_kv_at(&kv, kv.v, pos[0], 0), vr, hd);
                     for (int d = 0; d < hd; d++) CHECK_NEAR(o2[d], vr[d], 1e-6);
+                    }
                     free(k), free(v), free(tmp), free(q), free(o1), free(o2);
                 }
     CHECK(cases > 0);
@@ -745,6 +749,10 @@ int main(void) {
     RUN(test_matmul_threads);
     RUN(test_rmsnorm_softmax_silu);
     RUN(test_rope);
-    RUN(test_attention);
+    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode attention prefetches per style */
+        cpu_set_prefetch_style((cpu_prefetch)style);
+        RUN(test_attention);
+    }
+    cpu_set_prefetch_style(pf);
     return check_summary("test_kernels");
 }

@@ -45,7 +45,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
      * off) or one decode token per sequence. */
     int max_tokens = c->prefill_chunk > 0 && c->prefill_chunk < c->n_ctx ? c->prefill_chunk : c->n_ctx;
     if (max_tokens < c->n_seq) max_tokens = c->n_seq;
-    if (kv_cache_init(&c->kv, m->hp.n_layer, model_kv_dim(m), c->n_ctx, c->n_seq,
+    if (kv_cache_init(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq,
                       p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||

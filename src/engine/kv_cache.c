@@ -1,7 +1,7 @@
 /* kv_cache.c — the paged KV cache (see kv_cache.h). K and V are anonymous
  * maps: pages are committed only when a block is first written, and marked
- * for transparent huge pages, since attention reads a head's slice of every
- * row (rows a page or more apart: with 4 KiB pages, a TLB miss per row). */
+ * for transparent huge pages (a sequence's blocks can lie anywhere in the
+ * pool: with 4 KiB pages, a TLB miss per block and head). */
 #include "engine/kv_cache.h"
 
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "kernels/ops.h"
 
 /* Zeroed, lazily committed, huge pages where the kernel has them; NULL on failure. */
 static void *kv_map(size_t bytes) {
@@ -20,12 +21,15 @@ static void *kv_map(size_t bytes) {
     return p;
 }
 
-int kv_cache_init(kv_cache *kv, int n_layer, int row_elems, int n_ctx, int n_seq, int type,
+int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq, int type,
                   wick_error *err) {
     memset(kv, 0, sizeof *kv);
     if (type != WICK_F32 && type != WICK_F16)
         return wick_fail(err, "KV cache type %s is not supported (use F32 or F16)", dtype_name(type));
+    const int row_elems = n_kv_heads * head_dim;
     kv->n_layer = n_layer;
+    kv->n_kv_heads = n_kv_heads;
+    kv->head_dim = head_dim;
     kv->row_elems = row_elems;
     kv->n_ctx = n_ctx;
     kv->n_seq = n_seq;
@@ -87,30 +91,33 @@ void kv_truncate(kv_cache *kv, int s, int from) {
     while (kv->n_seq_blocks[s] > keep) kv->free_list[kv->n_free++] = table[--kv->n_seq_blocks[s]];
 }
 
-static size_t row_offset(const kv_cache *kv, int il, int s, int p) {
-    const int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
-    size_t block = (size_t)table[p / KV_BLOCK_SIZE];
-    size_t row = ((size_t)il * kv->n_blocks + block) * KV_BLOCK_SIZE + (size_t)(p % KV_BLOCK_SIZE);
-    return row * (size_t)kv->row_elems * kv->elem_bytes;
-}
-
-void *kv_k_row(const kv_cache *kv, int il, int s, int p) {
-    return (char *)kv->k + row_offset(kv, il, s, p);
-}
-
-void *kv_v_row(const kv_cache *kv, int il, int s, int p) {
-    return (char *)kv->v + row_offset(kv, il, s, p);
-}
-
 attn_kv kv_view(const kv_cache *kv, int il, int s) {
-    size_t layer = (size_t)il * kv->n_blocks * KV_BLOCK_SIZE * (size_t)kv->row_elems * kv->elem_bytes;
+    const size_t block_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->row_elems * kv->elem_bytes;
+    const size_t layer = (size_t)il * kv->n_blocks * block_bytes;
     attn_kv v = {
         .k = (const char *)kv->k + layer,
         .v = (const char *)kv->v + layer,
         .type = kv->type,
         .blocks = kv->tables + (size_t)s * kv->max_blocks_seq,
         .block_size = KV_BLOCK_SIZE,
-        .row_elems = kv->row_elems,
+        .block_stride = block_bytes,
+        .head_stride = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes,
+        .row_stride = (size_t)kv->head_dim * kv->elem_bytes,
     };
     return v;
+}
+
+void kv_store(kv_cache *kv, int il, int s, int p, const float *k, const float *v) {
+    const attn_kv view = kv_view(kv, il, s);
+    const int hd = kv->head_dim;
+    for (int h = 0; h < kv->n_kv_heads; h++) {
+        char *kd = (char *)attn_kv_at(&view, view.k, p, h), *vd = (char *)attn_kv_at(&view, view.v, p, h);
+        if (kv->type == WICK_F16) {
+            f32_to_f16_row(k + (size_t)h * hd, (uint16_t *)kd, hd);
+            f32_to_f16_row(v + (size_t)h * hd, (uint16_t *)vd, hd);
+        } else {
+            memcpy(kd, k + (size_t)h * hd, (size_t)hd * sizeof(float));
+            memcpy(vd, v + (size_t)h * hd, (size_t)hd * sizeof(float));
+        }
+    }
 }

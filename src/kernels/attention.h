@@ -2,14 +2,17 @@
  * cache, tiled with an online softmax (flash-attention style: no n×n score
  * matrix is ever materialized).
  *
- * The KV cache of one layer is a pool of blocks of `block_size` token rows;
- * a sequence's block table lists its blocks in position order, so the K row of
- * position p is at k + (blocks[p / bs] * bs + p % bs) * row_elems elements.
- * A row holds n_kv_heads × head_dim values. Query head h reads KV head
- * h / (n_heads / n_kv_heads) (grouped-query attention). */
+ * The KV cache of one layer is a pool of blocks of `block_size` positions;
+ * a sequence's block table lists its blocks in position order. Where a
+ * position's head_dim values for one KV head lie is given by three strides
+ * (attn_kv_at), so the cache picks its layout: the engine's is head-major
+ * within a block (a head's keys of one block are one contiguous run, which
+ * decode streams), the tests also use position-major rows. Query head h
+ * reads KV head h / (n_heads / n_kv_heads) (grouped-query attention). */
 #ifndef WICK_KERNELS_ATTENTION_H
 #define WICK_KERNELS_ATTENTION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/threadpool.h"
@@ -18,9 +21,17 @@ typedef struct attn_kv {
     const void *k, *v;     /* this layer's block pool bases */
     int type;              /* WICK_F32 or WICK_F16 */
     const int32_t *blocks; /* the sequence's block table */
-    int block_size;        /* token rows per block */
-    int row_elems;         /* n_kv_heads * head_dim */
+    int block_size;        /* positions per block */
+    size_t block_stride;   /* bytes from one block of the pool to the next */
+    size_t head_stride;    /* bytes from KV head h to h + 1 at the same position */
+    size_t row_stride;     /* bytes from position p to p + 1 of one head within a block */
 } attn_kv;
+
+/* The head_dim values of KV head kvh at position p, in base (kv->k or kv->v). */
+static inline const char *attn_kv_at(const attn_kv *kv, const void *base, int32_t p, int kvh) {
+    return (const char *)base + (size_t)kv->blocks[p / kv->block_size] * kv->block_stride +
+           (size_t)kvh * kv->head_stride + (size_t)(p % kv->block_size) * kv->row_stride;
+}
 
 typedef struct attn_params {
     int n_heads, n_kv_heads, head_dim;

@@ -104,11 +104,6 @@ static void head_norm(float *x, const float *w, int n_heads, int head_dim, float
     for (int h = 0; h < n_heads; h++) rmsnorm(x + (size_t)h * head_dim, x + (size_t)h * head_dim, w, head_dim, eps);
 }
 
-static void store_row(kv_cache *kv, void *dst, const float *src, int n) {
-    if (kv->type == WICK_F16) f32_to_f16_row(src, dst, n);
-    else memcpy(dst, src, (size_t)n * sizeof(float));
-}
-
 static void stage_rows(const stage_job *j, int t0, int t1) {
     const wick_model *m = j->m;
     const hparams *hp = &m->hp;
@@ -141,8 +136,7 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
             rope_rotate(k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
         }
         if (j->ops & ST_STORE) {
-            store_row(j->kv, kv_k_row(j->kv, j->il, b->seq[t], b->pos[t]), k, kv_dim);
-            store_row(j->kv, kv_v_row(j->kv, j->il, b->seq[t], b->pos[t]), v, kv_dim);
+            kv_store(j->kv, j->il, b->seq[t], b->pos[t], k, v);
         }
         if (j->ops & ST_SILU) silu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
     }
