@@ -47,8 +47,8 @@ sum_words_avx512(const int pf, const uint64_t *p, size_t n) {
         const char *c = (const char *)(p + i);
         for (size_t o = 0; pf == PREFETCH_NTA && o < 256; o += 64) _mm_prefetch(c + nta + o, _MM_HINT_NTA);
         for (size_t o = 0; pf == PREFETCH_L1L2 && o < 256; o += 64) {
-            _mm_prefetch(c + 4096 + o, _MM_HINT_T0);
-            _mm_prefetch(c + 16384 + o, _MM_HINT_T1);
+            _mm_prefetch(c + PREFETCH_L1_BYTES + o, _MM_HINT_T0);
+            _mm_prefetch(c + PREFETCH_L2_BYTES + o, _MM_HINT_T1);
         }
         a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
         a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 8));

@@ -33,6 +33,10 @@ typedef struct cpu_features {
  *                  Q8_0 68 -> 96%, F16 88 -> 93% of it).
  * WICK_PREFETCH=0|off, 1|l1l2 or nta[:BYTES] overrides. */
 typedef enum cpu_prefetch { PREFETCH_OFF = 0, PREFETCH_L1L2 = 1, PREFETCH_NTA = 2 } cpu_prefetch;
+/* PREFETCH_L1L2's distances ahead of the stream: into L1 a little ahead,
+ * into L2 further ahead (more lines in flight than L1's fill buffers allow). */
+#define PREFETCH_L1_BYTES 4096
+#define PREFETCH_L2_BYTES 16384
 cpu_prefetch cpu_prefetch_style(void);
 /* PREFETCH_NTA's distance ahead of the stream in bytes: 8192, or N from
  * WICK_PREFETCH=nta:N (a multiple of 64 in [64, 65536]). */

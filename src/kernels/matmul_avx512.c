@@ -96,9 +96,6 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
         for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
-/* frow1's PREFETCH_L1L2 distance (into L2 only: a row is read once). */
-#define FROW_PF_BYTES 16384
-
 /* Decode (one token): row after row, so that the weights are read as one
  * sequential stream (rows in step are several streams, which the hardware
  * prefetchers of some CPUs, Zen 4, follow poorly); four accumulators. */
@@ -109,7 +106,7 @@ T512 INLINE void frow1(const int wt, const int pf, const char *row, const float 
     for (; k + 64 <= cols; k += 64) {
 #pragma GCC unroll 4
         for (size_t o = 0; o < 64 * es; o += 64) {
-            if (pf == PREFETCH_L1L2) _mm_prefetch(row + (size_t)k * es + FROW_PF_BYTES + o, _MM_HINT_T1);
+            if (pf == PREFETCH_L1L2) _mm_prefetch(row + (size_t)k * es + PREFETCH_L2_BYTES + o, _MM_HINT_T1); /* L2 only */
             if (pf == PREFETCH_NTA) _mm_prefetch(row + (size_t)k * es + nta + o, _MM_HINT_NTA);
         }
 #pragma GCC unroll 4

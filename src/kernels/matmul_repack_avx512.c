@@ -36,10 +36,6 @@
 #define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
 #define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
 #define T 6            /* tokens per prefill tile */
-/* PREFETCH_L1L2's distances: into L1 a little ahead, into L2 further ahead
- * (more lines in flight than L1's fill buffers allow). */
-#define PF_BYTES 4096
-#define PF2_BYTES 16384
 
 /* The 8 column groups of one block as unsigned bytes, lane i = row i. */
 T512 INLINE void r16_load(const int base, const char *p, __m512i G[8]) {
@@ -90,8 +86,8 @@ T512 INLINE void r16_decode(const int base, const int C, const int pf, const cha
         /* this block's quants, ahead; the second of a pair also the scale line */
         const size_t span = wb + (b & 1 ? 64 : 0);
         for (size_t o = 0; pf == PREFETCH_L1L2 && o < span; o += 64) {
-            _mm_prefetch(p + PF_BYTES + o, _MM_HINT_T0);
-            _mm_prefetch(p + PF2_BYTES + o, _MM_HINT_T1);
+            _mm_prefetch(p + PREFETCH_L1_BYTES + o, _MM_HINT_T0);
+            _mm_prefetch(p + PREFETCH_L2_BYTES + o, _MM_HINT_T1);
         }
         for (size_t o = 0; pf == PREFETCH_NTA && o < span; o += 64) _mm_prefetch(p + nta + o, _MM_HINT_NTA);
         __m512i G[8];
