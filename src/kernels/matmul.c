@@ -130,8 +130,7 @@ typedef struct mm_multi_job {
     const float *x;
     const void *xq;
     int64_t total, align;
-    bool steal; /* decode: units of `align` rows handed out by `ranges` */
-    steal_set ranges;
+    steal_set *ranges; /* decode: units of `align` rows handed out by stealing; NULL in prefill */
 } mm_multi_job;
 
 /* Rows [lo, hi) of the weights' stacked rows. */
@@ -156,10 +155,10 @@ static void units_range(const mm_multi_job *j, int64_t u0, int64_t nu) {
  * in its own cache). Decode: the same parts, balanced by stealing (above). */
 static void mm_multi_task(void *arg, int ith, int nth) {
     mm_multi_job *j = arg;
-    if (j->steal) {
+    if (j->ranges) {
         int64_t u0, nu;
-        while ((nu = steal_own(&j->ranges, ith, MM_OWN_UNITS, &u0)) > 0) units_range(j, u0, nu);
-        while ((nu = steal_take(&j->ranges, ith, &u0)) > 0) units_range(j, u0, nu);
+        while ((nu = steal_own(j->ranges, ith, MM_OWN_UNITS, &u0)) > 0) units_range(j, u0, nu);
+        while ((nu = steal_take(j->ranges, ith, &u0)) > 0) units_range(j, u0, nu);
         return;
     }
     int64_t lo, hi;
@@ -203,7 +202,8 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     mm_multi_job j = {.nw = nw, .cols = cols, .n = n, .W = W, .y = y, .ldy = ldy, .x = x, .xq = xq,
                       .total = total, .align = align};
     if (total * cols * n < (1 << 14)) pool = NULL;
-    if (n <= MM_DECODE_MAX_N && pool_size(pool) > 1)
-        j.steal = steal_init(&j.ranges, (total + align - 1) / align, nth);
+    steal_set ranges; /* set up only for decode (2 KiB: not zeroed on every call) */
+    if (n <= MM_DECODE_MAX_N && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
+        j.ranges = &ranges;
     pool_run(pool, mm_multi_task, &j);
 }
