@@ -1,7 +1,8 @@
-/* kv_cache.c — the paged KV cache (see kv_cache.h). K and V are anonymous
- * maps: pages are committed only when a block is first written, and marked
- * for transparent huge pages (a sequence's blocks can lie anywhere in the
- * pool: with 4 KiB pages, a TLB miss per block and head). */
+/* kv_cache.c — the paged KV cache (see kv_cache.h). The block pool is one
+ * anonymous map: pages are committed only when a block is first written
+ * (low block ids are handed out first, so memory grows with the positions in
+ * use), and marked for transparent huge pages (a sequence's blocks can lie
+ * anywhere in the pool: with 4 KiB pages, a TLB miss per block and head). */
 #include "engine/kv_cache.h"
 
 #include <stdlib.h>
@@ -37,20 +38,19 @@ int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n
     kv->elem_bytes = type == WICK_F16 ? 2 : 4;
     kv->max_blocks_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
     kv->n_blocks = kv->max_blocks_seq * n_seq;
-    size_t layer_bytes = (size_t)kv->n_blocks * KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;
-    kv->map_bytes = (size_t)n_layer * layer_bytes;
-    kv->k = kv_map(kv->map_bytes);
-    kv->v = kv_map(kv->map_bytes);
+    kv->part_bytes = (size_t)KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;
+    kv->map_bytes = (size_t)kv->n_blocks * (size_t)n_layer * 2 * kv->part_bytes;
+    kv->base = kv_map(kv->map_bytes);
     kv->tables = malloc((size_t)n_seq * (size_t)kv->max_blocks_seq * sizeof *kv->tables);
     kv->n_seq_blocks = calloc((size_t)n_seq, sizeof *kv->n_seq_blocks);
     kv->len = calloc((size_t)n_seq, sizeof *kv->len);
     kv->tokens = malloc((size_t)n_seq * (size_t)n_ctx * sizeof *kv->tokens);
     kv->free_list = malloc((size_t)kv->n_blocks * sizeof *kv->free_list);
-    if (!kv->k || !kv->v || !kv->tables || !kv->n_seq_blocks || !kv->len || !kv->tokens ||
+    if (!kv->base || !kv->tables || !kv->n_seq_blocks || !kv->len || !kv->tokens ||
         !kv->free_list) {
         kv_cache_free(kv);
         return wick_fail(err, "out of memory allocating the KV cache (%zu MiB)",
-                         2 * (size_t)n_layer * layer_bytes >> 20);
+                         kv->map_bytes >> 20);
     }
     /* Hand out low block ids first. */
     for (int i = 0; i < kv->n_blocks; i++) kv->free_list[i] = kv->n_blocks - 1 - i;
@@ -59,8 +59,7 @@ int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n
 }
 
 void kv_cache_free(kv_cache *kv) {
-    if (kv->k) munmap(kv->k, kv->map_bytes);
-    if (kv->v) munmap(kv->v, kv->map_bytes);
+    if (kv->base) munmap(kv->base, kv->map_bytes);
     free(kv->tables);
     free(kv->n_seq_blocks);
     free(kv->len);
@@ -92,15 +91,14 @@ void kv_truncate(kv_cache *kv, int s, int from) {
 }
 
 attn_kv kv_view(const kv_cache *kv, int il, int s) {
-    const size_t block_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->row_elems * kv->elem_bytes;
-    const size_t layer = (size_t)il * kv->n_blocks * block_bytes;
+    const char *k = (const char *)kv->base + (size_t)il * 2 * kv->part_bytes;
     attn_kv v = {
-        .k = (const char *)kv->k + layer,
-        .v = (const char *)kv->v + layer,
+        .k = k,
+        .v = k + kv->part_bytes,
         .type = kv->type,
         .blocks = kv->tables + (size_t)s * kv->max_blocks_seq,
         .block_size = KV_BLOCK_SIZE,
-        .block_stride = block_bytes,
+        .block_stride = (size_t)kv->n_layer * 2 * kv->part_bytes,
         .head_stride = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes,
         .row_stride = (size_t)kv->head_dim * kv->elem_bytes,
     };

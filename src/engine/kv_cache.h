@@ -1,16 +1,21 @@
-/* kv_cache.h — the paged KV cache: per layer, a pool of blocks of
- * KV_BLOCK_SIZE positions for K and for V; each sequence owns a block table
- * (its blocks in position order) and the token ids it holds, so a later
- * request can reuse its longest common prefix. Within a block the values are
- * head-major, [kv head][position][head_dim]: attention reads one KV head's
- * keys of a block as one contiguous run (position-major rows would make it a
- * head_dim slice every n_kv_heads × head_dim values, a stride the hardware
- * prefetchers do not follow: Qwen3-0.6B's decode at 2,048 positions read
- * its KV cache at 43-49 GB/s that way, 77-85 contiguously, on Zen 5).
+/* kv_cache.h — the paged KV cache: a pool of blocks of KV_BLOCK_SIZE
+ * positions, each block holding K and V of those positions for every layer;
+ * each sequence owns a block table (its blocks in position order) and the
+ * token ids it holds, so a later request can reuse its longest common
+ * prefix. A block is one run of memory, [layer][K, V][kv head][position]
+ * [head_dim]: memory is committed as positions are used, whatever the
+ * number of layers (a layer-major pool made the first token of a fresh
+ * process fault in one page per layer for K and for V — 96 huge pages,
+ * 160-230 ms on the Zen 5 VM, for Qwen2.5-0.5B). Within a block the values
+ * are head-major: attention reads one KV head's keys of a block as one
+ * contiguous run (position-major rows would make it a head_dim slice every
+ * n_kv_heads × head_dim values, a stride the hardware prefetchers do not
+ * follow: Qwen3-0.6B's decode at 2,048 positions read its KV cache at 43-49
+ * GB/s that way, 77-85 contiguously, on Zen 5).
  *
  * Invariants: a block belongs to at most one sequence; sequence s holds
  * positions [0, len[s]) and exactly ceil(len[s] / KV_BLOCK_SIZE) blocks once
- * those positions are written. All memory is allocated in kv_cache_new;
+ * those positions are written. All memory is reserved in kv_cache_init;
  * growing and truncating sequences only moves block ids between the free
  * list and block tables. */
 #ifndef WICK_ENGINE_KV_CACHE_H
@@ -30,8 +35,9 @@ typedef struct kv_cache {
     size_t elem_bytes;
     int n_blocks;        /* in the pool */
     int max_blocks_seq;  /* per sequence: ceil(n_ctx / block) */
-    void *k, *v;         /* [n_layer][n_blocks][n_kv_heads][block][head_dim], anonymous maps */
-    size_t map_bytes;    /* of k and of v */
+    void *base;          /* [n_blocks][n_layer][K, V][n_kv_heads][block][head_dim], one anonymous map */
+    size_t part_bytes;   /* one layer's K (or V) of one block */
+    size_t map_bytes;
     int32_t *tables;     /* [n_seq][max_blocks_seq] */
     int *n_seq_blocks;   /* blocks held per sequence */
     int *len;            /* tokens per sequence */
