@@ -268,7 +268,7 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
                                   attn_scratch *w) {
     const int D = p->head_dim, bs = kv->block_size, nD = D / 16;
     const size_t esz = f16 ? 2 : 4, rs = kv->row_stride;
-    const bool spread = MM <= SMALL_M && cpu_prefetch_style() == PREFETCH_NTA;
+    const bool spread = cpu_prefetch_style() == PREFETCH_NTA;
     float mrun[ATTN_BATCH], lrun[ATTN_BATCH], alpha[ATTN_BATCH];
     int32_t st[ATTN_BATCH], en[ATTN_BATCH];
     int32_t lo = INT32_MAX, hi = -1;
@@ -290,11 +290,12 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
         const int cnt = end - p0;
         const char *kb = attn_kv_at(kv, kv->k, p0, kvh), *vb = attn_kv_at(kv, kv->v, p0, kvh);
         /* The next tile's K and V of this head, fetched while this one is
-         * computed: with few query vectors and non-temporal prefetching
-         * (cpu_prefetch_style), key by key into L1 spread over this tile's
-         * keys (Zen 5, Qwen3-0.6B shape at 2,048 positions, F16 KV, 1
-         * thread: 15.0 -> 20.4 GB/s of KV read; a burst into L2 overflows the
-         * miss queues); else all at once into L2. */
+         * computed: with non-temporal prefetching (cpu_prefetch_style), key
+         * by key into L1, spread over the first pass over this tile's V
+         * (Zen 5, 1 thread: Qwen3-0.6B shape at 2,048 positions, F16 KV,
+         * 15.0 -> 20.4 GB/s of KV read; Qwen2.5-0.5B's 7-head groups at
+         * 4,096, 7.6 -> 11.8; a burst into L2 overflows the miss queues);
+         * else all at once into L2. */
         const char *kn = NULL, *vn = NULL;
         int ncnt = 0;
         if (end <= hi) {
@@ -434,6 +435,11 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
 #pragma GCC unroll 16
             for (int m = 0; m < MM; m++) A[m] = _mm512_mul_ps(_mm512_load_ps(&w->acc[m][16 * j]), _mm512_set1_ps(alpha[m]));
             for (int t = 0; t < cnt; t++) {
+                if (t < ncnt && j == 0) /* key t of the next tile */
+                    for (size_t o = 0; o < (size_t)D * esz; o += 64) {
+                        _mm_prefetch(kn + (size_t)t * rs + o, _MM_HINT_NTA);
+                        _mm_prefetch(vn + (size_t)t * rs + o, _MM_HINT_NTA);
+                    }
                 const __m512 v = load16(f16, vb + (size_t)t * rs + 16 * j * esz);
 #pragma GCC unroll 16
                 for (int m = 0; m < MM; m++) A[m] = _mm512_fmadd_ps(_mm512_set1_ps(w->sc[m][t]), v, A[m]);
