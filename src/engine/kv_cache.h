@@ -5,8 +5,8 @@
  * prefix. A block is one run of memory, [layer][K, V][kv head][position]
  * [head_dim]: memory is committed as positions are used, whatever the
  * number of layers (a layer-major pool made the first token of a fresh
- * process fault in one page per layer for K and for V — 96 huge pages,
- * 160-230 ms on the Zen 5 VM, for Qwen2.5-0.5B). Within a block the values
+ * process fault in a page per layer for K and for V: 48 huge pages, 96 MiB,
+ * 160-230 ms on the Zen 5 VM for Qwen2.5-0.5B). Within a block the values
  * are head-major: attention reads one KV head's keys of a block as one
  * contiguous run (position-major rows would make it a head_dim slice every
  * n_kv_heads × head_dim values, a stride the hardware prefetchers do not
