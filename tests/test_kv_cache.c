@@ -13,7 +13,9 @@
 #include "engine/kv_cache.h"
 #include "kernels/convert.h"
 
-enum { N_LAYER = 3, N_KV = 2, HD = 16, N_CTX = 100, N_SEQ = 2 };
+/* Lengths in blocks and parts of blocks, whatever KV_BLOCK_SIZE is. */
+#define B KV_BLOCK_SIZE
+enum { N_LAYER = 3, N_KV = 2, HD = 16, N_CTX = 3 * B + B / 2, N_SEQ = 2 };
 
 /* A value unique to (layer, seq, pos, head, dim, K or V), exact in F16 (an
  * integer below 2048) when the cache is F16, else a wider unique integer. */
@@ -33,7 +35,7 @@ static void test_store_and_read(int type) {
     kv_cache kv;
     wick_error err;
     CHECK(kv_cache_init(&kv, N_LAYER, N_KV, HD, N_CTX, N_SEQ, type, &err) == 0);
-    const int len[N_SEQ] = {70, 41};
+    const int len[N_SEQ] = {2 * B + B / 4, B + 3};
     for (int s = 0; s < N_SEQ; s++) CHECK(kv_reserve(&kv, s, len[s], &err) == 0);
     float k[N_KV * HD], v[N_KV * HD];
     for (int il = 0; il < N_LAYER; il++)
@@ -74,27 +76,30 @@ static void test_blocks(void) {
     kv_cache kv;
     wick_error err;
     CHECK(kv_cache_init(&kv, N_LAYER, N_KV, HD, N_CTX, N_SEQ, WICK_F32, &err) == 0);
-    const int per_seq = (N_CTX + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    const int per_seq = (N_CTX + B - 1) / B; /* 4 */
     CHECK_INT(kv.n_blocks, per_seq * N_SEQ);
-    CHECK(kv_reserve(&kv, 0, 70, &err) == 0); /* 3 blocks: ids 0, 1, 2 */
+    CHECK(kv_reserve(&kv, 0, 2 * B + 6, &err) == 0); /* 3 blocks: ids 0, 1, 2 */
     CHECK_INT(kv.n_seq_blocks[0], 3);
     const int32_t *t0 = kv.tables, *t1 = kv.tables + per_seq;
     CHECK(t0[0] == 0 && t0[1] == 1 && t0[2] == 2);
-    CHECK(kv_reserve(&kv, 1, 33, &err) == 0); /* 2 blocks, ids 3 and 4 */
+    CHECK(kv_reserve(&kv, 1, B + 1, &err) == 0); /* 2 blocks, ids 3 and 4 */
     CHECK(t1[0] == 3 && t1[1] == 4);
-    CHECK(kv_reserve(&kv, 0, 64, &err) == 0); /* already held: nothing changes */
+    CHECK(kv_reserve(&kv, 0, 2 * B, &err) == 0); /* already held: nothing changes */
     CHECK_INT(kv.n_seq_blocks[0], 3);
 
     /* A sequence longer than the context is an error naming both numbers. */
+    char want[2][16];
+    snprintf(want[0], sizeof want[0], "%d", N_CTX + 1);
+    snprintf(want[1], sizeof want[1], "%d", N_CTX);
     CHECK(kv_reserve(&kv, 0, N_CTX + 1, &err) < 0);
-    CHECK(strstr(err.msg, "101") && strstr(err.msg, "100"));
+    CHECK(strstr(err.msg, want[0]) && strstr(err.msg, want[1]));
 
     /* Truncation gives whole blocks back; the next sequence to grow reuses them. */
-    kv.len[0] = 70;
-    kv_truncate(&kv, 0, 20); /* keeps block 0 */
-    CHECK_INT(kv.len[0], 20);
+    kv.len[0] = 2 * B + 6;
+    kv_truncate(&kv, 0, B / 2); /* keeps block 0 */
+    CHECK_INT(kv.len[0], B / 2);
     CHECK_INT(kv.n_seq_blocks[0], 1);
-    CHECK(kv_reserve(&kv, 1, 90, &err) == 0); /* needs 3 - 2 = 1 more block */
+    CHECK(kv_reserve(&kv, 1, 2 * B + 1, &err) == 0); /* needs 3 - 2 = 1 more block */
     CHECK(t1[2] == 1 || t1[2] == 2);
     kv_truncate(&kv, 0, 0);
     CHECK_INT(kv.n_seq_blocks[0], 0);
@@ -114,8 +119,8 @@ static void test_blocks(void) {
 
     /* A pool with no free block left reports it (the pool holds n_seq × n_ctx
      * positions today, so only a simulated shortage reaches it). */
-    CHECK(kv_cache_init(&kv, 1, 1, HD, KV_BLOCK_SIZE, 1, WICK_F32, &err) == 0);
-    CHECK(kv_reserve(&kv, 0, KV_BLOCK_SIZE, &err) == 0);
+    CHECK(kv_cache_init(&kv, 1, 1, HD, B, 1, WICK_F32, &err) == 0);
+    CHECK(kv_reserve(&kv, 0, B, &err) == 0);
     kv.n_free = 0;
     kv.n_seq_blocks[0] = 0; /* as if another sequence held the only block */
     CHECK(kv_reserve(&kv, 0, 1, &err) < 0);
