@@ -16,7 +16,7 @@
  * prefetchers (decode at 4,096 positions, 2 threads, Zen 5, against 32:
  * Qwen3-0.6B Q4_0 33-39 -> 44-46 tok/s with F32 KV, 44-50 -> 48-60 with
  * F16); the cost is memory committed a block at a time (Qwen3-0.6B, F32:
- * 29 MiB, all layers).
+ * 28 MiB, all layers).
  *
  * Invariants: a block belongs to at most one sequence; sequence s holds
  * positions [0, len[s]) and exactly ceil(len[s] / KV_BLOCK_SIZE) blocks once
@@ -33,6 +33,7 @@
 #include "wick.h"
 
 #define KV_BLOCK_SIZE 128 /* positions per block */
+_Static_assert(KV_BLOCK_SIZE <= ATTN_MAX, "attention tiles hold at most ATTN_MAX positions");
 
 typedef struct kv_cache {
     int n_layer, n_kv_heads, head_dim, row_elems, n_ctx, n_seq; /* row_elems = n_kv_heads × head_dim */

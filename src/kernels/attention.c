@@ -28,8 +28,6 @@
 #define WICK_X86 0
 #endif
 
-#define ATTN_MAX 256
-
 /* ---- row primitives: dot(q, k_row) and acc += w * v_row, per KV type and ISA ---- */
 
 static float dot_f32_scalar(const float *q, const float *k, int d) {

@@ -17,6 +17,10 @@
 
 #include "core/threadpool.h"
 
+/* head_dim and a KV block's positions are at most this (per-tile scores
+ * and accumulators live on the stack). */
+#define ATTN_MAX 256
+
 typedef struct attn_kv {
     const void *k, *v;     /* this layer's block pool bases */
     int type;              /* WICK_F32 or WICK_F16 */
