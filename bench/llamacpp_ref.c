@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 typedef struct { _Alignas(16) unsigned char b[1024]; } opaque_params;
 typedef struct {
     int32_t n_tokens;
@@ -194,22 +196,6 @@ static int cmd_logits(int argc, char **argv, int n_greedy) {
     p_free(ctx);
     p_model_free(m);
     return 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int cmd_bench(int argc, char **argv) {

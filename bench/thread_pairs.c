@@ -23,26 +23,10 @@
 #include "engine/context.h"
 #include "engine/sampler.h"
 #include "wick.h"
+#include "bench_util.h"
 
 #define PROBE_BYTES ((size_t)256 << 20)
 #define MAX_PAIRS 400
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    if (n == 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 typedef struct pair {
     double tg1, tg2;      /* decode tok/s */
