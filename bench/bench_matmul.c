@@ -37,8 +37,8 @@ int main(int argc, char **argv) {
     void *w = aligned_alloc(64, (wbytes + 63) & ~(size_t)63);
     if (!wf || !x || !y || !w) return 1;
     srand(1);
-    for (size_t i = 0; i < (size_t)rows * cols; i++) wf[i] = (float)rand() / RAND_MAX - 0.5f;
-    for (size_t i = 0; i < (size_t)n * cols; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
+    for (size_t i = 0; i < (size_t)rows * cols; i++) wf[i] = (float)(rand() / (double)RAND_MAX - 0.5);
+    for (size_t i = 0; i < (size_t)n * cols; i++) x[i] = (float)(rand() / (double)RAND_MAX - 0.5);
     for (int r = 0; r < rows; r++)
         quantize_row(type, wf + (size_t)r * cols, (char *)w + dtype_row_bytes(type, cols) * r, cols);
     wick_tensor W = {.name = "w", .type = type, .n_dims = 2, .ne = {cols, rows, 1, 1}, .data = w, .nbytes = wbytes};
