@@ -44,12 +44,7 @@ sum_words_avx512(const int pf, const uint64_t *p, size_t n) {
     const size_t nta = (size_t)cpu_prefetch_nta_bytes();
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        const char *c = (const char *)(p + i);
-        for (size_t o = 0; pf == PREFETCH_NTA && o < 256; o += 64) _mm_prefetch(c + nta + o, _MM_HINT_NTA);
-        for (size_t o = 0; pf == PREFETCH_L1L2 && o < 256; o += 64) {
-            _mm_prefetch(c + PREFETCH_L1_BYTES + o, _MM_HINT_T0);
-            _mm_prefetch(c + PREFETCH_L2_BYTES + o, _MM_HINT_T1);
-        }
+        cpu_prefetch_ahead(pf, (const char *)(p + i), 256, nta);
         a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
         a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 8));
         a2 = _mm512_add_epi64(a2, _mm512_loadu_si512(p + i + 16));

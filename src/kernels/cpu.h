@@ -8,6 +8,11 @@
 #define WICK_KERNELS_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 typedef enum cpu_isa { ISA_SCALAR = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 } cpu_isa;
 
@@ -43,6 +48,21 @@ cpu_prefetch cpu_prefetch_style(void);
 int cpu_prefetch_nta_bytes(void);
 void cpu_set_prefetch_style(cpu_prefetch style); /* tests: run the kernels every way */
 const char *cpu_prefetch_name(cpu_prefetch style);
+#if defined(__x86_64__) || defined(__i386__)
+/* The prefetches style pf issues for the `span` bytes of a stream at p (a
+ * multiple of 64): PREFETCH_L1L2 into L1 and into L2 at their distances,
+ * PREFETCH_NTA non-temporally `nta` bytes ahead (cpu_prefetch_nta_bytes()),
+ * PREFETCH_OFF none. pf is a constant where it is called, so the other
+ * styles' loops fold away. */
+static inline __attribute__((always_inline)) void cpu_prefetch_ahead(const int pf, const char *p, size_t span,
+                                                                     size_t nta) {
+    for (size_t o = 0; pf == PREFETCH_L1L2 && o < span; o += 64) {
+        _mm_prefetch(p + PREFETCH_L1_BYTES + o, _MM_HINT_T0);
+        _mm_prefetch(p + PREFETCH_L2_BYTES + o, _MM_HINT_T1);
+    }
+    for (size_t o = 0; pf == PREFETCH_NTA && o < span; o += 64) _mm_prefetch(p + nta + o, _MM_HINT_NTA);
+}
+#endif
 
 /* Whether AVX-512 kernels widen F16 weights 8 at a time (two 256-bit
  * VCVTPH2PS) rather than 16 (one 512-bit): on Zen 4 (AMD family 0x19) the

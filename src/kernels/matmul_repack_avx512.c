@@ -85,11 +85,7 @@ T512 INLINE void r16_decode(const int base, const int C, const int pf, const cha
         const char *p = gp + mm_r16_quants_at(base, b);
         /* this block's quants, ahead; the second of a pair also the scale line */
         const size_t span = wb + (b & 1 ? 64 : 0);
-        for (size_t o = 0; pf == PREFETCH_L1L2 && o < span; o += 64) {
-            _mm_prefetch(p + PREFETCH_L1_BYTES + o, _MM_HINT_T0);
-            _mm_prefetch(p + PREFETCH_L2_BYTES + o, _MM_HINT_T1);
-        }
-        for (size_t o = 0; pf == PREFETCH_NTA && o < span; o += 64) _mm_prefetch(p + nta + o, _MM_HINT_NTA);
+        cpu_prefetch_ahead(pf, p, span, nta);
         __m512i G[8];
         r16_load(base, p, G);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(gp + mm_r16_scales_at(base, nb, b))));
