@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "core/tensor.h"
-#include "engine/kv_cache.h"
+#include "kv/kv_cache.h"
 #include "kernels/convert.h"
 
 /* Lengths in blocks and parts of blocks, whatever KV_BLOCK_SIZE is. */

@@ -4,7 +4,7 @@
 #define WICK_ENGINE_CONTEXT_H
 
 #include "core/threadpool.h"
-#include "engine/kv_cache.h"
+#include "kv/kv_cache.h"
 #include "engine/sampler.h"
 #include "model/forward.h"
 #include "model/model.h"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "core/threadpool.h"
-#include "engine/kv_cache.h"
+#include "kv/kv_cache.h"
 #include "model/model.h"
 
 /* Activation buffers, sized once for max_tokens rows and max_logits logit rows. */

@@ -23,8 +23,8 @@
  * those positions are written. All memory is reserved in kv_cache_init;
  * growing and truncating sequences only moves block ids between the free
  * list and block tables. */
-#ifndef WICK_ENGINE_KV_CACHE_H
-#define WICK_ENGINE_KV_CACHE_H
+#ifndef WICK_KV_KV_CACHE_H
+#define WICK_KV_KV_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

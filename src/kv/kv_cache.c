@@ -3,7 +3,7 @@
  * (low block ids are handed out first, so memory grows with the positions in
  * use), and marked for transparent huge pages (a sequence's blocks can lie
  * anywhere in the pool: with 4 KiB pages, a TLB miss per block and head). */
-#include "engine/kv_cache.h"
+#include "kv/kv_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
