@@ -148,6 +148,14 @@ typedef struct wick_context_params {
     int n_threads;      /* 0 = number of cores */
     int prefill_chunk;  /* tokens per forward pass during prefill; 0 = whole prompt. -1 = default (128) */
     int kv_type;        /* KV cache element type: 0 = F32 (default), 1 = F16 (half the memory) */
+    /* KV pool size in blocks of wick_kv_block_size() positions, shared by all
+     * sequences; 0 = enough for every sequence's full context (n_seq × n_ctx).
+     * Memory is committed only as positions are used. A smaller pool makes
+     * the scheduler preempt when it runs out. */
+    int kv_blocks;
+    /* Batch capacity in tokens (the scheduler's budget per forward step);
+     * 0 = max(prefill_chunk, n_seq) (the whole context when chunking is off). */
+    int max_batch;
 } wick_context_params;
 
 /* ---- profiling ----
@@ -195,10 +203,22 @@ const float *wick_logits(const wick_context *c, int i);
 int wick_seq_len(const wick_context *c, int seq);
 /* Drop everything from position `from` on in sequence s. */
 void wick_seq_truncate(wick_context *c, int seq, int from);
+/* Positions per KV block (the unit of KV memory and of admission). */
+int wick_kv_block_size(void);
+/* Blocks in the context's KV pool, and how many sequences hold now. */
+int wick_kv_blocks_total(const wick_context *c);
+int wick_kv_blocks_used(const wick_context *c);
+/* Bytes of KV memory one position takes (all layers, K and V). */
+size_t wick_kv_bytes_per_token(const wick_context *c);
 
 /* ---- generation ---- */
 
-typedef enum wick_finish { WICK_FINISH_STOP = 0, WICK_FINISH_LENGTH = 1 } wick_finish;
+typedef enum wick_finish {
+    WICK_FINISH_STOP = 0,      /* an end-of-generation token or a stop string */
+    WICK_FINISH_LENGTH = 1,    /* n_predict reached or the context full */
+    WICK_FINISH_CANCELLED = 2, /* wick_sched_cancel, or on_token returned false */
+    WICK_FINISH_ERROR = 3,     /* see the result's error text */
+} wick_finish;
 
 typedef struct wick_timings {
     double load_ms, prefill_ms, ttft_ms, decode_ms;
@@ -231,6 +251,123 @@ typedef struct wick_generate_params {
 int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
                   const wick_generate_params *p, int32_t **out_tokens, int *n_out,
                   wick_finish *finish, wick_timings *timings, wick_error *err);
+
+/* ---- scheduler: continuous batching ----
+ *
+ * A scheduler runs many requests over one context's sequences. Every step
+ * builds ONE forward batch from the next token of every running sequence
+ * plus prefill chunks of admitted ones, within a token budget, then samples
+ * each sequence's next token and streams it to its request. A request is
+ * admitted when a sequence is free and the KV pool has blocks for its prompt;
+ * when the pool runs out mid-generation the newest running request is
+ * preempted (its blocks freed, itself requeued at the front, its prompt and
+ * tokens so far recomputed later, its sampler state kept), so nobody fails.
+ * A request's tokens and logits do not depend on what else is in the batch,
+ * on how its prompt was chunked or on the thread count: greedy output (and
+ * sampled output with the same seed) is byte-identical to the request run
+ * alone. A sequence idle after a request keeps its KV; a new request takes
+ * the idle sequence with the longest common prefix and prefills only the
+ * rest (cached_tokens), and idle sequences give their blocks back, least
+ * recently used first, before anyone is preempted.
+ *
+ * Threads: submit, cancel and stats may be called from any thread. Steps run
+ * either on the caller (wick_sched_step) or on the scheduler's own thread
+ * (wick_sched_start); callbacks run on whichever thread runs the step. */
+typedef struct wick_sched wick_sched;
+
+typedef struct wick_sched_params {
+    int step_tokens; /* token budget of one forward step; 0 = the context's batch capacity */
+    int max_queue;   /* requests waiting for admission beyond which submit fails; 0 = no limit */
+} wick_sched_params;
+
+/* The scheduler drives c (which must outlive it and is used by nothing else
+ * while it exists). */
+wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_error *err);
+/* Cancels every request (their on_done run with WICK_FINISH_CANCELLED), stops
+ * the thread if started, frees. */
+void wick_sched_free(wick_sched *s);
+wick_context *wick_sched_context(wick_sched *s);
+
+#define WICK_MAX_TOP_LOGPROBS 20
+
+/* One generated token as it reaches the request. */
+typedef struct wick_token_info {
+    int32_t id;
+    int index;      /* 0 for the first generated token */
+    /* With logprobs >= 0: log-softmax of the model's raw logits (before
+     * penalties, temperature and filters) at id, and the n_top most likely
+     * ids (highest first, lower id on ties) with theirs. */
+    float logprob;
+    int n_top;
+    int32_t top_ids[WICK_MAX_TOP_LOGPROBS];
+    float top_logprobs[WICK_MAX_TOP_LOGPROBS];
+} wick_token_info;
+
+typedef struct wick_request_result {
+    wick_finish finish;
+    const char *error;   /* WICK_FINISH_ERROR: what went wrong; else NULL */
+    /* Text still held when generation ended (bytes that might have started a
+     * stop string, an unfinished UTF-8 character completed by U+FFFD): the
+     * caller appends it after the last on_token text. */
+    const char *tail;
+    size_t tail_len;
+    int prompt_tokens;    /* tokens of the prompt */
+    int cached_tokens;    /* prompt tokens whose KV was reused, not computed */
+    int generated_tokens;
+    int preemptions;      /* times the request was preempted and recomputed */
+    double queue_ms;      /* submit -> admission (first admission) */
+    double ttft_ms;       /* submit -> first token */
+    double prefill_ms;    /* admission -> first token */
+    double decode_ms;     /* first token -> end */
+    double total_ms;      /* submit -> end */
+} wick_request_result;
+
+typedef struct wick_request {
+    const int32_t *prompt;   /* copied at submit */
+    int n_prompt;
+    int n_predict;           /* max new tokens; -1 = until the context is full */
+    wick_sampling sampling;  /* per request; its seed seeds the request's own PRNG */
+    const char *const *stop; /* stop strings (copied); generation ends before the first one */
+    int n_stop;
+    bool ignore_eos;         /* do not stop at end-of-generation tokens */
+    bool new_message;        /* as wick_generate_params.new_message */
+    int logprobs;            /* -1 = none; 0..WICK_MAX_TOP_LOGPROBS: the token's logprob and that many top ones */
+    /* Each generated token with the text it releases (complete UTF-8, stop
+     * strings held back; may be empty). Return false to cancel. May be NULL. */
+    bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);
+    /* Called exactly once per accepted request, last. Must not be NULL. */
+    void (*on_done)(void *user, const wick_request_result *res);
+    void *user;
+} wick_request;
+
+/* Queue a request; returns its id (> 0), or -1 with err: an empty prompt, a
+ * prompt that does not fit the context, n_predict beyond the room left,
+ * token ids out of range, or a full queue (err->msg starts "queue full"). */
+int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err);
+/* Cancel a request, queued or running: its blocks are freed at the next
+ * step and on_done reports WICK_FINISH_CANCELLED. Unknown ids are ignored. */
+void wick_sched_cancel(wick_sched *s, int64_t id);
+/* Run one step on the calling thread (never with wick_sched_start). Returns
+ * the number of requests still queued or running, or -1 with err (a failed
+ * forward pass: the requests in it end with WICK_FINISH_ERROR). */
+int wick_sched_step(wick_sched *s, wick_error *err);
+/* Run steps on a thread of the scheduler's own, sleeping while idle. */
+int wick_sched_start(wick_sched *s, wick_error *err);
+
+typedef struct wick_sched_stats {
+    int running, waiting;          /* requests admitted / queued */
+    int n_seq;                     /* sequences (max running) */
+    int kv_blocks_total, kv_blocks_used, kv_block_size;
+    uint64_t steps, step_tokens;   /* forward steps run and tokens in them */
+    uint64_t prompt_tokens;        /* prompt tokens of admitted requests (cached included) */
+    uint64_t generation_tokens;
+    uint64_t preemptions;
+    uint64_t prefix_queries, prefix_hits; /* tokens looked up / found in the cache */
+    uint64_t requests_finished;
+} wick_sched_stats;
+
+/* A consistent snapshot, cheap enough for every metrics scrape. */
+void wick_sched_get_stats(wick_sched *s, wick_sched_stats *out);
 
 /* ---- chat ---- */
 

@@ -15,13 +15,14 @@
 #define DEFAULT_MAX_CTX 4096
 
 wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick_error *err) {
-    wick_context_params def = {0, 0, 0, -1, 0};
+    wick_context_params def = {.prefill_chunk = -1};
     if (!p) p = &def;
     if (p->kv_type != 0 && p->kv_type != 1) {
         wick_fail(err, "KV cache type must be f32 (0) or f16 (1), not %d", p->kv_type);
         return NULL;
     }
-    if (p->n_ctx < 0 || p->n_seq < 0 || p->n_threads < 0 || p->prefill_chunk < -1) {
+    if (p->n_ctx < 0 || p->n_seq < 0 || p->n_threads < 0 || p->prefill_chunk < -1 || p->kv_blocks < 0 ||
+        p->max_batch < 0) {
         wick_fail(err, "context parameters must not be negative");
         return NULL;
     }
@@ -44,9 +45,15 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     /* A batch holds one prefill chunk (or a whole prompt when chunking is
      * off) or one decode token per sequence. */
     int max_tokens = c->prefill_chunk > 0 && c->prefill_chunk < c->n_ctx ? c->prefill_chunk : c->n_ctx;
+    if (p->max_batch > 0) max_tokens = p->max_batch;
     if (max_tokens < c->n_seq) max_tokens = c->n_seq;
-    if (kv_cache_init(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq,
-                      p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
+    if (c->n_seq > 4096 || max_tokens > (1 << 20)) {
+        wick_fail(err, "%d sequences / a batch of %d tokens is too many", c->n_seq, max_tokens);
+        free(c);
+        return NULL;
+    }
+    if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq,
+                           p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {
@@ -137,4 +144,11 @@ int wick_seq_len(const wick_context *c, int seq) {
 
 void wick_seq_truncate(wick_context *c, int seq, int from) {
     if (seq >= 0 && seq < c->n_seq) kv_truncate(&c->kv, seq, from);
+}
+
+int wick_kv_block_size(void) { return KV_BLOCK_SIZE; }
+int wick_kv_blocks_total(const wick_context *c) { return c->kv.n_blocks; }
+int wick_kv_blocks_used(const wick_context *c) { return kv_blocks_used(&c->kv); }
+size_t wick_kv_bytes_per_token(const wick_context *c) {
+    return (size_t)c->kv.n_layer * 2 * (size_t)c->kv.row_elems * c->kv.elem_bytes;
 }

@@ -24,6 +24,11 @@ static void *kv_map(size_t bytes) {
 
 int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq, int type,
                   wick_error *err) {
+    return kv_cache_init_pool(kv, n_layer, n_kv_heads, head_dim, n_ctx, n_seq, 0, type, err);
+}
+
+int kv_cache_init_pool(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq,
+                       int n_blocks, int type, wick_error *err) {
     memset(kv, 0, sizeof *kv);
     if (type != WICK_F32 && type != WICK_F16)
         return wick_fail(err, "KV cache type %s is not supported (use F32 or F16)", dtype_name(type));
@@ -37,7 +42,8 @@ int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n
     kv->type = type;
     kv->elem_bytes = type == WICK_F16 ? 2 : 4;
     kv->max_blocks_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    kv->n_blocks = kv->max_blocks_seq * n_seq;
+    if (n_blocks < 0) return wick_fail(err, "KV pool of %d blocks", n_blocks);
+    kv->n_blocks = n_blocks ? n_blocks : kv->max_blocks_seq * n_seq;
     kv->part_bytes = (size_t)KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;
     kv->map_bytes = (size_t)kv->n_blocks * (size_t)n_layer * 2 * kv->part_bytes;
     kv->base = kv_map(kv->map_bytes);
@@ -80,6 +86,8 @@ int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err) {
     }
     return 0;
 }
+
+int kv_blocks_used(const kv_cache *kv) { return kv->n_blocks - kv->n_free; }
 
 void kv_truncate(kv_cache *kv, int s, int from) {
     if (from < 0) from = 0;

@@ -54,7 +54,14 @@ typedef struct kv_cache {
 
 int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq, int type,
                   wick_error *err);
+/* The same with a pool of n_blocks blocks shared by all sequences (0 = n_seq
+ * full contexts); a sequence may then find no free block (kv_reserve fails
+ * and the scheduler preempts). */
+int kv_cache_init_pool(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq,
+                       int n_blocks, int type, wick_error *err);
 void kv_cache_free(kv_cache *kv);
+/* Blocks held by sequences. */
+int kv_blocks_used(const kv_cache *kv);
 
 /* Make sure sequence s has blocks for positions [0, new_len). -1 with err if
  * new_len exceeds n_ctx or no block is free. */
