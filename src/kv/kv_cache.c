@@ -98,6 +98,12 @@ void kv_truncate(kv_cache *kv, int s, int from) {
     while (kv->n_seq_blocks[s] > keep) kv->free_list[kv->n_free++] = table[--kv->n_seq_blocks[s]];
 }
 
+void kv_release_unused(kv_cache *kv, int s) {
+    int keep = (kv->len[s] + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
+    while (kv->n_seq_blocks[s] > keep) kv->free_list[kv->n_free++] = table[--kv->n_seq_blocks[s]];
+}
+
 attn_kv kv_view(const kv_cache *kv, int il, int s) {
     const char *k = (const char *)kv->base + (size_t)il * 2 * kv->part_bytes;
     attn_kv v = {

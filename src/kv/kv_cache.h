@@ -68,6 +68,9 @@ int kv_blocks_used(const kv_cache *kv);
 int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err);
 /* Drop positions [from, len) of sequence s, returning whole blocks. */
 void kv_truncate(kv_cache *kv, int s, int from);
+/* Return the blocks sequence s holds beyond its length (reserved ahead by
+ * kv_reserve, never written). */
+void kv_release_unused(kv_cache *kv, int s);
 
 /* Store position p of sequence s in layer il: k and v hold row_elems
  * floats each (KV heads one after another), converted to the cache's type. */

@@ -1,0 +1,661 @@
+/* scheduler.c — continuous batching over one context's sequences (the API is
+ * in wick.h, "scheduler").
+ *
+ * A request holds its token history (prompt, then every generated token) and
+ * how much of it the KV cache of its sequence holds (n_computed). Each step:
+ *   1. take in submitted requests and cancellations (under the mutex);
+ *   2. admit waiting requests, first come first served (a preempted request
+ *      goes back to the front), while a sequence is free and the KV pool has
+ *      blocks for the request's whole history: the idle sequence sharing the
+ *      longest common prefix with it is taken and only the rest is computed;
+ *      idle sequences give their blocks back, least recently used first;
+ *   3. make sure every running request has a KV block for the tokens it adds
+ *      this step; when the pool is out, preempt the newest running request
+ *      (free its blocks, requeue it at the front with its history, which is
+ *      recomputed on readmission; its PRNG state stays in the request);
+ *   4. build ONE batch: the next token of every decoding request, then prefill
+ *      chunks of the others in admission order, within the token budget;
+ *   5. run the forward pass, then sample each request whose chunk reached the
+ *      end of its history, stream the token, and end requests that are done.
+ * The kernels are batch-invariant (a token's logits do not depend on what
+ * else is in the batch, on chunking or on the thread count), so a request's
+ * output is the same as alone, preempted or not.
+ *
+ * Invariants: a request is in exactly one of incoming / waiting / running;
+ * a running request owns exactly one sequence (slot) and a slot at most one
+ * request; a waiting request owns no slot and no block; 1 <= n_tokens -
+ * n_computed while running (the last token's logits give the next token).
+ * Only the stepping thread touches waiting/running and the KV cache;
+ * incoming, the cancel flags and the stats are under the mutex. Callbacks
+ * run on the stepping thread without the mutex held. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "engine/context.h"
+#include "engine/text_out.h"
+
+typedef struct sched_req sched_req;
+struct sched_req {
+    int64_t id;
+    wick_request r;          /* prompt and stop point at the copies below */
+    int32_t *tokens;         /* [n_ctx]: prompt + generated */
+    int n_tokens, n_prompt, n_gen, n_predict;
+    int n_computed;          /* tokens of `tokens` in the slot's KV cache */
+    int slot;                /* -1 while waiting */
+    int64_t admit_seq;       /* admission order: the newest is preempted first */
+    uint64_t rng[4];
+    char **stops;
+    text_out text;
+    bool cancelled, ever_admitted, stopped;
+    int cached_tokens, preemptions;
+    double t_submit, t_admit, t_first;
+    sched_req *next;
+};
+
+typedef struct slot_info {
+    sched_req *owner;
+    uint64_t last_used; /* step of the last release, for LRU reclaiming */
+} slot_info;
+
+struct wick_sched {
+    wick_context *c;
+    int budget, max_queue;
+    slot_info *slots;
+    /* stepping thread only */
+    sched_req *waiting;      /* FIFO (head first) */
+    sched_req **running;     /* [n_seq], admission order not kept: see admit_seq */
+    int n_running;
+    int64_t admit_counter;
+    uint64_t step_no;
+    int32_t *b_tok, *b_pos, *b_seq; /* [budget] batch buffers */
+    bool *b_want;
+    sched_req **order, **in_batch; /* [n_seq]: requests in batch order */
+    int *counts;             /* [n_seq]: tokens each adds this step */
+    /* under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sched_req *incoming, *incoming_tail;
+    sched_req *live;         /* every accepted, unfinished request (linked by live_next) */
+    int n_incoming_waiting;  /* incoming + waiting, for max_queue and stats */
+    int64_t next_id;
+    bool stop, started, stepping_has_work;
+    pthread_t thread;
+    wick_sched_stats st;
+};
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- creation ---- */
+
+wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_error *err) {
+    wick_sched_params def = {0};
+    if (!p) p = &def;
+    if (p->step_tokens < 0 || p->max_queue < 0) {
+        wick_fail(err, "scheduler parameters must not be negative");
+        return NULL;
+    }
+    wick_sched *s = calloc(1, sizeof *s);
+    if (!s) {
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->c = c;
+    s->budget = p->step_tokens && p->step_tokens < c->fs.max_tokens ? p->step_tokens : c->fs.max_tokens;
+    if (s->budget < c->n_seq) s->budget = c->n_seq < c->fs.max_tokens ? c->n_seq : c->fs.max_tokens;
+    s->max_queue = p->max_queue;
+    s->next_id = 1;
+    const size_t B = (size_t)s->budget, N = (size_t)c->n_seq;
+    s->slots = calloc(N, sizeof *s->slots);
+    s->running = calloc(N, sizeof *s->running);
+    s->b_tok = malloc(B * sizeof *s->b_tok);
+    s->b_pos = malloc(B * sizeof *s->b_pos);
+    s->b_seq = malloc(B * sizeof *s->b_seq);
+    s->b_want = malloc(B * sizeof *s->b_want);
+    s->order = malloc(N * sizeof *s->order);
+    s->in_batch = malloc(N * sizeof *s->in_batch);
+    s->counts = malloc(N * sizeof *s->counts);
+    if (!s->slots || !s->running || !s->b_tok || !s->b_pos || !s->b_seq || !s->b_want || !s->order ||
+        !s->in_batch || !s->counts) {
+        wick_sched_free(s);
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    s->st.n_seq = c->n_seq;
+    s->st.kv_block_size = KV_BLOCK_SIZE;
+    s->st.kv_blocks_total = c->kv.n_blocks;
+    return s;
+}
+
+wick_context *wick_sched_context(wick_sched *s) { return s->c; }
+
+/* ---- requests ---- */
+
+static void req_free(sched_req *q) {
+    if (!q) return;
+    text_out_free(&q->text);
+    if (q->stops)
+        for (int i = 0; i < q->r.n_stop; i++) free(q->stops[i]);
+    free(q->stops);
+    free(q->tokens);
+    free(q);
+}
+
+/* The seeding wick_generate has always used (sampler_seed), kept per request. */
+static void seed_rng(uint64_t rng[4], uint64_t seed) {
+    sampler tmp = {0};
+    sampler_seed(&tmp, seed);
+    memcpy(rng, tmp.rng, sizeof tmp.rng);
+}
+
+int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err) {
+    wick_context *c = s->c;
+    if (!r || !r->on_done) return wick_fail(err, "a request needs an on_done callback");
+    if (r->n_prompt <= 0 || !r->prompt) return wick_fail(err, "the prompt is empty (no tokens)");
+    if (r->n_prompt > c->n_ctx)
+        return wick_fail(err, "prompt is %d tokens but the context holds %d", r->n_prompt, c->n_ctx);
+    int room = c->n_ctx - r->n_prompt;
+    if (r->n_predict > room)
+        return wick_fail(err, "%d new tokens requested but only %d fit in the context after the %d-token prompt",
+                         r->n_predict, room, r->n_prompt);
+    if (r->n_predict < -1) return wick_fail(err, "n_predict must be -1 or more, not %d", r->n_predict);
+    if (r->logprobs > WICK_MAX_TOP_LOGPROBS)
+        return wick_fail(err, "at most %d top logprobs, not %d", WICK_MAX_TOP_LOGPROBS, r->logprobs);
+    if (r->n_stop < 0 || (r->n_stop > 0 && !r->stop)) return wick_fail(err, "bad stop list");
+    for (int i = 0; i < r->n_prompt; i++)
+        if (r->prompt[i] < 0 || r->prompt[i] >= c->m->hp.n_vocab)
+            return wick_fail(err, "prompt token %d out of range [0, %d)", r->prompt[i], c->m->hp.n_vocab);
+    sched_req *q = calloc(1, sizeof *q);
+    if (!q) return wick_fail(err, "out of memory");
+    q->r = *r;
+    q->tokens = malloc((size_t)c->n_ctx * sizeof *q->tokens);
+    q->stops = r->n_stop ? calloc((size_t)r->n_stop, sizeof *q->stops) : NULL;
+    bool ok = q->tokens && (!r->n_stop || q->stops);
+    for (int i = 0; ok && i < r->n_stop; i++) ok = (q->stops[i] = strdup(r->stop[i] ? r->stop[i] : "")) != NULL;
+    if (!ok) {
+        req_free(q);
+        return wick_fail(err, "out of memory");
+    }
+    q->r.stop = (const char *const *)q->stops;
+    if (text_out_init(&q->text, c->m, q->r.stop, r->n_stop, r->new_message, err) < 0) {
+        req_free(q);
+        return -1;
+    }
+    memcpy(q->tokens, r->prompt, (size_t)r->n_prompt * sizeof *q->tokens);
+    q->r.prompt = q->tokens;
+    q->n_tokens = q->n_prompt = r->n_prompt;
+    q->n_predict = r->n_predict < 0 ? room : r->n_predict;
+    q->slot = -1;
+    seed_rng(q->rng, r->sampling.seed);
+    q->t_submit = now_ms();
+
+    pthread_mutex_lock(&s->mu);
+    if (s->max_queue && s->n_incoming_waiting >= s->max_queue) {
+        pthread_mutex_unlock(&s->mu);
+        req_free(q);
+        return wick_fail(err, "queue full: %d requests are waiting", s->max_queue);
+    }
+    q->id = s->next_id++;
+    if (s->incoming_tail) s->incoming_tail->next = q;
+    else s->incoming = q;
+    s->incoming_tail = q;
+    s->n_incoming_waiting++;
+    s->st.waiting = s->n_incoming_waiting;
+    int64_t id = q->id;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return id;
+}
+
+/* Cancel flags live in the requests; the mutex guards them. To find a
+ * request by id we walk incoming, waiting and running: all short lists. The
+ * stepping thread changes waiting/running only with the mutex held. */
+void wick_sched_cancel(wick_sched *s, int64_t id) {
+    pthread_mutex_lock(&s->mu);
+    for (sched_req *q = s->incoming; q; q = q->next)
+        if (q->id == id) q->cancelled = true;
+    for (sched_req *q = s->waiting; q; q = q->next)
+        if (q->id == id) q->cancelled = true;
+    for (int i = 0; i < s->n_running; i++)
+        if (s->running[i]->id == id) s->running[i]->cancelled = true;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- ending requests ---- */
+
+/* The slot keeps its KV (an idle sequence, reusable as a prefix); blocks
+ * reserved beyond what it holds go back to the pool. */
+static void release_slot(wick_sched *s, sched_req *q) {
+    if (q->slot < 0) return;
+    kv_release_unused(&s->c->kv, q->slot);
+    s->slots[q->slot].owner = NULL;
+    s->slots[q->slot].last_used = s->step_no;
+    q->slot = -1;
+}
+
+static void remove_running(wick_sched *s, sched_req *q) {
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->n_running; i++)
+        if (s->running[i] == q) {
+            s->running[i] = s->running[--s->n_running];
+            break;
+        }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void finish(wick_sched *s, sched_req *q, wick_finish why, const char *error) {
+    bool was_running = q->slot >= 0;
+    release_slot(s, q);
+    if (was_running) remove_running(s, q);
+    wick_request_result res = {.finish = why, .error = error};
+    if (why != WICK_FINISH_ERROR && why != WICK_FINISH_CANCELLED && !q->stopped) res.tail_len = text_out_finish(&q->text, &res.tail);
+    if (!res.tail) res.tail = "";
+    double t = now_ms();
+    res.prompt_tokens = q->n_prompt;
+    res.cached_tokens = q->cached_tokens;
+    res.generated_tokens = q->n_gen;
+    res.preemptions = q->preemptions;
+    res.queue_ms = q->ever_admitted ? q->t_admit - q->t_submit : t - q->t_submit;
+    if (q->n_gen > 0 || q->t_first > 0) {
+        res.ttft_ms = q->t_first - q->t_submit;
+        res.prefill_ms = q->t_first - q->t_admit;
+        res.decode_ms = t - q->t_first;
+    }
+    res.total_ms = t - q->t_submit;
+    pthread_mutex_lock(&s->mu);
+    s->st.requests_finished++;
+    s->st.running = s->n_running;
+    pthread_mutex_unlock(&s->mu);
+    q->r.on_done(q->r.user, &res);
+    req_free(q);
+}
+
+/* ---- KV blocks ---- */
+
+static int blocks_for(int n) { return (n + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE; }
+
+/* Free blocks of idle sequences (least recently used first, never `keep`)
+ * until `need` blocks are free. Returns whether they are. */
+static bool reclaim_idle(wick_sched *s, int need, int keep) {
+    kv_cache *kv = &s->c->kv;
+    while (kv->n_free < need) {
+        int best = -1;
+        for (int i = 0; i < s->c->n_seq; i++)
+            if (i != keep && !s->slots[i].owner && kv->n_seq_blocks[i] > 0 &&
+                (best < 0 || s->slots[i].last_used < s->slots[best].last_used))
+                best = i;
+        if (best < 0) return false;
+        kv_truncate(kv, best, 0);
+        kv_release_unused(kv, best);
+    }
+    return true;
+}
+
+static int longest_common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
+    int n = na < nb ? na : nb, i = 0;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
+/* Put q back at the front of the waiting queue, holding nothing. */
+static void preempt(wick_sched *s, sched_req *q) {
+    kv_truncate(&s->c->kv, q->slot, 0);
+    release_slot(s, q);
+    remove_running(s, q);
+    q->n_computed = 0;
+    q->preemptions++;
+    pthread_mutex_lock(&s->mu);
+    q->next = s->waiting;
+    s->waiting = q;
+    s->n_incoming_waiting++;
+    s->st.preemptions++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Admit waiting requests while a sequence and blocks are free; a request
+ * that could never fit the pool ends with an error. */
+static void admit(wick_sched *s) {
+    wick_context *c = s->c;
+    kv_cache *kv = &c->kv;
+    while (s->waiting && s->n_running < c->n_seq) {
+        sched_req *q = s->waiting;
+        /* The idle sequence with the longest common prefix; LRU among equals. */
+        int best = -1, best_lcp = -1;
+        for (int i = 0; i < c->n_seq; i++) {
+            if (s->slots[i].owner) continue;
+            int lcp = longest_common_prefix(kv_seq_tokens(kv, i), kv->len[i], q->tokens, q->n_tokens);
+            if (lcp > best_lcp || (lcp == best_lcp && s->slots[i].last_used < s->slots[best].last_used)) {
+                best = i;
+                best_lcp = lcp;
+            }
+        }
+        int keep = best_lcp < q->n_tokens - 1 ? best_lcp : q->n_tokens - 1;
+        kv_truncate(kv, best, keep);
+        kv_release_unused(kv, best);
+        int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[best];
+        if (need > kv->n_free && !reclaim_idle(s, need, best)) {
+            if (s->n_running > 0) return; /* wait for running requests to give blocks back */
+            /* Nothing runs and every idle block is free: it can never fit. */
+            pthread_mutex_lock(&s->mu);
+            s->waiting = q->next;
+            s->n_incoming_waiting--;
+            pthread_mutex_unlock(&s->mu);
+            finish(s, q, WICK_FINISH_ERROR, "the request needs more KV blocks than the pool has (raise the KV budget)");
+            continue;
+        }
+        wick_error e;
+        if (kv_reserve(kv, best, q->n_tokens, &e) < 0) return; /* cannot happen: blocks were counted */
+        pthread_mutex_lock(&s->mu);
+        s->waiting = q->next;
+        q->next = NULL;
+        s->n_incoming_waiting--;
+        q->slot = best;
+        s->slots[best].owner = q;
+        s->running[s->n_running++] = q;
+        q->admit_seq = s->admit_counter++;
+        q->n_computed = keep;
+        if (!q->ever_admitted) {
+            q->ever_admitted = true;
+            q->t_admit = now_ms();
+            q->cached_tokens = keep;
+            s->st.prompt_tokens += (uint64_t)q->n_prompt;
+            s->st.prefix_queries += (uint64_t)q->n_prompt;
+            s->st.prefix_hits += (uint64_t)keep;
+        }
+        s->st.running = s->n_running;
+        s->st.waiting = s->n_incoming_waiting;
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+/* Every running request gets blocks for the tokens it adds this step
+ * (decoders: one; prefill was reserved at admission). Preempts the newest
+ * when the pool is out. */
+static void ensure_decode_blocks(wick_sched *s) {
+    kv_cache *kv = &s->c->kv;
+    for (int i = 0; i < s->n_running; i++) {
+        sched_req *q = s->running[i];
+        int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[q->slot];
+        if (need <= 0) continue;
+        if (kv->n_free < need && !reclaim_idle(s, need, -1)) {
+            sched_req *newest = s->running[0];
+            for (int k = 1; k < s->n_running; k++)
+                if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
+            preempt(s, newest);
+            i = -1; /* the running list changed: start over */
+            continue;
+        }
+        wick_error e;
+        kv_reserve(kv, q->slot, q->n_tokens, &e); /* cannot fail: the blocks are free */
+    }
+}
+
+/* ---- sampling ---- */
+
+/* Log-softmax of the raw logits at the sampled id, and the top n. */
+static void logprobs(const float *logits, int n_vocab, wick_token_info *ti, int n_top) {
+    float mx = -INFINITY;
+    for (int i = 0; i < n_vocab; i++)
+        if (logits[i] > mx) mx = logits[i];
+    double sum = 0;
+    for (int i = 0; i < n_vocab; i++) sum += exp((double)logits[i] - mx);
+    const double lse = mx + log(sum);
+    ti->logprob = (float)(logits[ti->id] - lse);
+    ti->n_top = 0;
+    for (int i = 0; i < n_vocab && n_top > 0; i++) {
+        float v = logits[i];
+        if (ti->n_top == n_top && !(v > ti->top_logprobs[n_top - 1])) continue;
+        int k = ti->n_top < n_top ? ti->n_top++ : n_top - 1;
+        while (k > 0 && v > ti->top_logprobs[k - 1]) {
+            ti->top_logprobs[k] = ti->top_logprobs[k - 1];
+            ti->top_ids[k] = ti->top_ids[k - 1];
+            k--;
+        }
+        ti->top_logprobs[k] = v;
+        ti->top_ids[k] = i;
+    }
+    for (int k = 0; k < ti->n_top; k++) ti->top_logprobs[k] = (float)(ti->top_logprobs[k] - lse);
+}
+
+static bool is_eog(const wick_model *m, int32_t id) {
+    for (int i = 0; i < m->n_eog; i++)
+        if (m->eog[i] == id) return true;
+    return false;
+}
+
+/* Sample the next token of q from logits and stream it. Returns whether q
+ * goes on (else it has been finished). */
+static bool advance(wick_sched *s, sched_req *q, const float *logits) {
+    wick_context *c = s->c;
+    if (q->n_predict == 0) { /* prefill only */
+        finish(s, q, WICK_FINISH_LENGTH, NULL);
+        return false;
+    }
+    const double ts = c->fs.prof ? now_ms() : 0;
+    memcpy(c->smp.rng, q->rng, sizeof q->rng);
+    int32_t id = sampler_sample(&c->smp, &q->r.sampling, logits, q->tokens, q->n_tokens);
+    memcpy(q->rng, c->smp.rng, sizeof q->rng);
+    if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
+    if (q->n_gen == 0) q->t_first = now_ms();
+    if (!q->r.ignore_eos && is_eog(c->m, id)) {
+        finish(s, q, WICK_FINISH_STOP, NULL);
+        return false;
+    }
+    q->tokens[q->n_tokens++] = id;
+    q->n_gen++;
+    pthread_mutex_lock(&s->mu);
+    s->st.generation_tokens++;
+    pthread_mutex_unlock(&s->mu);
+    const char *text;
+    size_t len;
+    bool stopped = text_out_token(&q->text, id, &text, &len);
+    bool go_on = true;
+    if (q->r.on_token) {
+        wick_token_info ti = {.id = id, .index = q->n_gen - 1};
+        if (q->r.logprobs >= 0) logprobs(logits, c->m->hp.n_vocab, &ti, q->r.logprobs);
+        go_on = q->r.on_token(q->r.user, &ti, text, len);
+    }
+    if (stopped) {
+        q->stopped = true; /* the text before the stop string went out; nothing is held */
+        finish(s, q, WICK_FINISH_STOP, NULL);
+        return false;
+    }
+    if (!go_on) {
+        finish(s, q, WICK_FINISH_CANCELLED, NULL);
+        return false;
+    }
+    if (q->n_gen >= q->n_predict || q->n_tokens >= c->n_ctx) {
+        finish(s, q, WICK_FINISH_LENGTH, NULL);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the step ---- */
+
+/* Move submitted requests to the waiting queue and end cancelled ones. */
+static void take_in(wick_sched *s) {
+    pthread_mutex_lock(&s->mu);
+    sched_req *in = s->incoming;
+    s->incoming = s->incoming_tail = NULL;
+    sched_req **tail = &s->waiting;
+    while (*tail) tail = &(*tail)->next;
+    *tail = in;
+    pthread_mutex_unlock(&s->mu);
+    /* Cancelled waiting requests. */
+    for (sched_req **pp = &s->waiting; *pp;) {
+        sched_req *q = *pp;
+        pthread_mutex_lock(&s->mu);
+        bool cancelled = q->cancelled;
+        if (cancelled) {
+            *pp = q->next;
+            s->n_incoming_waiting--;
+            s->st.waiting = s->n_incoming_waiting;
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (cancelled) finish(s, q, WICK_FINISH_CANCELLED, NULL);
+        else pp = &q->next;
+    }
+    /* Cancelled running requests: their KV stays as an idle prefix. */
+    for (int i = 0; i < s->n_running;) {
+        sched_req *q = s->running[i];
+        pthread_mutex_lock(&s->mu);
+        bool cancelled = q->cancelled;
+        pthread_mutex_unlock(&s->mu);
+        if (cancelled) finish(s, q, WICK_FINISH_CANCELLED, NULL); /* removes running[i] */
+        else i++;
+    }
+}
+
+static int pending(wick_sched *s) {
+    pthread_mutex_lock(&s->mu);
+    int n = s->n_running + s->n_incoming_waiting;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static int step(wick_sched *s, wick_error *err) {
+    wick_context *c = s->c;
+    take_in(s);
+    admit(s);
+    ensure_decode_blocks(s);
+    if (s->n_running == 0) {
+        admit(s);
+        if (s->n_running == 0) return pending(s);
+    }
+    s->step_no++;
+
+    /* Decoders first (one token each), then prefill chunks in admission order. */
+    int n = 0, n_order = 0;
+    sched_req **order = s->order;
+    for (int i = 0; i < s->n_running; i++)
+        if (s->running[i]->n_tokens - s->running[i]->n_computed == 1) order[n_order++] = s->running[i];
+    int n_dec = n_order;
+    for (int i = 0; i < s->n_running; i++)
+        if (s->running[i]->n_tokens - s->running[i]->n_computed > 1) order[n_order++] = s->running[i];
+    /* Prefill in admission order. */
+    for (int i = n_dec + 1; i < n_order; i++)
+        for (int k = i; k > n_dec && order[k]->admit_seq < order[k - 1]->admit_seq; k--) {
+            sched_req *t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
+    int n_in = 0, *counts = s->counts;
+    sched_req **in_batch = s->in_batch;
+    for (int i = 0; i < n_order && n < s->budget; i++) {
+        sched_req *q = order[i];
+        int take = q->n_tokens - q->n_computed;
+        if (take > s->budget - n) take = s->budget - n;
+        for (int k = 0; k < take; k++) {
+            int p = q->n_computed + k;
+            s->b_tok[n] = q->tokens[p];
+            s->b_pos[n] = p;
+            s->b_seq[n] = q->slot;
+            s->b_want[n] = p == q->n_tokens - 1;
+            n++;
+        }
+        in_batch[n_in] = q;
+        counts[n_in++] = take;
+    }
+    wick_batch b = {.n = n, .tokens = s->b_tok, .pos = s->b_pos, .seq = s->b_seq, .want_logits = s->b_want};
+    wick_error e;
+    if (wick_decode(c, &b, &e) < 0) {
+        /* The KV of the batch's sequences is in doubt: drop it. */
+        for (int i = 0; i < n_in; i++) {
+            kv_truncate(&c->kv, in_batch[i]->slot, 0);
+            finish(s, in_batch[i], WICK_FINISH_ERROR, e.msg);
+        }
+        if (err) *err = e;
+        return -1;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->st.steps++;
+    s->st.step_tokens += (uint64_t)n;
+    pthread_mutex_unlock(&s->mu);
+    int row = 0;
+    for (int i = 0; i < n_in; i++) {
+        sched_req *q = in_batch[i];
+        q->n_computed += counts[i];
+        if (q->n_computed == q->n_tokens) advance(s, q, wick_logits(c, row++));
+    }
+    return pending(s);
+}
+
+int wick_sched_step(wick_sched *s, wick_error *err) {
+    if (s->started) return wick_fail(err, "the scheduler runs on its own thread");
+    return step(s, err);
+}
+
+static void *sched_thread(void *arg) {
+    wick_sched *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->stop && !s->incoming && s->n_incoming_waiting == 0 && s->n_running == 0)
+            pthread_cond_wait(&s->cv, &s->mu);
+        bool stop = s->stop;
+        pthread_mutex_unlock(&s->mu);
+        if (stop) break;
+        if (step(s, NULL) < 0) continue; /* the batch's requests got the error */
+    }
+    return NULL;
+}
+
+int wick_sched_start(wick_sched *s, wick_error *err) {
+    if (s->started) return 0;
+    if (pthread_create(&s->thread, NULL, sched_thread, s) != 0) return wick_fail(err, "cannot start the scheduler thread");
+    s->started = true;
+    return 0;
+}
+
+void wick_sched_get_stats(wick_sched *s, wick_sched_stats *out) {
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    out->running = s->n_running;
+    out->waiting = s->n_incoming_waiting;
+    out->kv_blocks_used = kv_blocks_used(&s->c->kv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void wick_sched_free(wick_sched *s) {
+    if (!s) return;
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+        s->started = false;
+    }
+    if (s->slots && s->running) { /* end every request */
+        take_in(s);
+        while (s->n_running) finish(s, s->running[0], WICK_FINISH_CANCELLED, NULL);
+        while (s->waiting) {
+            sched_req *q = s->waiting;
+            s->waiting = q->next;
+            s->n_incoming_waiting--;
+            finish(s, q, WICK_FINISH_CANCELLED, NULL);
+        }
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s->slots);
+    free(s->running);
+    free(s->b_tok);
+    free(s->b_pos);
+    free(s->b_seq);
+    free(s->b_want);
+    free(s->order);
+    free(s->in_batch);
+    free(s->counts);
+    free(s);
+}
