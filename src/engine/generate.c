@@ -1,24 +1,76 @@
-/* generate.c — wick_generate: reuse the cached prefix of sequence 0, prefill
- * the rest of the prompt in chunks, then sample token by token, streaming
- * UTF-8-complete text to the caller's callback. */
+/* generate.c — wick_generate: one request through the scheduler (the same
+ * path `wick serve` runs many through), stepped on the calling thread. The
+ * scheduler reuses the longest common prefix of what sequence 0 holds and
+ * prefills only the rest, in chunks; streamed text is UTF-8-complete, with
+ * stop strings held back, optionally gathered `stream_every` tokens at a time.
+ * n_predict 0 only prefills (so wick_logits gives the prompt's last logits). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/error.h"
 #include "engine/context.h"
-#include "engine/stop.h"
-#include "text/utf8_stream.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+bool wick_token_is_eog(const wick_model *m, int32_t id) {
+    for (int i = 0; i < m->n_eog; i++)
+        if (m->eog[i] == id) return true;
+    return false;
 }
 
-/* Decode tokens [from, to) of `ids` into sequence 0 at their positions,
- * `chunk` at a time (0 = all at once); logits for the last token only (the
- * chunks before the last compute none: no pass over the output matrix). */
+/* What the request's callbacks gather for wick_generate. */
+typedef struct gen_state {
+    const wick_generate_params *p;
+    int32_t *out;
+    int n_out;
+    char *batch; /* text held for stream_every > 1 */
+    size_t n_batch, cap_batch;
+    int n_batched;
+    int32_t last;
+    bool done, stop_cb;
+    wick_request_result res;
+    char error[256];
+} gen_state;
+
+static bool deliver(gen_state *g, const char *text, size_t len, bool force) {
+    const wick_generate_params *p = g->p;
+    if (!p->on_token || g->stop_cb) return !g->stop_cb;
+    if (p->stream_every <= 1) return len ? p->on_token(g->last, text, len, p->user) : true;
+    if (g->n_batch + len > g->cap_batch) {
+        size_t cap = (g->cap_batch + len) * 2;
+        char *b = realloc(g->batch, cap);
+        if (!b) return false;
+        g->batch = b;
+        g->cap_batch = cap;
+    }
+    memcpy(g->batch + g->n_batch, text, len);
+    g->n_batch += len;
+    if (!force && ++g->n_batched < p->stream_every) return true;
+    bool go_on = g->n_batch ? p->on_token(g->last, g->batch, g->n_batch, p->user) : true;
+    g->n_batch = 0;
+    g->n_batched = 0;
+    return go_on;
+}
+
+static bool gen_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
+    gen_state *g = user;
+    g->out[g->n_out++] = ti->id;
+    g->last = ti->id;
+    if (!deliver(g, text, len, false)) g->stop_cb = true;
+    return !g->stop_cb;
+}
+
+static void gen_done(void *user, const wick_request_result *res) {
+    gen_state *g = user;
+    g->res = *res;
+    if (res->error) snprintf(g->error, sizeof g->error, "%s", res->error);
+    g->res.error = NULL;
+    g->res.tail = NULL;
+    if (res->finish != WICK_FINISH_ERROR && !g->stop_cb) deliver(g, res->tail, res->tail_len, true);
+    g->done = true;
+}
+
+/* n_predict 0: prefill [keep, n) of sequence 0 in chunks, logits for the
+ * last token only. */
 static int prefill(wick_context *c, const int32_t *ids, int from, int to, wick_error *err) {
     int chunk = c->prefill_chunk > 0 ? c->prefill_chunk : to - from;
     if (chunk > c->fs.max_tokens) chunk = c->fs.max_tokens;
@@ -44,87 +96,9 @@ static int prefill(wick_context *c, const int32_t *ids, int from, int to, wick_e
     return rc;
 }
 
-static bool is_eog(const wick_model *m, int32_t id) {
-    for (int i = 0; i < m->n_eog; i++)
-        if (m->eog[i] == id) return true;
-    return false;
-}
-
-bool wick_token_is_eog(const wick_model *m, int32_t id) { return is_eog(m, id); }
-
-/* The text path from sampled tokens to the caller: token bytes → UTF-8
- * completion → stop-string matching → (optionally batched) callback. */
-typedef struct text_out {
-    const wick_model *m;
-    const wick_generate_params *p;
-    utf8_stream u;
-    stop_matcher stop;
-    char *batch; /* text held for stream_every > 1 */
-    size_t n_batch, cap_batch;
-    int n_batched;
-    int32_t last;
-    bool strip_space; /* drop one leading space of the next piece (SentencePiece, new message) */
-} text_out;
-
-static bool deliver(text_out *o, const char *text, size_t len, bool force) {
-    const wick_generate_params *p = o->p;
-    if (!p->on_token) return true;
-    if (p->stream_every <= 1) return len ? p->on_token(o->last, text, len, p->user) : true;
-    if (o->n_batch + len > o->cap_batch) {
-        size_t cap = (o->cap_batch + len) * 2;
-        char *b = realloc(o->batch, cap);
-        if (!b) return false;
-        o->batch = b;
-        o->cap_batch = cap;
-    }
-    memcpy(o->batch + o->n_batch, text, len);
-    o->n_batch += len;
-    if (!force && ++o->n_batched < p->stream_every) return true;
-    bool go_on = o->n_batch ? p->on_token(o->last, o->batch, o->n_batch, p->user) : true;
-    o->n_batch = 0;
-    o->n_batched = 0;
-    return go_on;
-}
-
-/* Emit token `id`. Returns false when generation must end: a stop string
- * matched (*stopped = true) or the callback asked to stop. */
-static bool emit(text_out *o, int32_t id, bool *stopped) {
-    char piece[256];
-    int len = tok_piece(o->m->tok, id, piece, sizeof piece);
-    if (len < 0) len = 0;
-    if (len > (int)sizeof piece) len = sizeof piece; /* pieces are short; never overflow */
-    o->last = id;
-    const char *bytes = piece;
-    if (o->strip_space && len > 0) {
-        if (piece[0] == ' ') bytes++, len--;
-        o->strip_space = false;
-    }
-    size_t n = utf8_stream_push(&o->u, bytes, (size_t)len);
-    const char *text;
-    size_t n_text;
-    *stopped = stop_feed(&o->stop, o->u.out, n, &text, &n_text);
-    bool go_on = deliver(o, text, n_text, *stopped);
-    return go_on && !*stopped;
-}
-
-/* End of generation by length or EOS: release held bytes. */
-static void finish_text(text_out *o) {
-    size_t n = utf8_stream_finish(&o->u);
-    const char *text;
-    size_t n_text;
-    if (n && stop_feed(&o->stop, o->u.out, n, &text, &n_text)) {
-        deliver(o, text, n_text, true);
-        return;
-    }
-    if (n) deliver(o, text, n_text, false);
-    n_text = stop_flush(&o->stop, &text);
-    deliver(o, text, n_text, true);
-}
-
 int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
                   const wick_generate_params *p, int32_t **out_tokens, int *n_out,
                   wick_finish *finish, wick_timings *tm, wick_error *err) {
-    double t0 = now_ms();
     wick_timings local_tm;
     if (!tm) tm = &local_tm;
     memset(tm, 0, sizeof *tm);
@@ -142,74 +116,47 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
             return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
-
-    /* Keep the longest common prefix with what sequence 0 holds, checked
-     * token by token; at least the last prompt token is recomputed so its
-     * logits exist. */
-    const int32_t *cached = kv_seq_tokens(&c->kv, 0);
-    int keep = 0;
-    while (keep < c->kv.len[0] && keep < n_prompt - 1 && cached[keep] == prompt[keep]) keep++;
-    kv_truncate(&c->kv, 0, keep);
-
-    int32_t *out = malloc(((size_t)n_predict + 1) * sizeof *out);
-    if (!out) return wick_fail(err, "out of memory");
-    tm->prompt_tokens = n_prompt;
-    tm->prefill_tokens = n_prompt - keep;
-    if (prefill(c, prompt, keep, n_prompt, err) < 0) {
-        free(out);
-        return -1;
+    if (n_predict == 0) { /* prefill only, keeping the common prefix */
+        const int32_t *cached = kv_seq_tokens(&c->kv, 0);
+        int keep = 0;
+        while (keep < c->kv.len[0] && keep < n_prompt - 1 && cached[keep] == prompt[keep]) keep++;
+        kv_truncate(&c->kv, 0, keep);
+        tm->prompt_tokens = n_prompt;
+        tm->prefill_tokens = n_prompt - keep;
+        return prefill(c, prompt, keep, n_prompt, err);
     }
-    double t1 = now_ms();
-    tm->prefill_ms = t1 - t0;
 
-    sampler_seed(&c->smp, p->sampling.seed);
-    text_out o = {.m = c->m, .p = p, .strip_space = p->new_message && tok_get_kind(c->m->tok) == TOK_KIND_SPM};
-    utf8_stream_init(&o.u);
-    if (stop_init(&o.stop, p->stop, p->n_stop, sizeof o.u.out, err) < 0) {
-        free(out);
-        return -1;
+    gen_state g = {.p = p, .out = malloc(((size_t)n_predict + 1) * sizeof *g.out)};
+    wick_sched *s = g.out ? wick_sched_new(c, NULL, err) : NULL;
+    if (!s) {
+        free(g.out);
+        return g.out ? -1 : wick_fail(err, "out of memory");
     }
-    wick_finish why = WICK_FINISH_LENGTH;
-    int n = 0, rc = 0;
-    int32_t seq0 = 0;
-    bool stopped = false, ended = false;
-    while (n < n_predict) {
-        /* Every sampled token is decoded before the next draw, so the cache
-         * holds the whole history the penalties look at. */
-        const double ts = c->fs.prof ? now_ms() : 0; /* WICK_PROFILE: sampling time */
-        int32_t id = sampler_sample(&c->smp, &p->sampling, wick_logits(c, 0), kv_seq_tokens(&c->kv, 0),
-                                    c->kv.len[0]);
-        if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
-        if (n == 0) tm->ttft_ms = now_ms() - t0;
-        if (is_eog(c->m, id)) {
-            why = WICK_FINISH_STOP;
-            break;
-        }
-        out[n++] = id;
-        if (!emit(&o, id, &stopped)) {
-            why = WICK_FINISH_STOP;
-            ended = true;
-            break;
-        }
-        if (n == n_predict) break; /* the last token needs no forward pass */
-        int32_t pos = c->kv.len[0];
-        wick_batch b = {.n = 1, .tokens = &id, .pos = &pos, .seq = &seq0, .want_logits = NULL};
-        if ((rc = wick_decode(c, &b, err)) < 0) break;
-    }
-    if (!ended) finish_text(&o);
-    stop_free(&o.stop);
-    free(o.batch);
-    tm->decode_ms = now_ms() - t1;
-    tm->generated_tokens = n;
+    wick_request r = {.prompt = prompt, .n_prompt = n_prompt, .n_predict = n_predict, .sampling = p->sampling,
+                      .stop = p->stop, .n_stop = p->n_stop, .new_message = p->new_message, .logprobs = -1,
+                      .on_token = gen_token, .on_done = gen_done, .user = &g};
+    int rc = wick_sched_submit(s, &r, err) < 0 ? -1 : 0;
+    while (rc == 0 && !g.done)
+        if (wick_sched_step(s, err) < 0) rc = -1;
+    wick_sched_free(s);
+    free(g.batch);
+    if (rc == 0 && g.res.finish == WICK_FINISH_ERROR) rc = wick_fail(err, "%s", g.error);
     if (rc < 0) {
-        free(out);
+        free(g.out);
         return -1;
     }
-    if (finish) *finish = why;
-    if (n_out) *n_out = n;
+    tm->prompt_tokens = n_prompt;
+    tm->prefill_tokens = n_prompt - g.res.cached_tokens;
+    tm->prefill_ms = g.res.ttft_ms;
+    tm->ttft_ms = g.res.ttft_ms;
+    tm->decode_ms = g.res.decode_ms;
+    tm->generated_tokens = g.n_out;
+    /* A callback that asked to stop ends the text as a stop string would. */
+    if (finish) *finish = g.res.finish == WICK_FINISH_LENGTH ? WICK_FINISH_LENGTH : WICK_FINISH_STOP;
+    if (n_out) *n_out = g.n_out;
     if (out_tokens)
-        *out_tokens = out;
+        *out_tokens = g.out;
     else
-        free(out);
+        free(g.out);
     return 0;
 }
