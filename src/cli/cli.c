@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/fileio.h"
 
@@ -140,17 +142,42 @@ int cli_each_line(const char *path, cli_line_fn *fn, void *ctx) {
     return rc;
 }
 
-wick_model *cli_load_model(const char *cmd, const char *path) {
-    if (!path) {
-        cli_error("%s: no model given (-m PATH)", cmd);
-        return NULL;
+/* The built-in demo model's place relative to the binary (build/wick →
+ * models/ beside build/) and to the working directory. */
+#define DEMO_MODEL_REL "models/stories260K/stories260K-f32.gguf"
+
+static bool is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *cli_default_model(void) {
+    static char buf[PATH_MAX + 64];
+    const char *env = getenv("WICK_MODEL");
+    if (env && *env) return env;
+    ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX);
+    if (n > 0) {
+        buf[n] = 0;
+        char *slash = strrchr(buf, '/');
+        if (slash) {
+            *slash = 0;
+            char *up = strrchr(buf, '/');
+            size_t at = up ? (size_t)(up - buf) + 1 : 0; /* the binary's parent folder */
+            snprintf(buf + at, sizeof buf - at, "%s", DEMO_MODEL_REL);
+            if (is_file(buf)) return buf;
+        }
     }
+    return is_file(DEMO_MODEL_REL) ? DEMO_MODEL_REL : NULL;
+}
+
+wick_model *cli_load_model(const char *cmd, const char *path) {
     return cli_load_model_dtype(cmd, path, NULL);
 }
 
 wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *dtype) {
+    if (!path) path = cli_default_model();
     if (!path) {
-        cli_error("%s: no model given (-m PATH)", cmd);
+        cli_error("%s: no model given (-m PATH) and the built-in demo model (%s) is not there", cmd, DEMO_MODEL_REL);
         return NULL;
     }
     wick_error err;

@@ -44,7 +44,11 @@ char *cli_prompt(const char *cmd, const char *text, const char *file, size_t *le
 typedef int cli_line_fn(void *ctx, char *line, size_t len, size_t line_no);
 int cli_each_line(const char *path, cli_line_fn *fn, void *ctx);
 
-/* Load a model or print the error; NULL on failure. */
+/* The model a command uses without -m: $WICK_MODEL, else the built-in demo
+ * model (stories260K, in models/ beside the binary's folder or in the working
+ * directory); NULL if none. */
+const char *cli_default_model(void);
+/* Load a model (path NULL = cli_default_model()) or print the error; NULL on failure. */
 wick_model *cli_load_model(const char *cmd, const char *path);
 /* The same, converting the matrices to dtype at load ("q8_0", ...; NULL =
  * env WICK_DTYPE, else as stored). cli_load_model honors WICK_DTYPE too. */

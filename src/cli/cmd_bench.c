@@ -256,6 +256,7 @@ int cmd_bench(int argc, char **argv) {
         {"--json", NULL, OPT_FLAG, &json, NULL},
     };
     if (cli_parse("bench", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    if (!model) model = cli_default_model();
     if (n_prompt < 1 || n_gen < 0 || depth < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0 ||
         every < 0)
         return cli_error("bench: -p must be >= 1; -n, -d, -t, --ctx, --prefill-chunk, --membw-mib, --probe-every "

@@ -14,6 +14,7 @@ int cmd_info(int argc, char **argv) {
         {"--dtype", NULL, OPT_STR, &dtype, NULL},
     };
     if (cli_parse("info", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    if (!model) model = cli_default_model();
     wick_model *m = cli_load_model_dtype("info", model, dtype);
     if (!m) return 1;
     wick_model_info i;
