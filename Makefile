@@ -3,9 +3,9 @@
 
 CC      ?= cc
 SAN     ?= 0
-PKGS    := libcjson libpcre2-8 libutf8proc
+PKGS    := libcjson libpcre2-8 libutf8proc libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd)
 
 ifeq ($(SAN),1)
 BUILD   ?= build-san

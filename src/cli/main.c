@@ -4,6 +4,8 @@
 
 #include "cli/cli.h"
 
+int cmd_serve(int argc, char **argv); /* cmd_serve.c */
+
 static const char HELP[] =
     "wick — local LLM inference on the CPU\n"
     "\n"
@@ -74,6 +76,10 @@ static const char HELP[] =
     "             Print the prompt the chat template makes of a conversation ({\"messages\":\n"
     "             [...], \"tools\": [...], ...}), exactly. SRC: a model, a tokenizer\n"
     "             directory or a vocab-only GGUF; --template uses a built-in template.\n"
+    "  serve      [-m MODEL]... [--models-dir DIR] [--host H] [--port P] [--api-key KEY]\n"
+    "             [--parallel N] [--ctx N] [--kv-mb MB] [--max-queue N] [-v] [...]\n"
+    "             HTTP server with OpenAI- and Ollama-compatible APIs, /health and\n"
+    "             /metrics, over continuous batching (`wick serve --help` lists all).\n"
     "  help       This text.\n"
     "\n"
     "MODEL is a .gguf file or a Hugging Face directory (config.json, *.safetensors,\n"
@@ -91,6 +97,7 @@ static const command COMMANDS[] = {
     {"info", cmd_info},         {"make-test-model", cmd_make_test_model},
     {"bench", cmd_bench},
     {"template", cmd_template},
+    {"serve", cmd_serve},
 };
 
 int main(int argc, char **argv) {

@@ -1,0 +1,169 @@
+/* cmd_serve.c — `wick serve`: parse the options, start the HTTP server
+ * (src/serve/), print where it listens, wait for SIGINT/SIGTERM, shut down
+ * cleanly. The access log (-v) is printed here: the library only hands lines
+ * to a callback. */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "serve/fields.h"
+#include "serve/serve.h"
+
+int cmd_serve(int argc, char **argv);
+
+static const char USAGE[] =
+    "usage: wick serve [-m MODEL]... [--models-dir DIR] [options]\n"
+    "\n"
+    "An HTTP server with OpenAI-compatible (/v1/models, /v1/completions,\n"
+    "/v1/chat/completions, /v1/*/render) and Ollama-compatible (/api/generate,\n"
+    "/api/chat, /api/tags, /api/ps, /api/show, /api/version) routes, plus /health,\n"
+    "/metrics (Prometheus, vLLM names), /tokenize and /detokenize. Requests are\n"
+    "batched continuously per model.\n"
+    "\n"
+    "models:\n"
+    "  -m, --model MODEL         a .gguf file or Hugging Face directory (repeatable); the\n"
+    "                            first is the default for requests without \"model\".\n"
+    "                            Named by file name without .gguf, or folder name.\n"
+    "                            Default: the built-in demo model ($WICK_MODEL).\n"
+    "  --models-dir DIR          also serve every .gguf file / HF folder in DIR\n"
+    "  --max-loaded-models N     models held loaded at once (default 3; env\n"
+    "                            OLLAMA_MAX_LOADED_MODELS); idle ones unload LRU first\n"
+    "  --memory-budget MB        unload idle models to keep weights + KV under MB\n"
+    "  --keep-alive DUR          how long an idle model stays loaded: seconds or a Go\n"
+    "                            duration (\"5m\", \"1h30m\"; negative = for ever; default\n"
+    "                            5m or env OLLAMA_KEEP_ALIVE); requests may override\n"
+    "per model:\n"
+    "  -t, --threads N           threads per model (default: all cores)\n"
+    "  -c, --ctx N               context per sequence (default min(model's, 4096);\n"
+    "                            env OLLAMA_CONTEXT_LENGTH)\n"
+    "  -np, --parallel N         sequences run at once (default 8; env OLLAMA_NUM_PARALLEL)\n"
+    "  --kv-mb MB                KV cache pool (default: parallel x ctx positions)\n"
+    "  --kv-type f32|f16         KV cache element type (default f32)\n"
+    "  --dtype T                 convert weight matrices at load (q8_0|q4_0|f16|bf16|f32)\n"
+    "  --prefill-chunk N         prompt tokens per forward pass (default 128)\n"
+    "server:\n"
+    "  --host HOST               address to bind (default 127.0.0.1)\n"
+    "  --port PORT               port (default 8080; 0 = a free one, printed)\n"
+    "  --api-key KEY             require \"Authorization: Bearer KEY\" (not for /health,\n"
+    "                            /metrics, /); env WICK_API_KEY\n"
+    "  --max-queue N             waiting requests per model before 503 (default 512;\n"
+    "                            env OLLAMA_MAX_QUEUE)\n"
+    "  --timeout SEC             idle connection timeout (default 600)\n"
+    "  --request-timeout SEC     cancel a generation running longer (default: none)\n"
+    "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
+    "  -v, --verbose             one log line per request on stderr\n"
+    "\n"
+    "It prints \"listening on http://HOST:PORT\" on stdout once ready to accept\n"
+    "connections; SIGINT or SIGTERM shut it down.\n";
+
+static void log_line(void *user, const char *line) {
+    (void)user;
+    time_t t = time(NULL);
+    struct tm tm;
+    char ts[32];
+    localtime_r(&t, &tm);
+    strftime(ts, sizeof ts, "%H:%M:%S", &tm);
+    fprintf(stderr, "%s %s\n", ts, line);
+}
+
+static int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end || x < 0 || x > 1 << 30 ? dflt : (int)x;
+}
+
+int cmd_serve(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
+    cli_list models = {0};
+    const char *models_dir = NULL, *host = "127.0.0.1", *api_key = getenv("WICK_API_KEY"), *keep_alive = NULL;
+    int port = 8080, parallel = 0, max_queue = 0, max_loaded = 0, timeout = 600, kv_mb = 0, mem_mb = 0;
+    float req_timeout = 0;
+    uint64_t body_limit = 8u << 20;
+    bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
+    cli_runtime rt;
+    cli_runtime_init(&rt);
+    cli_opt opts[32] = {
+        {"--model", "-m", OPT_LIST, &models, NULL},
+        {"--models-dir", NULL, OPT_STR, &models_dir, NULL},
+        {"--parallel", "-np", OPT_INT, &parallel, &parallel_set},
+        {"--kv-mb", NULL, OPT_INT, &kv_mb, NULL},
+        {"--host", NULL, OPT_STR, &host, NULL},
+        {"--port", NULL, OPT_INT, &port, NULL},
+        {"--api-key", NULL, OPT_STR, &api_key, NULL},
+        {"--max-queue", NULL, OPT_INT, &max_queue, &queue_set},
+        {"--max-loaded-models", NULL, OPT_INT, &max_loaded, &loaded_set},
+        {"--memory-budget", NULL, OPT_INT, &mem_mb, NULL},
+        {"--keep-alive", NULL, OPT_STR, &keep_alive, NULL},
+        {"--timeout", NULL, OPT_INT, &timeout, NULL},
+        {"--request-timeout", NULL, OPT_FLOAT, &req_timeout, NULL},
+        {"--body-limit", NULL, OPT_U64, &body_limit, NULL},
+        {"--verbose", "-v", OPT_FLAG, &verbose, NULL},
+    };
+    int n = cli_runtime_opts(opts, 15, &rt);
+    if (cli_parse("serve", argc, argv, opts, n) < 0) return 1;
+    ctx_set = rt.ctx > 0;
+    if (cli_runtime_check("serve", &rt) < 0) return 1;
+    if (!parallel_set) parallel = env_int("OLLAMA_NUM_PARALLEL", 8);
+    if (!queue_set) max_queue = env_int("OLLAMA_MAX_QUEUE", 512);
+    if (!loaded_set) max_loaded = env_int("OLLAMA_MAX_LOADED_MODELS", 3);
+    if (!ctx_set) rt.ctx = env_int("OLLAMA_CONTEXT_LENGTH", 0);
+    if (parallel < 1 || parallel > 4096) return cli_error("serve: --parallel must be between 1 and 4096");
+    if (port < 0 || port > 65535) return cli_error("serve: --port must be between 0 and 65535");
+    if (max_queue < 1 || max_loaded < 1) return cli_error("serve: --max-queue and --max-loaded-models must be at least 1");
+    if (kv_mb < 0 || mem_mb < 0 || timeout < 0 || req_timeout < 0)
+        return cli_error("serve: --kv-mb, --memory-budget, --timeout and --request-timeout must not be negative");
+    if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
+    double ka = 300;
+    if (!keep_alive) keep_alive = getenv("OLLAMA_KEEP_ALIVE");
+    if (keep_alive && *keep_alive && fld_parse_duration(keep_alive, &ka) < 0) {
+        char *end;
+        ka = strtod(keep_alive, &end);
+        if (*end || !isfinite(ka))
+            return cli_error("serve: invalid --keep-alive \"%s\" (seconds, or a duration like 5m, 1h30m)", keep_alive);
+    }
+    const char *dflt = NULL;
+    if (models.n == 0 && !models_dir) {
+        dflt = cli_default_model();
+        if (!dflt) return cli_error("serve: no model given (-m MODEL or --models-dir DIR) and the built-in demo model is not there");
+        models.v[models.n++] = dflt;
+    }
+    serve_config cfg = {
+        .host = host, .port = port, .api_key = api_key && *api_key ? api_key : NULL,
+        .body_limit = (size_t)body_limit, .idle_timeout_s = timeout, .request_timeout_s = req_timeout,
+        .max_queue = max_queue, .models = models.v, .n_models = models.n, .models_dir = models_dir,
+        .max_loaded = max_loaded, .memory_budget = (size_t)mem_mb << 20, .keep_alive_s = ka,
+        .n_threads = rt.threads, .n_ctx = rt.ctx, .kv_type = cli_kv_type("serve", rt.kv_type),
+        .parallel = parallel, .prefill_chunk = rt.chunk, .kv_bytes = (size_t)kv_mb << 20,
+        .dtype = rt.dtype ? rt.dtype : getenv("WICK_DTYPE"),
+        .log = verbose ? log_line : NULL,
+    };
+    /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    wick_error err;
+    serve_server *s = serve_start(&cfg, &err);
+    if (!s) return cli_error("serve: %s", err.msg);
+    printf("listening on http://%s:%d (default model: %s)\n", strchr(host, ':') ? "[::]" : host, serve_port(s),
+           serve_default_model(s));
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    if (verbose) fprintf(stderr, "wick: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    serve_stop(s);
+    return 0;
+}

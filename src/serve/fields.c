@@ -1,0 +1,246 @@
+/* fields.c — typed request-field getters and the shared request pieces (see
+ * fields.h). JSON numbers are doubles in cJSON, so integer fields are checked
+ * to be whole and inside their range before any conversion. */
+#include "serve/fields.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/sbuf.h"
+
+int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...) {
+    e->status = status;
+    snprintf(e->param, sizeof e->param, "%s", param ? param : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+cJSON *fld_parse_body(const char *body, size_t len, fld_error *e) {
+    size_t ok = sbuf_utf8_valid(body, len);
+    if (ok != len) {
+        fld_fail(e, 400, NULL, "request body is not valid UTF-8 (byte %zu)", ok);
+        return NULL;
+    }
+    if (len == 0) {
+        fld_fail(e, 400, NULL, "request body is empty; expected a JSON object");
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, false);
+    if (!j) {
+        size_t at = end && end >= body ? (size_t)(end - body) : 0;
+        fld_fail(e, 400, NULL, "request body is not valid JSON (error near byte %zu)", at);
+        return NULL;
+    }
+    if (end) { /* only whitespace may follow */
+        while ((size_t)(end - body) < len && (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t')) end++;
+        if ((size_t)(end - body) < len && *end) {
+            cJSON_Delete(j);
+            fld_fail(e, 400, NULL, "request body has data after the JSON value (byte %zu)", (size_t)(end - body));
+            return NULL;
+        }
+    }
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        fld_fail(e, 400, NULL, "request body must be a JSON object");
+        return NULL;
+    }
+    return j;
+}
+
+static const cJSON *get(const cJSON *o, const char *key) {
+    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+int fld_int(const cJSON *o, const char *key, double lo, double hi, long long *out, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+        return fld_fail(e, 400, key, "\"%s\" must be an integer", key);
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi))
+        return fld_fail(e, 400, key, "\"%s\" must be between %.0f and %.0f", key, lo, hi);
+    *out = v->valuedouble >= 9.2e18 ? LLONG_MAX : v->valuedouble <= -9.2e18 ? LLONG_MIN : (long long)v->valuedouble;
+    return 1;
+}
+
+int fld_num(const cJSON *o, const char *key, double lo, double hi, double *out, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return fld_fail(e, 400, key, "\"%s\" must be a number", key);
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi))
+        return fld_fail(e, 400, key, "\"%s\" must be between %g and %g", key, lo, hi);
+    *out = v->valuedouble;
+    return 1;
+}
+
+int fld_bool(const cJSON *o, const char *key, bool *out, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsBool(v)) return fld_fail(e, 400, key, "\"%s\" must be true or false", key);
+    *out = cJSON_IsTrue(v);
+    return 1;
+}
+
+int fld_str(const cJSON *o, const char *key, const char **out, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsString(v)) return fld_fail(e, 400, key, "\"%s\" must be a string", key);
+    *out = v->valuestring;
+    return 1;
+}
+
+int fld_object(const cJSON *o, const char *key, const cJSON **out, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsObject(v)) return fld_fail(e, 400, key, "\"%s\" must be an object", key);
+    *out = v;
+    return 1;
+}
+
+int fld_array(const cJSON *o, const char *key, const cJSON **out, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsArray(v)) return fld_fail(e, 400, key, "\"%s\" must be an array", key);
+    *out = v;
+    return 1;
+}
+
+int fld_stop(const cJSON *o, const char *key, fld_stops *out, fld_error *e) {
+    out->n = 0;
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (cJSON_IsString(v)) {
+        if (v->valuestring[0]) out->v[out->n++] = v->valuestring;
+        return 1;
+    }
+    if (!cJSON_IsArray(v)) return fld_fail(e, 400, key, "\"%s\" must be a string or an array of strings", key);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        if (!cJSON_IsString(it)) return fld_fail(e, 400, key, "\"%s\" must be a string or an array of strings", key);
+        if (!it->valuestring[0]) continue;
+        if (out->n == FLD_MAX_STOP) return fld_fail(e, 400, key, "\"%s\" has more than %d strings", key, FLD_MAX_STOP);
+        out->v[out->n++] = it->valuestring;
+    }
+    return 1;
+}
+
+/* seed: any integer; negative ones (Ollama's -1 = random) pick a random seed */
+static int seed_field(const cJSON *o, const char *key, uint64_t *seed, fld_error *e) {
+    long long s;
+    int r = fld_int(o, key, -9.2e18, 1.8e19, &s, e);
+    if (r <= 0) return r;
+    const cJSON *v = get(o, key);
+    if (v->valuedouble < 0) *seed = fld_random_seed();
+    else if (v->valuedouble >= 9.2e18) *seed = (uint64_t)v->valuedouble;
+    else *seed = (uint64_t)s;
+    return 1;
+}
+
+int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e) {
+    double d;
+    long long i;
+    int r;
+    if ((r = fld_num(o, "temperature", 0, 100, &d, e)) < 0) return -1;
+    if (r) s->temperature = (float)d;
+    if ((r = fld_num(o, "top_p", 0, 1, &d, e)) < 0) return -1;
+    if (r) s->top_p = (float)d;
+    if ((r = fld_int(o, "top_k", -1, 1e9, &i, e)) < 0) return -1;
+    if (r) s->top_k = i < 0 ? 0 : (int)i;
+    if ((r = fld_num(o, "min_p", 0, 1, &d, e)) < 0) return -1;
+    if (r) s->min_p = (float)d;
+    if ((r = fld_num(o, "presence_penalty", -2, 2, &d, e)) < 0) return -1;
+    if (r) s->presence_penalty = (float)d;
+    if ((r = fld_num(o, "frequency_penalty", -2, 2, &d, e)) < 0) return -1;
+    if (r) s->frequency_penalty = (float)d;
+    if ((r = fld_num(o, "repetition_penalty", 0, 100, &d, e)) < 0) return -1;
+    if (r) s->repeat_penalty = (float)d;
+    if ((r = seed_field(o, "seed", &s->seed, e)) < 0) return -1;
+    if (r == 0) s->seed = fld_random_seed();
+    return 0;
+}
+
+int fld_sampling_ollama(const cJSON *o, wick_sampling *s, fld_error *e) {
+    double d;
+    long long i;
+    int r;
+    if ((r = fld_num(o, "temperature", 0, 100, &d, e)) < 0) return -1;
+    if (r) s->temperature = (float)d;
+    if ((r = fld_num(o, "top_p", 0, 1, &d, e)) < 0) return -1;
+    if (r) s->top_p = (float)d;
+    if ((r = fld_int(o, "top_k", -1, 1e9, &i, e)) < 0) return -1;
+    if (r) s->top_k = i < 0 ? 0 : (int)i;
+    if ((r = fld_num(o, "min_p", 0, 1, &d, e)) < 0) return -1;
+    if (r) s->min_p = (float)d;
+    if ((r = fld_num(o, "repeat_penalty", 0, 100, &d, e)) < 0) return -1;
+    if (r) s->repeat_penalty = (float)d;
+    if ((r = fld_int(o, "repeat_last_n", -1, 1e9, &i, e)) < 0) return -1;
+    if (r) s->repeat_last_n = (int)i;
+    if ((r = fld_num(o, "presence_penalty", -100, 100, &d, e)) < 0) return -1;
+    if (r) s->presence_penalty = (float)d;
+    if ((r = fld_num(o, "frequency_penalty", -100, 100, &d, e)) < 0) return -1;
+    if (r) s->frequency_penalty = (float)d;
+    if ((r = seed_field(o, "seed", &s->seed, e)) < 0) return -1;
+    if (r == 0) s->seed = fld_random_seed();
+    return 0;
+}
+
+int fld_parse_duration(const char *s, double *seconds) {
+    const char *p = s;
+    bool neg = false;
+    if (*p == '-' || *p == '+') neg = *p++ == '-';
+    if (!*p) return -1;
+    if (strcmp(p, "0") == 0) {
+        *seconds = 0;
+        return 0;
+    }
+    double total = 0;
+    while (*p) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !isfinite(v) || v < 0) return -1;
+        p = end;
+        double unit;
+        if (strncmp(p, "ns", 2) == 0) unit = 1e-9, p += 2;
+        else if (strncmp(p, "us", 2) == 0 || strncmp(p, "\xC2\xB5s", 3) == 0) unit = 1e-6, p += *p == 'u' ? 2 : 3;
+        else if (strncmp(p, "ms", 2) == 0) unit = 1e-3, p += 2;
+        else if (*p == 's') unit = 1, p++;
+        else if (*p == 'm') unit = 60, p++;
+        else if (*p == 'h') unit = 3600, p++;
+        else return -1;
+        total += v * unit;
+    }
+    *seconds = neg ? -total : total;
+    return 0;
+}
+
+int fld_keep_alive(const cJSON *o, const char *key, double *seconds, fld_error *e) {
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+        *seconds = v->valuedouble;
+        return 1;
+    }
+    if (cJSON_IsString(v) && fld_parse_duration(v->valuestring, seconds) == 0) return 1;
+    return fld_fail(e, 400, key, "\"%s\" must be a number of seconds or a duration such as \"5m\"", key);
+}
+
+uint64_t fld_random_seed(void) {
+    static _Atomic uint64_t counter;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 30) ^ (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    return x;
+}

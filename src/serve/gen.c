@@ -1,0 +1,116 @@
+/* gen.c — the generation steps both APIs share: turn checked request
+ * parameters into a scheduler request, and wait for a whole answer while
+ * watching the client. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/server.h"
+
+const char *gen_finish_name(wick_finish f) {
+    switch (f) {
+    case WICK_FINISH_STOP: return "stop";
+    case WICK_FINISH_LENGTH: return "length";
+    case WICK_FINISH_CANCELLED: return "cancelled";
+    default: return "error";
+    }
+}
+
+job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_error *e) {
+    if (g->n_ids <= 0) {
+        fld_fail(e, 400, "prompt", "the prompt is empty");
+        return NULL;
+    }
+    if (g->n_ids >= l->n_ctx) {
+        fld_fail(e, 400, "messages",
+                 "This model's maximum context length is %d tokens. However, your request has %d input tokens. "
+                 "Please reduce the length of the input.", l->n_ctx, g->n_ids);
+        snprintf(e->code, sizeof e->code, "context_length_exceeded");
+        e->no_retry = true;
+        return NULL;
+    }
+    long long room = l->n_ctx - g->n_ids;
+    wick_request r = {
+        .prompt = g->ids,
+        .n_prompt = g->n_ids,
+        .n_predict = g->n_predict < 0 || g->n_predict > room ? (int)room : (int)g->n_predict,
+        .sampling = g->sampling,
+        .stop = g->stop.v,
+        .n_stop = g->stop.n,
+        .ignore_eos = g->ignore_eos,
+        .new_message = g->new_message,
+        .logprobs = g->logprobs,
+    };
+    wick_error err = {{0}};
+    job *j = job_submit(l->sched, &r, l->mx, &err);
+    if (!j) {
+        if (strncmp(err.msg, "queue full", 10) == 0) {
+            fld_fail(e, 503, NULL, "server busy: %d requests are waiting for model \"%s\"; retry later",
+                     s->cfg.max_queue, l->name);
+            e->retry_after = 1;
+        } else {
+            fld_fail(e, 400, NULL, "%s", err.msg);
+        }
+    }
+    return j;
+}
+
+void gen_append(job_batch *acc, const job_batch *b) {
+    if (acc->n + b->n > acc->cap) {
+        size_t cap = acc->cap ? acc->cap : 32;
+        while (cap < acc->n + b->n) cap *= 2;
+        job_event *ev = realloc(acc->ev, cap * sizeof *ev);
+        if (!ev) return;
+        acc->ev = ev;
+        acc->cap = cap;
+    }
+    if (acc->text_len + b->text_len + 1 > acc->text_cap) {
+        size_t cap = acc->text_cap ? acc->text_cap : 256;
+        while (cap < acc->text_len + b->text_len + 1) cap *= 2;
+        char *t = realloc(acc->text, cap);
+        if (!t) return;
+        acc->text = t;
+        acc->text_cap = cap;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        acc->ev[acc->n] = b->ev[i];
+        acc->ev[acc->n].off += acc->text_len;
+        acc->n++;
+    }
+    if (b->text_len) memcpy(acc->text + acc->text_len, b->text, b->text_len);
+    acc->text_len += b->text_len;
+    acc->text[acc->text_len] = 0;
+    acc->done = b->done;
+}
+
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc) {
+    job_batch b = {0};
+    double t0 = mono_s();
+    int rc = -1;
+    for (;;) {
+        if (job_take(j, &b, 200)) {
+            gen_append(acc, &b);
+            if (b.done) {
+                rc = 0;
+                break;
+            }
+            continue;
+        }
+        if (http_client_gone(c)) break;
+        if (s->cfg.request_timeout_s > 0 && mono_s() - t0 > s->cfg.request_timeout_s) {
+            job_cancel(j); /* ends with finish "cancelled" at the next take */
+            continue;
+        }
+    }
+    job_batch_free(&b);
+    if (rc < 0) job_cancel(j);
+    return rc;
+}

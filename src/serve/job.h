@@ -1,0 +1,53 @@
+/* job.h — one generation request on a model's scheduler, seen from an HTTP
+ * thread: the scheduler's callbacks (on its own thread) append token events
+ * to the job, and the HTTP thread takes them in batches, waiting with a
+ * timeout so it can watch its client. Cancelling frees the request's KV. */
+#ifndef WICK_SERVE_JOB_H
+#define WICK_SERVE_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "serve/metrics.h"
+#include "wick.h"
+
+typedef struct job_event {
+    wick_token_info tok;
+    size_t off, len; /* its text in the batch's text buffer */
+} job_event;
+
+/* What the consumer took; reuse one across job_take calls, free with job_batch_free. */
+typedef struct job_batch {
+    job_event *ev;
+    size_t n, cap;
+    char *text;
+    size_t text_len, text_cap;
+    bool done; /* the request ended: job_result is valid (after these events) */
+} job_batch;
+
+typedef struct job_result {
+    wick_finish finish;
+    char *error;            /* WICK_FINISH_ERROR */
+    char *tail;             /* text to append after the last event's */
+    size_t tail_len;
+    int prompt_tokens, cached_tokens, generated_tokens, preemptions;
+    double queue_ms, ttft_ms, prefill_ms, decode_ms, total_ms;
+} job_result;
+
+typedef struct job job;
+
+/* Submit r (its on_token/on_done/user are replaced) to s. mx (may be NULL)
+ * gets the request's latencies. NULL + err on a refused submit. */
+job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_error *err);
+/* Move the events gathered so far into b (emptied first), waiting up to
+ * timeout_ms for the first one or the end. Returns true if b holds events or
+ * the end. */
+bool job_take(job *j, job_batch *b, int timeout_ms);
+const job_result *job_get_result(const job *j); /* after a batch with done */
+/* Cancel (idempotent; harmless after the end). */
+void job_cancel(job *j);
+/* The HTTP side is done with the job (cancels it if it still runs). */
+void job_release(job *j);
+void job_batch_free(job_batch *b);
+
+#endif

@@ -1,0 +1,360 @@
+/* ollama.c — Ollama-compatible generation routes: /api/generate and
+ * /api/chat, NDJSON-streamed (the default) or whole, with Ollama's final
+ * object (done_reason, durations in nanoseconds, counts, context), model
+ * load/unload requests (an empty prompt or message list) and keep_alive. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/prompt.h"
+#include "serve/server.h"
+#include "text/tokenizer.h"
+
+typedef struct oll_resp {
+    serve_server *s;
+    mpool_lease lease;
+    job *j;
+    job_batch b;
+    bool chat, want_context, ended;
+    double keep_alive; /* NAN = default */
+    int32_t *ids;      /* prompt, then generated ids appended (for "context") */
+    int n_ids, cap_ids;
+} oll_resp;
+
+static void head(sbuf *o, const oll_resp *r) {
+    char ts[48];
+    reply_rfc3339(reply_wall_now(), ts, sizeof ts);
+    sbuf_puts(o, "{\"model\":");
+    sbuf_json_str(o, r->lease.name, strlen(r->lease.name));
+    sbuf_printf(o, ",\"created_at\":\"%s\",", ts);
+}
+
+static void body_text(sbuf *o, const oll_resp *r, const char *text, size_t len) {
+    if (r->chat) {
+        sbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
+        sbuf_json_str(o, text, len);
+        sbuf_puts(o, "}");
+    } else {
+        sbuf_puts(o, "\"response\":");
+        sbuf_json_str(o, text, len);
+    }
+}
+
+static void keep_ids(oll_resp *r, const job_batch *b) {
+    if (!r->want_context) return;
+    if (r->n_ids + (int)b->n > r->cap_ids) {
+        int cap = (r->n_ids + (int)b->n) * 2;
+        int32_t *ids = realloc(r->ids, sizeof *ids * (size_t)cap);
+        if (!ids) return;
+        r->ids = ids;
+        r->cap_ids = cap;
+    }
+    for (size_t i = 0; i < b->n; i++) r->ids[r->n_ids++] = b->ev[i].tok.id;
+}
+
+/* The final object's fields after "done":true. */
+static void final_fields(sbuf *o, const oll_resp *r, const job_result *res) {
+    sbuf_printf(o, ",\"done_reason\":\"%s\"", gen_finish_name(res->finish));
+    if (r->want_context) {
+        sbuf_puts(o, ",\"context\":[");
+        for (int i = 0; i < r->n_ids; i++) sbuf_printf(o, i ? ",%d" : "%d", r->ids[i]);
+        sbuf_puts(o, "]");
+    }
+    double load = r->lease.load_ms;
+    sbuf_printf(o,
+                ",\"total_duration\":%.0f,\"load_duration\":%.0f,\"prompt_eval_count\":%d,"
+                "\"prompt_eval_duration\":%.0f,\"eval_count\":%d,\"eval_duration\":%.0f}\n",
+                (load + res->total_ms) * 1e6, load * 1e6, res->prompt_tokens - res->cached_tokens,
+                res->prefill_ms * 1e6, res->generated_tokens, res->decode_ms * 1e6);
+}
+
+static void error_line(sbuf *o, const char *msg) {
+    sbuf_puts(o, "{\"error\":");
+    sbuf_json_str(o, msg, strlen(msg));
+    sbuf_puts(o, "}\n");
+}
+
+static int stream_pull(void *ctx, sbuf *o, int timeout_ms) {
+    oll_resp *r = ctx;
+    if (r->ended) return 0;
+    if (!job_take(r->j, &r->b, timeout_ms)) return 1;
+    keep_ids(r, &r->b);
+    for (size_t i = 0; i < r->b.n; i++) {
+        if (!r->b.ev[i].len) continue;
+        head(o, r);
+        body_text(o, r, r->b.text + r->b.ev[i].off, r->b.ev[i].len);
+        sbuf_puts(o, ",\"done\":false}\n");
+    }
+    if (!r->b.done) return 1;
+    r->ended = true;
+    const job_result *res = job_get_result(r->j);
+    if (res->finish == WICK_FINISH_ERROR) {
+        error_line(o, res->error ? res->error : "generation failed");
+        return 0;
+    }
+    if (res->finish == WICK_FINISH_CANCELLED) {
+        error_line(o, "request cancelled (timeout or server shutting down)");
+        return 0;
+    }
+    head(o, r);
+    body_text(o, r, res->tail ? res->tail : "", res->tail_len);
+    sbuf_puts(o, ",\"done\":true");
+    final_fields(o, r, res);
+    return 0;
+}
+
+static void stream_fin(void *ctx, bool aborted) {
+    (void)aborted;
+    oll_resp *r = ctx;
+    job_release(r->j);
+    job_batch_free(&r->b);
+    mpool_release(r->s->pool, &r->lease, r->keep_alive);
+    free(r->ids);
+    free(r);
+}
+
+/* Options shared by both routes; the lease's model gives sampling defaults. */
+typedef struct oll_req {
+    bool stream;
+    double keep_alive;
+    const cJSON *options;
+    const char *model;
+    gen_params g;
+} oll_req;
+
+static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
+    q->stream = true;
+    q->keep_alive = NAN;
+    q->g.n_predict = -1;
+    q->g.logprobs = -1;
+    if (fld_str(b, "model", &q->model, e) < 0 || fld_bool(b, "stream", &q->stream, e) < 0) return -1;
+    if (fld_keep_alive(b, "keep_alive", &q->keep_alive, e) < 0) return -1;
+    if (fld_object(b, "options", &q->options, e) < 0) return -1;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(b, "format");
+    if (fmt && !cJSON_IsNull(fmt) && !(cJSON_IsString(fmt) && fmt->valuestring[0] == 0))
+        return fld_fail(e, 400, "format", "\"format\" (structured output) is not supported yet");
+    const cJSON *imgs = cJSON_GetObjectItemCaseSensitive(b, "images");
+    if (cJSON_IsArray(imgs) && cJSON_GetArraySize(imgs) > 0)
+        return fld_fail(e, 400, "images", "images are not supported by this server");
+    const cJSON *o = q->options;
+    long long v;
+    int r;
+    if ((r = fld_int(o, "num_predict", -2, 2147483647, &v, e)) < 0) return -1;
+    if (r) q->g.n_predict = v < 0 ? -1 : v;
+    if (fld_stop(o, "stop", &q->g.stop, e) < 0) return -1;
+    if (fld_int(o, "num_ctx", 0, 1e9, &v, e) < 0 || fld_int(o, "num_keep", -1, 1e9, &v, e) < 0) return -1;
+    return 0;
+}
+
+static int sampling(const mpool_lease *l, oll_req *q, fld_error *e) {
+    q->g.sampling = wick_sampling_default();
+    wick_model_sampling_defaults(l->model, &q->g.sampling);
+    if (q->options) return fld_sampling_ollama(q->options, &q->g.sampling, e);
+    q->g.sampling.seed = fld_random_seed();
+    return 0;
+}
+
+/* An empty prompt: load the model (or unload it with keep_alive 0). */
+static void load_only(serve_server *s, http_call *c, oll_req *q, bool chat) {
+    mpool_lease l;
+    wick_error err;
+    fld_error e = {0};
+    int st = mpool_acquire(s->pool, q->model, &l, &err);
+    if (st) {
+        fld_fail(&e, st, "model", "%s", err.msg);
+        reply_ollama_error(c, &e);
+        return;
+    }
+    bool unload = q->keep_alive == 0;
+    oll_resp r = {.s = s, .lease = l, .chat = chat};
+    sbuf o = {0};
+    head(&o, &r);
+    if (chat) sbuf_puts(&o, "\"message\":{\"role\":\"assistant\",\"content\":\"\"},");
+    else sbuf_puts(&o, "\"response\":\"\",");
+    sbuf_printf(&o, "\"done\":true,\"done_reason\":\"%s\"}", unload ? "unload" : "load");
+    http_note(c, "model=%s %s", l.name, unload ? "unload" : "load");
+    mpool_release(s->pool, &l, q->keep_alive);
+    http_reply_sbuf(c, 200, "application/json", &o);
+}
+
+static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool chat, bool want_context) {
+    fld_error e = {0};
+    http_note(c, "model=%s prompt=%d", l->name, q->g.n_ids);
+    job *j = gen_submit(s, l, &q->g, &e);
+    oll_resp *r = j ? calloc(1, sizeof *r) : NULL;
+    if (!r) {
+        if (j) {
+            job_release(j);
+            fld_fail(&e, 500, NULL, "out of memory");
+        }
+        mpool_release(s->pool, l, q->keep_alive);
+        reply_ollama_error(c, &e);
+        return;
+    }
+    r->s = s;
+    r->lease = *l;
+    r->j = j;
+    r->chat = chat;
+    r->keep_alive = q->keep_alive;
+    r->want_context = want_context;
+    if (want_context && (r->ids = malloc(sizeof *r->ids * (size_t)q->g.n_ids))) {
+        memcpy(r->ids, q->g.ids, sizeof *r->ids * (size_t)q->g.n_ids);
+        r->n_ids = r->cap_ids = q->g.n_ids;
+    }
+    if (q->stream) {
+        http_reply_stream(c, 200, "application/x-ndjson", stream_pull, stream_fin, r);
+        return;
+    }
+    job_batch acc = {0};
+    if (gen_collect(s, c, j, &acc) == 0) {
+        const job_result *res = job_get_result(j);
+        if (res->finish == WICK_FINISH_ERROR || res->finish == WICK_FINISH_CANCELLED) {
+            fld_fail(&e, res->finish == WICK_FINISH_ERROR ? 500 : 503, NULL, "%s",
+                     res->error ? res->error : "request cancelled (timeout or server shutting down)");
+            reply_ollama_error(c, &e);
+        } else {
+            keep_ids(r, &acc);
+            sbuf text = {0}, o = {0};
+            sbuf_put(&text, acc.text ? acc.text : "", acc.text_len);
+            sbuf_put(&text, res->tail ? res->tail : "", res->tail_len);
+            head(&o, r);
+            body_text(&o, r, text.data ? text.data : "", text.len);
+            sbuf_puts(&o, ",\"done\":true");
+            final_fields(&o, r, res);
+            sbuf_free(&text);
+            http_note(c, "model=%s prompt=%d cached=%d gen=%d", l->name, res->prompt_tokens, res->cached_tokens,
+                      res->generated_tokens);
+            http_reply_sbuf(c, 200, "application/json", &o);
+        }
+    } else {
+        fld_fail(&e, 499, NULL, "client closed the connection");
+        reply_ollama_error(c, &e);
+    }
+    job_batch_free(&acc);
+    stream_fin(r, false);
+}
+
+static int acquire(serve_server *s, http_call *c, oll_req *q, mpool_lease *l) {
+    wick_error err;
+    fld_error e = {0};
+    int st = mpool_acquire(s->pool, q->model, l, &err);
+    if (!st) return 0;
+    fld_fail(&e, st, "model", "%s", err.msg);
+    reply_ollama_error(c, &e);
+    return -1;
+}
+
+void oll_generate(serve_server *s, http_call *c, cJSON *b) {
+    oll_req q;
+    memset(&q, 0, sizeof q);
+    fld_error e = {0};
+    const char *prompt = NULL, *system = NULL, *suffix = NULL;
+    bool raw = false;
+    const cJSON *context = NULL;
+    if (parse_common(b, &q, &e) < 0 || fld_str(b, "prompt", &prompt, &e) < 0 || fld_str(b, "system", &system, &e) < 0 ||
+        fld_bool(b, "raw", &raw, &e) < 0 || fld_array(b, "context", &context, &e) < 0 ||
+        fld_str(b, "suffix", &suffix, &e) < 0) {
+        reply_ollama_error(c, &e);
+        return;
+    }
+    if (suffix && *suffix) {
+        fld_fail(&e, 400, "suffix", "\"suffix\" is not supported");
+        reply_ollama_error(c, &e);
+        return;
+    }
+    int n_ctx_ids = context ? cJSON_GetArraySize(context) : 0;
+    if ((!prompt || !*prompt) && n_ctx_ids == 0) {
+        load_only(s, c, &q, false);
+        return;
+    }
+    mpool_lease l;
+    if (acquire(s, c, &q, &l) < 0) return;
+    int32_t *ctx_ids = NULL, *p_ids = NULL;
+    int n_p = 0;
+    if (sampling(&l, &q, &e) < 0) goto bad;
+    if (n_ctx_ids) {
+        cJSON *wrap = cJSON_CreateArray();
+        cJSON_AddItemReferenceToArray(wrap, (cJSON *)context);
+        int rc = prompt_completion(l.model, wrap, &ctx_ids, &n_ctx_ids, &e);
+        cJSON_Delete(wrap);
+        if (rc < 0) {
+            snprintf(e.msg, sizeof e.msg, "\"context\" must be an array of token ids");
+            goto bad;
+        }
+    }
+    const char *tmpl = tok_chat_template(wick_model_tokenizer(l.model));
+    if (prompt && *prompt) {
+        if (raw || !tmpl) {
+            if (prompt_text(l.model, prompt, n_ctx_ids == 0, &p_ids, &n_p, &e) < 0) goto bad;
+        } else {
+            cJSON *msgs = cJSON_CreateArray(), *m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "role", "user");
+            cJSON_AddStringToObject(m, "content", prompt);
+            cJSON_AddItemToArray(msgs, m);
+            prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true};
+            int rc = prompt_chat(l.model, &po, &p_ids, &n_p, NULL, &e);
+            cJSON_Delete(msgs);
+            if (rc < 0) goto bad;
+            q.g.new_message = true;
+        }
+    }
+    q.g.n_ids = n_ctx_ids + n_p;
+    q.g.ids = malloc(sizeof(int32_t) * (size_t)(q.g.n_ids ? q.g.n_ids : 1));
+    if (!q.g.ids) {
+        fld_fail(&e, 500, NULL, "out of memory");
+        goto bad;
+    }
+    if (n_ctx_ids) memcpy(q.g.ids, ctx_ids, sizeof(int32_t) * (size_t)n_ctx_ids);
+    if (n_p) memcpy(q.g.ids + n_ctx_ids, p_ids, sizeof(int32_t) * (size_t)n_p);
+    free(ctx_ids);
+    free(p_ids);
+    run(s, c, &q, &l, false, true);
+    free(q.g.ids);
+    return;
+bad:
+    free(ctx_ids);
+    free(p_ids);
+    mpool_release(s->pool, &l, q.keep_alive);
+    reply_ollama_error(c, &e);
+}
+
+void oll_chat(serve_server *s, http_call *c, cJSON *b) {
+    oll_req q;
+    memset(&q, 0, sizeof q);
+    fld_error e = {0};
+    prompt_chat_opts po = {.add_generation_prompt = true};
+    if (parse_common(b, &q, &e) < 0 || fld_array(b, "messages", &po.messages, &e) < 0 ||
+        fld_array(b, "tools", &po.tools, &e) < 0) {
+        reply_ollama_error(c, &e);
+        return;
+    }
+    if (!po.messages || cJSON_GetArraySize(po.messages) == 0) {
+        load_only(s, c, &q, true);
+        return;
+    }
+    const cJSON *think = cJSON_GetObjectItemCaseSensitive(b, "think");
+    cJSON *kw = NULL;
+    if (cJSON_IsBool(think)) {
+        kw = cJSON_CreateObject();
+        cJSON_AddBoolToObject(kw, "enable_thinking", cJSON_IsTrue(think));
+        po.kwargs = kw;
+    }
+    mpool_lease l;
+    if (acquire(s, c, &q, &l) < 0) {
+        cJSON_Delete(kw);
+        return;
+    }
+    q.g.new_message = true;
+    int rc = sampling(&l, &q, &e);
+    if (rc == 0) rc = prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, NULL, &e);
+    cJSON_Delete(kw);
+    if (rc < 0) {
+        mpool_release(s->pool, &l, q.keep_alive);
+        reply_ollama_error(c, &e);
+        return;
+    }
+    run(s, c, &q, &l, true, false);
+    free(q.g.ids);
+}

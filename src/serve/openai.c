@@ -1,0 +1,310 @@
+/* openai.c — OpenAI-compatible routes: /v1/models, /v1/completions,
+ * /v1/chat/completions (streamed as SSE or whole) and the two /render
+ * routes the llm-d router tokenizes through. Requests are checked field by
+ * field (a wrong type is a 400 naming the field; unknown fields are ignored). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/openai.h"
+#include "serve/prompt.h"
+
+static void not_found_model(http_call *c, fld_error *e) {
+    snprintf(e->code, sizeof e->code, "model_not_found");
+    reply_openai_error(c, e);
+}
+
+void oai_models(serve_server *s, http_call *c) {
+    mpool_info info[256];
+    int n = mpool_list(s->pool, info, 256);
+    cJSON *j = cJSON_CreateObject(), *data = cJSON_CreateArray();
+    cJSON_AddStringToObject(j, "object", "list");
+    cJSON_AddItemToObject(j, "data", data);
+    for (int i = 0; i < n; i++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "id", info[i].name);
+        cJSON_AddStringToObject(m, "object", "model");
+        cJSON_AddNumberToObject(m, "created", (double)(info[i].mtime ? info[i].mtime : (uint64_t)s->started));
+        cJSON_AddStringToObject(m, "owned_by", "wick");
+        if (info[i].loaded) cJSON_AddNumberToObject(m, "max_model_len", info[i].n_ctx);
+        cJSON_AddItemToArray(data, m);
+    }
+    reply_json(c, 200, j);
+}
+
+void oai_model(serve_server *s, http_call *c, const char *id) {
+    mpool_info info[256];
+    int n = mpool_list(s->pool, info, 256);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(info[i].name, id) != 0) continue;
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "id", info[i].name);
+        cJSON_AddStringToObject(m, "object", "model");
+        cJSON_AddNumberToObject(m, "created", (double)(info[i].mtime ? info[i].mtime : (uint64_t)s->started));
+        cJSON_AddStringToObject(m, "owned_by", "wick");
+        reply_json(c, 200, m);
+        return;
+    }
+    fld_error e = {0};
+    fld_fail(&e, 404, "model", "The model `%s` does not exist.", id);
+    not_found_model(c, &e);
+}
+
+/* The fields both generation routes share, before the model is known. */
+static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
+    long long v;
+    bool flag;
+    int r;
+    q->logprobs = -1;
+    q->g.n_predict = -1;
+    q->g.logprobs = -1;
+    if (fld_bool(b, "stream", &q->stream, e) < 0) return -1;
+    const cJSON *so = NULL;
+    if (fld_object(b, "stream_options", &so, e) < 0) return -1;
+    if (so && fld_bool(so, "include_usage", &q->include_usage, e) < 0) return fld_fail(e, 400, "stream_options", "\"stream_options.include_usage\" must be true or false");
+    if ((r = fld_int(b, "max_tokens", 0, 2147483647, &v, e)) < 0) return -1;
+    if (r) q->g.n_predict = v;
+    if ((r = fld_int(b, "max_completion_tokens", 0, 2147483647, &v, e)) < 0) return -1;
+    if (r) q->g.n_predict = v;
+    if (q->g.n_predict == 0) return fld_fail(e, 400, r ? "max_completion_tokens" : "max_tokens", "max_tokens must be at least 1");
+    if ((r = fld_int(b, "n", 1, 1e9, &v, e)) < 0) return -1;
+    if (r && v != 1) return fld_fail(e, 400, "n", "only n = 1 is supported");
+    if ((r = fld_int(b, "best_of", 1, 1e9, &v, e)) < 0) return -1;
+    if (r && v != 1) return fld_fail(e, 400, "best_of", "only best_of = 1 is supported");
+    if ((r = fld_bool(b, "echo", &flag, e)) < 0) return -1;
+    if (r && flag) return fld_fail(e, 400, "echo", "\"echo\" is not supported");
+    if (fld_stop(b, "stop", &q->g.stop, e) < 0) return -1;
+    if (fld_bool(b, "ignore_eos", &q->g.ignore_eos, e) < 0) return -1;
+    const char *str;
+    if (fld_str(b, "cache_salt", &str, e) < 0 || fld_str(b, "user", &str, e) < 0) return -1;
+    const cJSON *obj;
+    if (fld_object(b, "logit_bias", &obj, e) < 0) return -1;
+    if ((r = fld_object(b, "response_format", &obj, e)) < 0) return -1;
+    if (r) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "type");
+        if (!cJSON_IsString(t)) return fld_fail(e, 400, "response_format", "\"response_format.type\" must be a string");
+        if (strcmp(t->valuestring, "text") != 0)
+            return fld_fail(e, 400, "response_format", "response_format \"%s\" is not supported yet", t->valuestring);
+    }
+    return 0;
+}
+
+/* logprobs: chat takes a bool plus top_logprobs; completions an integer */
+static int parse_logprobs(const cJSON *b, oai_req *q, fld_error *e) {
+    long long v;
+    int r;
+    if (q->chat) {
+        bool on = false;
+        if (fld_bool(b, "logprobs", &on, e) < 0) return -1;
+        if ((r = fld_int(b, "top_logprobs", 0, WICK_MAX_TOP_LOGPROBS, &v, e)) < 0) return -1;
+        if (r && !on && v > 0) return fld_fail(e, 400, "top_logprobs", "\"top_logprobs\" needs \"logprobs\": true");
+        if (on) q->logprobs = r ? (int)v : 0;
+    } else {
+        const cJSON *lp = cJSON_GetObjectItemCaseSensitive(b, "logprobs");
+        if (cJSON_IsBool(lp)) q->logprobs = cJSON_IsTrue(lp) ? 0 : -1;
+        else if ((r = fld_int(b, "logprobs", 0, WICK_MAX_TOP_LOGPROBS, &v, e)) < 0) return -1;
+        else if (r) q->logprobs = (int)v;
+    }
+    q->g.logprobs = q->logprobs;
+    return 0;
+}
+
+/* Run a checked request on the leased model: stream or answer whole. The
+ * lease passes to the response (released when it ends). */
+static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
+    fld_error e = {0};
+    http_note(c, "model=%s prompt=%d", lease->name, q->g.n_ids);
+    job *j = gen_submit(s, lease, &q->g, &e);
+    if (!j) {
+        mpool_release(s->pool, lease, NAN);
+        reply_openai_error(c, &e);
+        return;
+    }
+    oai_resp *r = calloc(1, sizeof *r);
+    if (!r) {
+        job_release(j);
+        mpool_release(s->pool, lease, NAN);
+        fld_fail(&e, 500, NULL, "out of memory");
+        reply_openai_error(c, &e);
+        return;
+    }
+    r->s = s;
+    r->lease = *lease;
+    r->j = j;
+    r->chat = q->chat;
+    r->include_usage = q->include_usage;
+    r->logprobs = q->logprobs;
+    r->created = (long long)time(NULL);
+    reply_new_id(s, q->chat ? "chatcmpl-" : "cmpl-", r->id, sizeof r->id);
+    if (q->stream) {
+        http_reply_stream(c, 200, "text/event-stream", oai_stream_pull, oai_stream_fin, r);
+        return;
+    }
+    job_batch acc = {0};
+    if (gen_collect(s, c, j, &acc) == 0) {
+        const job_result *res = job_get_result(j);
+        if (res->finish == WICK_FINISH_ERROR) {
+            fld_fail(&e, 500, NULL, "%s", res->error ? res->error : "generation failed");
+            reply_openai_error(c, &e);
+        } else if (res->finish == WICK_FINISH_CANCELLED) {
+            fld_fail(&e, 503, NULL, "request cancelled (timeout or server shutting down)");
+            reply_openai_error(c, &e);
+        } else {
+            sbuf out = {0};
+            oai_format_whole(r, &acc, res, &out);
+            http_note(c, "model=%s prompt=%d cached=%d gen=%d", lease->name, res->prompt_tokens,
+                      res->cached_tokens, res->generated_tokens);
+            http_reply_sbuf(c, 200, "application/json", &out);
+        }
+    } else {
+        fld_fail(&e, 499, NULL, "client closed the connection");
+        reply_openai_error(c, &e);
+    }
+    job_batch_free(&acc);
+    oai_stream_fin(r, false);
+}
+
+/* The model named by the body (or the default one): 0, or replies and -1. */
+static int lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
+    fld_error e = {0};
+    const char *name = NULL;
+    if (fld_str(b, "model", &name, &e) < 0) {
+        reply_openai_error(c, &e);
+        return -1;
+    }
+    wick_error err;
+    int st = mpool_acquire(s->pool, name, l, &err);
+    if (st) {
+        fld_fail(&e, st, "model", "%s", err.msg);
+        if (st == 404) not_found_model(c, &e);
+        else reply_openai_error(c, &e);
+        return -1;
+    }
+    return 0;
+}
+
+static void sampling_for(const mpool_lease *l, oai_req *q) {
+    q->g.sampling = wick_sampling_default();
+    wick_model_sampling_defaults(l->model, &q->g.sampling);
+}
+
+void oai_completions(serve_server *s, http_call *c, cJSON *b) {
+    oai_req q = {0};
+    fld_error e = {0};
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(b, "prompt");
+    if (parse_common(b, &q, &e) < 0 || parse_logprobs(b, &q, &e) < 0) goto bad;
+    if (!prompt || cJSON_IsNull(prompt)) {
+        fld_fail(&e, 400, "prompt", "\"prompt\" is required");
+        goto bad;
+    }
+    const char *suffix = NULL;
+    if (fld_str(b, "suffix", &suffix, &e) < 0) goto bad;
+    if (suffix && *suffix) {
+        fld_fail(&e, 400, "suffix", "\"suffix\" is not supported");
+        goto bad;
+    }
+    mpool_lease l;
+    if (lease_model(s, c, b, &l) < 0) return;
+    sampling_for(&l, &q);
+    if (fld_sampling_openai(b, &q.g.sampling, &e) < 0 || prompt_completion(l.model, prompt, &q.g.ids, &q.g.n_ids, &e) < 0) {
+        mpool_release(s->pool, &l, NAN);
+        goto bad;
+    }
+    run(s, c, &q, &l);
+    free(q.g.ids);
+    return;
+bad:
+    reply_openai_error(c, &e);
+}
+
+/* The chat prompt fields, shared with /v1/chat/completions/render. */
+static int chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
+    memset(o, 0, sizeof *o);
+    o->add_generation_prompt = true;
+    if (fld_array(b, "messages", &o->messages, e) < 0) return -1;
+    if (!o->messages) return fld_fail(e, 400, "messages", "\"messages\" is required");
+    if (cJSON_GetArraySize(o->messages) == 0) return fld_fail(e, 400, "messages", "\"messages\" is empty");
+    if (fld_array(b, "tools", &o->tools, e) < 0) return -1;
+    if (fld_object(b, "chat_template_kwargs", &o->kwargs, e) < 0) return -1;
+    if (fld_str(b, "chat_template", &o->tmpl, e) < 0) return -1;
+    if (fld_bool(b, "add_generation_prompt", &o->add_generation_prompt, e) < 0) return -1;
+    if (fld_bool(b, "continue_final_message", &o->continue_final_message, e) < 0) return -1;
+    return 0;
+}
+
+void oai_chat(serve_server *s, http_call *c, cJSON *b) {
+    oai_req q = {.chat = true};
+    fld_error e = {0};
+    prompt_chat_opts po;
+    if (parse_common(b, &q, &e) < 0 || parse_logprobs(b, &q, &e) < 0 || chat_opts(b, &po, &e) < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    mpool_lease l;
+    if (lease_model(s, c, b, &l) < 0) return;
+    sampling_for(&l, &q);
+    q.g.new_message = true;
+    if (fld_sampling_openai(b, &q.g.sampling, &e) < 0 || prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, NULL, &e) < 0) {
+        mpool_release(s->pool, &l, NAN);
+        reply_openai_error(c, &e);
+        return;
+    }
+    run(s, c, &q, &l);
+    free(q.g.ids);
+}
+
+static cJSON *ids_json(const int32_t *ids, int n) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
+    return a;
+}
+
+void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
+    fld_error e = {0};
+    const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(b, "prompt");
+    if (!prompt || cJSON_IsNull(prompt)) {
+        fld_fail(&e, 400, "prompt", "\"prompt\" is required");
+        reply_openai_error(c, &e);
+        return;
+    }
+    mpool_lease l;
+    if (lease_model(s, c, b, &l) < 0) return;
+    int32_t *ids = NULL;
+    int n = 0;
+    int rc = prompt_completion(l.model, prompt, &ids, &n, &e);
+    mpool_release(s->pool, &l, NAN);
+    if (rc < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    cJSON *arr = cJSON_CreateArray(), *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
+    cJSON_AddItemToArray(arr, o);
+    free(ids);
+    reply_json(c, 200, arr);
+}
+
+void oai_render_chat(serve_server *s, http_call *c, cJSON *b) {
+    fld_error e = {0};
+    prompt_chat_opts po;
+    if (chat_opts(b, &po, &e) < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    mpool_lease l;
+    if (lease_model(s, c, b, &l) < 0) return;
+    int32_t *ids = NULL;
+    int n = 0;
+    int rc = prompt_chat(l.model, &po, &ids, &n, NULL, &e);
+    mpool_release(s->pool, &l, NAN);
+    if (rc < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
+    free(ids);
+    reply_json(c, 200, o);
+}

@@ -1,0 +1,218 @@
+/* openai_format.c — OpenAI response bodies: whole completions, SSE chunks
+ * (one id for all, role first, finish_reason last, usage when asked),
+ * mid-stream errors, and logprobs in the chat and completions shapes.
+ * Written by hand: this runs once per streamed token. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/openai.h"
+#include "serve/prompt.h"
+
+static void piece_json(sbuf *o, const wick_model *m, int32_t id, bool bytes) {
+    sbuf p = {0};
+    prompt_piece(m, id, &p);
+    sbuf_puts(o, "\"token\":");
+    sbuf_json_str(o, p.data ? p.data : "", p.len);
+    if (bytes) {
+        sbuf_puts(o, ",\"bytes\":[");
+        for (size_t i = 0; i < p.len; i++) sbuf_printf(o, i ? ",%u" : "%u", (unsigned char)p.data[i]);
+        sbuf_puts(o, "]");
+    }
+    sbuf_free(&p);
+}
+
+/* {"content":[{token, logprob, bytes, top_logprobs:[...]}, ...]} */
+static void chat_logprobs(sbuf *o, const wick_model *m, const job_event *ev, size_t n) {
+    sbuf_puts(o, "{\"content\":[");
+    for (size_t i = 0; i < n; i++) {
+        const wick_token_info *t = &ev[i].tok;
+        sbuf_puts(o, i ? ",{" : "{");
+        piece_json(o, m, t->id, true);
+        sbuf_puts(o, ",\"logprob\":");
+        sbuf_json_num(o, t->logprob);
+        sbuf_puts(o, ",\"top_logprobs\":[");
+        for (int k = 0; k < t->n_top; k++) {
+            sbuf_puts(o, k ? ",{" : "{");
+            piece_json(o, m, t->top_ids[k], true);
+            sbuf_puts(o, ",\"logprob\":");
+            sbuf_json_num(o, t->top_logprobs[k]);
+            sbuf_puts(o, "}");
+        }
+        sbuf_puts(o, "]}");
+    }
+    sbuf_puts(o, "]}");
+}
+
+/* {"tokens":[...],"token_logprobs":[...],"top_logprobs":[{piece: lp}],"text_offset":[...]} */
+static void completion_logprobs(sbuf *o, const wick_model *m, const job_event *ev, size_t n, long long base) {
+    sbuf p = {0};
+    sbuf_puts(o, "{\"tokens\":[");
+    for (size_t i = 0; i < n; i++) {
+        sbuf_reset(&p);
+        prompt_piece(m, ev[i].tok.id, &p);
+        if (i) sbuf_puts(o, ",");
+        sbuf_json_str(o, p.data ? p.data : "", p.len);
+    }
+    sbuf_puts(o, "],\"token_logprobs\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) sbuf_puts(o, ",");
+        sbuf_json_num(o, ev[i].tok.logprob);
+    }
+    sbuf_puts(o, "],\"top_logprobs\":[");
+    for (size_t i = 0; i < n; i++) {
+        sbuf_puts(o, i ? ",{" : "{");
+        for (int k = 0; k < ev[i].tok.n_top; k++) {
+            sbuf_reset(&p);
+            prompt_piece(m, ev[i].tok.top_ids[k], &p);
+            if (k) sbuf_puts(o, ",");
+            sbuf_json_str(o, p.data ? p.data : "", p.len);
+            sbuf_puts(o, ":");
+            sbuf_json_num(o, ev[i].tok.top_logprobs[k]);
+        }
+        sbuf_puts(o, "}");
+    }
+    sbuf_puts(o, "],\"text_offset\":[");
+    for (size_t i = 0; i < n; i++) sbuf_printf(o, i ? ",%lld" : "%lld", base + (long long)ev[i].off);
+    sbuf_puts(o, "]}");
+    sbuf_free(&p);
+}
+
+static void usage_json(sbuf *o, const job_result *res) {
+    sbuf_printf(o,
+                "{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
+                "\"prompt_tokens_details\":{\"cached_tokens\":%d}}",
+                res->prompt_tokens, res->generated_tokens, res->prompt_tokens + res->generated_tokens,
+                res->cached_tokens);
+}
+
+static void head(sbuf *o, const oai_resp *r, bool whole) {
+    sbuf_printf(o, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", r->id,
+                r->chat ? (whole ? "chat.completion" : "chat.completion.chunk") : "text_completion", r->created);
+    sbuf_json_str(o, r->lease.name, strlen(r->lease.name));
+    sbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
+}
+
+void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, sbuf *o) {
+    const wick_model *m = r->lease.model;
+    head(o, r, true);
+    sbuf_puts(o, ",\"choices\":[{\"index\":0,");
+    sbuf *text = &(sbuf){0};
+    sbuf_put(text, acc->text ? acc->text : "", acc->text_len);
+    if (res->tail_len) sbuf_put(text, res->tail, res->tail_len);
+    if (r->chat) {
+        sbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
+        sbuf_json_str(o, text->data ? text->data : "", text->len);
+        sbuf_puts(o, "},\"logprobs\":");
+        if (r->logprobs >= 0) chat_logprobs(o, m, acc->ev, acc->n);
+        else sbuf_puts(o, "null");
+    } else {
+        sbuf_puts(o, "\"text\":");
+        sbuf_json_str(o, text->data ? text->data : "", text->len);
+        sbuf_puts(o, ",\"logprobs\":");
+        if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, 0);
+        else sbuf_puts(o, "null");
+    }
+    sbuf_free(text);
+    sbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
+    usage_json(o, res);
+    sbuf_puts(o, "}");
+}
+
+/* One choice chunk: text (may be empty), events for logprobs, finish reason or NULL. */
+static void chunk(oai_resp *r, sbuf *o, const char *text, size_t len, const job_event *ev, size_t n,
+                  const char *finish, bool role) {
+    sbuf_puts(o, "data: ");
+    head(o, r, false);
+    sbuf_puts(o, ",\"choices\":[{\"index\":0,");
+    if (r->chat) {
+        sbuf_puts(o, "\"delta\":{");
+        if (role) sbuf_puts(o, "\"role\":\"assistant\",\"content\":\"\"");
+        else if (len || !finish) {
+            sbuf_puts(o, "\"content\":");
+            sbuf_json_str(o, text, len);
+        }
+        sbuf_puts(o, "},\"logprobs\":");
+        if (r->logprobs >= 0 && n) chat_logprobs(o, r->lease.model, ev, n);
+        else sbuf_puts(o, "null");
+    } else {
+        sbuf_puts(o, "\"text\":");
+        sbuf_json_str(o, text, len);
+        sbuf_puts(o, ",\"logprobs\":");
+        if (r->logprobs >= 0 && n) completion_logprobs(o, r->lease.model, ev, n, (long long)r->text_off - (long long)ev[0].off);
+        else sbuf_puts(o, "null");
+        r->text_off += len;
+    }
+    if (finish) sbuf_printf(o, ",\"finish_reason\":\"%s\"}]", finish);
+    else sbuf_puts(o, ",\"finish_reason\":null}]");
+    if (r->include_usage) sbuf_puts(o, ",\"usage\":null");
+    sbuf_puts(o, "}\n\n");
+}
+
+static void error_event(sbuf *o, const char *msg, const char *type, int code) {
+    sbuf_puts(o, "data: {\"error\":{\"message\":");
+    sbuf_json_str(o, msg, strlen(msg));
+    sbuf_printf(o, ",\"type\":\"%s\",\"param\":null,\"code\":%d}}\n\n", type, code);
+}
+
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
+    oai_resp *r = ctx;
+    if (r->phase == 2) return 0;
+    if (r->phase == 0) {
+        r->phase = 1;
+        r->t0 = mono_s();
+        if (r->chat) {
+            chunk(r, o, "", 0, NULL, 0, NULL, true);
+            return 1;
+        }
+    }
+    if (!job_take(r->j, &r->b, timeout_ms)) {
+        double limit = r->s->cfg.request_timeout_s;
+        if (limit > 0 && mono_s() - r->t0 > limit) job_cancel(r->j);
+        return 1;
+    }
+    /* one chunk per token (with logprobs) or per batch of text */
+    if (r->logprobs >= 0) {
+        for (size_t i = 0; i < r->b.n; i++)
+            chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, &r->b.ev[i], 1, NULL, false);
+    } else {
+        for (size_t i = 0; i < r->b.n; i++)
+            if (r->b.ev[i].len) chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, NULL, 0, NULL, false);
+    }
+    if (!r->b.done) return 1;
+    const job_result *res = job_get_result(r->j);
+    r->phase = 2;
+    if (res->finish == WICK_FINISH_ERROR) {
+        error_event(o, res->error ? res->error : "generation failed", "server_error", 500);
+    } else if (res->finish == WICK_FINISH_CANCELLED) {
+        error_event(o, "request cancelled (timeout or server shutting down)", "server_error", 503);
+    } else {
+        chunk(r, o, res->tail ? res->tail : "", res->tail_len, NULL, 0, gen_finish_name(res->finish), false);
+        if (r->include_usage) {
+            sbuf_puts(o, "data: ");
+            head(o, r, false);
+            sbuf_puts(o, ",\"choices\":[],\"usage\":");
+            usage_json(o, res);
+            sbuf_puts(o, "}\n\n");
+        }
+    }
+    sbuf_puts(o, "data: [DONE]\n\n");
+    return 0;
+}
+
+void oai_stream_fin(void *ctx, bool aborted) {
+    (void)aborted;
+    oai_resp *r = ctx;
+    job_release(r->j);
+    job_batch_free(&r->b);
+    mpool_release(r->s->pool, &r->lease, NAN);
+    free(r);
+}

@@ -1,0 +1,197 @@
+/* prompt.c — request prompts to token ids (see prompt.h). Chat goes through
+ * the same Jinja renderer as `wick template`; a model without a template of
+ * its own is rendered as ChatML. */
+#include "serve/prompt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+static const tokenizer *tok_of(const wick_model *m) { return wick_model_tokenizer(m); }
+
+static int check_ids(const wick_model *m, const cJSON *arr, int32_t **ids, int *n, fld_error *e) {
+    int count = cJSON_GetArraySize(arr);
+    int n_vocab = tok_n_vocab(tok_of(m));
+    int32_t *out = malloc(sizeof *out * (size_t)(count ? count : 1));
+    if (!out) return fld_fail(e, 500, NULL, "out of memory");
+    int i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int32_t)it->valuedouble || it->valuedouble < 0 ||
+            it->valuedouble >= n_vocab) {
+            free(out);
+            return fld_fail(e, 400, "prompt", "token ids in \"prompt\" must be integers in [0, %d)", n_vocab);
+        }
+        out[i++] = (int32_t)it->valuedouble;
+    }
+    *ids = out;
+    *n = i;
+    return 0;
+}
+
+int prompt_text(const wick_model *m, const char *text, bool add_special, int32_t **ids, int *n, fld_error *e) {
+    wick_error err;
+    size_t n_ids = 0;
+    if (wick_tokenizer_encode(tok_of(m), text, strlen(text), add_special, ids, &n_ids, NULL, &err) < 0)
+        return fld_fail(e, 400, "prompt", "%s", err.msg);
+    if (n_ids > (size_t)INT32_MAX / 2) {
+        free(*ids);
+        *ids = NULL;
+        return fld_fail(e, 400, "prompt", "prompt is too long");
+    }
+    *n = (int)n_ids;
+    return 0;
+}
+
+int prompt_completion(const wick_model *m, const cJSON *p, int32_t **ids, int *n, fld_error *e) {
+    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, true, ids, n, e);
+    if (!cJSON_IsArray(p)) return fld_fail(e, 400, "prompt", "\"prompt\" must be a string or an array");
+    int count = cJSON_GetArraySize(p);
+    if (count == 0) return fld_fail(e, 400, "prompt", "\"prompt\" is empty");
+    const cJSON *first = cJSON_GetArrayItem(p, 0);
+    if (cJSON_IsNumber(first)) return check_ids(m, p, ids, n, e);
+    if (count > 1) return fld_fail(e, 400, "prompt", "only one prompt per request is supported");
+    if (cJSON_IsString(first)) return prompt_text(m, first->valuestring, true, ids, n, e);
+    if (cJSON_IsArray(first)) return check_ids(m, first, ids, n, e);
+    return fld_fail(e, 400, "prompt", "\"prompt\" must be a string, an array of strings or token ids");
+}
+
+/* A message's content as the template sees it: a string (or null). */
+static int norm_content(cJSON *msg, int i, fld_error *e) {
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *imgs = cJSON_GetObjectItemCaseSensitive(msg, "images");
+    if (cJSON_IsArray(imgs) && cJSON_GetArraySize(imgs) > 0)
+        return fld_fail(e, 400, "messages", "messages[%d]: images are not supported by this server", i);
+    if (!c || cJSON_IsNull(c) || cJSON_IsString(c)) return 0;
+    if (!cJSON_IsArray(c))
+        return fld_fail(e, 400, "messages", "messages[%d].content must be a string or an array of parts", i);
+    sbuf s = {0};
+    int k = 0;
+    const cJSON *part;
+    cJSON_ArrayForEach(part, c) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (cJSON_IsString(part)) text = part;
+        else if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 || !cJSON_IsString(text)) {
+            sbuf_free(&s);
+            return fld_fail(e, 400, "messages", "messages[%d]: only text content parts are supported", i);
+        }
+        if (k++) sbuf_put(&s, "\n", 1);
+        sbuf_puts(&s, text->valuestring);
+    }
+    char *joined = sbuf_take(&s, NULL);
+    if (!joined) return fld_fail(e, 500, NULL, "out of memory");
+    cJSON_ReplaceItemInObjectCaseSensitive(msg, "content", cJSON_CreateString(joined));
+    free(joined);
+    return 0;
+}
+
+static char *token_text(const tokenizer *t, int32_t id) {
+    size_t len = 0;
+    const char *s = id >= 0 ? tok_token_text(t, id, &len) : NULL;
+    return s ? strndup(s, len) : strdup("");
+}
+
+int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,
+                fld_error *e) {
+    const tokenizer *t = tok_of(m);
+    if (text) *text = NULL;
+    if (!cJSON_IsArray(o->messages)) return fld_fail(e, 400, "messages", "\"messages\" must be an array");
+    cJSON *ctx = cJSON_CreateObject();
+    cJSON *msgs = cJSON_CreateArray();
+    if (!ctx || !msgs) {
+        cJSON_Delete(ctx);
+        cJSON_Delete(msgs);
+        return fld_fail(e, 500, NULL, "out of memory");
+    }
+    cJSON_AddItemToObject(ctx, "messages", msgs);
+    if (o->system && *o->system) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "role", "system");
+        cJSON_AddStringToObject(s, "content", o->system);
+        cJSON_AddItemToArray(msgs, s);
+    }
+    int i = 0;
+    const cJSON *msg;
+    cJSON_ArrayForEach(msg, o->messages) {
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(msg, "role");
+        if (!cJSON_IsObject(msg) || !cJSON_IsString(role)) {
+            cJSON_Delete(ctx);
+            return fld_fail(e, 400, "messages", "messages[%d] must be an object with a string \"role\"", i);
+        }
+        cJSON *copy = cJSON_Duplicate(msg, 1);
+        if (!copy) {
+            cJSON_Delete(ctx);
+            return fld_fail(e, 500, NULL, "out of memory");
+        }
+        cJSON_AddItemToArray(msgs, copy);
+        if (norm_content(copy, i, e) < 0) {
+            cJSON_Delete(ctx);
+            return -1;
+        }
+        i++;
+    }
+    if (o->kwargs) {
+        const cJSON *kv;
+        cJSON_ArrayForEach(kv, o->kwargs) {
+            if (!kv->string || !strcmp(kv->string, "messages")) continue;
+            cJSON_DeleteItemFromObjectCaseSensitive(ctx, kv->string);
+            cJSON_AddItemToObject(ctx, kv->string, cJSON_Duplicate(kv, 1));
+        }
+    }
+    if (o->tools && !cJSON_GetObjectItemCaseSensitive(ctx, "tools"))
+        cJSON_AddItemToObject(ctx, "tools", cJSON_Duplicate(o->tools, 1));
+    if (!cJSON_GetObjectItemCaseSensitive(ctx, "add_generation_prompt"))
+        cJSON_AddBoolToObject(ctx, "add_generation_prompt", o->add_generation_prompt && !o->continue_final_message);
+    char *bos = token_text(t, tok_bos(t)), *eos = token_text(t, tok_eos(t));
+    cJSON_AddStringToObject(ctx, "bos_token", bos ? bos : "");
+    cJSON_AddStringToObject(ctx, "eos_token", eos ? eos : "");
+    free(bos);
+    free(eos);
+    const char *tmpl = o->tmpl ? o->tmpl : tok_chat_template(t);
+    if (!tmpl) tmpl = chat_template_builtin("chatml");
+    wick_error err;
+    size_t len = 0;
+    char *out = chat_template_render_cjson(tmpl, ctx, &len, &err);
+    cJSON_Delete(ctx);
+    if (!out) return fld_fail(e, 400, "messages", "%s", err.msg);
+    if (o->continue_final_message && i > 0) {
+        /* end the prompt right after the last message's text, so the reply continues it */
+        const cJSON *last = cJSON_GetArrayItem(o->messages, i - 1);
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(last, "content");
+        if (cJSON_IsString(c) && c->valuestring[0]) {
+            size_t cl = strlen(c->valuestring);
+            for (size_t k = len; k >= cl; k--)
+                if (memcmp(out + k - cl, c->valuestring, cl) == 0) {
+                    len = k;
+                    out[len] = 0;
+                    break;
+                }
+        }
+    }
+    size_t n_ids = 0;
+    int rc = tok_encode(t, out, len, false, true, ids, &n_ids, &err);
+    if (rc < 0) {
+        free(out);
+        return fld_fail(e, 400, "messages", "%s", err.msg);
+    }
+    if (text) *text = out;
+    else free(out);
+    *n = (int)n_ids;
+    return 0;
+}
+
+void prompt_piece(const wick_model *m, int32_t id, sbuf *out) {
+    char buf[256];
+    int l = wick_token_piece(m, id, buf, sizeof buf);
+    if (l < 0) return;
+    if ((size_t)l <= sizeof buf) {
+        sbuf_put(out, buf, (size_t)l);
+        return;
+    }
+    char *big = malloc((size_t)l);
+    if (big && wick_token_piece(m, id, big, (size_t)l) == l) sbuf_put(out, big, (size_t)l);
+    free(big);
+}

@@ -1,0 +1,41 @@
+/* prompt.h — request prompts to token ids: completion prompts (text or
+ * ids), chat conversations rendered with the model's chat template (OpenAI
+ * and Ollama message shapes), and token-piece text for logprobs. */
+#ifndef WICK_SERVE_PROMPT_H
+#define WICK_SERVE_PROMPT_H
+
+#include <cJSON.h>
+#include <stdint.h>
+
+#include "serve/fields.h"
+#include "serve/sbuf.h"
+#include "wick.h"
+
+/* A completion prompt: a string, a one-string array, an array of token ids,
+ * or a one-array array of ids. BOS is added as the model adds it to text.
+ * *ids malloc'd. 0, or -1 with e (param "prompt"). */
+int prompt_completion(const wick_model *m, const cJSON *prompt, int32_t **ids, int *n, fld_error *e);
+/* Plain text with BOS as the model adds it. */
+int prompt_text(const wick_model *m, const char *text, bool add_special, int32_t **ids, int *n, fld_error *e);
+
+typedef struct prompt_chat_opts {
+    const cJSON *messages;  /* array of messages */
+    const cJSON *tools;     /* may be NULL */
+    const cJSON *kwargs;    /* chat_template_kwargs: extra template variables; may be NULL */
+    const char *system;     /* Ollama `system`: a system message put first; may be NULL */
+    const char *tmpl;       /* a template given by the request; NULL = the model's */
+    bool add_generation_prompt;
+    bool continue_final_message;
+} prompt_chat_opts;
+
+/* Render a conversation and tokenize it (special-token text recognized, no
+ * BOS added beyond what the template writes). Message content may be a string,
+ * null or an array of {type:"text", text} parts; images are refused.
+ * *text (may be NULL) gets the rendered prompt. */
+int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,
+                fld_error *e);
+
+/* The bytes token id stands for (may be a partial UTF-8 character). */
+void prompt_piece(const wick_model *m, int32_t id, sbuf *out);
+
+#endif

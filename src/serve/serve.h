@@ -1,0 +1,47 @@
+/* serve.h — `wick serve` as a library: an HTTP server with OpenAI- and
+ * Ollama-compatible routes, health, tokenize/render and Prometheus metrics,
+ * over a pool of models each driven by a continuous-batching scheduler.
+ * The library never prints: the access log goes to a callback. */
+#ifndef WICK_SERVE_SERVE_H
+#define WICK_SERVE_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "wick.h"
+
+typedef void (*serve_log_fn)(void *user, const char *line);
+
+typedef struct serve_config {
+    const char *host;             /* NULL = 127.0.0.1 */
+    int port;                     /* 0 = any free port (see serve_port) */
+    const char *api_key;          /* NULL = any key (or none) is accepted */
+    size_t body_limit;            /* bytes; 0 = 8 MiB */
+    int idle_timeout_s;           /* idle connection timeout; 0 = 600 */
+    double request_timeout_s;     /* a generation running longer is cancelled; 0 = none */
+    int max_queue;                /* per model; 0 = 512 */
+    /* models */
+    const char *const *models;    /* -m paths; the first is the default */
+    int n_models;
+    const char *models_dir;
+    int max_loaded;               /* 0 = 3 */
+    size_t memory_budget;         /* bytes; 0 = none */
+    double keep_alive_s;          /* < 0 = for ever */
+    /* per loaded model */
+    int n_threads, n_ctx, kv_type, parallel, prefill_chunk;
+    size_t kv_bytes;              /* 0 = parallel full contexts */
+    const char *dtype;
+    serve_log_fn log;             /* one line per request; NULL = none */
+    void *log_user;
+} serve_config;
+
+typedef struct serve_server serve_server;
+
+/* Start listening and begin loading the default model in the background. */
+serve_server *serve_start(const serve_config *cfg, wick_error *err);
+int serve_port(const serve_server *s);
+const char *serve_default_model(const serve_server *s);
+/* Cancel what runs, close every connection, unload every model, free. */
+void serve_stop(serve_server *s);
+
+#endif

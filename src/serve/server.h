@@ -1,0 +1,82 @@
+/* server.h — what the route handlers of `wick serve` share: the server
+ * object, JSON and error replies (OpenAI and Ollama shapes), and the
+ * generation steps both APIs run (submit a request, wait for its output). */
+#ifndef WICK_SERVE_SERVER_H
+#define WICK_SERVE_SERVER_H
+
+#include <cJSON.h>
+#include <stdatomic.h>
+
+#include "serve/fields.h"
+#include "serve/http.h"
+#include "serve/job.h"
+#include "serve/model_pool.h"
+#include "serve/serve.h"
+
+struct serve_server {
+    serve_config cfg;
+    serve_pool *pool;
+    http_server *http;
+    double started;             /* wall-clock seconds */
+    _Atomic unsigned long long next_id;
+};
+
+/* ---- replies (reply.c) ---- */
+void reply_json(http_call *c, int status, cJSON *j); /* prints and deletes j */
+void reply_text(http_call *c, int status, const char *content_type, const char *text);
+/* {"error":{"message","type","param","code"}} with retry headers as e says */
+void reply_openai_error(http_call *c, const fld_error *e);
+/* {"error":"message"} */
+void reply_ollama_error(http_call *c, const fld_error *e);
+/* A unique id with a prefix: "chatcmpl-5f2c...". */
+void reply_new_id(serve_server *s, const char *prefix, char *out, size_t cap);
+/* RFC 3339 UTC time with nanoseconds, as Ollama writes created_at. */
+void reply_rfc3339(double wall_s, char *out, size_t cap);
+double reply_wall_now(void);
+
+/* ---- generation (gen.c) ---- */
+typedef struct gen_params {
+    int32_t *ids;         /* the prompt (owned by the caller) */
+    int n_ids;
+    long long n_predict;  /* -1 = until the context is full; clamped to the room left */
+    wick_sampling sampling;
+    fld_stops stop;
+    bool ignore_eos, new_message;
+    int logprobs;         /* -1 none, else top-N */
+} gen_params;
+
+/* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
+ * leaves no room, 503 + retry-after when the queue is full. */
+job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_error *e);
+/* Wait for the whole output, appending every event into acc (events and
+ * text, offsets rebased). Returns 0 at the end, -1 if the client left or the
+ * server is stopping (the job is cancelled). */
+int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc);
+/* Append batch b's events and text to acc. */
+void gen_append(job_batch *acc, const job_batch *b);
+/* The finish reason as OpenAI / Ollama name it. */
+const char *gen_finish_name(wick_finish f);
+
+/* ---- routes ---- */
+void routes_dispatch(void *user, http_call *c); /* the http_handler */
+
+void oai_models(serve_server *s, http_call *c);
+void oai_model(serve_server *s, http_call *c, const char *id);
+void oai_completions(serve_server *s, http_call *c, cJSON *body);
+void oai_chat(serve_server *s, http_call *c, cJSON *body);
+void oai_render_completions(serve_server *s, http_call *c, cJSON *body);
+void oai_render_chat(serve_server *s, http_call *c, cJSON *body);
+
+void oll_generate(serve_server *s, http_call *c, cJSON *body);
+void oll_chat(serve_server *s, http_call *c, cJSON *body);
+void oll_tags(serve_server *s, http_call *c);
+void oll_ps(serve_server *s, http_call *c);
+void oll_show(serve_server *s, http_call *c, cJSON *body);
+void oll_version(serve_server *s, http_call *c);
+
+void util_health(serve_server *s, http_call *c);
+void util_metrics(serve_server *s, http_call *c);
+void util_tokenize(serve_server *s, http_call *c, cJSON *body);
+void util_detokenize(serve_server *s, http_call *c, cJSON *body);
+
+#endif

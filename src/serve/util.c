@@ -1,0 +1,137 @@
+/* util.c — the routes beside the two APIs: /health (llama.cpp's shape),
+ * /metrics (Prometheus text), /tokenize and /detokenize. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/prompt.h"
+#include "serve/server.h"
+
+void util_health(serve_server *s, http_call *c) {
+    char msg[512];
+    int st = mpool_default_state(s->pool, msg, sizeof msg);
+    if (st > 0) {
+        reply_text(c, 200, "application/json", "{\"status\":\"ok\"}");
+        return;
+    }
+    cJSON *j = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(j, "error");
+    cJSON_AddNumberToObject(e, "code", st == 0 ? 503 : 500);
+    cJSON_AddStringToObject(e, "message", st == 0 ? "Loading model" : msg);
+    cJSON_AddStringToObject(e, "type", st == 0 ? "unavailable_error" : "server_error");
+    reply_json(c, st == 0 ? 503 : 500, j);
+}
+
+void util_metrics(serve_server *s, http_call *c) {
+    metrics_view v[256];
+    int n = mpool_metrics(s->pool, v, 256);
+    sbuf o = {0};
+    metrics_render(&o, v, n);
+    http_reply_sbuf(c, 200, "text/plain; version=0.0.4; charset=utf-8", &o);
+}
+
+static int lease(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
+    fld_error e = {0};
+    const char *name = NULL;
+    if (fld_str(b, "model", &name, &e) < 0) {
+        reply_openai_error(c, &e);
+        return -1;
+    }
+    wick_error err;
+    int st = mpool_acquire(s->pool, name, l, &err);
+    if (st) {
+        fld_fail(&e, st, "model", "%s", err.msg);
+        reply_openai_error(c, &e);
+        return -1;
+    }
+    return 0;
+}
+
+void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
+    fld_error e = {0};
+    const char *text = NULL;
+    bool add_special = true, pieces = false;
+    if (fld_str(b, "content", &text, &e) < 0 || (!text && fld_str(b, "prompt", &text, &e) < 0) ||
+        fld_bool(b, "add_special", &add_special, &e) < 0 || fld_bool(b, "with_pieces", &pieces, &e) < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    if (!text) {
+        fld_fail(&e, 400, "content", "\"content\" is required");
+        reply_openai_error(c, &e);
+        return;
+    }
+    mpool_lease l;
+    if (lease(s, c, b, &l) < 0) return;
+    int32_t *ids = NULL;
+    int n = 0;
+    if (prompt_text(l.model, text, add_special, &ids, &n, &e) < 0) {
+        mpool_release(s->pool, &l, NAN);
+        reply_openai_error(c, &e);
+        return;
+    }
+    sbuf o = {0}, p = {0};
+    sbuf_puts(&o, "{\"tokens\":[");
+    for (int i = 0; i < n; i++) {
+        if (i) sbuf_puts(&o, ",");
+        if (pieces) {
+            sbuf_reset(&p);
+            prompt_piece(l.model, ids[i], &p);
+            sbuf_printf(&o, "{\"id\":%d,\"piece\":", ids[i]);
+            sbuf_json_str(&o, p.data ? p.data : "", p.len);
+            sbuf_puts(&o, "}");
+        } else {
+            sbuf_printf(&o, "%d", ids[i]);
+        }
+    }
+    sbuf_printf(&o, "],\"count\":%d,\"max_model_len\":%d}", n, l.n_ctx);
+    mpool_release(s->pool, &l, NAN);
+    sbuf_free(&p);
+    free(ids);
+    http_reply_sbuf(c, 200, "application/json", &o);
+}
+
+void util_detokenize(serve_server *s, http_call *c, cJSON *b) {
+    fld_error e = {0};
+    const cJSON *toks = NULL;
+    if (fld_array(b, "tokens", &toks, &e) < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    if (!toks) {
+        fld_fail(&e, 400, "tokens", "\"tokens\" is required");
+        reply_openai_error(c, &e);
+        return;
+    }
+    mpool_lease l;
+    if (lease(s, c, b, &l) < 0) return;
+    const wick_tokenizer *t = wick_model_tokenizer(l.model);
+    int nv = wick_tokenizer_n_vocab(t), n = cJSON_GetArraySize(toks), i = 0;
+    int32_t *ids = malloc(sizeof *ids * (size_t)(n ? n : 1));
+    const cJSON *it;
+    bool ok = ids != NULL;
+    cJSON_ArrayForEach(it, toks) {
+        if (!ok) break;
+        if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
+            it->valuedouble >= nv)
+            ok = false;
+        else
+            ids[i++] = (int32_t)it->valuedouble;
+    }
+    wick_error err;
+    size_t len = 0;
+    char *text = ok ? wick_tokenizer_decode(t, ids, (size_t)i, false, &len, &err) : NULL;
+    mpool_release(s->pool, &l, NAN);
+    free(ids);
+    if (!text) {
+        fld_fail(&e, 400, "tokens", "\"tokens\" must be an array of token ids in [0, %d)", nv);
+        reply_openai_error(c, &e);
+        return;
+    }
+    sbuf o = {0};
+    sbuf_puts(&o, "{\"content\":");
+    sbuf_json_str(&o, text, len);
+    sbuf_puts(&o, "}");
+    free(text);
+    http_reply_sbuf(c, 200, "application/json", &o);
+}
