@@ -62,18 +62,34 @@ static void completion_logprobs(sbuf *o, const wick_model *m, const job_event *e
         sbuf_json_num(o, ev[i].tok.logprob);
     }
     sbuf_puts(o, "],\"top_logprobs\":[");
+    sbuf keys[WICK_MAX_TOP_LOGPROBS] = {{0}};
     for (size_t i = 0; i < n; i++) {
         sbuf_puts(o, i ? ",{" : "{");
         for (int k = 0; k < ev[i].tok.n_top; k++) {
             sbuf_reset(&p);
             prompt_piece(m, ev[i].tok.top_ids[k], &p);
+            sbuf *key = &keys[k];
+            sbuf_reset(key);
+            sbuf_json_str(key, p.data ? p.data : "", p.len);
+            /* pieces that are not whole UTF-8 characters may print alike ("\uFFFD"):
+             * a key seen before in this object becomes "bytes:\\xHH..." (OpenAI's form) */
+            for (int q = 0; q < k; q++) {
+                if (keys[q].len != key->len || memcmp(keys[q].data, key->data, key->len) != 0) continue;
+                sbuf_reset(key);
+                sbuf_puts(key, "\"bytes:");
+                for (size_t b = 0; b < p.len; b++) sbuf_printf(key, "\\\\x%02x", (unsigned char)p.data[b]);
+                if (!p.len) sbuf_printf(key, "%d", ev[i].tok.top_ids[k]);
+                sbuf_puts(key, "\"");
+                break;
+            }
             if (k) sbuf_puts(o, ",");
-            sbuf_json_str(o, p.data ? p.data : "", p.len);
+            sbuf_put(o, key->data, key->len);
             sbuf_puts(o, ":");
             sbuf_json_num(o, ev[i].tok.top_logprobs[k]);
         }
         sbuf_puts(o, "}");
     }
+    for (int k = 0; k < WICK_MAX_TOP_LOGPROBS; k++) sbuf_free(&keys[k]);
     sbuf_puts(o, "],\"text_offset\":[");
     for (size_t i = 0; i < n; i++) sbuf_printf(o, i ? ",%lld" : "%lld", base + (long long)ev[i].off);
     sbuf_puts(o, "]}");
