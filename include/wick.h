@@ -357,7 +357,9 @@ int wick_sched_start(wick_sched *s, wick_error *err);
 typedef struct wick_sched_stats {
     int running, waiting;          /* requests admitted / queued */
     int n_seq;                     /* sequences (max running) */
-    int kv_blocks_total, kv_blocks_used, kv_block_size;
+    int kv_blocks_total, kv_block_size;
+    int kv_blocks_used;            /* held by running requests */
+    int kv_blocks_cached;          /* held by idle sequences as reusable prefixes (given back on demand) */
     uint64_t steps, step_tokens;   /* forward steps run and tokens in them */
     uint64_t prompt_tokens;        /* prompt tokens of admitted requests (cached included) */
     uint64_t generation_tokens;

@@ -329,7 +329,8 @@ static void cancel_and_errors(void) {
     wick_sched_get_stats(s, &st);
     CHECK_INT(st.running, 0);
     /* The KV left is only what idle sequences keep as prefixes. */
-    CHECK(st.kv_blocks_used <= 2 * ((210 + st.kv_block_size - 1) / st.kv_block_size));
+    CHECK_INT(st.kv_blocks_used, 0);
+    CHECK(st.kv_blocks_cached > 0 && st.kv_blocks_cached <= 2 * ((210 + st.kv_block_size - 1) / st.kv_block_size));
     /* Freeing with requests in flight cancels them. */
     r.user = &o[5];
     CHECK(wick_sched_submit(s, &r, &err) > 0);

@@ -238,7 +238,9 @@ void wick_sched_cancel(wick_sched *s, int64_t id) {
 static void release_slot(wick_sched *s, sched_req *q) {
     if (q->slot < 0) return;
     kv_release_unused(&s->c->kv, q->slot);
+    pthread_mutex_lock(&s->mu);
     s->slots[q->slot].owner = NULL;
+    pthread_mutex_unlock(&s->mu);
     s->slots[q->slot].last_used = s->step_no;
     q->slot = -1;
 }
@@ -517,8 +519,20 @@ static void take_in(wick_sched *s) {
     }
 }
 
+/* Publish the block counts (the stepping thread owns the KV cache; stats
+ * readers see these copies). Call with mu held. */
+static void publish_blocks(wick_sched *s) {
+    s->st.kv_blocks_used = s->st.kv_blocks_cached = 0;
+    for (int i = 0; i < s->c->n_seq; i++) {
+        if (s->slots[i].owner) s->st.kv_blocks_used += s->c->kv.n_seq_blocks[i];
+        else s->st.kv_blocks_cached += s->c->kv.n_seq_blocks[i];
+    }
+}
+
+/* Requests queued or running, after publishing the stats. */
 static int pending(wick_sched *s) {
     pthread_mutex_lock(&s->mu);
+    publish_blocks(s);
     int n = s->n_running + s->n_incoming_waiting;
     pthread_mutex_unlock(&s->mu);
     return n;
@@ -622,7 +636,7 @@ void wick_sched_get_stats(wick_sched *s, wick_sched_stats *out) {
     *out = s->st;
     out->running = s->n_running;
     out->waiting = s->n_incoming_waiting;
-    out->kv_blocks_used = kv_blocks_used(&s->c->kv);
+
     pthread_mutex_unlock(&s->mu);
 }
 
