@@ -5,7 +5,10 @@
  * Prints tok/s (generated tokens over the time from the first to the last
  * token), TTFT p50 and the ratio, as a table and one JSON line.
  *
- *   build/bench/sched_bench MODEL [-c 8] [-p 128] [-n 128] [-t 2] [-r 3] [--kv-type f32|f16]
+ *   build/bench/sched_bench MODEL [-c 8] [-p 128] [-n 128] [-t 2] [-r 3] [-b BUDGET] [--kv-type f32|f16]
+ *
+ * -b sets the token budget per step (the context's batch capacity; default
+ * that of `wick serve`, 128). WICK_PROFILE=1 prints time per op type.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,7 @@ static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, do
     }
     rec *recs = calloc((size_t)n, sizeof *recs);
     int32_t *prompt = malloc((size_t)n_prompt * sizeof *prompt);
+    wick_context_profile_reset(c);
     double t0 = now_s();
     for (int i = 0; i < n; i++) {
         /* Distinct prompts (no prefix reuse between requests or rounds). */
@@ -66,6 +70,13 @@ static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, do
         tt[i] = recs[i].t_first - t0;
     }
     *ttft = median(tt, n);
+    if (wick_context_profiling(c)) { /* WICK_PROFILE=1: where the time went */
+        wick_profile p;
+        wick_context_profile(c, &p);
+        fprintf(stderr, "%d streams: %lld passes, %lld tokens:", n, (long long)p.n_forward, (long long)p.n_tokens);
+        for (int op = 0; op < WICK_OP_COUNT; op++) fprintf(stderr, " %s %.0f ms", wick_op_name(op), p.ms[op]);
+        fputc('\n', stderr);
+    }
     wick_sched_free(s);
     free(tt);
     free(recs);
@@ -76,16 +87,17 @@ static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, do
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s MODEL [-c N] [-p P] [-n G] [-t T] [-r R] [--kv-type f32|f16]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL [-c N] [-p P] [-n G] [-t T] [-r R] [-b BUDGET] [--kv-type f32|f16]\n", argv[0]);
         return 2;
     }
-    int conc = 8, n_prompt = 128, n_gen = 128, threads = 2, reps = 3, kv_type = 0;
+    int conc = 8, n_prompt = 128, n_gen = 128, threads = 2, reps = 3, kv_type = 0, budget = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-c")) conc = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-p")) n_prompt = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-n")) n_gen = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-t")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-b")) budget = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kv-type")) kv_type = !strcmp(argv[i + 1], "f16");
     }
     wick_error err;
@@ -95,7 +107,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     wick_context_params cp = {.n_ctx = n_prompt + n_gen + 8, .n_seq = conc, .n_threads = threads,
-                              .prefill_chunk = -1, .kv_type = kv_type};
+                              .prefill_chunk = -1, .kv_type = kv_type, .max_batch = budget};
     wick_context *c = wick_context_new(m, &cp, &err);
     if (!c) {
         fprintf(stderr, "%s\n", err.msg);
@@ -114,9 +126,9 @@ int main(int argc, char **argv) {
     printf("\n| streams | decode tok/s (aggregate) | TTFT p50 (ms) |\n|---|---|---|\n");
     printf("| 1 | %.1f | %.1f |\n| %d | %.1f | %.1f |\n", m1, t1 * 1e3, conc, mn, tn * 1e3);
     printf("ratio %d streams / 1 stream: %.2fx (median of per-repeat ratios)\n", conc, mr);
-    printf("{\"concurrency\":%d,\"prompt\":%d,\"gen\":%d,\"threads\":%d,\"tok_s_1\":%.2f,\"tok_s_n\":%.2f,"
+    printf("{\"budget\":%d,\"concurrency\":%d,\"prompt\":%d,\"gen\":%d,\"threads\":%d,\"tok_s_1\":%.2f,\"tok_s_n\":%.2f,"
            "\"ratio\":%.3f,\"ttft_ms_1\":%.2f,\"ttft_ms_n\":%.2f}\n",
-           conc, n_prompt, n_gen, threads, m1, mn, mr, t1 * 1e3, tn * 1e3);
+           budget, conc, n_prompt, n_gen, threads, m1, mn, mr, t1 * 1e3, tn * 1e3);
     wick_context_free(c);
     wick_model_free(m);
     return 0;
