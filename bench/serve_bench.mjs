@@ -67,10 +67,12 @@ function pct(xs, p) {
 }
 const median = (xs) => pct(xs.filter((x) => Number.isFinite(x)), 0.5);
 function rng(s) { let x = BigInt(s) | 1n; return () => { x ^= x << 13n; x &= (1n << 64n) - 1n; x ^= x >> 7n; x ^= x << 17n; x &= (1n << 64n) - 1n; return Number(x % 1000000007n) / 1000000007; }; }
-function prompts(n) {
+// n prompts of promptTokens random ids; salt (repeat, concurrency) makes every
+// load's prompts its own, so no request finds another's prefix cached
+function prompts(n, salt = 0) {
   const out = [];
   for (let i = 0; i < n; i++) {
-    const r = rng(seed * 1000003 + i + 1);
+    const r = rng(seed * 1000003 + salt * 100003 + i + 1);
     out.push(Array.from({ length: promptTokens }, () => vocabLo + Math.floor(r() * (vocabHi - vocabLo))));
   }
   return out;
@@ -215,7 +217,7 @@ try {
     const client = new OpenAI({ baseURL: `${t.base}/v1`, apiKey: 'sk-bench', maxRetries: 0 });
     t.model = A.model && targets.length === 1 ? A.model : (await client.models.list()).data[0].id;
     // warm-up: one short request
-    await client.completions.create({ model: t.model, prompt: prompts(1)[0].slice(0, 8), max_tokens: 4, temperature: 0 });
+    await client.completions.create({ model: t.model, prompt: prompts(1, 999999)[0].slice(0, 8), max_tokens: 4, temperature: 0 });
   }
 } catch (e) { console.error(`serve_bench: ${e.message}`); killAll(); process.exit(1); }
 
@@ -223,7 +225,7 @@ const runs = [];
 for (let rep = 0; rep < repeats; rep++) {
   for (const conc of concList) {
     const n = conc === 1 ? Math.min(nReq, 4) : nReq;
-    const reqs = prompts(n).map((ids, i) => ids.map((x, j) => (j === 0 ? vocabLo + ((x + rep * 7919 + i) % (vocabHi - vocabLo)) : x)));
+    const reqs = prompts(n, 1 + rep * 1000 + conc);
     const order = rep % 2 ? [...targets].reverse() : targets;
     for (const t of order) {
       if (Date.now() - tStart > timeLimitMs) { console.error('serve_bench: time limit reached'); break; }

@@ -26,8 +26,8 @@ serve_need_node
 
 want=", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball."
 limit=$((1 << 20))
-if serve_start S -m "$STORIES" --ctx 128 -t 1 --parallel 4 --body-limit "$limit"; then
-  run_js serve_robustness "$JS/serve_robustness.mjs" --url "$S" --ctx 128 --body-limit "$limit" \
+if serve_start S -m "$STORIES" --ctx 2048 -t 1 --parallel 4 --body-limit "$limit"; then
+  run_js robustness "$JS/serve_robustness.mjs" --name robustness --url "$S" --ctx 2048 --body-limit "$limit" \
     --prompt "Once upon a time" --n 40 --want-text "$want"
   if kill -0 "$S_PID" 2>/dev/null; then ok "the server is still running"; else bad "the server died (log follows)"; tail -n 20 "$S_LOG"; fi
   serve_stop "$S_PID"

@@ -25,8 +25,8 @@ serve_init() {
   trap serve_cleanup EXIT
   trap 'exit 130' INT TERM
   if [ ! -x "$WICK" ]; then echo "FAIL: $WICK not built"; echo "$SERVE_NAME: 0 passed, 1 failed"; exit 1; fi
-  if ! "$WICK" help 2>&1 | grep -qw serve && ! "$WICK" serve --help >/dev/null 2>&1; then
-    serve_skip "this wick has no 'serve' command yet"
+  if ! "$WICK" serve --help >/dev/null 2>&1; then
+    echo "FAIL: $WICK serve --help failed"; echo "$SERVE_NAME: 0 passed, 1 failed"; exit 1
   fi
 }
 

@@ -141,12 +141,14 @@ if (a.abort) await c.step(tag('aborted stream'), async () => {
   const big = Number(a.abort);
   const before = await metrics(a.url);
   const ac = new AbortController();
-  let chunks = 0, aborted = false;
+  let chunks = 0, aborted = false, finished = false;
   try {
     const s = await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: big, temperature: 0, ignore_eos: true, stream: true }, { signal: ac.signal });
-    for await (const ch of s) { if (ch.choices?.[0]?.text !== undefined) chunks++; if (chunks === 3) ac.abort(); }
+    // (the v6 client ends the iteration quietly when its signal aborts)
+    for await (const ch of s) { if (ch.choices?.[0]?.text !== undefined) chunks++; if (ch.choices?.[0]?.finish_reason) finished = true; if (chunks === 3) ac.abort(); }
+    aborted = ac.signal.aborted && !finished;
   } catch (e) { aborted = e instanceof OpenAI.APIUserAbortError || e.name === 'AbortError'; if (!aborted) throw e; }
-  c.ok(tag('abort after 3 chunks: the client stops'), aborted && chunks >= 3, { aborted, chunks });
+  c.ok(tag('abort after 3 chunks: the stream ends early, without a finish_reason'), aborted && chunks >= 3 && chunks < big, { aborted, chunks, finished });
   let m = await metrics(a.url), waited = 0;
   while (running(m) !== 0 && waited < 10_000) { await sleep(50); waited += 50; m = await metrics(a.url); }
   c.ok(tag(`after the abort: vllm:num_requests_running back to 0 (within ${waited} ms)`), running(m) === 0, running(m));

@@ -55,7 +55,7 @@ if (!model) c.done();
 // ---- generate
 let greedy;
 await c.step(tag('generate'), async () => {
-  const r = await ol.generate({ model, prompt: P, options: { num_predict: N, temperature: 0 } });
+  const r = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: N, temperature: 0 } });
   greedy = r.response;
   c.eq(tag(`generate greedy (num_predict ${N}, temperature 0) = wick generate --temp 0`), r.response, G.text);
   finalOk('generate', r, { promptTokens: G.prompt_tokens, evalCount: G.tokens.length, reason: G.finish_reason });
@@ -63,9 +63,16 @@ await c.step(tag('generate'), async () => {
   const o = await (await fetch(`${a.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, prompt: P, max_tokens: N, temperature: 0 }) })).json();
   c.eq(tag('generate greedy = /v1/completions greedy text'), r.response, o.choices?.[0]?.text);
+  if (a.chat) {
+    // without raw the prompt goes through the chat template as one user message, as Ollama does
+    const t = await ol.generate({ model, prompt: P, options: { num_predict: 12, temperature: 0 } });
+    const ch = await ol.chat({ model, messages: [{ role: 'user', content: P }], options: { num_predict: 12, temperature: 0 } });
+    c.eq(tag('generate without raw (templated) = chat with one user message'), [t.response, t.prompt_eval_count], [ch.message.content, ch.prompt_eval_count]);
+    c.ok(tag('generate without raw: the template adds tokens to the prompt'), t.prompt_eval_count > G.prompt_tokens, [t.prompt_eval_count, G.prompt_tokens]);
+  }
 
   const parts = [];
-  for await (const p of await ol.generate({ model, prompt: P, stream: true, options: { num_predict: N, temperature: 0 } })) parts.push(p);
+  for await (const p of await ol.generate({ model, prompt: P, raw: true, stream: true, options: { num_predict: N, temperature: 0 } })) parts.push(p);
   const last = parts[parts.length - 1];
   c.eq(tag('generate stream: concatenated responses = non-streamed'), parts.map((p) => p.response || '').join(''), r.response);
   c.ok(tag('generate stream: several parts, done false until the last'), parts.length > 2 && parts.slice(0, -1).every((p) => p.done === false), parts.length);
@@ -73,7 +80,7 @@ await c.step(tag('generate'), async () => {
 });
 
 await c.step(tag('generate options'), async () => {
-  const r = await ol.generate({ model, prompt: P, options: { num_predict: 5, temperature: 0 } });
+  const r = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: 5, temperature: 0 } });
   c.eq(tag('num_predict 5: done_reason "length", eval_count 5, prefix of the greedy text'),
     [r.done_reason, r.eval_count, G.text.startsWith(r.response)], ['length', 5, true]);
   const t = G.text;
@@ -82,17 +89,17 @@ await c.step(tag('generate options'), async () => {
   if (run) {
     const stop = run[0].slice(1, 5);
     const want = t.slice(0, t.indexOf(stop));
-    const rs = await ol.generate({ model, prompt: P, options: { num_predict: N, temperature: 0, stop: [stop] } });
+    const rs = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: N, temperature: 0, stop: [stop] } });
     c.eq(tag(`options.stop ${JSON.stringify(stop)}: response ends right before it, done_reason "stop"`), [rs.response, rs.done_reason], [want, 'stop']);
     let st = '';
-    for await (const p of await ol.generate({ model, prompt: P, stream: true, options: { num_predict: N, temperature: 0, stop: [stop] } })) st += p.response || '';
+    for await (const p of await ol.generate({ model, prompt: P, raw: true, stream: true, options: { num_predict: N, temperature: 0, stop: [stop] } })) st += p.response || '';
     c.eq(tag('options.stop streamed: same'), st, want);
   }
-  const s1 = await ol.generate({ model, prompt: P, options: { num_predict: 20, temperature: 1, seed: 7 } });
-  const s2 = await ol.generate({ model, prompt: P, options: { num_predict: 20, temperature: 1, seed: 7 } });
+  const s1 = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: 20, temperature: 1, seed: 7 } });
+  const s2 = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: 20, temperature: 1, seed: 7 } });
   c.eq(tag('options.seed 7 twice at temperature 1: same response'), s2.response, s1.response);
   const others = [];
-  for (const seed of [8, 9, 10]) others.push((await ol.generate({ model, prompt: P, options: { num_predict: 20, temperature: 1, seed } })).response);
+  for (const seed of [8, 9, 10]) others.push((await ol.generate({ model, prompt: P, raw: true, options: { num_predict: 20, temperature: 1, seed } })).response);
   c.ok(tag('options.seed 8/9/10: at least one differs'), others.some((x) => x !== s1.response), { s1: s1.response, others });
 });
 
@@ -121,12 +128,12 @@ await c.step(tag('ps/keep_alive'), async () => {
   const e = (ps.models || []).find((m) => m.name === model || m.model === model);
   c.ok(tag('ps(): lists the loaded model'), !!e, ps);
   if (e) c.ok(tag('ps(): size, expires_at, context_length'), isInt(e.size) && !Number.isNaN(Date.parse(e.expires_at)) && isInt(e.context_length), e);
-  const r = await ol.generate({ model, prompt: P, keep_alive: 0, options: { num_predict: 4, temperature: 0 } });
+  const r = await ol.generate({ model, prompt: P, raw: true, keep_alive: 0, options: { num_predict: 4, temperature: 0 } });
   c.ok(tag('generate with keep_alive 0: answers'), r.done === true && G.text.startsWith(r.response), r);
   let gone = false;
   for (let i = 0; i < 50 && !gone; i++) { gone = !(await inPs()); if (!gone) await sleep(100); }
   c.ok(tag('keep_alive 0: ps() no longer lists the model (within 5 s)'), gone, await ol.ps());
-  const r2 = await ol.generate({ model, prompt: P, options: { num_predict: N, temperature: 0 } });
+  const r2 = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: N, temperature: 0 } });
   c.eq(tag('after unloading: the next request loads it again, same greedy text'), r2.response, G.text);
   c.ok(tag('after reloading: ps() lists it again'), await inPs(), await ol.ps());
   const u = await ol.generate({ model, prompt: '', keep_alive: 0 });
@@ -150,7 +157,7 @@ await c.step(tag('errors'), async () => {
     (e) => e && e.name === 'ResponseError', 'ResponseError');
   await c.throws(tag('show() of an unknown model throws (404)'), () => ol.show({ model: 'no-such-model' }),
     (e) => e && e.name === 'ResponseError' && e.status_code === 404, 'ResponseError 404');
-  const r = await ol.generate({ model, prompt: P, options: { num_predict: N, temperature: 0 } });
+  const r = await ol.generate({ model, prompt: P, raw: true, options: { num_predict: N, temperature: 0 } });
   c.eq(tag('after the errors: greedy generate unchanged'), r.response, G.text);
 });
 

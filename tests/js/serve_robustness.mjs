@@ -13,7 +13,7 @@ import net from 'node:net';
 import { checker, parseArgs, metrics, sleep } from './serve_util.mjs';
 
 const a = parseArgs();
-const c = checker('serve_robustness');
+const c = checker(a.name || 'serve_robustness');
 const url = new URL(a.url);
 const host = url.hostname, port = Number(url.port);
 const ctx = Number(a.ctx || 128);
@@ -172,13 +172,22 @@ await bad('wrong method GET /api/generate', 'GET', '/api/generate', undefined, {
 
 // ---- clients that go away or stall
 async function running() { const m = await metrics(a.url); return Object.entries(m.series).filter(([k]) => k.startsWith('vllm:num_requests_running') || k.startsWith('vllm:num_requests_waiting')).reduce((s, [, v]) => s + v, 0); }
-async function settle(label) {
+const genTokens = async () => (await metrics(a.url)).byName['vllm:generation_tokens_total'] ?? NaN;
+// wait until nothing runs; with (gen0, maxTokens): the requests must have been
+// cancelled, i.e. generated less than half of what they asked for
+async function settle(label, gen0, maxTokens) {
   let n = await running(), waited = 0;
   while (n !== 0 && waited < 10_000) { await sleep(50); waited += 50; n = await running(); }
   c.ok(`${label}: nothing running or waiting afterwards (${waited} ms)`, n === 0, n);
+  if (gen0 !== undefined) {
+    const d = (await genTokens()) - gen0;
+    c.ok(`${label}: cancelled (${d} tokens generated of ${maxTokens} asked)`, d < maxTokens / 2, d);
+  }
 }
-const longBody = JSON.stringify({ model, prompt: 'Once upon a time', max_tokens: Math.max(8, ctx - 16), temperature: 0, ignore_eos: true, stream: true });
+const longMax = Math.max(8, ctx - 16);
+const longBody = JSON.stringify({ model, prompt: 'Once upon a time', max_tokens: longMax, temperature: 0, ignore_eos: true, stream: true });
 {
+  let g0 = await genTokens();
   // a stream read for a moment, then the socket destroyed
   await new Promise((resolve) => {
     const s = net.connect(port, host, () => s.write(req('POST', P, longBody)));
@@ -187,17 +196,19 @@ const longBody = JSON.stringify({ model, prompt: 'Once upon a time', max_tokens:
     s.on('error', resolve); s.on('close', resolve);
     setTimeout(() => { s.destroy(); resolve(); }, 5000);
   });
-  await settle('client disconnects mid-stream');
+  await settle('client disconnects mid-stream', g0, longMax);
+  g0 = await genTokens();
   // the request sent, the socket closed at once (before any answer); streamed and not
   for (const stream of [true, false]) {
     await new Promise((resolve) => { const s = net.connect(port, host, () => s.end(req('POST', P, JSON.stringify({ ...JSON.parse(longBody), stream })), () => { s.destroy(); resolve(); })); s.on('error', resolve); });
   }
-  await settle('clients close right after sending (streamed and not)');
+  await settle('clients close right after sending (streamed and not)', g0, 2 * longMax);
+  g0 = await genTokens();
   // a fetch aborted while waiting for a non-streamed answer
   const ac = new AbortController();
   const p = fetch(`${a.url}${P}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...JSON.parse(longBody), stream: false }), signal: ac.signal }).catch((e) => e);
   await sleep(5); ac.abort(); await p;
-  await settle('non-streamed request aborted by the client');
+  await settle('non-streamed request aborted by the client', g0, longMax);
 }
 {
   // headers sent, then stall (slowloris); a body announced but never finished
