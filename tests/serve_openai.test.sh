@@ -15,7 +15,11 @@
 #  - a random llama tiny256 Q8_0 model with a chat template (--ctx 256): the same,
 #    plus chat completions (non-streamed = streamed, role in the first delta,
 #    usage), chat logprobs (top_logprobs 3, bytes), max_completion_tokens and
-#    max_tokens, chat stop strings, a second turn.
+#    max_tokens, chat stop strings, a second turn;
+#  - stories260K with --api-key, --parallel 1 --max-queue 1 (tests/js/serve_limits.mjs):
+#    wrong or missing key → 401 (AuthenticationError) while /health and /metrics
+#    stay open; 5 long streams at once → at least 3 refused with 503/429 +
+#    retry-after + JSON error; aborting the rest leaves nothing running.
 # tests/js/serve_openai.mjs holds the checks; one line per check.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
@@ -45,6 +49,14 @@ if [ -f "$STORIES" ]; then
   else bad "wick generate on stories260K failed"; fi
 else
   echo "skip: $STORIES not found (shared fixtures absent): the stories260K part"
+fi
+
+if [ -f "$STORIES" ]; then
+  # --api-key, and a queue of one place in front of one sequence
+  if serve_start S3 -m "$STORIES" --ctx 2048 -t 1 --parallel 1 --max-queue 1 --api-key sk-wick-test; then
+    run_js limits "$JS/serve_limits.mjs" --name limits --url "$S3" --key sk-wick-test --ctx 2048
+    serve_stop "$S3_PID"
+  else bad "stories260K server with --api-key did not start"; fi
 fi
 
 M="$TMP/llama-tiny256-q8_0.gguf"
