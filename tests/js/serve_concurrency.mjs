@@ -75,6 +75,22 @@ c.ok(tag('/metrics: 200, has vllm:num_preemptions_total, vllm:num_requests_runni
   m0.status === 200 && /^vllm:num_preemptions_total[{ ]/m.test(m0.text) && /^vllm:num_requests_running[{ ]/m.test(m0.text) &&
   /^vllm:num_requests_waiting[{ ]/m.test(m0.text), m0.text.split('\n').filter((l) => l.startsWith('vllm:')).map((l) => l.split(/[{ ]/)[0]));
 
+{
+  // the router contract (llm-d's default names) and the vLLM series
+  const t = m0.text;
+  const has = (n) => new RegExp(`^${n}[{ ]`, 'm').test(t);
+  const need = ['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc', 'vllm:lora_requests_info',
+    'vllm:cache_config_info', 'vllm:prompt_tokens_total', 'vllm:generation_tokens_total', 'vllm:request_success_total',
+    'vllm:time_to_first_token_seconds_bucket', 'vllm:e2e_request_latency_seconds_count', 'vllm:inter_token_latency_seconds_sum'];
+  const missing = need.filter((n) => !has(n));
+  c.ok(tag('/metrics: the llm-d default series and the vLLM counters and histograms are there'), missing.length === 0, missing);
+  const cfg = t.match(/^vllm:cache_config_info\{([^}]*)\}/m);
+  c.ok(tag('/metrics: cache_config_info has block_size and num_gpu_blocks labels'), cfg && /block_size="\d+"/.test(cfg[1]) && /num_gpu_blocks="\d+"/.test(cfg[1]), cfg && cfg[0]);
+  const kv = m0.byName['vllm:kv_cache_usage_perc'];
+  c.ok(tag('/metrics: kv_cache_usage_perc within [0, 1]'), kv >= 0 && kv <= 1, kv);
+  c.ok(tag('/metrics: Content-Type text/plain; version=0.0.4'), /text\/plain/.test(m0.contentType || 'text/plain'), m0.contentType);
+}
+
 const reqs = requests();
 // 1. each request alone, one after another
 const solo = [];

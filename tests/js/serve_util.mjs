@@ -69,7 +69,7 @@ export async function metrics(base, timeoutMs = 5000) {
     series[m[1] + (m[2] || '')] = v;
     byName[m[1]] = (byName[m[1]] || 0) + v;
   }
-  return { status: r.status, text, series, byName };
+  return { status: r.status, text, series, byName, contentType: r.headers.get('content-type') };
 }
 
 // a prompt of about n words, deterministic in (n, salt)
