@@ -175,50 +175,29 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
  *
  * Up to 16 query vectors that read the same KV head (the heads of a GQA group
  * and/or several query rows) go through each tile together, so every K and V
- * row is loaded once per batch. Scores of 16 keys at a time: the keys are
- * transposed (dims × 16 keys) on the stack, then S[m] += q[m][d]·Kt[d] for
- * every d — no horizontal sums. The online softmax state (m, l) is per query
- * vector; p = exp(s - m') is computed 16 lanes at a time with masking for keys
- * outside a query's range. Needs head_dim % 16 == 0. With at most SMALL_M
- * vectors (decode: one row's GQA group) the keys are not transposed: each
- * score is a dot product, 16 of them packed by a shuffle tree, and V is
- * accumulated in registers over up to 16 dims-chunks per pass, so each V
- * row is read once. The next tile's K/V are prefetched into L2 while a tile
- * is computed. */
+ * row is loaded once per batch. Each score is a dot product: 16-lane partial
+ * sums over the dims, 16 keys' sums packed into one vector by a fixed
+ * reduction tree (hsum4x, hsum16), up to SMALL_M query vectors at a time. The
+ * online softmax state (m, l) is per query vector; p = exp(s - m') is
+ * computed 16 lanes at a time with masking for keys outside a query's range.
+ * Needs head_dim % 16 == 0. With at most SMALL_M vectors (decode: one row's
+ * GQA group) V is accumulated in registers over up to 16 dims-chunks per
+ * pass, so each V row is read once. The next tile's K/V are prefetched while
+ * a tile is computed.
+ *
+ * Batch invariance: a query vector's result is bit-identical whatever the
+ * other vectors of its batch (how many rows the call has, how the work is
+ * split over threads): its scores, its tiles (KV blocks), the lanes its
+ * probabilities are summed in (key offset in the block mod 16) and the order
+ * of its V accumulation are its own; keys outside its range contribute exact
+ * zeros (alpha = 1, p = 0). An earlier version scored more than 4 vectors
+ * with transposed keys (a different summation order than the dot products
+ * decode used) and started the first tile at the batch's lowest position. */
 
 #if WICK_X86
 #define AT512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 #define AINLINE static inline __attribute__((always_inline))
 #define ATTN_BATCH 16
-
-/* In-register 16×16 transpose of floats. */
-AT512 AINLINE void transpose16(__m512 r[16]) {
-    __m512 t[16], u[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-        __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-        u[4 * i + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-        u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-        u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-        u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-    }
-    /* u[4i+k], 128-bit lane L = column 4L+k of rows 4i..4i+3 */
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++) {
-        __m512 v0 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x44), v1 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xee);
-        __m512 w0 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x44), w1 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xee);
-        r[k] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-        r[4 + k] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
-        r[8 + k] = _mm512_shuffle_f32x4(v1, w1, 0x88);
-        r[12 + k] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
-    }
-}
 
 /* Up to SMALL_M query vectors (decode: one row, a GQA group of 1-4 heads)
  * score each key as a dot product: 16-lane partial sums per key, then a
@@ -258,8 +237,45 @@ typedef struct attn_scratch {
     alignas(64) float qs[ATTN_BATCH][ATTN_MAX];      /* q * scale */
     alignas(64) float acc[ATTN_BATCH][ATTN_MAX];
     alignas(64) float sc[ATTN_BATCH][ATTN_MAX + 16]; /* scores, then probabilities, of one tile */
-    alignas(64) float kt[ATTN_MAX][16];              /* 16 keys, transposed */
 } attn_scratch;
+
+/* Scores of keys t0..t0+nt-1 of a tile (kb, rows rs apart) for the G <= SMALL_M
+ * query vectors m0.. into w->sc: per key and query a 16-lane FMA chain over
+ * the dims, then the fixed reduction tree of hsum4x/hsum16. Every query
+ * vector's scores are computed this way whatever the number of vectors in the
+ * batch (batch invariance); 4 keys × G queries are independent FMA chains. */
+AT512 AINLINE void score16(const int G, const bool f16, attn_scratch *w, int m0, const char *kb,
+                           size_t rs, int t0, int nt, int D) {
+    const size_t esz = f16 ? 2 : 4;
+    __m512 R[SMALL_M][4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        __m512 P[SMALL_M][4];
+        const char *kr[4];
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; u++) {
+            const int t = 4 * g + u;
+            kr[u] = kb + (size_t)(t0 + (t < nt ? t : 0)) * rs;
+#pragma GCC unroll 4
+            for (int m = 0; m < G; m++) P[m][u] = _mm512_setzero_ps();
+        }
+        for (int d0 = 0; d0 < D; d0 += 16) {
+            __m512 qd[SMALL_M];
+#pragma GCC unroll 4
+            for (int m = 0; m < G; m++) qd[m] = _mm512_load_ps(&w->qs[m0 + m][d0]);
+#pragma GCC unroll 4
+            for (int u = 0; u < 4; u++) {
+                const __m512 kd = load16(f16, kr[u] + d0 * esz);
+#pragma GCC unroll 4
+                for (int m = 0; m < G; m++) P[m][u] = _mm512_fmadd_ps(qd[m], kd, P[m][u]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int m = 0; m < G; m++) R[m][g] = hsum4x(P[m]);
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < G; m++) _mm512_storeu_ps(&w->sc[m0 + m][t0], hsum16(R[m]));
+}
 
 AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_params *p,
                                   const attn_kv *kv, int kvh, const attn_batch *b,
@@ -282,7 +298,14 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
         }
         mrun[m] = -INFINITY, lrun[m] = 0.0f;
     }
-    for (int32_t p0 = lo; p0 <= hi;) {
+    const int GM = MM < SMALL_M ? MM : SMALL_M;
+    /* Tiles are KV blocks, the first one starting at lo rounded down to a
+     * multiple of 16 within its block: a key's lane in the 16-key chunks
+     * (which the softmax sum accumulates lane-wise) is then its offset in
+     * its block mod 16, whatever the other vectors of the batch (batch
+     * invariance: with a sliding window lo depends on them). Keys before lo
+     * are masked out of every vector and skipped in the V pass. */
+    for (int32_t p0 = lo / bs * bs + ((lo % bs) & ~15), tlo = lo - p0; p0 <= hi; tlo = 0) {
         const int32_t blk_end = (p0 / bs + 1) * bs;
         const int32_t end = blk_end < hi + 1 ? blk_end : hi + 1;
         const int cnt = end - p0;
@@ -308,61 +331,9 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
                 }
             ncnt = 0;
         }
-        /* scores S[m][t] for t < cnt, 16 keys at a time */
-        for (int t0 = 0; t0 < cnt && MM <= SMALL_M; t0 += 16) {
-            const int nt = cnt - t0 < 16 ? cnt - t0 : 16;
-            __m512 R[SMALL_M][4];
-#pragma GCC unroll 4
-            for (int g = 0; g < 4; g++) {
-                /* 4 keys × MM queries: 4·MM independent FMA chains over the dims */
-                __m512 P[SMALL_M][4];
-                const char *kr[4];
-#pragma GCC unroll 4
-                for (int u = 0; u < 4; u++) {
-                    const int t = 4 * g + u;
-                    kr[u] = kb + (size_t)(t0 + (t < nt ? t : 0)) * rs;
-#pragma GCC unroll 4
-                    for (int m = 0; m < MM; m++) P[m][u] = _mm512_setzero_ps();
-                }
-                for (int d0 = 0; d0 < D; d0 += 16) {
-                    __m512 qd[SMALL_M];
-#pragma GCC unroll 4
-                    for (int m = 0; m < MM; m++) qd[m] = _mm512_load_ps(&w->qs[m][d0]);
-#pragma GCC unroll 4
-                    for (int u = 0; u < 4; u++) {
-                        const __m512 kd = load16(f16, kr[u] + d0 * esz);
-#pragma GCC unroll 4
-                        for (int m = 0; m < MM; m++) P[m][u] = _mm512_fmadd_ps(qd[m], kd, P[m][u]);
-                    }
-                }
-#pragma GCC unroll 4
-                for (int m = 0; m < MM; m++) R[m][g] = hsum4x(P[m]);
-            }
-#pragma GCC unroll 4
-            for (int m = 0; m < MM; m++) _mm512_storeu_ps(&w->sc[m][t0], hsum16(R[m]));
-        }
-        for (int t0 = 0; t0 < cnt && MM > SMALL_M; t0 += 16) {
-            const int nt = cnt - t0 < 16 ? cnt - t0 : 16;
-            for (int d0 = 0; d0 < D; d0 += 16) {
-                __m512 r[16];
-#pragma GCC unroll 16
-                for (int t = 0; t < 16; t++)
-                    r[t] = load16(f16, kb + (size_t)(t0 + (t < nt ? t : 0)) * rs + d0 * esz);
-                transpose16(r);
-#pragma GCC unroll 16
-                for (int i = 0; i < 16; i++) _mm512_store_ps(w->kt[d0 + i], r[i]);
-            }
-            __m512 S[ATTN_BATCH];
-#pragma GCC unroll 16
-            for (int m = 0; m < MM; m++) S[m] = _mm512_setzero_ps();
-            for (int d = 0; d < D; d++) {
-                const __m512 kd = _mm512_load_ps(w->kt[d]);
-#pragma GCC unroll 16
-                for (int m = 0; m < MM; m++) S[m] = _mm512_fmadd_ps(_mm512_set1_ps(w->qs[m][d]), kd, S[m]);
-            }
-#pragma GCC unroll 16
-            for (int m = 0; m < MM; m++) _mm512_storeu_ps(&w->sc[m][t0], S[m]);
-        }
+        /* scores S[m][t] for t < cnt, 16 keys at a time, GM query vectors at a time */
+        for (int t0 = 0; t0 < cnt; t0 += 16)
+            for (int m0 = 0; m0 < MM; m0 += GM) score16(GM, f16, w, m0, kb, rs, t0, cnt - t0 < 16 ? cnt - t0 : 16, D);
         /* online softmax update per query vector */
         for (int m = 0; m < MM; m++) {
             const int a = (st[m] > p0 ? st[m] : p0) - p0;
@@ -407,7 +378,7 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
                 for (int m = 0; m < MM; m++)
                     A[m][jj] = jj < nj ? _mm512_mul_ps(_mm512_load_ps(&w->acc[m][16 * (j0 + jj)]), _mm512_set1_ps(alpha[m]))
                                        : _mm512_setzero_ps();
-            for (int t = 0; t < cnt; t++) {
+            for (int t = tlo; t < cnt; t++) {
                 const char *vr = vb + (size_t)t * rs + 16 * j0 * esz;
                 if (t < ncnt && j0 == 0) /* key t of the next tile */
                     for (size_t o = 0; o < (size_t)D * esz; o += 64) {
@@ -432,7 +403,7 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
             __m512 A[ATTN_BATCH];
 #pragma GCC unroll 16
             for (int m = 0; m < MM; m++) A[m] = _mm512_mul_ps(_mm512_load_ps(&w->acc[m][16 * j]), _mm512_set1_ps(alpha[m]));
-            for (int t = 0; t < cnt; t++) {
+            for (int t = tlo; t < cnt; t++) {
                 if (t < ncnt && j == 0) /* key t of the next tile */
                     for (size_t o = 0; o < (size_t)D * esz; o += 64) {
                         _mm_prefetch(kn + (size_t)t * rs + o, _MM_HINT_NTA);

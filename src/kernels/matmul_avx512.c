@@ -4,6 +4,12 @@
  * activation rows; every weight vector loaded (and converted to f32) is used
  * for 4 tokens; 16 FMA accumulators, reduced horizontally at the end. One
  * token (decode) goes row after row instead, one sequential stream (frow1).
+ * Batch invariance: per (row, token) both compute the same four partial
+ * sums (16-column chunk j goes to partial j mod 4 of its 64-column step, the
+ * remainder to partials 0 and 1) combined in the same order, so a token's
+ * outputs are bit-identical whatever the number of tokens in the call, its
+ * place in a tile and the split of rows over threads (the tile computes the
+ * four partials in four passes, see ftile).
  *
  * Q8_0/Q4_0 weights: 16 weight rows are repacked, KC blocks at a time, into
  * an on-stack buffer in which vector lane i belongs to row i: for each block
@@ -57,43 +63,71 @@ T512 INLINE __m512 load_w(const int wt, const void *row, int k, __mmask16 m, con
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); /* BF16 */
 }
 
-T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, size_t row_bytes,
-                       const float *x, int cols, float *y, int ldy) {
-    __m512 acc[4][4];
+/* acc[r][c] += w[r][k..k+15] · x[c][k..k+15] (lanes outside m zero unless full). */
+T512 INLINE void ftile_step(const int wt, const int RB, const int CB, const char *w, size_t row_bytes,
+                            const float *x, int cols, int k, __mmask16 m, const bool full,
+                            __m512 acc[4][4]) {
+    __m512 xv[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < CB; c++)
+        xv[c] = full ? _mm512_loadu_ps(x + (size_t)c * cols + k) : _mm512_maskz_loadu_ps(m, x + (size_t)c * cols + k);
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; r++) {
+        const __m512 wv = load_w(wt, w + r * row_bytes, k, m, full);
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);
+    }
+}
+
+/* One pass of ftile: the FMA chain of frow1's accumulator u (below) for
+ * every (row, token) of the tile, left in acc. Pass u takes the 16 columns at
+ * k + 16u of every 64-column step k; pass 0 then the 16-column steps after
+ * the last 64, pass 1 the masked tail, as frow1 does. */
+T512 INLINE void ftile_pass(const int wt, const int RB, const int CB, const int u, const char *w,
+                            size_t row_bytes, const float *x, int cols, __m512 acc[4][4]) {
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 4
         for (int c = 0; c < CB; c++) acc[r][c] = _mm512_setzero_ps();
-    int k = 0;
-    for (; k + 16 <= cols; k += 16) {
-        __m512 xv[4];
-#pragma GCC unroll 4
-        for (int c = 0; c < CB; c++) xv[c] = _mm512_loadu_ps(x + (size_t)c * cols + k);
-#pragma GCC unroll 4
-        for (int r = 0; r < RB; r++) {
-            if (CB == 1) /* decode: stream the next tile in */
-                _mm_prefetch(w + (r + 4) * row_bytes + (size_t)k * (wt == WICK_F32 ? 4 : 2) + 512, _MM_HINT_T0);
-            __m512 wv = load_w(wt, w + r * row_bytes, k, 0xffff, true);
-#pragma GCC unroll 4
-            for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);
-        }
-    }
-    if (k < cols) {
-        const __mmask16 m = (__mmask16)((1u << (cols - k)) - 1);
-        __m512 xv[4];
-#pragma GCC unroll 4
-        for (int c = 0; c < CB; c++) xv[c] = _mm512_maskz_loadu_ps(m, x + (size_t)c * cols + k);
-#pragma GCC unroll 4
-        for (int r = 0; r < RB; r++) {
-            __m512 wv = load_w(wt, w + r * row_bytes, k, m, false);
-#pragma GCC unroll 4
-            for (int c = 0; c < CB; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);
-        }
-    }
+    const int k64 = cols & ~63, k16 = cols & ~15;
+    for (int k = 16 * u; k < k64; k += 64) ftile_step(wt, RB, CB, w, row_bytes, x, cols, k, 0xffff, true, acc);
+    if (u == 0)
+        for (int k = k64; k < k16; k += 16) ftile_step(wt, RB, CB, w, row_bytes, x, cols, k, 0xffff, true, acc);
+    if (u == 1 && k16 < cols)
+        ftile_step(wt, RB, CB, w, row_bytes, x, cols, k16, (__mmask16)((1u << (cols - k16)) - 1), false, acc);
+}
+
+/* RB rows × CB tokens. Per (row, token) the same float operations in the same
+ * order as frow1, the one-token decode kernel (batch invariance: a token's
+ * outputs do not depend on how many tokens share the call or where in a tile
+ * it sits): four partial sums a[u] over the 64-column steps, combined as
+ * (a0 + a1) + (a2 + a3) and reduced. With 16 accumulators per tile in
+ * registers the four partial sums are computed in four passes over the
+ * tile's weights (L1-resident), kept on the stack in between. */
+T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, size_t row_bytes,
+                       const float *x, int cols, float *y, int ldy) {
+    __m512 acc[4][4], s01[4][4], p2[4][4];
+    ftile_pass(wt, RB, CB, 0, w, row_bytes, x, cols, acc);
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 4
-        for (int c = 0; c < CB; c++) y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(acc[r][c]);
+        for (int c = 0; c < CB; c++) s01[r][c] = acc[r][c];
+    ftile_pass(wt, RB, CB, 1, w, row_bytes, x, cols, acc);
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) s01[r][c] = _mm512_add_ps(s01[r][c], acc[r][c]);
+    ftile_pass(wt, RB, CB, 2, w, row_bytes, x, cols, acc);
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++) p2[r][c] = acc[r][c];
+    ftile_pass(wt, RB, CB, 3, w, row_bytes, x, cols, acc);
+#pragma GCC unroll 4
+    for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < CB; c++)
+            y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(s01[r][c], _mm512_add_ps(p2[r][c], acc[r][c])));
 }
 
 /* Decode (one token): row after row, so that the weights are read as one
