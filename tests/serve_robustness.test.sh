@@ -16,7 +16,8 @@
 # three stalled connections (headers cut short, body withheld) while /health
 # and a completion must still answer at once. Every bad request must get a
 # clean 4xx with the API's JSON error shape. Afterwards /health is 200, nothing
-# runs, and the greedy completion of "Once upon a time" is the known text.
+# runs, the greedy completion of "Once upon a time" is the known text, and
+# SIGTERM with a stream open ends the server (status 0) within 5 s.
 # tests/js/serve_robustness.mjs holds the checks.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
@@ -30,6 +31,16 @@ if serve_start S -m "$STORIES" --ctx 2048 -t 1 --parallel 4 --body-limit "$limit
   run_js robustness "$JS/serve_robustness.mjs" --name robustness --url "$S" --ctx 2048 --body-limit "$limit" \
     --prompt "Once upon a time" --n 40 --want-text "$want"
   if kill -0 "$S_PID" 2>/dev/null; then ok "the server is still running"; else bad "the server died (log follows)"; tail -n 20 "$S_LOG"; fi
+  # SIGTERM with a long stream open: the server exits by itself, status 0, within 5 s
+  curl -s -N --max-time 20 "$S/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt":"Once upon a time","max_tokens":2000,"temperature":0,"ignore_eos":true,"stream":true}' >"$TMP/term.out" 2>&1 &
+  cpid=$!
+  sleep 0.3
+  kill -TERM "$S_PID"
+  for i in $(seq 50); do kill -0 "$S_PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$S_PID" 2>/dev/null; then bad "SIGTERM with a stream open: still running after 5 s"
+  else wait "$S_PID"; rc=$?; [ $rc = 0 ] && ok "SIGTERM with a stream open: exits with status 0 within 5 s" || bad "SIGTERM: exit status $rc"; fi
+  kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
   serve_stop "$S_PID"
 else
   bad "server did not start"

@@ -202,6 +202,7 @@ const longBody = JSON.stringify({ model, prompt: 'Once upon a time', max_tokens:
   for (const stream of [true, false]) {
     await new Promise((resolve) => { const s = net.connect(port, host, () => s.end(req('POST', P, JSON.stringify({ ...JSON.parse(longBody), stream })), () => { s.destroy(); resolve(); })); s.on('error', resolve); });
   }
+  await sleep(200); // let them be admitted
   await settle('clients close right after sending (streamed and not)', g0, 2 * longMax);
   g0 = await genTokens();
   // a fetch aborted while waiting for a non-streamed answer
