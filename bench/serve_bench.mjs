@@ -22,7 +22,7 @@
 // 4 × concurrency for concurrency 1. With --repeats R every figure is the median
 // of the R runs. Prints a Markdown table and one JSON line ("serve_bench {...}").
 import { createRequire } from 'node:module';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -66,7 +66,14 @@ function pct(xs, p) {
   return s[lo] + (s[hi] - s[lo]) * (i - lo);
 }
 const median = (xs) => pct(xs.filter((x) => Number.isFinite(x)), 0.5);
-function rng(s) { let x = BigInt(s) | 1n; return () => { x ^= x << 13n; x &= (1n << 64n) - 1n; x ^= x >> 7n; x ^= x << 17n; x &= (1n << 64n) - 1n; return Number(x % 1000000007n) / 1000000007; }; }
+// xorshift64 seeded through splitmix64, so nearby seeds give unrelated streams
+function rng(s) {
+  const M = (1n << 64n) - 1n;
+  let z = (BigInt(s) + 0x9e3779b97f4a7c15n) & M;
+  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M;
+  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M;
+  let x = (z ^ (z >> 31n)) | 1n;
+  return () => { x ^= x << 13n; x &= (1n << 64n) - 1n; x ^= x >> 7n; x ^= x << 17n; x &= (1n << 64n) - 1n; return Number(x % 1000000007n) / 1000000007; }; }
 // n prompts of promptTokens random ids; salt (repeat, concurrency) makes every
 // load's prompts its own, so no request finds another's prefix cached
 function prompts(n, salt = 0) {
@@ -100,6 +107,21 @@ function procStatus(pid) {
     return { hwm: kb('VmHWM') / 1024, rss: kb('VmRSS') / 1024 };
   } catch { return { hwm: NaN, rss: NaN }; }
 }
+
+// weights and KV bytes per position of the wick model (from `wick info`), for
+// "peak RSS vs weights + KV in use"
+function wickModelInfo() {
+  if (!A.wick || !A['wick-model']) return null;
+  try {
+    const t = execFileSync(A.wick, ['info', '-m', A['wick-model']], { encoding: 'utf8' });
+    const layers = Number(t.match(/^layers:\s+(\d+)/m)[1]);
+    const h = t.match(/^heads:\s+\d+ \(kv (\d+), head_dim (\d+)\)/m);
+    const wmib = Number((t.match(/([\d.]+) MiB of weights/) || [])[1]);
+    const kvType = (String(A['wick-args'] || '').match(/--kv-type\s+(f16|f32)/) || [])[1] || 'f32';
+    return { weights_mib: wmib, kv_bytes_per_token: layers * 2 * Number(h[1]) * Number(h[2]) * (kvType === 'f16' ? 2 : 4) };
+  } catch { return null; }
+}
+const wickInfo = wickModelInfo();
 
 // ---- servers
 const children = [];
@@ -149,12 +171,18 @@ async function startLlama() {
 async function load(t, conc, reqs) {
   const client = new OpenAI({ baseURL: `${t.base}/v1`, apiKey: 'sk-bench', maxRetries: 0, timeout: 600_000 });
   const per = [];
-  let next = 0, kvMax = 0, rssMax = 0, polling = true;
+  let next = 0, kvMax = 0, rssMax = 0, polling = true, kvPositions = 0;
   const m0 = await metrics(t.base);
   const poller = (async () => {
     while (polling) {
       const m = await metrics(t.base);
-      if (m) kvMax = Math.max(kvMax, m.byName['vllm:kv_cache_usage_perc'] ?? 0);
+      if (m) {
+        kvMax = Math.max(kvMax, m.byName['vllm:kv_cache_usage_perc'] ?? 0);
+        for (const k of Object.keys(m.series)) {
+          const b = k.match(/^vllm:cache_config_info\{.*block_size="(\d+)".*num_gpu_blocks="(\d+)"/) || k.match(/^vllm:cache_config_info\{.*num_gpu_blocks="(\d+)".*block_size="(\d+)"/);
+          if (b) kvPositions = Number(b[1]) * Number(b[2]);
+        }
+      }
       if (t.child) rssMax = Math.max(rssMax, procStatus(t.child.pid).rss || 0);
       await sleep(100);
     }
@@ -201,6 +229,7 @@ async function load(t, conc, reqs) {
     agg_tok_s: outTotal / (wall / 1000),
     short_outputs: per.filter((p) => p.out !== maxTokens).length,
     kv_usage_max: kvMax, rss_max_mib: rssMax || NaN,
+    kv_in_use_mib: t.label === 'wick' && wickInfo && kvPositions ? kvMax * kvPositions * wickInfo.kv_bytes_per_token / 1048576 : NaN,
     hwm_mib: t.child ? procStatus(t.child.pid).hwm : NaN,
     metrics_delta: delta,
   };
@@ -239,7 +268,7 @@ for (let rep = 0; rep < repeats; rep++) {
 }
 
 // medians over repeats
-const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'wall_s', 'kv_usage_max', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
+const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
 const summary = [];
 for (const t of targets) for (const conc of concList) {
   const rs = runs.filter((r) => r.target === t.label && r.concurrency === conc);
@@ -267,9 +296,12 @@ const w1 = get('wick', 1), w8 = get('wick', maxConc), l8 = get('llama-server', m
 if (w1 && w8 && maxConc > 1) ratios[`wick_c${maxConc}_over_c1`] = w8.agg_tok_s / w1.agg_tok_s;
 if (l1 && l8 && maxConc > 1) ratios[`llama_c${maxConc}_over_c1`] = l8.agg_tok_s / l1.agg_tok_s;
 if (w8 && l8) { ratios[`wick_over_llama_c${maxConc}`] = w8.agg_tok_s / l8.agg_tok_s; ratios[`ttft_p50_c${maxConc}_wick_over_llama`] = w8.ttft_p50 / l8.ttft_p50; }
+for (const s of summary) if (s.target === 'wick' && wickInfo && Number.isFinite(s.kv_in_use_mib))
+  console.log(`wick c=${s.concurrency}: peak RSS (VmHWM) ${f(s.hwm_mib, 0)} MiB vs weights ${f(wickInfo.weights_mib, 0)} + KV in use ${f(s.kv_in_use_mib, 0)} MiB ` +
+    `= ${f(wickInfo.weights_mib + s.kv_in_use_mib, 0)} MiB (${f((s.hwm_mib / (wickInfo.weights_mib + s.kv_in_use_mib) - 1) * 100, 1)}% over)`);
 if (Object.keys(ratios).length) console.log('\n' + Object.entries(ratios).map(([k, v]) => `${k} = ${v.toFixed(2)}`).join(', '));
 for (const s of summary) if (Object.keys(s.metrics_delta || {}).length) console.log(`metrics delta ${s.target} c=${s.concurrency} (last run): ${JSON.stringify(s.metrics_delta)}`);
-const out = { prompt_tokens: promptTokens, max_tokens: maxTokens, requests: nReq, repeats, threads, ctx, summary, ratios, runs,
+const out = { wick_model: wickInfo, prompt_tokens: promptTokens, max_tokens: maxTokens, requests: nReq, repeats, threads, ctx, summary, ratios, runs,
   commands: targets.map((t) => t.cmd).filter(Boolean) };
 console.log('serve_bench ' + JSON.stringify(out));
 if (A['json-out']) writeFileSync(A['json-out'], JSON.stringify(out, null, 1));

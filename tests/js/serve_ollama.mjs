@@ -46,6 +46,8 @@ await c.step(tag('version/list/show/ps'), async () => {
     typeof m0.name === 'string' && typeof m0.model === 'string' && !Number.isNaN(Date.parse(m0.modified_at)) &&
     isInt(m0.size) && m0.size > 0 && typeof m0.digest === 'string' && m0.details &&
     ['format', 'family', 'parameter_size', 'quantization_level'].every((k) => typeof m0.details[k] === 'string'), m0);
+  c.ok(tag('list(): details.quantization_level names the weight type (F32, F16, Q8_0, Q4_0, ...)'),
+    /^(F32|F16|BF16|Q8_0|Q4_0|Q6_K)$/i.test(m0.details?.quantization_level || ''), m0.details);
   const s = await ol.show({ model });
   c.ok(tag('show(): details, model_info, capabilities'), s && s.details && typeof s.model_info === 'object' && Array.isArray(s.capabilities), s && Object.keys(s));
   c.ok(tag('show(): capabilities include "completion"'), s && Array.isArray(s.capabilities) && s.capabilities.includes('completion'), s && s.capabilities);
