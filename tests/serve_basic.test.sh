@@ -169,7 +169,7 @@ req GET "$K/health"; expect "health without a key" 200
 # ---- a client that leaves mid-stream: its request is cancelled
 gen_total() { curl -s "$K/metrics" | sed -n 's/^vllm:generation_tokens_total{[^}]*} \([0-9]*\).*/\1/p'; }
 g0=$(gen_total)
-curl -s -N --max-time 0.5 -o /dev/null "$K/v1/completions" -H "Authorization: Bearer sekrit" -H 'Content-Type: application/json' \
+curl -s -N --max-time 0.2 -o /dev/null "$K/v1/completions" -H "Authorization: Bearer sekrit" -H 'Content-Type: application/json' \
   --data-binary '{"prompt":"Once upon a time","max_tokens":4000,"ignore_eos":true,"stream":true}'
 running=1
 for _ in $(seq 50); do
