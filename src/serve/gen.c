@@ -93,22 +93,23 @@ static double mono_s(void) {
 
 int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc) {
     job_batch b = {0};
-    double t0 = mono_s();
+    double t0 = mono_s(), checked = t0;
     int rc = -1;
     for (;;) {
-        if (job_take(j, &b, 200)) {
+        bool got = job_take(j, &b, 200);
+        if (got) {
             gen_append(acc, &b);
             if (b.done) {
                 rc = 0;
                 break;
             }
-            continue;
         }
-        if (http_client_gone(c)) break;
-        if (s->cfg.request_timeout_s > 0 && mono_s() - t0 > s->cfg.request_timeout_s) {
+        double now = mono_s();
+        if (got && now - checked < 0.2) continue;
+        checked = now;
+        if (http_client_gone(c)) break; /* or the server is stopping */
+        if (s->cfg.request_timeout_s > 0 && now - t0 > s->cfg.request_timeout_s)
             job_cancel(j); /* ends with finish "cancelled" at the next take */
-            continue;
-        }
     }
     job_batch_free(&b);
     if (rc < 0) job_cancel(j);

@@ -24,6 +24,7 @@ struct http_server {
     struct MHD_Daemon *d;
     http_config cfg;
     atomic_bool stopping;
+    atomic_int active; /* requests between their first byte and their end */
     int port;
 };
 
@@ -52,6 +53,7 @@ typedef struct http_stream {
     sbuf out;
     size_t off;
     bool ended; /* pull said the stream ends */
+    double t_stop; /* when the stream first saw the server stopping */
     bool done;  /* every byte handed to MHD */
 } http_stream;
 
@@ -76,8 +78,8 @@ const char *http_body(const http_call *c, size_t *len) {
     return c->body ? c->body : "";
 }
 
-static bool conn_gone(http_server *srv, struct MHD_Connection *conn) {
-    if (atomic_load(&srv->stopping)) return true;
+/* The peer closed its end (the server stopping does not count here). */
+static bool peer_gone(struct MHD_Connection *conn) {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci) return false;
     struct pollfd p = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
@@ -90,7 +92,7 @@ static bool conn_gone(http_server *srv, struct MHD_Connection *conn) {
     return false;
 }
 
-bool http_client_gone(const http_call *c) { return conn_gone(c->srv, c->conn); }
+bool http_client_gone(const http_call *c) { return atomic_load(&c->srv->stopping) || peer_gone(c->conn); }
 
 void http_note(http_call *c, const char *fmt, ...) {
     va_list ap;
@@ -146,10 +148,14 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         }
         sbuf_reset(&st->out);
         st->off = 0;
+        if (atomic_load(&st->srv->stopping) && st->t_stop == 0) st->t_stop = now_ms();
         int rc = st->pull(st->ctx, &st->out, 200);
         if (rc < 0 || st->out.oom) return MHD_CONTENT_READER_END_WITH_ERROR;
         if (rc == 0) st->ended = true;
-        if (st->out.len == 0 && !st->ended && conn_gone(st->srv, st->conn))
+        /* stopping: the pull ends the stream itself (cancelled); a stream that
+         * does not end within the grace time is cut */
+        if (st->out.len == 0 && !st->ended &&
+            (peer_gone(st->conn) || (atomic_load(&st->srv->stopping) && now_ms() - st->t_stop > 3000)))
             return MHD_CONTENT_READER_END_WITH_ERROR;
     }
     size_t n = st->out.len - st->off;
@@ -221,6 +227,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         c->conn = conn;
         c->method = method;
         c->t0 = now_ms();
+        atomic_fetch_add(&srv->active, 1);
         size_t pl = strcspn(url, "?");
         c->path = strndup(url, pl);
         *con_cls = c;
@@ -286,6 +293,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(c->path);
     free(c->body);
     free(c);
+    atomic_fetch_sub(&srv->active, 1);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -335,7 +343,9 @@ http_server *http_start(const http_config *cfg, wick_error *err) {
 
 void http_stop(http_server *s) {
     if (!s) return;
+    /* let requests in flight end (streams with a closing event) for up to 4 s */
     atomic_store(&s->stopping, true);
+    for (int i = 0; i < 400 && atomic_load(&s->active) > 0; i++) nanosleep(&(struct timespec){0, 10000000}, NULL);
     MHD_stop_daemon(s->d);
     free(s);
 }

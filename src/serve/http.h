@@ -35,8 +35,9 @@ typedef struct http_config {
 
 http_server *http_start(const http_config *cfg, wick_error *err);
 int http_port(const http_server *s);
-/* Mark the server as stopping (streams end at their next wait), then stop the
- * daemon, join every connection thread and free. */
+/* Mark the server as stopping (routes see http_stopping and end their work;
+ * a stream gets 3 s to close itself), wait up to 4 s for the requests in
+ * flight, then stop the daemon, join every connection thread and free. */
 void http_stop(http_server *s);
 bool http_stopping(const http_server *s);
 
@@ -45,7 +46,7 @@ const char *http_path(const http_call *c);    /* without the query string */
 const char *http_header(const http_call *c, const char *name); /* NULL if absent */
 const char *http_body(const http_call *c, size_t *len);        /* NUL-terminated */
 bool http_body_too_large(const http_call *c);
-/* True once the client has closed its connection (or the server is stopping). */
+/* True once the client has closed its connection, or the server is stopping. */
 bool http_client_gone(const http_call *c);
 /* A short note for the access log line (model, tokens). */
 void http_note(http_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

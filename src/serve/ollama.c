@@ -21,7 +21,14 @@ typedef struct oll_resp {
     double keep_alive; /* NAN = default */
     int32_t *ids;      /* prompt, then generated ids appended (for "context") */
     int n_ids, cap_ids;
+    double t0;
 } oll_resp;
+
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static void head(sbuf *o, const oll_resp *r) {
     char ts[48];
@@ -79,7 +86,12 @@ static void error_line(sbuf *o, const char *msg) {
 static int stream_pull(void *ctx, sbuf *o, int timeout_ms) {
     oll_resp *r = ctx;
     if (r->ended) return 0;
-    if (!job_take(r->j, &r->b, timeout_ms)) return 1;
+    if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with an error line */
+    if (!job_take(r->j, &r->b, timeout_ms)) {
+        double limit = r->s->cfg.request_timeout_s;
+        if (limit > 0 && mono_s() - r->t0 > limit) job_cancel(r->j);
+        return 1;
+    }
     keep_ids(r, &r->b);
     for (size_t i = 0; i < r->b.n; i++) {
         if (!r->b.ev[i].len) continue;
@@ -199,6 +211,7 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
     r->chat = chat;
     r->keep_alive = q->keep_alive;
     r->want_context = want_context;
+    r->t0 = mono_s();
     if (want_context && (r->ids = malloc(sizeof *r->ids * (size_t)q->g.n_ids))) {
         memcpy(r->ids, q->g.ids, sizeof *r->ids * (size_t)q->g.n_ids);
         r->n_ids = r->cap_ids = q->g.n_ids;
@@ -229,7 +242,8 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
             http_reply_sbuf(c, 200, "application/json", &o);
         }
     } else {
-        fld_fail(&e, 499, NULL, "client closed the connection");
+        if (http_stopping(s->http)) fld_fail(&e, 503, NULL, "server is shutting down");
+        else fld_fail(&e, 499, NULL, "client closed the connection");
         reply_ollama_error(c, &e);
     }
     job_batch_free(&acc);

@@ -159,7 +159,8 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
             http_reply_sbuf(c, 200, "application/json", &out);
         }
     } else {
-        fld_fail(&e, 499, NULL, "client closed the connection");
+        if (http_stopping(s->http)) fld_fail(&e, 503, NULL, "server is shutting down");
+        else fld_fail(&e, 499, NULL, "client closed the connection");
         reply_openai_error(c, &e);
     }
     job_batch_free(&acc);

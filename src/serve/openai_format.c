@@ -190,6 +190,7 @@ int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
             return 1;
         }
     }
+    if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with a "cancelled" error event */
     if (!job_take(r->j, &r->b, timeout_ms)) {
         double limit = r->s->cfg.request_timeout_s;
         if (limit > 0 && mono_s() - r->t0 > limit) job_cancel(r->j);

@@ -93,6 +93,10 @@ void routes_dispatch(void *user, http_call *c) {
         oai_model(s, c, path + 11);
         return;
     }
+    if (http_stopping(s->http) && !r->open) {
+        error(c, path, 503, NULL, "%s", "server is shutting down");
+        return;
+    }
     if (!r->body) {
         r->get(s, c);
         return;
