@@ -175,6 +175,30 @@ static wick_sched_stats add_stats(wick_sched_stats a, const wick_sched_stats *b)
     return a;
 }
 
+/* The weight type as Ollama's quantization_level names it: the type the
+ * matrices were converted to, else that of the first attention query matrix
+ * (else the first matrix), upper case ("F32", "Q8_0"). */
+static void quant_name(const wick_model *m, const wick_model_info *mi, char *out, size_t cap) {
+    const char *t = mi->converted_to;
+    for (int i = 0, n = wick_model_n_tensors(m); !t && i < n; i++) {
+        const char *name, *type;
+        int nd;
+        int64_t ne[4];
+        wick_model_tensor(m, i, &name, &type, &nd, ne);
+        if (nd == 2 && (strstr(name, "attn_q") || strstr(name, "q_proj"))) t = type;
+    }
+    for (int i = 0, n = wick_model_n_tensors(m); !t && i < n; i++) {
+        const char *name, *type;
+        int nd;
+        int64_t ne[4];
+        wick_model_tensor(m, i, &name, &type, &nd, ne);
+        if (nd == 2) t = type;
+    }
+    size_t k = 0;
+    for (; t && t[k] && k + 1 < cap; k++) out[k] = (char)(t[k] >= 'a' && t[k] <= 'z' ? t[k] - 32 : t[k]);
+    out[k] = 0;
+}
+
 /* Load e outside the lock; returns 0 or -1 with e->error. */
 static int load_entry(serve_pool *p, mpool_entry *e) {
     const mpool_config *c = &p->cfg;
@@ -214,7 +238,7 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     in->known = true;
     snprintf(in->arch, sizeof in->arch, "%s", mi.arch ? mi.arch : "");
     snprintf(in->format, sizeof in->format, "%s", mi.format ? mi.format : "");
-    snprintf(in->quant, sizeof in->quant, "%s", mi.converted_to ? mi.converted_to : "");
+    quant_name(m, &mi, in->quant, sizeof in->quant);
     in->n_params = mi.n_params;
     in->n_ctx_train = mi.n_ctx_train;
     e->load_ms = (mono_s() - t0) * 1e3;

@@ -229,7 +229,10 @@ static int chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     if (cJSON_GetArraySize(o->messages) == 0) return fld_fail(e, 400, "messages", "\"messages\" is empty");
     if (fld_array(b, "tools", &o->tools, e) < 0) return -1;
     if (fld_object(b, "chat_template_kwargs", &o->kwargs, e) < 0) return -1;
+    /* a template from the request would run client code in the server (a
+     * template loop can spin for ever): refused, as vLLM does by default */
     if (fld_str(b, "chat_template", &o->tmpl, e) < 0) return -1;
+    if (o->tmpl) return fld_fail(e, 400, "chat_template", "\"chat_template\" in requests is not allowed; the model's own template is used");
     if (fld_bool(b, "add_generation_prompt", &o->add_generation_prompt, e) < 0) return -1;
     if (fld_bool(b, "continue_final_message", &o->continue_final_message, e) < 0) return -1;
     return 0;
