@@ -106,28 +106,30 @@ T512 INLINE void ftile_pass(const int wt, const int RB, const int CB, const int 
  * tile's weights (L1-resident), kept on the stack in between. */
 T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, size_t row_bytes,
                        const float *x, int cols, float *y, int ldy) {
-    __m512 acc[4][4], s01[4][4], p2[4][4];
+    alignas(64) float part[2][4][4][16]; /* a0 + a1, then a2: in L1 between the passes */
+    __m512 acc[4][4];
     ftile_pass(wt, RB, CB, 0, w, row_bytes, x, cols, acc);
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 4
-        for (int c = 0; c < CB; c++) s01[r][c] = acc[r][c];
+        for (int c = 0; c < CB; c++) _mm512_store_ps(part[0][r][c], acc[r][c]);
     ftile_pass(wt, RB, CB, 1, w, row_bytes, x, cols, acc);
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 4
-        for (int c = 0; c < CB; c++) s01[r][c] = _mm512_add_ps(s01[r][c], acc[r][c]);
+        for (int c = 0; c < CB; c++) _mm512_store_ps(part[0][r][c], _mm512_add_ps(_mm512_load_ps(part[0][r][c]), acc[r][c]));
     ftile_pass(wt, RB, CB, 2, w, row_bytes, x, cols, acc);
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 4
-        for (int c = 0; c < CB; c++) p2[r][c] = acc[r][c];
+        for (int c = 0; c < CB; c++) _mm512_store_ps(part[1][r][c], acc[r][c]);
     ftile_pass(wt, RB, CB, 3, w, row_bytes, x, cols, acc);
 #pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
 #pragma GCC unroll 4
         for (int c = 0; c < CB; c++)
-            y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(s01[r][c], _mm512_add_ps(p2[r][c], acc[r][c])));
+            y[(size_t)c * ldy + r] = _mm512_reduce_add_ps(
+                _mm512_add_ps(_mm512_load_ps(part[0][r][c]), _mm512_add_ps(_mm512_load_ps(part[1][r][c]), acc[r][c])));
 }
 
 /* Decode (one token): row after row, so that the weights are read as one
