@@ -6,8 +6,9 @@
 # and Q6_K (a 512-token vocabulary and untied embeddings, so the text varies):
 # 24 requests of mixed prompt lengths and max_tokens (completions and chat,
 # streamed and not, greedy plus seeded samples) run one at a time, then all 24
-# at concurrency 8 on a server started with --parallel 8; every output (text,
-# finish_reason, completion_tokens) must be byte-identical to its solo run, the
+# at concurrency 8 on a server started with --parallel 8 (some with stop strings,
+# some with logprobs); every output (text, finish_reason, completion_tokens, the
+# logprob values) must be byte-identical to its solo run, the
 # requests must overlap, /metrics must count the generated tokens and never show
 # more than 8 running. Then:
 #  - aborts: a 4,000-token stream aborted (AbortController) after 3 chunks must
@@ -16,7 +17,10 @@
 #    same with 10 streams at once, 2 of them queued;
 #  - preemption: a server whose KV pool (--kv-mb) holds 8 blocks of 128
 #    positions while 8 concurrent 300-token generations need up to 32: /metrics
-#    must count preemptions and every output must still equal its solo run.
+#    must count preemptions and every output (greedy and seeded samples) must
+#    still equal its solo run;
+#  - shared prefix: 24 requests behind one long common prefix (prefix reuse
+#    across sequences) equal their solo runs.
 # tests/js/serve_concurrency.mjs holds the checks. Bounded: ~300 requests.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
@@ -54,7 +58,9 @@ if [ -f "$M" ]; then
   # aborts: long streams on a long context
   conc abort "$M" --parallel 8 --ctx 4096 -- --ctx 256 --requests 8 --concurrency 8 --abort 4000
   # preemption: 8 blocks (2 MiB at 2,048 bytes per position: 2 layers x K,V x 2 heads x 64 x f32)
-  conc preemption "$M" --parallel 8 --ctx 512 --kv-mb 2 -- --ctx 512 --requests 16 --concurrency 8 --long 300 --expect-preemption
+  conc preemption "$M" --parallel 8 --ctx 512 --kv-mb 2 -- --ctx 512 --requests 16 --concurrency 8 --long 300 --expect-preemption --sampled
+  # a long prefix shared by every request: prefix reuse across sequences under load
+  conc shared-prefix "$M" --parallel 8 --ctx 512 -- --ctx 512 --requests 24 --concurrency 8 --shared-prefix --sampled
 fi
 
 serve_finish

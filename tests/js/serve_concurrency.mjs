@@ -26,14 +26,17 @@ const counter = (m, n) => m.byName[n] ?? m.byName[n.replace(/_total$/, '')] ?? N
 // the request set: mixed prompt lengths and max_tokens, greedy (and seeded samples with --sampled)
 function requests() {
   const out = [];
-  const maxPromptWords = Math.max(4, Math.floor(ctx / 5));
+  const shared = a['shared-prefix'] ? words(Math.floor(ctx / 12), 4242) + ' ' : '';
+  const maxPromptWords = Math.max(4, Math.floor(ctx / (shared ? 12 : 5)));
   for (let i = 0; i < nReq; i++) {
     const nw = 1 + ((i * 7919) % maxPromptWords);
-    const prompt = words(nw, i + 1);
+    const prompt = shared + words(nw, i + 1);
     let max = a.long ? Number(a.long) : 4 + ((i * 104729) % Math.max(8, Math.floor(ctx / 2) - 4));
     const r = { i, prompt, max_tokens: max, temperature: 0, stream: i % 2 === 1, chat: !!a.chat && i % 3 === 2 };
     if (a.long) r.ignore_eos = true;
     if (a.sampled && i % 4 === 3) { r.temperature = 0.9; r.seed = 1000 + i; }
+    if (i % 5 === 4) r.stop = [' the', 'a'];               // stop strings
+    if (i % 6 === 5 && !r.chat) r.logprobs = 2;             // logprobs must not depend on the batch either
     out.push(r);
   }
   return out;
@@ -43,8 +46,9 @@ async function run(r, signal) {
   const common = { model, max_tokens: r.max_tokens, temperature: r.temperature };
   if (r.seed !== undefined) common.seed = r.seed;
   if (r.ignore_eos) common.ignore_eos = true;
+  if (r.stop) common.stop = r.stop;
   const t0 = performance.now();
-  let text = '', finish = null, usage = null;
+  let text = '', finish = null, usage = null, lp = null;
   if (r.chat) {
     const params = { ...common, messages: [{ role: 'user', content: r.prompt }] };
     if (r.stream) {
@@ -56,15 +60,24 @@ async function run(r, signal) {
     }
   } else {
     const params = { ...common, prompt: r.prompt };
+    if (r.logprobs) params.logprobs = r.logprobs;
     if (r.stream) {
       const s = await client.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal });
-      for await (const ch of s) { if (ch.usage) usage = ch.usage; for (const x of ch.choices) { text += x.text || ''; if (x.finish_reason) finish = x.finish_reason; } }
+      for await (const ch of s) {
+        if (ch.usage) usage = ch.usage;
+        for (const x of ch.choices) {
+          text += x.text || ''; if (x.finish_reason) finish = x.finish_reason;
+          if (x.logprobs) (lp ||= []).push(...x.logprobs.token_logprobs, ...x.logprobs.top_logprobs.map((o) => JSON.stringify(o)));
+        }
+      }
     } else {
       const res = await client.completions.create(params, { signal });
       text = res.choices[0].text; finish = res.choices[0].finish_reason; usage = res.usage;
+      const l = res.choices[0].logprobs;
+      if (l) lp = [...l.token_logprobs, ...l.top_logprobs.map((o) => JSON.stringify(o))];
     }
   }
-  return { text, finish, tokens: usage?.completion_tokens, t0, t1: performance.now() };
+  return { text, finish, tokens: usage?.completion_tokens, lp: lp && JSON.stringify(lp), t0, t1: performance.now() };
 }
 
 await c.step(tag('model'), async () => { model = (await client.models.list()).data[0].id; });
@@ -127,10 +140,11 @@ let same = 0;
 const diffs = [];
 for (let k = 0; k < reqs.length; k++) {
   const s = solo[k], p = conc_[k];
-  if (p && p.text === s.text && p.finish === s.finish && p.tokens === s.tokens) same++;
-  else diffs.push({ i: k, req: { ...reqs[k], prompt: reqs[k].prompt.slice(0, 40) }, solo: s && [s.text, s.finish, s.tokens], concurrent: p && [p.text, p.finish, p.tokens] });
+  if (p && p.text === s.text && p.finish === s.finish && p.tokens === s.tokens && p.lp === s.lp) same++;
+  else diffs.push({ i: k, req: { ...reqs[k], prompt: reqs[k].prompt.slice(0, 40) }, solo: s && [s.text, s.finish, s.tokens, s.lp?.slice(0, 80)],
+    concurrent: p && [p.text, p.finish, p.tokens, p.lp?.slice(0, 80)] });
 }
-c.ok(tag(`all ${reqs.length} outputs under load byte-identical to solo (text, finish_reason, completion_tokens)`), same === reqs.length,
+c.ok(tag(`all ${reqs.length} outputs under load byte-identical to solo (text, finish_reason, completion_tokens, logprobs)`), same === reqs.length,
   { same, diffs: diffs.slice(0, 3) });
 // overlap seen by the client, and requests running at once seen by the server
 const ev = conc_.filter(Boolean).flatMap((p) => [[p.t0, 1], [p.t1, -1]]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
