@@ -205,7 +205,7 @@ async function load(t, conc, reqs) {
     if (!out) out = chunks;
     const ttft = first - t0, e2e = t1 - t0;
     const tpot = out > 1 ? (e2e - ttft) / (out - 1) : NaN;
-    per.push({ ttft, e2e, tpot, itl, out, tok_s: out > 1 ? (out - 1) / ((e2e - ttft) / 1000) : NaN });
+    per.push({ ttft, e2e, tpot, itl, out, first, end: t1, tok_s: out > 1 ? (out - 1) / ((e2e - ttft) / 1000) : NaN });
   };
   const tl = performance.now();
   await Promise.all(Array.from({ length: conc }, async () => { while (next < reqs.length) { const k = next++; await one(reqs[k]); } }));
@@ -219,6 +219,14 @@ async function load(t, conc, reqs) {
       if (n in m1.byName) delta[n.replace(/^(vllm|llamacpp):/, '')] = m1.byName[n] - (m0.byName[n] ?? 0);
   }
   const allItl = per.flatMap((p) => p.itl);
+  // decode throughput: tokens after each stream's first, over the time during
+  // which at least one stream was past its first token (the union of the
+  // [first token, end] intervals; prefill of later requests inside it counts)
+  const iv = per.filter((p) => p.first).map((p) => [p.first, p.end]).sort((x, y) => x[0] - y[0]);
+  let union = 0, cs = -1, ce = -1;
+  for (const [a0, a1] of iv) { if (a0 > ce) { if (ce > cs) union += ce - cs; cs = a0; ce = a1; } else ce = Math.max(ce, a1); }
+  if (ce > cs) union += ce - cs;
+  const decodeTok = per.reduce((s2, p) => s2 + Math.max(0, p.out - 1), 0);
   const outTotal = per.reduce((s, p) => s + p.out, 0);
   return {
     target: t.label, concurrency: conc, requests: reqs.length, wall_s: wall / 1000, output_tokens: outTotal,
@@ -227,6 +235,7 @@ async function load(t, conc, reqs) {
     tpot_p50: pct(per.map((p) => p.tpot), 0.5), e2e_p50: pct(per.map((p) => p.e2e), 0.5),
     stream_tok_s_p50: pct(per.map((p) => p.tok_s), 0.5), stream_tok_s_p90: pct(per.map((p) => p.tok_s), 0.9),
     agg_tok_s: outTotal / (wall / 1000),
+    agg_decode_tok_s: union > 0 ? decodeTok / (union / 1000) : NaN,
     short_outputs: per.filter((p) => p.out !== maxTokens).length,
     kv_usage_max: kvMax, rss_max_mib: rssMax || NaN,
     kv_in_use_mib: t.label === 'wick' && wickInfo && kvPositions ? kvMax * kvPositions * wickInfo.kv_bytes_per_token / 1048576 : NaN,
@@ -268,7 +277,7 @@ for (let rep = 0; rep < repeats; rep++) {
 }
 
 // medians over repeats
-const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
+const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'agg_decode_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
 const summary = [];
 for (const t of targets) for (const conc of concList) {
   const rs = runs.filter((r) => r.target === t.label && r.concurrency === conc);
@@ -283,21 +292,22 @@ for (const t of targets) for (const conc of concList) {
 }
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 console.log(`\nserve_bench: ${promptTokens} prompt tokens, ${maxTokens} generated (ignore_eos), ${nReq} requests per level (4 at concurrency 1), ` +
-  `${repeats} repeat(s), medians; ITL from chunk arrival times; TPOT = (E2E − TTFT)/(out − 1); per-stream tok/s = 1/TPOT\n`);
-console.log('| server | conc | agg out tok/s | per-stream tok/s p50 / p90 | TTFT p50 / p90 ms | ITL p50 / p90 ms | TPOT p50 ms | E2E p50 ms | peak RSS MiB | KV use max | runs (agg tok/s) |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  `${repeats} repeat(s), medians; agg out = all output tokens / wall time of the load; agg decode = tokens after each stream's first / time any stream ` +
+  `was past its first token; ITL from chunk arrival times; TPOT = (E2E − TTFT)/(out − 1); per-stream tok/s = 1/TPOT\n`);
+console.log('| server | conc | agg out tok/s | agg decode tok/s | per-stream tok/s p50 / p90 | TTFT p50 / p90 ms | ITL p50 / p90 ms | TPOT p50 ms | E2E p50 ms | RSS max MiB (sampled) | KV use max | runs (agg out tok/s) |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const s of summary) {
-  console.log(`| ${s.target} | ${s.concurrency} | ${f(s.agg_tok_s)} | ${f(s.stream_tok_s_p50)} / ${f(s.stream_tok_s_p90)} | ${f(s.ttft_p50, 0)} / ${f(s.ttft_p90, 0)} | ` +
-    `${f(s.itl_p50, 2)} / ${f(s.itl_p90, 2)} | ${f(s.tpot_p50, 2)} | ${f(s.e2e_p50, 0)} | ${f(s.hwm_mib, 0)} | ${s.kv_usage_max ? f(s.kv_usage_max * 100, 0) + '%' : '—'} | ${s.agg_tok_s_runs.join(', ')} |`);
+  console.log(`| ${s.target} | ${s.concurrency} | ${f(s.agg_tok_s)} | ${f(s.agg_decode_tok_s)} | ${f(s.stream_tok_s_p50)} / ${f(s.stream_tok_s_p90)} | ${f(s.ttft_p50, 0)} / ${f(s.ttft_p90, 0)} | ` +
+    `${f(s.itl_p50, 2)} / ${f(s.itl_p90, 2)} | ${f(s.tpot_p50, 2)} | ${f(s.e2e_p50, 0)} | ${f(s.rss_max_mib, 0)} | ${s.kv_usage_max ? f(s.kv_usage_max * 100, 0) + '%' : '—'} | ${s.agg_tok_s_runs.join(', ')} |`);
 }
 const get = (t, c) => summary.find((s) => s.target === t && s.concurrency === c);
 const ratios = {};
 const w1 = get('wick', 1), w8 = get('wick', maxConc), l8 = get('llama-server', maxConc), l1 = get('llama-server', 1);
-if (w1 && w8 && maxConc > 1) ratios[`wick_c${maxConc}_over_c1`] = w8.agg_tok_s / w1.agg_tok_s;
+if (w1 && w8 && maxConc > 1) { ratios[`wick_c${maxConc}_over_c1`] = w8.agg_tok_s / w1.agg_tok_s; ratios[`wick_decode_c${maxConc}_over_c1`] = w8.agg_decode_tok_s / w1.agg_decode_tok_s; }
 if (l1 && l8 && maxConc > 1) ratios[`llama_c${maxConc}_over_c1`] = l8.agg_tok_s / l1.agg_tok_s;
-if (w8 && l8) { ratios[`wick_over_llama_c${maxConc}`] = w8.agg_tok_s / l8.agg_tok_s; ratios[`ttft_p50_c${maxConc}_wick_over_llama`] = w8.ttft_p50 / l8.ttft_p50; }
-for (const s of summary) if (s.target === 'wick' && wickInfo && Number.isFinite(s.kv_in_use_mib))
-  console.log(`wick c=${s.concurrency}: peak RSS (VmHWM) ${f(s.hwm_mib, 0)} MiB vs weights ${f(wickInfo.weights_mib, 0)} + KV in use ${f(s.kv_in_use_mib, 0)} MiB ` +
+if (w8 && l8) { ratios[`wick_over_llama_c${maxConc}`] = w8.agg_tok_s / l8.agg_tok_s; ratios[`wick_over_llama_decode_c${maxConc}`] = w8.agg_decode_tok_s / l8.agg_decode_tok_s; ratios[`ttft_p50_c${maxConc}_wick_over_llama`] = w8.ttft_p50 / l8.ttft_p50; }
+for (const s of summary) if (s.target === 'wick' && s.concurrency === maxConc && wickInfo && Number.isFinite(s.kv_in_use_mib))
+  console.log(`wick c=${s.concurrency}: peak RSS of the process (VmHWM, after every load) ${f(s.hwm_mib, 0)} MiB vs weights ${f(wickInfo.weights_mib, 0)} + KV in use ${f(s.kv_in_use_mib, 0)} MiB ` +
     `= ${f(wickInfo.weights_mib + s.kv_in_use_mib, 0)} MiB (${f((s.hwm_mib / (wickInfo.weights_mib + s.kv_in_use_mib) - 1) * 100, 1)}% over)`);
 if (Object.keys(ratios).length) console.log('\n' + Object.entries(ratios).map(([k, v]) => `${k} = ${v.toFixed(2)}`).join(', '));
 for (const s of summary) if (Object.keys(s.metrics_delta || {}).length) console.log(`metrics delta ${s.target} c=${s.concurrency} (last run): ${JSON.stringify(s.metrics_delta)}`);
