@@ -203,7 +203,10 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
                       .total = total, .align = align};
     if (total * cols * n < (1 << 14)) pool = NULL;
     steal_set ranges; /* set up only for decode (2 KiB: not zeroed on every call) */
-    if (n <= MM_DECODE_MAX_N && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
+    bool r16 = true; /* interleaved layouts stream up to MM_STREAM_MAX_N tokens (matmul_impl.h) */
+    for (int i = 0; i < nw; i++) r16 = r16 && mm_r16_base(W[i]->type) >= 0;
+    const int stream_max = r16 && cpu_isa_active() == ISA_AVX512 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
+    if (n <= stream_max && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
         j.ranges = &ranges;
     pool_run(pool, mm_multi_task, &j);
 }

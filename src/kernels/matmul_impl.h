@@ -51,6 +51,16 @@ static inline size_t mm_r16_scales_at(int base, int nb, int b) {
     return (size_t)(b >> 1) * (2 * wb + 64) + in_pair * wb + (size_t)(b & 1) * 32;
 }
 
+/* Up to this many tokens the AVX-512 kernels of the interleaved layouts
+ * stream each 16-row group once from memory, with software prefetches (the
+ * decode kernel, SG = 8 tokens per pass over the group, the next passes
+ * reading it from L1/L2), and matmul() splits the rows by work stealing as
+ * for decode; more tokens take the prefill kernel (L2-blocked tiles). A
+ * continuous-batching server's decode steps (one token per sequence) stay
+ * memory-bound on the streaming kernel, where the prefill kernel's unprefetched
+ * row blocks read memory well below its rate. */
+#define MM_STREAM_MAX_N 16
+
 void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);
 #if defined(__x86_64__) || defined(__i386__)

@@ -10,7 +10,7 @@
  * sums prepared with the activations. Then one int->float conversion and one
  * FMA per block and 16 rows, in block order: the same integer sums and float
  * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
- * are bit-identical to it. Decode (n <= 3) streams each group once with
+ * are bit-identical to it. Decode (n <= MM_STREAM_MAX_N) streams each group once with
  * software prefetches ahead in the style cpu_prefetch_style() picks for the
  * CPU (none; into L1 and, further, into L2; or non-temporal).
  *
@@ -36,6 +36,7 @@
 #define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
 #define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
 #define T 6            /* tokens per prefill tile */
+#define SG 8           /* tokens per pass of the streaming (decode) kernel over a group */
 
 /* The 8 column groups of one block as unsigned bytes, lane i = row i. */
 T512 INLINE void r16_load(const int base, const char *p, __m512i G[8]) {
@@ -70,16 +71,16 @@ T512 INLINE __m512i r16_dot(const __m512i G[8], const block_q8_0 *xb, int32_t xs
     return _mm512_add_epi32(a, b);
 }
 
-/* Decode: one group × C <= 3 tokens over all nb blocks (one sequential
+/* Decode: one group × C <= SG tokens over all nb blocks (one sequential
  * stream: quants and scales alternate, see matmul_impl.h). */
 T512 INLINE void r16_decode(const int base, const int C, const int pf, const char *gp, int nb,
-                            const block_q8_0 *const xb[3], const int32_t *const xs[3],
-                            const float *const xd[3], float *const yp[3], __mmask16 m) {
+                            const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
+                            const float *const xd[SG], float *const yp[SG], __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
     const int off = base == WICK_Q8_0 ? 128 : 8;
     const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
-    __m512 acc[3];
-#pragma GCC unroll 3
+    __m512 acc[SG];
+#pragma GCC unroll 8
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const char *p = gp + mm_r16_quants_at(base, b);
@@ -89,24 +90,32 @@ T512 INLINE void r16_decode(const int base, const int C, const int pf, const cha
         __m512i G[8];
         r16_load(base, p, G);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(gp + mm_r16_scales_at(base, nb, b))));
-#pragma GCC unroll 3
+#pragma GCC unroll 8
         for (int c = 0; c < C; c++) {
             const __m512i is = r16_dot(G, xb[c] + b, xs[c][b], off);
             acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(dw, _mm512_set1_ps(xd[c][b])), acc[c]);
         }
     }
-#pragma GCC unroll 3
+#pragma GCC unroll 8
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
 }
 
-/* Decode for n <= 3 tokens and prefetch style pf, both constants in each instance. */
+/* Decode for n <= SG tokens and prefetch style pf, both constants in each instance. */
 T512 INLINE void r16_decode_c(const int base, int n, const int pf, const char *gp, int nb,
-                              const block_q8_0 *const xb[3], const int32_t *const xs[3],
-                              const float *const xd[3], float *const yp[3], __mmask16 m) {
-    if (n == 1) r16_decode(base, 1, pf, gp, nb, xb, xs, xd, yp, m);
-    else if (n == 2) r16_decode(base, 2, pf, gp, nb, xb, xs, xd, yp, m);
-    else r16_decode(base, 3, pf, gp, nb, xb, xs, xd, yp, m);
+                              const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
+                              const float *const xd[SG], float *const yp[SG], __mmask16 m) {
+    switch (n) {
+    case 1: r16_decode(base, 1, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 2: r16_decode(base, 2, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 3: r16_decode(base, 3, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 4: r16_decode(base, 4, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 5: r16_decode(base, 5, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 6: r16_decode(base, 6, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 7: r16_decode(base, 7, pf, gp, nb, xb, xs, xd, yp, m); break;
+    default: r16_decode(base, 8, pf, gp, nb, xb, xs, xd, yp, m); break;
+    }
 }
+_Static_assert(SG == 8, "r16_decode_c instantiates C = 1..8");
 
 /* One prefill tile's activations for blocks [b0, b0+nbk), token-interleaved:
  * quants of block kb of token c at qs[kb][c], its -off·Σq at nsum[kb][c] (the
@@ -242,7 +251,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
     const block_q8_0 *xblocks = xq;
     const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
     const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
-    if (n > 3) {
+    if (n > MM_STREAM_MAX_N) {
         r16_prefill(base, w, nb, gb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
@@ -251,19 +260,23 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
         const char *gp = (const char *)w + (size_t)(rt / 16) * gb;
-        const block_q8_0 *xb[3];
-        const int32_t *xs[3];
-        const float *xd[3];
-        float *yp[3];
-        for (int c = 0; c < 3; c++) {
-            const int i = c < n ? c : 0;
-            xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
-            yp[c] = y + (size_t)i * ldy + rt;
-        }
-        switch (pf) {
-        case PREFETCH_NTA: r16_decode_c(base, n, PREFETCH_NTA, gp, nb, xb, xs, xd, yp, m); break;
-        case PREFETCH_L1L2: r16_decode_c(base, n, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m); break;
-        default: r16_decode_c(base, n, PREFETCH_OFF, gp, nb, xb, xs, xd, yp, m); break;
+        /* tokens in groups of up to SG: the first streams the group in, the others find it in L1/L2 */
+        for (int i0 = 0; i0 < n; i0 += SG) {
+            const int C = n - i0 < SG ? n - i0 : SG;
+            const block_q8_0 *xb[SG];
+            const int32_t *xs[SG];
+            const float *xd[SG];
+            float *yp[SG];
+            for (int c = 0; c < SG; c++) {
+                const int i = i0 + (c < C ? c : 0);
+                xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
+                yp[c] = y + (size_t)i * ldy + rt;
+            }
+            switch (pf) {
+            case PREFETCH_NTA: r16_decode_c(base, C, PREFETCH_NTA, gp, nb, xb, xs, xd, yp, m); break;
+            case PREFETCH_L1L2: r16_decode_c(base, C, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m); break;
+            default: r16_decode_c(base, C, PREFETCH_OFF, gp, nb, xb, xs, xd, yp, m); break;
+            }
         }
     }
 }
