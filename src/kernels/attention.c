@@ -457,13 +457,11 @@ typedef struct attn_job {
     bool batched;
 } attn_job;
 
-static void attn_task(void *arg, int ith, int nth) {
-    const attn_job *j = arg;
+/* Work items [lo, hi) of one call (see above). */
+static void attn_range(const attn_job *j, int64_t lo, int64_t hi) {
     const attn_params *p = j->p;
     const int group = p->n_heads / p->n_kv_heads;
     const int64_t per_kvh = (int64_t)j->n_q * group;
-    int64_t lo, hi;
-    pool_split(per_kvh * p->n_kv_heads, ith, nth, 1, &lo, &hi);
     for (int64_t w = lo; w < hi;) {
         const int kvh = (int)(w / per_kvh);
         const int64_t in_kvh = w % per_kvh;
@@ -494,15 +492,65 @@ static void attn_task(void *arg, int ith, int nth) {
     }
 }
 
-void attention(wick_pool *pool, const attn_params *p, const float *q, int n_q,
-               const int32_t *pos, const attn_kv *kv, float *out) {
-    if (n_q <= 0) return;
-    attn_job j = {p, q, n_q, pos, kv, out, pick_ops(), false};
+static int64_t attn_items(const attn_job *j) { return (int64_t)j->n_q * j->p->n_heads; }
+
+static void attn_task(void *arg, int ith, int nth) {
+    const attn_job *j = arg;
+    int64_t lo, hi;
+    pool_split(attn_items(j), ith, nth, 1, &lo, &hi);
+    attn_range(j, lo, hi);
+}
+
+static attn_job attn_make(const attn_params *p, const attn_run *r) {
+    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(), false};
 #if WICK_X86
     j.batched = cpu_isa_active() >= ISA_AVX512 && p->head_dim % 16 == 0;
 #endif
+    return j;
+}
+
+void attention(wick_pool *pool, const attn_params *p, const float *q, int n_q,
+               const int32_t *pos, const attn_kv *kv, float *out) {
+    if (n_q <= 0) return;
+    attn_run r = {q, n_q, pos, kv, out};
+    attn_job j = attn_make(p, &r);
     if ((int64_t)n_q * p->n_heads < 2) pool = NULL;
     pool_run(pool, attn_task, &j);
+}
+
+/* ---- several sequences in one hand-off ---- */
+
+typedef struct attn_multi_job {
+    attn_job *jobs;
+    int n;
+    int64_t total;
+} attn_multi_job;
+
+/* The calls' work items laid end to end, one contiguous range per thread. */
+static void attn_multi_task(void *arg, int ith, int nth) {
+    const attn_multi_job *m = arg;
+    int64_t lo, hi, base = 0;
+    pool_split(m->total, ith, nth, 1, &lo, &hi);
+    for (int r = 0; r < m->n && base < hi; r++) {
+        const int64_t items = attn_items(&m->jobs[r]);
+        const int64_t a = lo > base ? lo - base : 0, b = hi - base < items ? hi - base : items;
+        if (b > a) attn_range(&m->jobs[r], a, b);
+        base += items;
+    }
+}
+
+void attention_multi(wick_pool *pool, const attn_params *p, const attn_run *runs, int n_runs) {
+    attn_job local[ATTN_MULTI_MAX];
+    for (int k = 0; k < n_runs; k += ATTN_MULTI_MAX) {
+        attn_multi_job m = {local, 0, 0};
+        for (int r = k; r < n_runs && m.n < ATTN_MULTI_MAX; r++) {
+            if (runs[r].n_q <= 0) continue;
+            local[m.n] = attn_make(p, &runs[r]);
+            m.total += attn_items(&local[m.n]);
+            m.n++;
+        }
+        if (m.total > 0) pool_run(m.total < 2 ? NULL : pool, attn_multi_task, &m);
+    }
 }
 
 /* ---- reference: scores, max, sum, weighted sum; double accumulation ---- */

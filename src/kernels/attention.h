@@ -49,6 +49,23 @@ typedef struct attn_params {
 void attention(wick_pool *pool, const attn_params *p, const float *q, int n_q,
                const int32_t *pos, const attn_kv *kv, float *out);
 
+/* One call's arguments, for attention_multi. */
+typedef struct attn_run {
+    const float *q;
+    int n_q;
+    const int32_t *pos;
+    const attn_kv *kv;
+    float *out;
+} attn_run;
+
+#define ATTN_MULTI_MAX 64 /* runs per pool hand-off */
+
+/* attention() for several sequences (each its own KV view) in one pool
+ * hand-off: a decode step of many sequences pays one hand-off per layer
+ * instead of one per sequence. Bit-identical to separate attention() calls
+ * (a row's result does not depend on the split or on its neighbours). */
+void attention_multi(wick_pool *pool, const attn_params *p, const attn_run *runs, int n_runs);
+
 /* Single-thread reference for tests: the plain two-pass softmax. */
 void attention_reference(const attn_params *p, const float *q, int n_q, const int32_t *pos,
                          const attn_kv *kv, float *out);

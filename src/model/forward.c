@@ -224,14 +224,23 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         matmul_multi(pool, qkv, 3, s->xb, T, qkv_out, qkv_ld, s->mm);
         mark(&f, WICK_OP_MATMUL);
         stage(&f, ST_BIAS | ST_QKNORM | ST_ROPE | ST_STORE, w, NULL, il);
-        /* One attention call per run of tokens from the same sequence. */
+        /* Each run of tokens from one sequence attends over its own KV view;
+         * the runs share pool hand-offs (a decode step of many sequences
+         * would otherwise pay one per sequence and layer). */
         for (int t0 = 0; t0 < T;) {
-            int t1 = t0 + 1;
-            while (t1 < T && b->seq[t1] == b->seq[t0]) t1++;
-            attn_kv view = kv_view(kv, il, b->seq[t0]);
-            attention(pool, &ap, s->q + (size_t)t0 * q_dim, t1 - t0, b->pos + t0, &view,
-                      s->att + (size_t)t0 * q_dim);
-            t0 = t1;
+            attn_kv views[ATTN_MULTI_MAX];
+            attn_run runs[ATTN_MULTI_MAX];
+            int n_runs = 0;
+            while (t0 < T && n_runs < ATTN_MULTI_MAX) {
+                int t1 = t0 + 1;
+                while (t1 < T && b->seq[t1] == b->seq[t0]) t1++;
+                views[n_runs] = kv_view(kv, il, b->seq[t0]);
+                runs[n_runs] = (attn_run){s->q + (size_t)t0 * q_dim, t1 - t0, b->pos + t0, &views[n_runs],
+                                          s->att + (size_t)t0 * q_dim};
+                n_runs++;
+                t0 = t1;
+            }
+            attention_multi(pool, &ap, runs, n_runs);
         }
         mark(&f, WICK_OP_ATTENTION);
         matmul(pool, w->wo, s->att, T, s->xb, D, s->mm);
