@@ -85,7 +85,8 @@ static const char HELP[] =
     "MODEL is a .gguf file or a Hugging Face directory (config.json, *.safetensors,\n"
     "tokenizer.json). For tokenize and detokenize it may also be a tokenizer alone: a\n"
     "vocab-only .gguf, or a directory holding tokenizer.json (+ tokenizer_config.json)\n"
-    "or vocab.json + merges.txt.\n";
+    "or vocab.json + merges.txt. Without -m, generate, chat, logits, info, bench and\n"
+    "serve use $WICK_MODEL, else the built-in demo model (models/stories260K).\n";
 
 typedef struct command {
     const char *name;
