@@ -12,8 +12,8 @@
 # options.stop / seed / num_predict; chat (llama model) streamed and not, =
 # /v1/chat/completions; keep_alive 0 unloads (ps() stops listing the model) and
 # the next request loads it again; empty prompt → "load" / "unload"; unknown
-# model → ResponseError 404; prompt_eval_count counts the whole prompt even when
-# it is cached (Ollama >= 0.30); details.quantization_level names the weight
+# model → ResponseError 404; prompt_eval_count counts only the prompt tokens
+# evaluated (those reused from the KV cache are not); details.quantization_level names the weight
 # type. tests/js/serve_ollama.mjs holds the checks.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
