@@ -65,7 +65,7 @@ struct wick_sched {
     wick_context *c;
     int budget, max_queue;
     slot_info *slots;
-    /* stepping thread only */
+    /* the stepping thread's; waiting and running change under mu (cancel reads them) */
     sched_req *waiting;      /* FIFO (head first) */
     sched_req **running;     /* [n_seq], admission order not kept: see admit_seq */
     int n_running;
@@ -79,10 +79,9 @@ struct wick_sched {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     sched_req *incoming, *incoming_tail;
-    sched_req *live;         /* every accepted, unfinished request (linked by live_next) */
     int n_incoming_waiting;  /* incoming + waiting, for max_queue and stats */
     int64_t next_id;
-    bool stop, started, stepping_has_work;
+    bool stop, started;
     pthread_t thread;
     wick_sched_stats st;
 };
