@@ -102,7 +102,7 @@ req POST "$S/v1/chat/completions" '{"messages":[{"role":"user","content":"Hello"
 expect "chat" 200 "j['object'] == 'chat.completion' and j['choices'][0]['message']['role'] == 'assistant' and isinstance(j['choices'][0]['message']['content'], str) and len(j['choices'][0]['logprobs']['content']) == j['usage']['completion_tokens']"
 req POST "$S/v1/chat/completions" '{"messages":[{"role":"user","content":[{"type":"text","text":"Hello"}]}],"max_completion_tokens":6,"stream":true}'
 expect "chat stream" 200 "json.loads(t.split('\n\n')[0][6:])['choices'][0]['delta']['role'] == 'assistant' and json.loads(t.split('\n\n')[-3][6:])['choices'][0]['finish_reason'] in ('stop', 'length') and t.endswith('data: [DONE]\n\n')"
-req POST "$S/api/generate" "{\"model\":\"$NAME\",\"prompt\":\"Once upon a time\",\"stream\":false,\"options\":{\"num_predict\":12,\"temperature\":0}}"
+req POST "$S/api/generate" "{\"model\":\"$NAME\",\"prompt\":\"Once upon a time\",\"raw\":true,\"stream\":false,\"options\":{\"num_predict\":12,\"temperature\":0}}"
 expect "ollama generate" 200 "j['done'] is True and j['done_reason'] == 'length' and j['eval_count'] == 12 and j['response'] == '''$first''' and isinstance(j['context'], list) and j['total_duration'] > 0"
 req POST "$S/api/generate" "{\"model\":\"$NAME\",\"prompt\":\"Once upon a time\",\"options\":{\"num_predict\":5}}"
 expect "ollama generate stream" 200 "all(json.loads(l) for l in t.splitlines()) and json.loads(t.splitlines()[-1])['done'] is True and 'application/x-ndjson' in h"
