@@ -20,6 +20,8 @@ serve_init() {
   SHARED=${WICK_SHARED:-../shared}
   JS=tests/js
   STORIES="$SHARED/models/stories260K/stories260K-f32.gguf"
+  # without ../shared: the same file, shipped in the repo as the demo model
+  [ -f "$STORIES" ] || STORIES="$PWD/models/stories260K/stories260K-f32.gguf"
   TMP=$(mktemp -d)
   SERVE_PIDS=()
   trap serve_cleanup EXIT
