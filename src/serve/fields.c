@@ -146,7 +146,8 @@ static int seed_field(const cJSON *o, const char *key, uint64_t *seed, fld_error
     return 1;
 }
 
-int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e) {
+/* The knobs both APIs name alike: temperature, top_p, top_k (-1 = off), min_p. */
+static int sampling_shared(const cJSON *o, wick_sampling *s, fld_error *e) {
     double d;
     long long i;
     int r;
@@ -158,6 +159,13 @@ int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e) {
     if (r) s->top_k = i < 0 ? 0 : (int)i;
     if ((r = fld_num(o, "min_p", 0, 1, &d, e)) < 0) return -1;
     if (r) s->min_p = (float)d;
+    return 0;
+}
+
+int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e) {
+    double d;
+    int r;
+    if (sampling_shared(o, s, e) < 0) return -1;
     if ((r = fld_num(o, "presence_penalty", -2, 2, &d, e)) < 0) return -1;
     if (r) s->presence_penalty = (float)d;
     if ((r = fld_num(o, "frequency_penalty", -2, 2, &d, e)) < 0) return -1;
@@ -173,14 +181,7 @@ int fld_sampling_ollama(const cJSON *o, wick_sampling *s, fld_error *e) {
     double d;
     long long i;
     int r;
-    if ((r = fld_num(o, "temperature", 0, 100, &d, e)) < 0) return -1;
-    if (r) s->temperature = (float)d;
-    if ((r = fld_num(o, "top_p", 0, 1, &d, e)) < 0) return -1;
-    if (r) s->top_p = (float)d;
-    if ((r = fld_int(o, "top_k", -1, 1e9, &i, e)) < 0) return -1;
-    if (r) s->top_k = i < 0 ? 0 : (int)i;
-    if ((r = fld_num(o, "min_p", 0, 1, &d, e)) < 0) return -1;
-    if (r) s->min_p = (float)d;
+    if (sampling_shared(o, s, e) < 0) return -1;
     if ((r = fld_num(o, "repeat_penalty", 0, 100, &d, e)) < 0) return -1;
     if (r) s->repeat_penalty = (float)d;
     if ((r = fld_int(o, "repeat_last_n", -1, 1e9, &i, e)) < 0) return -1;

@@ -58,30 +58,8 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
 }
 
 void gen_append(job_batch *acc, const job_batch *b) {
-    if (acc->n + b->n > acc->cap) {
-        size_t cap = acc->cap ? acc->cap : 32;
-        while (cap < acc->n + b->n) cap *= 2;
-        job_event *ev = realloc(acc->ev, cap * sizeof *ev);
-        if (!ev) return;
-        acc->ev = ev;
-        acc->cap = cap;
-    }
-    if (acc->text_len + b->text_len + 1 > acc->text_cap) {
-        size_t cap = acc->text_cap ? acc->text_cap : 256;
-        while (cap < acc->text_len + b->text_len + 1) cap *= 2;
-        char *t = realloc(acc->text, cap);
-        if (!t) return;
-        acc->text = t;
-        acc->text_cap = cap;
-    }
-    for (size_t i = 0; i < b->n; i++) {
-        acc->ev[acc->n] = b->ev[i];
-        acc->ev[acc->n].off += acc->text_len;
-        acc->n++;
-    }
-    if (b->text_len) memcpy(acc->text + acc->text_len, b->text, b->text_len);
-    acc->text_len += b->text_len;
-    acc->text[acc->text_len] = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (!job_batch_push(acc, &b->ev[i].tok, b->text + b->ev[i].off, b->ev[i].len)) break;
     acc->done = b->done;
 }
 

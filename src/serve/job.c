@@ -43,7 +43,7 @@ static void job_unref_locked(job *j) {
     free(j);
 }
 
-static bool push_event(job_batch *b, const wick_token_info *tok, const char *text, size_t len) {
+bool job_batch_push(job_batch *b, const wick_token_info *tok, const char *text, size_t len) {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 16;
         job_event *e = realloc(b->ev, cap * sizeof *e);
@@ -75,7 +75,7 @@ static bool on_token(void *user, const wick_token_info *tok, const char *text, s
     if (j->mx && tok->index > 0) metrics_observe(&j->mx->itl, t - j->t_last);
     j->t_last = t;
     pthread_mutex_lock(&j->mu);
-    bool ok = !j->cancelled && push_event(&j->pend, tok, text, len);
+    bool ok = !j->cancelled && job_batch_push(&j->pend, tok, text, len);
     pthread_cond_signal(&j->cv);
     pthread_mutex_unlock(&j->mu);
     return ok;

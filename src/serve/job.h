@@ -48,6 +48,8 @@ const job_result *job_get_result(const job *j); /* after a batch with done */
 void job_cancel(job *j);
 /* The HTTP side is done with the job (cancels it if it still runs). */
 void job_release(job *j);
+/* Append one event with its text; false when out of memory. */
+bool job_batch_push(job_batch *b, const wick_token_info *tok, const char *text, size_t len);
 void job_batch_free(job_batch *b);
 
 #endif
