@@ -69,33 +69,6 @@ static void gen_done(void *user, const wick_request_result *res) {
     g->done = true;
 }
 
-/* n_predict 0: prefill [keep, n) of sequence 0 in chunks, logits for the
- * last token only. */
-static int prefill(wick_context *c, const int32_t *ids, int from, int to, wick_error *err) {
-    int chunk = c->prefill_chunk > 0 ? c->prefill_chunk : to - from;
-    if (chunk > c->fs.max_tokens) chunk = c->fs.max_tokens;
-    int32_t *pos = malloc((size_t)chunk * sizeof *pos);
-    int32_t *seq = calloc((size_t)chunk, sizeof *seq);
-    bool *none = calloc((size_t)chunk, sizeof *none);
-    if (!pos || !seq || !none) {
-        free(pos);
-        free(seq);
-        free(none);
-        return wick_fail(err, "out of memory");
-    }
-    int rc = 0;
-    for (int p = from; p < to && rc == 0; p += chunk) {
-        int n = to - p < chunk ? to - p : chunk;
-        for (int i = 0; i < n; i++) pos[i] = p + i;
-        wick_batch b = {.n = n, .tokens = ids + p, .pos = pos, .seq = seq, .want_logits = p + n < to ? none : NULL};
-        rc = wick_decode(c, &b, err);
-    }
-    free(pos);
-    free(seq);
-    free(none);
-    return rc;
-}
-
 int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
                   const wick_generate_params *p, int32_t **out_tokens, int *n_out,
                   wick_finish *finish, wick_timings *tm, wick_error *err) {
@@ -116,16 +89,6 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
             return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
-    if (n_predict == 0) { /* prefill only, keeping the common prefix */
-        const int32_t *cached = kv_seq_tokens(&c->kv, 0);
-        int keep = 0;
-        while (keep < c->kv.len[0] && keep < n_prompt - 1 && cached[keep] == prompt[keep]) keep++;
-        kv_truncate(&c->kv, 0, keep);
-        tm->prompt_tokens = n_prompt;
-        tm->prefill_tokens = n_prompt - keep;
-        return prefill(c, prompt, keep, n_prompt, err);
-    }
-
     gen_state g = {.p = p, .out = malloc(((size_t)n_predict + 1) * sizeof *g.out)};
     wick_sched *s = g.out ? wick_sched_new(c, NULL, err) : NULL;
     if (!s) {
