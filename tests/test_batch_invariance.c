@@ -41,22 +41,8 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "model/testmodel.h"
+#include "rng.h"
 #include "wick.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rnd_u32(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
-static float rnd_f(void) { return (float)(rnd_u32() & 0xffffff) / (float)0x800000 - 1.0f; } /* [-1,1) */
-
-static void fill(float *x, int64_t n, float mag) {
-    for (int64_t i = 0; i < n; i++) x[i] = mag * rnd_f();
-}
 
 static int n_isas(void) { return (int)cpu_best_isa() + 1; }
 
@@ -72,7 +58,7 @@ typedef struct mm_case {
 static void *make_w(int type, int rows, int cols, int *wtype) {
     const int base = type == WICK_Q8_0_R16 ? WICK_Q8_0 : type == WICK_Q4_0_R16 ? WICK_Q4_0 : type;
     float *f = malloc(sizeof(float) * (size_t)rows * cols);
-    fill(f, (int64_t)rows * cols, 1.0f);
+    rnd_fill(f, (int64_t)rows * cols, 1.0f);
     const size_t bytes = dtype_row_bytes(base, cols) * (size_t)rows;
     void *w = malloc(bytes);
     quantize_row(base, f, w, (int64_t)rows * cols);
@@ -110,7 +96,7 @@ static void test_matmul(void) {
         const char *tname = base != CASES[ci].type ? (base == WICK_Q8_0 ? "q8_0_r16" : "q4_0_r16") : dtype_name(base);
         wick_tensor W = {"w", wtype, 2, {cols, rows, 1, 1}, w, dtype_row_bytes(base, cols) * (size_t)rows};
         float *x = malloc(sizeof(float) * NMAX * cols);
-        fill(x, (int64_t)NMAX * cols, 2.0f);
+        rnd_fill(x, (int64_t)NMAX * cols, 2.0f);
         const int ldy = rows + 5;
         float *ref = malloc(sizeof(float) * NMAX * rows), *y = malloc(sizeof(float) * NMAX * ldy);
         void *scratch = malloc(matmul_scratch_bytes(wtype, cols, NMAX) + 64);
@@ -164,9 +150,9 @@ static void test_attention(void) {
                     const size_t pool_rows = (size_t)n_blocks * bs;
                     void *k = malloc(pool_rows * row * esz), *v = malloc(pool_rows * row * esz);
                     float *tmp = malloc(sizeof(float) * pool_rows * row);
-                    fill(tmp, (int64_t)(pool_rows * row), 2.0f);
+                    rnd_fill(tmp, (int64_t)(pool_rows * row), 2.0f);
                     quantize_row(type, tmp, k, (int64_t)(pool_rows * row));
-                    fill(tmp, (int64_t)(pool_rows * row), 1.0f);
+                    rnd_fill(tmp, (int64_t)(pool_rows * row), 1.0f);
                     quantize_row(type, tmp, v, (int64_t)(pool_rows * row));
                     /* the engine's layout: head-major within a block */
                     attn_kv kv = {k, v, type, table, bs, (size_t)bs * row * esz, (size_t)bs * hd * esz, (size_t)hd * esz};
@@ -175,7 +161,7 @@ static void test_attention(void) {
                     const size_t qrow = (size_t)n_heads * hd;
                     float *q = malloc(sizeof(float) * NQ * qrow), *ref = malloc(sizeof(float) * NQ * qrow),
                           *out = malloc(sizeof(float) * NQ * qrow);
-                    fill(q, (int64_t)(NQ * qrow), 1.0f);
+                    rnd_fill(q, (int64_t)(NQ * qrow), 1.0f);
                     /* rows 0..19: a chunk at consecutive positions across a block edge; 20..23 scattered */
                     int32_t pos[NQ];
                     const int32_t p0 = 120 + (int32_t)(rnd_u32() % 20);

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "rng.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "kernels/attention.h"
@@ -32,23 +33,6 @@
 #else
 #define TEST_X86 0
 #endif
-
-/* ---- deterministic random numbers ---- */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rnd_u32(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
-static float rnd_f(void) { return (float)(rnd_u32() & 0xffffff) / (float)0x800000 - 1.0f; } /* [-1,1) */
-
-static void fill(float *x, int64_t n, float scale) {
-    for (int64_t i = 0; i < n; i++) x[i] = rnd_f() * scale;
-}
 
 static float bits_f(uint32_t u) {
     float f;
@@ -177,7 +161,7 @@ static void test_quantize(void) {
     block_q8_0 *ref = malloc(NB * sizeof(block_q8_0)), *got = malloc(NB * sizeof(block_q8_0));
     block_q4_0 *r4 = malloc(NB * sizeof(block_q4_0));
     for (int iter = 0; iter < 200; iter++) {
-        fill(src, N, iter % 3 == 0 ? 1e-3f : 10.0f);
+        rnd_fill(src, N, iter % 3 == 0 ? 1e-3f : 10.0f);
         for (int j = 0; j < 32; j++) src[j] = 0.0f;                       /* an all-zero block */
         for (int j = 0; j < 32; j++) src[32 + j] = (float)(int)(rnd_u32() % 255 - 127) + 0.5f; /* ties */
         src[32 + 7] = 127.0f;
@@ -219,7 +203,7 @@ static void test_quantize(void) {
     }
     /* float types */
     uint16_t h[N];
-    fill(src, N, 100.0f);
+    rnd_fill(src, N, 100.0f);
     quantize_row(WICK_F16, src, h, N);
     int bad = 0;
     for (int i = 0; i < N; i++) bad += h[i] != f32_to_fp16(src[i]);
@@ -245,7 +229,7 @@ static void *make_weights(int type, int rows, int cols, float *wf_out) {
     void *w = malloc(rb * rows + 64);
     float *tmp = malloc(sizeof(float) * (size_t)cols);
     for (int r = 0; r < rows; r++) {
-        fill(tmp, cols, 1.0f);
+        rnd_fill(tmp, cols, 1.0f);
         if (r % 5 == 1 && cols >= 32) tmp[3] = -1.5f; /* vary block maxima / signs */
         quantize_row(type, tmp, (char *)w + rb * r, cols);
         if (wf_out) dequantize_row(type, (char *)w + rb * r, wf_out + (size_t)r * cols, cols);
@@ -283,7 +267,7 @@ static void test_matmul_isas(void) {
                     float *wf = malloc(sizeof(float) * (size_t)rows * cols);
                     void *w = make_weights(type, rows, cols, wf);
                     float *x = malloc(sizeof(float) * (size_t)n * cols);
-                    fill(x, (int64_t)n * cols, 2.0f);
+                    rnd_fill(x, (int64_t)n * cols, 2.0f);
                     void *xq = NULL;
                     if (is_q(type)) {
                         xq = malloc(matmul_scratch_bytes(type, cols, n));
@@ -360,7 +344,7 @@ static void test_matmul_int_exact(void) {
                         b[0].qs[r % 32] = (int8_t)(r % 2 ? -128 : 127);
                     }
                 float *x = malloc(sizeof(float) * (size_t)n * cols);
-                fill(x, (int64_t)n * cols, 3.0f);
+                rnd_fill(x, (int64_t)n * cols, 3.0f);
                 void *xq = malloc(matmul_scratch_bytes(type, cols, n));
                 matmul_quantize_x(NULL, x, n, cols, xq);
                 block_q8_0 *xb = xq;
@@ -402,7 +386,7 @@ static void test_matmul_threads(void) {
             void *w = make_weights(type, rows, cols, NULL);
             wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, dtype_row_bytes(type, cols) * rows};
             float *x = malloc(sizeof(float) * (size_t)n * cols);
-            fill(x, (int64_t)n * cols, 1.0f);
+            rnd_fill(x, (int64_t)n * cols, 1.0f);
             size_t sb = matmul_scratch_bytes(type, cols, n);
             void *scratch = sb ? malloc(sb) : NULL;
             float *y0 = malloc(sizeof(float) * (size_t)n * rows), *y1 = malloc(sizeof(float) * (size_t)n * rows);
@@ -487,8 +471,8 @@ static void test_pool(void) {
 
 static void test_rmsnorm_softmax_silu(void) {
     float x[67], w[67], out[67];
-    fill(x, 67, 3.0f);
-    fill(w, 67, 1.0f);
+    rnd_fill(x, 67, 3.0f);
+    rnd_fill(w, 67, 1.0f);
     rmsnorm(out, x, w, 67, 1e-6f);
     double ss = 0;
     for (int i = 0; i < 67; i++) ss += (double)x[i] * x[i];
@@ -501,8 +485,8 @@ static void test_rmsnorm_softmax_silu(void) {
     {
         const cpu_isa saved = cpu_isa_active();
         static float big[1031], o1[1031], o2[1031], wb[1031];
-        fill(big, 1031, 50.0f);
-        fill(wb, 1031, 1.0f);
+        rnd_fill(big, 1031, 50.0f);
+        rnd_fill(wb, 1031, 1.0f);
         for (int n = 1; n <= 1031; n += (n < 40 ? 1 : 37)) {
             const double ref = rmsnorm_sumsq_scalar(big, n);
             cpu_set_isa(ISA_SCALAR);
@@ -539,9 +523,9 @@ static void test_rmsnorm_softmax_silu(void) {
     const cpu_isa saved = cpu_isa_active();
     for (int isa = 0; isa < n_isas(); isa++) {
         cpu_set_isa((cpu_isa)isa);
-        fill(gg, NS, 30.0f);
+        rnd_fill(gg, NS, 30.0f);
         gg[0] = -100.0f, gg[1] = 100.0f, gg[2] = 0.0f, gg[3] = -88.5f, gg[4] = 89.0f;
-        fill(uu, NS, 2.0f);
+        rnd_fill(uu, NS, 2.0f);
         memcpy(g1, gg, sizeof gg);
         silu_mul(g1, uu, NS);
         int bad = 0;
@@ -550,7 +534,7 @@ static void test_rmsnorm_softmax_silu(void) {
             if (!(fabs(g1[i] - ref) <= 2e-6 * fabs(ref) + 1e-30)) bad++;
         }
         CHECK_MSG(bad == 0, "silu_mul %s: %d off", cpu_isa_name((cpu_isa)isa), bad);
-        fill(sm, NS, 20.0f);
+        rnd_fill(sm, NS, 20.0f);
         memcpy(sm0, sm, sizeof sm);
         softmax(sm, NS);
         double mx = -1e30, z = 0;
@@ -577,7 +561,7 @@ static void test_rope(void) {
     for (int i = 0; i < ROT / 2; i++) inv_freq[i] = (float)pow(10000.0, -2.0 * i / ROT);
     for (int style = 0; style < 2; style++) {
         float x[2 * STRIDE], y[2 * STRIDE];
-        fill(x, 2 * STRIDE, 1.0f);
+        rnd_fill(x, 2 * STRIDE, 1.0f);
         memcpy(y, x, sizeof x);
         int32_t p1[2] = {7, 1000}, p2[2] = {30, 2047}, p12[2] = {37, 3047}, z[2] = {0, 0};
         rope(x, 2, STRIDE, NH, HD, ROT, p1, inv_freq, (rope_style)style);
@@ -610,7 +594,7 @@ static void test_rope(void) {
                 const int rot = ROTS[ri], hd = 128, nh = 3;
                 float invf[64], a[3 * 128], b[3 * 128];
                 for (int i = 0; i < rot / 2; i++) invf[i] = (float)pow(10000.0, -2.0 * i / rot);
-                fill(a, nh * hd, 2.0f);
+                rnd_fill(a, nh * hd, 2.0f);
                 memcpy(b, a, sizeof a);
                 int32_t pos = 12345;
                 cpu_set_isa(ISA_SCALAR);
@@ -626,7 +610,7 @@ static void test_rope(void) {
     {
         enum { HD2 = 64, NH2 = 2 };
         float hf[NH2 * HD2], gg[NH2 * HD2];
-        fill(hf, NH2 * HD2, 1.0f);
+        rnd_fill(hf, NH2 * HD2, 1.0f);
         for (int hd = 0; hd < NH2; hd++)
             for (int h = 0; h < 2; h++)
                 for (int i = 0; i < HD2 / 2; i++) gg[hd * HD2 + 2 * i + h] = hf[hd * HD2 + h * HD2 / 2 + i];
@@ -676,9 +660,9 @@ static void test_attention(void) {
                     const size_t pool_rows = (size_t)n_blocks * bs;
                     void *k = malloc(pool_rows * row * esz), *v = malloc(pool_rows * row * esz);
                     float *tmp = malloc(sizeof(float) * pool_rows * row);
-                    fill(tmp, (int64_t)pool_rows * row, 2.0f);
+                    rnd_fill(tmp, (int64_t)pool_rows * row, 2.0f);
                     quantize_row(type, tmp, k, (int64_t)pool_rows * row);
-                    fill(tmp, (int64_t)pool_rows * row, 1.0f);
+                    rnd_fill(tmp, (int64_t)pool_rows * row, 1.0f);
                     quantize_row(type, tmp, v, (int64_t)pool_rows * row);
                     float vmax = 0;
                     for (size_t i = 0; i < pool_rows * row; i++) vmax = fmaxf(vmax, fabsf(tmp[i]));
@@ -688,7 +672,7 @@ static void test_attention(void) {
                     int32_t pos[12] = {90, 91, 92, 93, 94, 95, 96, 97, 98, 0, 1, 161};
                     if ((int64_t)bs * n_blocks <= 161) pos[11] = bs * n_blocks - 1;
                     float *q = malloc(sizeof(float) * n_q * n_heads * hd);
-                    fill(q, (int64_t)n_q * n_heads * hd, 1.0f);
+                    rnd_fill(q, (int64_t)n_q * n_heads * hd, 1.0f);
                     float *o1 = malloc(sizeof(float) * n_q * n_heads * hd), *o2 = malloc(sizeof(float) * n_q * n_heads * hd);
                     /* the KV pool position-major (rows of all heads) or head-major within a block (the engine's) */
                     for (int layout = 0; layout < 2; layout++) {

@@ -33,18 +33,9 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_q6k.h"
 #include "model/testmodel.h"
+#include "rng.h"
 #include "wick.h"
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-
-static uint32_t rnd_u32(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
-static float rnd_f(void) { return (float)(rnd_u32() & 0xffffff) / (float)0x800000 - 1.0f; } /* [-1,1) */
 
 static int n_isas(void) { return (int)cpu_best_isa() + 1; }
 
@@ -457,6 +448,7 @@ static void test_make_bad_shape(void) {
 }
 
 int main(void) {
+    rng_state = 0x243f6a8885a308d3ull; /* this program's own sequence */
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-q6k-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
     RUN(test_layout);
