@@ -22,4 +22,14 @@ static inline void rnd_fill(float *x, int64_t n, float scale) {
     for (int64_t i = 0; i < n; i++) x[i] = rnd_f() * scale;
 }
 
+/* p = a uniformly shuffled 0..n-1 (Fisher-Yates). */
+static inline void rnd_permutation(int32_t *p, int n) {
+    for (int i = 0; i < n; i++) p[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(rnd_u32() % (uint32_t)(i + 1));
+        int32_t t = p[i];
+        p[i] = p[j], p[j] = t;
+    }
+}
+
 #endif

@@ -651,12 +651,7 @@ static void test_attention(void) {
                     const size_t esz = kt ? 2 : 4;
                     /* block table: a random permutation of the pool's blocks */
                     int32_t table[24];
-                    for (int i = 0; i < n_blocks; i++) table[i] = i;
-                    for (int i = n_blocks - 1; i > 0; i--) {
-                        int j = (int)(rnd_u32() % (uint32_t)(i + 1));
-                        int32_t t = table[i];
-                        table[i] = table[j], table[j] = t;
-                    }
+                    rnd_permutation(table, n_blocks);
                     const size_t pool_rows = (size_t)n_blocks * bs;
                     void *k = malloc(pool_rows * row * esz), *v = malloc(pool_rows * row * esz);
                     float *tmp = malloc(sizeof(float) * pool_rows * row);
