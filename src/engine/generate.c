@@ -77,7 +77,6 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     memset(tm, 0, sizeof *tm);
     if (out_tokens) *out_tokens = NULL;
     if (n_out) *n_out = 0;
-    if (n_prompt <= 0) return wick_fail(err, "the prompt is empty (no tokens)");
     if (n_prompt > c->n_ctx)
         return wick_fail(err, "prompt is %d tokens but the context holds %d (use a larger --ctx)",
                          n_prompt, c->n_ctx);
@@ -86,9 +85,6 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     if (n_predict > room)
         return wick_fail(err, "-n %d is more than the %d tokens left in the context after the %d-token prompt",
                          n_predict, room, n_prompt);
-    for (int i = 0; i < n_prompt; i++)
-        if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
-            return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
     gen_state g = {.p = p, .out = malloc(((size_t)n_predict + 1) * sizeof *g.out)};
     wick_sched *s = g.out ? wick_sched_new(c, NULL, err) : NULL;
     if (!s) {

@@ -428,12 +428,6 @@ static void logprobs(const float *logits, int n_vocab, wick_token_info *ti, int 
     for (int k = 0; k < ti->n_top; k++) ti->top_logprobs[k] = (float)(ti->top_logprobs[k] - lse);
 }
 
-static bool is_eog(const wick_model *m, int32_t id) {
-    for (int i = 0; i < m->n_eog; i++)
-        if (m->eog[i] == id) return true;
-    return false;
-}
-
 /* Sample the next token of q from logits and stream it. Returns whether q
  * goes on (else it has been finished). */
 static bool advance(wick_sched *s, sched_req *q, const float *logits) {
@@ -448,7 +442,7 @@ static bool advance(wick_sched *s, sched_req *q, const float *logits) {
     memcpy(q->rng, c->smp.rng, sizeof q->rng);
     if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
     if (q->n_gen == 0) q->t_first = now_ms();
-    if (!q->r.ignore_eos && is_eog(c->m, id)) {
+    if (!q->r.ignore_eos && wick_token_is_eog(c->m, id)) {
         finish(s, q, WICK_FINISH_STOP, NULL);
         return false;
     }
