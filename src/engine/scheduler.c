@@ -208,7 +208,6 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     else s->incoming = q;
     s->incoming_tail = q;
     s->n_incoming_waiting++;
-    s->st.waiting = s->n_incoming_waiting;
     int64_t id = q->id;
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -275,7 +274,6 @@ static void finish(wick_sched *s, sched_req *q, wick_finish why, const char *err
     res.total_ms = t - q->t_submit;
     pthread_mutex_lock(&s->mu);
     s->st.requests_finished++;
-    s->st.running = s->n_running;
     pthread_mutex_unlock(&s->mu);
     q->r.on_done(q->r.user, &res);
     req_free(q);
@@ -373,8 +371,6 @@ static void admit(wick_sched *s) {
             s->st.prefix_queries += (uint64_t)q->n_prompt;
             s->st.prefix_hits += (uint64_t)keep;
         }
-        s->st.running = s->n_running;
-        s->st.waiting = s->n_incoming_waiting;
         pthread_mutex_unlock(&s->mu);
     }
 }
@@ -495,7 +491,6 @@ static void take_in(wick_sched *s) {
         if (cancelled) {
             *pp = q->next;
             s->n_incoming_waiting--;
-            s->st.waiting = s->n_incoming_waiting;
         }
         pthread_mutex_unlock(&s->mu);
         if (cancelled) finish(s, q, WICK_FINISH_CANCELLED, NULL);
