@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/name_index.h"
@@ -461,18 +463,36 @@ gguf_file *gguf_open(const char *path, wick_error *err) {
     return f;
 }
 
-void gguf_close(gguf_file *f) {
-    if (!f) return;
+static void free_kvs(gguf_file *f) {
     if (f->keys)
         for (int i = 0; i < f->n_kv; i++) free(f->keys[i]);
     if (f->vals)
         for (int i = 0; i < f->n_kv; i++)
             if (f->vals[i].type == GGUF_ARRAY) free(f->vals[i].arr.strs);
-    if (f->names)
-        for (int i = 0; i < f->n_tensors; i++) free(f->names[i]);
     free(f->keys);
     free(f->vals);
     free(f->kv_index.refs);
+    f->keys = NULL;
+    f->vals = NULL;
+    f->kv_index.refs = NULL;
+    f->kv_index.n = 0;
+    f->n_kv = 0;
+}
+
+void gguf_forget_metadata(gguf_file *f) {
+    if (!f) return;
+    free_kvs(f);
+    long pg = sysconf(_SC_PAGESIZE);
+    if (!f->map.data || pg <= 0) return;
+    size_t end = (f->data_off < f->map.size ? f->data_off : f->map.size) & ~((size_t)pg - 1);
+    if (end) madvise((void *)f->map.data, end, MADV_DONTNEED);
+}
+
+void gguf_close(gguf_file *f) {
+    if (!f) return;
+    free_kvs(f);
+    if (f->names)
+        for (int i = 0; i < f->n_tensors; i++) free(f->names[i]);
     free(f->names);
     free(f->tensors);
     free(f->t_index.refs);

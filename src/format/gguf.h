@@ -119,6 +119,11 @@ uint32_t gguf_alignment(const gguf_file *f);
 /* File position where the data section starts, and of tensor i's bytes. */
 size_t gguf_data_offset(const gguf_file *f);
 size_t gguf_tensor_file_offset(const gguf_file *f, int i);
+/* Forget the keys and values once the model has read what it needs: frees
+ * their parsed form (a vocabulary's string arrays alone take megabytes) and
+ * drops the header's pages from memory (they stay in the file). Tensors stay;
+ * every key lookup afterwards finds nothing. */
+void gguf_forget_metadata(gguf_file *f);
 /* Name of a value type ("uint32", "string", "array"), "type#N" if unknown. */
 const char *gguf_vtype_name(int type);
 /* Look up an array value: 1 and *out if `key` holds an array (check

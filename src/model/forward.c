@@ -46,25 +46,41 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     size_t bo = matmul_scratch_bytes(m->output->type, hp->n_embd, max_logits);
     if (bo > mm) mm = bo;
     const size_t half = (size_t)(hp->rot_dim / 2);
-    size_t sizes[] = {
-        T * hp->n_embd * 4, T * wide * 4,      T * q_dim * 4,         T * kv_dim * 4,
-        T * kv_dim * 4,     T * q_dim * 4,     T * hp->n_ff * 4,      T * hp->n_ff * 4,
-        L * hp->n_embd * 4, L * hp->n_vocab * 4, mm,                  T * half * 4,
-        T * half * 4,
-    };
+    /* Live for the whole pass: x, xb, the RoPE angles, the output's inputs and
+     * the matmul scratch. The rest is one shared region, since its three
+     * groups are never live at once: q, k, v and att (attention), hb and hb2
+     * (feed-forward), and the logits (after the last layer, read by the
+     * caller before the next pass). */
+    size_t attn_sizes[] = {T * q_dim * 4, T * kv_dim * 4, T * kv_dim * 4, T * q_dim * 4};
+    size_t ffn_sizes[] = {T * hp->n_ff * 4, T * hp->n_ff * 4};
+    size_t attn_bytes = 0, ffn_bytes = 0;
+    for (size_t i = 0; i < 4; i++) attn_bytes += ALIGN_UP(attn_sizes[i]);
+    for (size_t i = 0; i < 2; i++) ffn_bytes += ALIGN_UP(ffn_sizes[i]);
+    size_t shared = ALIGN_UP(L * hp->n_vocab * 4);
+    if (attn_bytes > shared) shared = attn_bytes;
+    if (ffn_bytes > shared) shared = ffn_bytes;
+    size_t sizes[] = {T * hp->n_embd * 4, T * wide * 4, L * hp->n_embd * 4, mm, T * half * 4, T * half * 4, shared};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += ALIGN_UP(sizes[i]);
     char *p = aligned_alloc(64, total ? total : 64);
     if (!p) return wick_fail(err, "out of memory allocating %zu MiB of activation scratch", total >> 20);
     s->block = p;
-    void **slots[] = {(void **)&s->x,  (void **)&s->xb,  (void **)&s->q,      (void **)&s->k,
-                      (void **)&s->v,  (void **)&s->att, (void **)&s->hb,     (void **)&s->hb2,
-                      (void **)&s->out_in, (void **)&s->logits, &s->mm, (void **)&s->rope_cs,
-                      (void **)&s->rope_sn};
+    void **slots[] = {(void **)&s->x, (void **)&s->xb, (void **)&s->out_in, &s->mm, (void **)&s->rope_cs,
+                      (void **)&s->rope_sn, NULL};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        *slots[i] = p;
-        p += ALIGN_UP(sizes[i]);
+        if (slots[i]) *slots[i] = p;
+        if (i + 1 < sizeof sizes / sizeof sizes[0]) p += ALIGN_UP(sizes[i]);
     }
+    /* p: the shared region */
+    s->logits = (float *)p;
+    float **attn[] = {&s->q, &s->k, &s->v, &s->att};
+    char *r = p;
+    for (size_t i = 0; i < 4; i++) {
+        *attn[i] = (float *)r;
+        r += ALIGN_UP(attn_sizes[i]);
+    }
+    s->hb = (float *)p;
+    s->hb2 = (float *)(p + ALIGN_UP(ffn_sizes[0]));
     s->mm_bytes = mm;
     s->max_tokens = max_tokens;
     s->max_logits = max_logits;

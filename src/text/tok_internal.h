@@ -108,11 +108,6 @@ typedef enum tok_model {
     MODEL_BPE_SCORE, /* llama.cpp SPM: merge the adjacent pair whose string has the best score */
 } tok_model;
 
-typedef struct tok_merge_slot {
-    uint64_t key; /* (a << 32) | b; UINT64_MAX = empty */
-    int32_t rank, res;
-} tok_merge_slot;
-
 struct wick_tokenizer {
     tok_kind kind;
     tok_model model;
@@ -127,15 +122,15 @@ struct wick_tokenizer {
     uint8_t *flags; /* TF_* */
 
     /* string -> id */
-    int32_t *map_ids; /* -1 = empty */
+    int32_t *map_ids; /* -1 = empty; at most 3/4 full */
     uint32_t *map_hash;
     size_t map_cap; /* power of two */
 
     /* merges */
     int n_merges, merges_cap;
     int32_t *merge_a, *merge_b, *merge_res; /* by rank */
-    tok_merge_slot *mslots;
-    size_t mcap;
+    int32_t *mslots; /* pair (merge_a, merge_b) -> rank; -1 = empty; at most 3/4 full */
+    size_t mcap;     /* power of two */
 
     /* special ids */
     int32_t bos, eos, unk, pad;

@@ -145,7 +145,7 @@ int tok_build_map(tokenizer *t, wick_error *err) {
     free(t->map_ids);
     free(t->map_hash);
     size_t cap = 64;
-    while (cap < (size_t)t->n_vocab * 2) cap *= 2;
+    while (cap * 3 < (size_t)t->n_vocab * 4) cap *= 2;
     t->map_ids = malloc(cap * sizeof *t->map_ids);
     t->map_hash = malloc(cap * sizeof *t->map_hash);
     if (!t->map_ids || !t->map_hash) return wick_fail(err, "tokenizer: out of memory");
@@ -187,15 +187,18 @@ int32_t tok_find_n(const tokenizer *t, const char *s, size_t len) {
     }
 }
 
+static uint64_t merge_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b; }
+
 static int merges_rehash(tokenizer *t, size_t cap) {
-    tok_merge_slot *sl = malloc(cap * sizeof *sl);
+    int32_t *sl = malloc(cap * sizeof *sl);
     if (!sl) return -1;
-    for (size_t i = 0; i < cap; i++) sl[i].key = UINT64_MAX;
+    for (size_t i = 0; i < cap; i++) sl[i] = -1;
     for (size_t j = 0; j < t->mcap; j++) {
-        if (t->mslots[j].key == UINT64_MAX) continue;
-        size_t i = mix64(t->mslots[j].key) & (cap - 1);
-        while (sl[i].key != UINT64_MAX) i = (i + 1) & (cap - 1);
-        sl[i] = t->mslots[j];
+        int32_t r = t->mslots[j];
+        if (r < 0) continue;
+        size_t i = mix64(merge_key(t->merge_a[r], t->merge_b[r])) & (cap - 1);
+        while (sl[i] >= 0) i = (i + 1) & (cap - 1);
+        sl[i] = r;
     }
     free(t->mslots);
     t->mslots = sl;
@@ -205,14 +208,13 @@ static int merges_rehash(tokenizer *t, size_t cap) {
 
 int32_t tok_merge_lookup(const tokenizer *t, int32_t a, int32_t b, int32_t *res) {
     if (!t->mcap) return -1;
-    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    size_t i = mix64(key) & (t->mcap - 1);
+    size_t i = mix64(merge_key(a, b)) & (t->mcap - 1);
     for (;;) {
-        const tok_merge_slot *s = &t->mslots[i];
-        if (s->key == UINT64_MAX) return -1;
-        if (s->key == key) {
-            *res = s->res;
-            return s->rank;
+        int32_t r = t->mslots[i];
+        if (r < 0) return -1;
+        if (t->merge_a[r] == a && t->merge_b[r] == b) {
+            *res = t->merge_res[r];
+            return r;
         }
         i = (i + 1) & (t->mcap - 1);
     }
@@ -223,7 +225,7 @@ int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *e
         return wick_fail(err, "tokenizer: bad merge ids");
     int32_t dummy;
     if (tok_merge_lookup(t, a, b, &dummy) >= 0) return 0; /* duplicate: keep the first */
-    if ((size_t)(t->n_merges + 1) * 2 > t->mcap) {
+    if ((size_t)(t->n_merges + 1) * 4 > t->mcap * 3) {
         if (merges_rehash(t, t->mcap ? t->mcap * 2 : 1024)) return wick_fail(err, "tokenizer: out of memory");
     }
     if (t->n_merges == t->merges_cap) {
@@ -241,12 +243,9 @@ int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *e
     t->merge_a[rank] = a;
     t->merge_b[rank] = b;
     t->merge_res[rank] = res;
-    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    size_t i = mix64(key) & (t->mcap - 1);
-    while (t->mslots[i].key != UINT64_MAX) i = (i + 1) & (t->mcap - 1);
-    t->mslots[i].key = key;
-    t->mslots[i].rank = rank;
-    t->mslots[i].res = res;
+    size_t i = mix64(merge_key(a, b)) & (t->mcap - 1);
+    while (t->mslots[i] >= 0) i = (i + 1) & (t->mcap - 1);
+    t->mslots[i] = rank;
     return 0;
 }
 
