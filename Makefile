@@ -3,9 +3,9 @@
 
 CC      ?= cc
 SAN     ?= 0
-PKGS    := libcjson libpcre2-8 libutf8proc libmicrohttpd
+PKGS    := libcjson libpcre2-8 libutf8proc libmicrohttpd libxxhash
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd -lxxhash)
 
 ifeq ($(SAN),1)
 BUILD   ?= build-san

@@ -156,6 +156,12 @@ typedef struct wick_context_params {
     /* Batch capacity in tokens (the scheduler's budget per forward step);
      * 0 = max(prefill_chunk, n_seq) (the whole context when chunking is off). */
     int max_batch;
+    /* The automatic prefix cache (on unless no_prefix_cache): KV blocks are
+     * shared between sequences by content, and kept after their requests end
+     * until evicted, least recently used first. cache_blocks bounds the
+     * blocks kept while no sequence holds them (0 = the whole pool). */
+    bool no_prefix_cache;
+    int cache_blocks;
 } wick_context_params;
 
 /* ---- profiling ----
@@ -332,6 +338,9 @@ typedef struct wick_request {
     bool ignore_eos;         /* do not stop at end-of-generation tokens */
     bool new_message;        /* as wick_generate_params.new_message */
     int logprobs;            /* -1 = none; 0..WICK_MAX_TOP_LOGPROBS: the token's logprob and that many top ones */
+    /* Prefix-cache salt (NULL or "" = none): requests share cached KV only
+     * with requests of the same salt (vLLM's cache_salt). */
+    const char *cache_salt;
     /* Each generated token with the text it releases (complete UTF-8, stop
      * strings held back; may be empty). Return false to cancel. May be NULL. */
     bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);
@@ -359,7 +368,7 @@ typedef struct wick_sched_stats {
     int n_seq;                     /* sequences (max running) */
     int kv_blocks_total, kv_block_size;
     int kv_blocks_used;            /* held by running requests */
-    int kv_blocks_cached;          /* held by idle sequences as reusable prefixes (given back on demand) */
+    int kv_blocks_cached;          /* in the prefix cache and held by no request (evicted on demand) */
     uint64_t steps, step_tokens;   /* forward steps run and tokens in them */
     uint64_t prompt_tokens;        /* prompt tokens of admitted requests (cached included) */
     uint64_t generation_tokens;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "kv/prefix_cache.h"
 
 /* Chosen by `wick bench --chunk` sweeps on the Qwen2.5-0.5B shape (2 threads,
  * pp512): 128 was fastest for F16 (236 vs 200 tok/s at 512) and within the
@@ -22,7 +23,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
         return NULL;
     }
     if (p->n_ctx < 0 || p->n_seq < 0 || p->n_threads < 0 || p->prefill_chunk < -1 || p->kv_blocks < 0 ||
-        p->max_batch < 0) {
+        p->max_batch < 0 || p->cache_blocks < 0) {
         wick_fail(err, "context parameters must not be negative");
         return NULL;
     }
@@ -54,6 +55,8 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     }
     if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq,
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
+        (!p->no_prefix_cache &&
+         prefix_cache_enable(&c->kv, (kv_key){m->identity[0], m->identity[1]}, p->cache_blocks, err) < 0) ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {

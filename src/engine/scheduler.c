@@ -6,17 +6,21 @@
  *   1. take in submitted requests and cancellations (under the mutex);
  *   2. admit waiting requests, first come first served (a preempted request
  *      goes back to the front), while a sequence is free and the KV pool has
- *      blocks for the request's whole history: the idle sequence sharing the
- *      longest common prefix with it is taken and only the rest is computed;
- *      idle sequences give their blocks back, least recently used first;
+ *      blocks for the request's whole history: the prefix cache
+ *      (kv/prefix_cache.c) gives it every cached block of its prompt, and
+ *      only the rest is computed; cached blocks no sequence holds are
+ *      evicted, least recently used first, when blocks are needed;
  *   3. make sure every running request has a KV block for the tokens it adds
  *      this step; when the pool is out, preempt the newest running request
- *      (free its blocks, requeue it at the front with its history, which is
- *      recomputed on readmission; its PRNG state stays in the request);
+ *      (let go of its blocks, requeue it at the front with its history,
+ *      recomputed on readmission where the cache no longer has it; its PRNG
+ *      state stays in the request);
  *   4. build ONE batch: the next token of every decoding request, then prefill
  *      chunks of the others in admission order, within the token budget;
- *   5. run the forward pass, then sample each request whose chunk reached the
- *      end of its history, stream the token, and end requests that are done.
+ *   5. run the forward pass, put the blocks it filled in the prefix cache,
+ *      then sample each request whose chunk reached the end of its history,
+ *      stream the token, and end requests that are done (their blocks stay
+ *      cached, the partly filled last one included).
  * The kernels are batch-invariant (a token's logits do not depend on what
  * else is in the batch, on chunking or on the thread count), so a request's
  * output is the same as alone, preempted or not.
@@ -37,6 +41,7 @@
 #include "core/error.h"
 #include "engine/context.h"
 #include "engine/text_out.h"
+#include "kv/prefix_cache.h"
 
 typedef struct sched_req sched_req;
 struct sched_req {
@@ -45,6 +50,7 @@ struct sched_req {
     int32_t *tokens;         /* [n_ctx]: prompt + generated */
     int n_tokens, n_prompt, n_gen, n_predict;
     int n_computed;          /* tokens of `tokens` in the slot's KV cache */
+    kv_key root;             /* its prefix-cache chain root (model, KV, cache salt) */
     int slot;                /* -1 while waiting */
     int64_t admit_seq;       /* admission order: the newest is preempted first */
     uint64_t rng[4];
@@ -58,7 +64,6 @@ struct sched_req {
 
 typedef struct slot_info {
     sched_req *owner;
-    uint64_t last_used; /* step of the last release, for LRU reclaiming */
 } slot_info;
 
 struct wick_sched {
@@ -70,7 +75,6 @@ struct wick_sched {
     sched_req **running;     /* [n_seq], admission order not kept: see admit_seq */
     int n_running;
     int64_t admit_counter;
-    uint64_t step_no;
     int32_t *b_tok, *b_pos, *b_seq; /* [budget] batch buffers */
     bool *b_want;
     sched_req **order, **in_batch; /* [n_seq]: requests in batch order */
@@ -194,6 +198,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     q->n_tokens = q->n_prompt = r->n_prompt;
     q->n_predict = r->n_predict < 0 ? room : r->n_predict;
     q->slot = -1;
+    q->root = prefix_root(&c->kv, r->cache_salt);
     seed_rng(q->rng, r->sampling.seed);
     q->t_submit = now_ms();
 
@@ -231,15 +236,14 @@ void wick_sched_cancel(wick_sched *s, int64_t id) {
 
 /* ---- ending requests ---- */
 
-/* The slot keeps its KV (an idle sequence, reusable as a prefix); blocks
- * reserved beyond what it holds go back to the pool. */
+/* The slot's blocks go to the prefix cache (what it computed stays
+ * reusable until evicted) or back to the pool. */
 static void release_slot(wick_sched *s, sched_req *q) {
     if (q->slot < 0) return;
-    kv_release_unused(&s->c->kv, q->slot);
+    prefix_release(&s->c->kv, q->slot);
     pthread_mutex_lock(&s->mu);
     s->slots[q->slot].owner = NULL;
     pthread_mutex_unlock(&s->mu);
-    s->slots[q->slot].last_used = s->step_no;
     q->slot = -1;
 }
 
@@ -283,32 +287,10 @@ static void finish(wick_sched *s, sched_req *q, wick_finish why, const char *err
 
 static int blocks_for(int n) { return (n + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE; }
 
-/* Free blocks of idle sequences (least recently used first, never `keep`)
- * until `need` blocks are free. Returns whether they are. */
-static bool reclaim_idle(wick_sched *s, int need, int keep) {
-    kv_cache *kv = &s->c->kv;
-    while (kv->n_free < need) {
-        int best = -1;
-        for (int i = 0; i < s->c->n_seq; i++)
-            if (i != keep && !s->slots[i].owner && kv->n_seq_blocks[i] > 0 &&
-                (best < 0 || s->slots[i].last_used < s->slots[best].last_used))
-                best = i;
-        if (best < 0) return false;
-        kv_truncate(kv, best, 0);
-        kv_release_unused(kv, best);
-    }
-    return true;
-}
-
-static int longest_common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
-    int n = na < nb ? na : nb, i = 0;
-    while (i < n && a[i] == b[i]) i++;
-    return i;
-}
-
-/* Put q back at the front of the waiting queue, holding nothing. */
+/* Put q back at the front of the waiting queue, holding nothing (what it
+ * computed stays in the prefix cache, found again on readmission unless
+ * evicted by then). */
 static void preempt(wick_sched *s, sched_req *q) {
-    kv_truncate(&s->c->kv, q->slot, 0);
     release_slot(s, q);
     remove_running(s, q);
     q->n_computed = 0;
@@ -321,30 +303,24 @@ static void preempt(wick_sched *s, sched_req *q) {
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Admit waiting requests while a sequence and blocks are free; a request
- * that could never fit the pool ends with an error. */
+/* Admit waiting requests while a sequence is free and blocks can be had for
+ * the request's whole history: its cached prefix is taken from the prefix
+ * cache and only the rest needs blocks. A request that could never fit the
+ * pool ends with an error. */
 static void admit(wick_sched *s) {
     wick_context *c = s->c;
     kv_cache *kv = &c->kv;
     while (s->waiting && s->n_running < c->n_seq) {
         sched_req *q = s->waiting;
-        /* The idle sequence with the longest common prefix; LRU among equals. */
-        int best = -1, best_lcp = -1;
-        for (int i = 0; i < c->n_seq; i++) {
-            if (s->slots[i].owner) continue;
-            int lcp = longest_common_prefix(kv_seq_tokens(kv, i), kv->len[i], q->tokens, q->n_tokens);
-            if (lcp > best_lcp || (lcp == best_lcp && s->slots[i].last_used < s->slots[best].last_used)) {
-                best = i;
-                best_lcp = lcp;
-            }
-        }
-        int keep = best_lcp < q->n_tokens - 1 ? best_lcp : q->n_tokens - 1;
-        kv_truncate(kv, best, keep);
-        kv_release_unused(kv, best);
-        int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[best];
-        if (need > kv->n_free && !reclaim_idle(s, need, best)) {
+        int slot = 0;
+        while (s->slots[slot].owner) slot++;
+        /* at least the last token is computed: its logits give the next one */
+        const int keep = prefix_attach(kv, slot, q->root, q->tokens, q->n_tokens - 1);
+        const int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[slot];
+        if (need > kv_blocks_available(kv)) {
+            prefix_release(kv, slot);
             if (s->n_running > 0) return; /* wait for running requests to give blocks back */
-            /* Nothing runs and every idle block is free: it can never fit. */
+            /* Nothing runs and every cached block could be evicted: it can never fit. */
             pthread_mutex_lock(&s->mu);
             s->waiting = q->next;
             s->n_incoming_waiting--;
@@ -353,13 +329,16 @@ static void admit(wick_sched *s) {
             continue;
         }
         wick_error e;
-        if (kv_reserve(kv, best, q->n_tokens, &e) < 0) return; /* cannot happen: blocks were counted */
+        if (kv_reserve(kv, slot, q->n_tokens, &e) < 0) { /* cannot happen: blocks were counted */
+            prefix_release(kv, slot);
+            return;
+        }
         pthread_mutex_lock(&s->mu);
         s->waiting = q->next;
         q->next = NULL;
         s->n_incoming_waiting--;
-        q->slot = best;
-        s->slots[best].owner = q;
+        q->slot = slot;
+        s->slots[slot].owner = q;
         s->running[s->n_running++] = q;
         q->admit_seq = s->admit_counter++;
         q->n_computed = keep;
@@ -384,7 +363,7 @@ static void ensure_decode_blocks(wick_sched *s) {
         sched_req *q = s->running[i];
         int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[q->slot];
         if (need <= 0) continue;
-        if (kv->n_free < need && !reclaim_idle(s, need, -1)) {
+        if (kv_blocks_available(kv) < need) {
             sched_req *newest = s->running[0];
             for (int k = 1; k < s->n_running; k++)
                 if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
@@ -510,11 +489,8 @@ static void take_in(wick_sched *s) {
 /* Publish the block counts (the stepping thread owns the KV cache; stats
  * readers see these copies). Call with mu held. */
 static void publish_blocks(wick_sched *s) {
-    s->st.kv_blocks_used = s->st.kv_blocks_cached = 0;
-    for (int i = 0; i < s->c->n_seq; i++) {
-        if (s->slots[i].owner) s->st.kv_blocks_used += s->c->kv.n_seq_blocks[i];
-        else s->st.kv_blocks_cached += s->c->kv.n_seq_blocks[i];
-    }
+    s->st.kv_blocks_used = kv_blocks_used(&s->c->kv);
+    s->st.kv_blocks_cached = prefix_cached_blocks(&s->c->kv);
 }
 
 /* Requests queued or running, after publishing the stats. */
@@ -535,7 +511,6 @@ static int step(wick_sched *s, wick_error *err) {
         admit(s);
         if (s->n_running == 0) return pending(s);
     }
-    s->step_no++;
 
     /* Decoders first (one token each), then prefill chunks in admission order. */
     int n = 0, n_order = 0;
@@ -588,6 +563,7 @@ static int step(wick_sched *s, wick_error *err) {
     for (int i = 0; i < n_in; i++) {
         sched_req *q = in_batch[i];
         q->n_computed += counts[i];
+        prefix_commit(&c->kv, q->slot);
         if (q->n_computed == q->n_tokens) advance(s, q, wick_logits(c, row++));
     }
     return pending(s);

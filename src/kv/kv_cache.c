@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "kernels/ops.h"
+#include "kv/prefix_cache.h"
 
 /* Zeroed, lazily committed, huge pages where the kernel has them; NULL on failure. */
 static void *kv_map(size_t bytes) {
@@ -52,8 +53,9 @@ int kv_cache_init_pool(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, 
     kv->len = calloc((size_t)n_seq, sizeof *kv->len);
     kv->tokens = malloc((size_t)n_seq * (size_t)n_ctx * sizeof *kv->tokens);
     kv->free_list = malloc((size_t)kv->n_blocks * sizeof *kv->free_list);
+    kv->ref = calloc((size_t)kv->n_blocks, sizeof *kv->ref);
     if (!kv->base || !kv->tables || !kv->n_seq_blocks || !kv->len || !kv->tokens ||
-        !kv->free_list) {
+        !kv->free_list || !kv->ref) {
         kv_cache_free(kv);
         return wick_fail(err, "out of memory allocating the KV cache (%zu MiB)",
                          kv->map_bytes >> 20);
@@ -65,7 +67,9 @@ int kv_cache_init_pool(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, 
 }
 
 void kv_cache_free(kv_cache *kv) {
+    prefix_cache_free(kv);
     if (kv->base) munmap(kv->base, kv->map_bytes);
+    free(kv->ref);
     free(kv->tables);
     free(kv->n_seq_blocks);
     free(kv->len);
@@ -74,34 +78,84 @@ void kv_cache_free(kv_cache *kv) {
     memset(kv, 0, sizeof *kv);
 }
 
+int32_t kv_take_block(kv_cache *kv) {
+    if (kv->n_free > 0) return kv->free_list[--kv->n_free];
+    return kv->pc ? prefix_evict_one(kv) : -1;
+}
+
+static int32_t *seq_table(const kv_cache *kv, int s) { return kv->tables + (size_t)s * kv->max_blocks_seq; }
+
+void kv_hold(kv_cache *kv, int s, int32_t b) {
+    if (kv->ref[b]++ == 0 && kv->pc) prefix_on_hold(kv, b);
+    seq_table(kv, s)[kv->n_seq_blocks[s]++] = b;
+}
+
+void kv_unhold(kv_cache *kv, int32_t b) {
+    if (--kv->ref[b] > 0) return;
+    if (kv->pc && prefix_on_idle(kv, b)) return;
+    kv->free_list[kv->n_free++] = b;
+}
+
 int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err) {
     if (new_len > kv->n_ctx)
         return wick_fail(err, "sequence needs %d positions but the context holds %d", new_len,
                          kv->n_ctx);
     int need = (new_len + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
     while (kv->n_seq_blocks[s] < need) {
-        if (kv->n_free == 0) return wick_fail(err, "KV cache is full (%d blocks)", kv->n_blocks);
-        table[kv->n_seq_blocks[s]++] = kv->free_list[--kv->n_free];
+        int32_t b = kv_take_block(kv);
+        if (b < 0) return wick_fail(err, "KV cache is full (%d blocks)", kv->n_blocks);
+        kv_hold(kv, s, b);
     }
     return 0;
 }
 
-int kv_blocks_used(const kv_cache *kv) { return kv->n_blocks - kv->n_free; }
+int kv_blocks_used(const kv_cache *kv) {
+    return kv->n_blocks - kv->n_free - (kv->pc ? prefix_cached_blocks(kv) : 0);
+}
+
+int kv_blocks_available(const kv_cache *kv) { return kv->n_free + (kv->pc ? prefix_cached_blocks(kv) : 0); }
 
 void kv_truncate(kv_cache *kv, int s, int from) {
     if (from < 0) from = 0;
     if (from >= kv->len[s]) return;
-    kv->len[s] = from;
     int keep = (from + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
-    while (kv->n_seq_blocks[s] > keep) kv->free_list[kv->n_free++] = table[--kv->n_seq_blocks[s]];
+    int32_t *table = seq_table(kv, s);
+    while (kv->n_seq_blocks[s] > keep) kv_unhold(kv, table[--kv->n_seq_blocks[s]]);
+    const int i = from / KV_BLOCK_SIZE;
+    if (from % KV_BLOCK_SIZE && kv->pc && !prefix_may_write(kv, s, i)) {
+        /* others read block i: write into a private copy of it */
+        const int32_t b = table[i], d = kv_take_block(kv);
+        if (d >= 0) {
+            kv_copy_block(kv, d, b, from % KV_BLOCK_SIZE);
+            kv->ref[d] = 1;
+            table[i] = d;
+        } else {
+            kv->n_seq_blocks[s] = i;
+            from = i * KV_BLOCK_SIZE;
+        }
+        kv_unhold(kv, b);
+    }
+    kv->len[s] = from;
+    if (kv->pc) prefix_on_truncate(kv, s, from / KV_BLOCK_SIZE);
 }
 
 void kv_release_unused(kv_cache *kv, int s) {
     int keep = (kv->len[s] + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
-    while (kv->n_seq_blocks[s] > keep) kv->free_list[kv->n_free++] = table[--kv->n_seq_blocks[s]];
+    int32_t *table = seq_table(kv, s);
+    while (kv->n_seq_blocks[s] > keep) kv_unhold(kv, table[--kv->n_seq_blocks[s]]);
+}
+
+void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n) {
+    const size_t block_bytes = (size_t)kv->n_layer * 2 * kv->part_bytes;
+    const size_t head_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes;
+    const size_t run = (size_t)n * (size_t)kv->head_dim * kv->elem_bytes;
+    char *d = (char *)kv->base + (size_t)dst * block_bytes;
+    const char *sr = (const char *)kv->base + (size_t)src * block_bytes;
+    for (size_t part = 0; part < (size_t)kv->n_layer * 2; part++)
+        for (int h = 0; h < kv->n_kv_heads; h++) {
+            const size_t off = part * kv->part_bytes + (size_t)h * head_bytes;
+            memcpy(d + off, sr + off, run);
+        }
 }
 
 attn_kv kv_view(const kv_cache *kv, int il, int s) {

@@ -18,11 +18,19 @@
  * F16); the cost is memory committed a block at a time (Qwen3-0.6B, F32:
  * 28 MiB, all layers).
  *
- * Invariants: a block belongs to at most one sequence; sequence s holds
- * positions [0, len[s]) and exactly ceil(len[s] / KV_BLOCK_SIZE) blocks once
- * those positions are written. All memory is reserved in kv_cache_init;
- * growing and truncating sequences only moves block ids between the free
- * list and block tables. */
+ * Blocks are reference-counted: a block is free, held by one or more
+ * sequences (read-only when more than one, or once it is in the prefix
+ * cache), or cached (in the prefix cache, held by none, evictable). The
+ * prefix cache (prefix_cache.c) gives every full block a content key and
+ * lets a new sequence start with the cached blocks of its prompt.
+ *
+ * Invariants: sequence s holds positions [0, len[s]) in exactly
+ * ceil(len[s] / KV_BLOCK_SIZE) blocks once those positions are written (up
+ * to what kv_reserve added ahead); the block a sequence writes next is
+ * private to it (ref 1, not in the prefix cache); ref[b] is the number of
+ * table entries naming b; a block is in exactly one of: the free list, some
+ * table, the cache's LRU list. All memory is reserved in kv_cache_init; the
+ * pool's pages are committed as blocks are first written. */
 #ifndef WICK_KV_KV_CACHE_H
 #define WICK_KV_KV_CACHE_H
 
@@ -34,6 +42,8 @@
 
 #define KV_BLOCK_SIZE 128 /* positions per block */
 _Static_assert(KV_BLOCK_SIZE <= ATTN_MAX, "attention tiles hold at most ATTN_MAX positions");
+
+typedef struct prefix_cache prefix_cache;
 
 typedef struct kv_cache {
     int n_layer, n_kv_heads, head_dim, row_elems, n_ctx, n_seq; /* row_elems = n_kv_heads × head_dim */
@@ -50,6 +60,8 @@ typedef struct kv_cache {
     int32_t *tokens;     /* [n_seq][n_ctx] token ids per sequence */
     int32_t *free_list;  /* stack of free block ids */
     int n_free;
+    int32_t *ref;        /* [n_blocks] sequences holding each block */
+    prefix_cache *pc;    /* NULL: no prefix cache (prefix_cache.h) */
 } kv_cache;
 
 int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq, int type,
@@ -62,15 +74,31 @@ int kv_cache_init_pool(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, 
 void kv_cache_free(kv_cache *kv);
 /* Blocks held by sequences. */
 int kv_blocks_used(const kv_cache *kv);
+/* Blocks a sequence could get now: free ones and cached ones held by none. */
+int kv_blocks_available(const kv_cache *kv);
 
-/* Make sure sequence s has blocks for positions [0, new_len). -1 with err if
- * new_len exceeds n_ctx or no block is free. */
+/* Make sure sequence s has blocks for positions [0, new_len), evicting
+ * cached blocks when none is free. -1 with err if new_len exceeds n_ctx or
+ * no block can be had. */
 int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err);
-/* Drop positions [from, len) of sequence s, returning whole blocks. */
+/* Drop positions [from, len) of sequence s, letting go of whole blocks. If
+ * `from` falls inside a block others may read (shared or cached), s gets a
+ * private copy of it; when no block is left for the copy, s is cut back to
+ * that block's start instead. */
 void kv_truncate(kv_cache *kv, int s, int from);
-/* Return the blocks sequence s holds beyond its length (reserved ahead by
- * kv_reserve, never written). */
+/* Let go of the blocks sequence s holds beyond its length (reserved ahead
+ * by kv_reserve, never written). */
 void kv_release_unused(kv_cache *kv, int s);
+
+/* ---- for prefix_cache.c ---- */
+/* A free block, or one evicted from the cache; -1 if none. ref is 0. */
+int32_t kv_take_block(kv_cache *kv);
+/* Append block b to s's table (ref + 1). */
+void kv_hold(kv_cache *kv, int s, int32_t b);
+/* One reference to b fewer; at 0 it goes to the cache (if cached) or the free list. */
+void kv_unhold(kv_cache *kv, int32_t b);
+/* Copy positions [0, n) of every layer and head from block src to dst. */
+void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n);
 
 /* Store position p of sequence s in layer il: k and v hold row_elems
  * floats each (KV heads one after another), converted to the cache's type. */

@@ -542,6 +542,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
     }
     count_params(m);
     count_decode_bytes(m);
+    model_compute_identity(m);
     if (m->gguf) gguf_forget_metadata(m->gguf);
     return m;
 }

@@ -49,10 +49,16 @@ struct wick_model {
     size_t weight_bytes;
     size_t decode_bytes;  /* weight bytes one decode step reads (see loader.c) */
     int converted_type;   /* matrices converted at load to this type; -1 = as stored */
+    uint64_t identity[2]; /* what decides the KV a token gets, but the tokens (model_compute_identity) */
 
     void **owned; /* allocations the model frees: f32 vectors, realigned tensors */
     int n_owned, cap_owned;
 };
+
+/* XXH3-128 of the architecture, hyperparameters, RoPE frequencies, the type
+ * matrices were converted to, and every tensor's name, type, shape and first
+ * and last bytes: the prefix cache's model identity (stable across runs). */
+void model_compute_identity(struct wick_model *m);
 
 /* Dims of the tensor views of Q, K, V rows. */
 static inline int model_q_dim(const struct wick_model *m) { return m->hp.n_head * m->hp.head_dim; }

@@ -2,6 +2,8 @@
  * `wick info`, the tensor listing, and the tokenizer entry points. */
 #include <stdlib.h>
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
 
 #include "core/error.h"
 #include "model/model.h"
@@ -41,6 +43,33 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
 
 static const wick_tensor *tensor_at(const wick_model *m, int i) {
     return m->format == FORMAT_GGUF ? gguf_tensor(m->gguf, i) : st_tensor(m->st, i);
+}
+
+void model_compute_identity(wick_model *m) {
+    const hparams *hp = &m->hp;
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    XXH3_128bits_update(&st, m->arch->name, strlen(m->arch->name) + 1);
+    const int32_t ints[] = {hp->n_vocab, hp->n_embd, hp->n_layer, hp->n_head, hp->n_head_kv, hp->head_dim,
+                            hp->n_ff, hp->rot_dim, hp->sliding_window, (int32_t)m->rope, m->converted_type};
+    XXH3_128bits_update(&st, ints, sizeof ints);
+    XXH3_128bits_update(&st, &hp->rms_eps, sizeof hp->rms_eps);
+    if (m->inv_freq) XXH3_128bits_update(&st, m->inv_freq, (size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
+    const int n = wick_model_n_tensors(m);
+    for (int i = 0; i < n; i++) {
+        const wick_tensor *t = tensor_at(m, i);
+        XXH3_128bits_update(&st, t->name, strlen(t->name) + 1);
+        const int64_t shape[5] = {t->type, t->ne[0], t->ne[1], t->ne[2], t->ne[3]};
+        XXH3_128bits_update(&st, shape, sizeof shape);
+        const size_t k = t->nbytes < 64 ? t->nbytes : 64;
+        if (t->data && k) {
+            XXH3_128bits_update(&st, t->data, k);
+            XXH3_128bits_update(&st, (const char *)t->data + t->nbytes - k, k);
+        }
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(&st);
+    m->identity[0] = h.low64;
+    m->identity[1] = h.high64;
 }
 
 int wick_model_n_tensors(const wick_model *m) {
