@@ -369,6 +369,7 @@ typedef struct wick_sched_stats {
     int kv_blocks_total, kv_block_size;
     int kv_blocks_used;            /* held by running requests */
     int kv_blocks_cached;          /* in the prefix cache and held by no request (evicted on demand) */
+    int prefix_blocks;             /* full blocks in the prefix cache, held or not */
     uint64_t steps, step_tokens;   /* forward steps run and tokens in them */
     uint64_t prompt_tokens;        /* prompt tokens of admitted requests (cached included) */
     uint64_t generation_tokens;

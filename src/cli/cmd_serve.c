@@ -42,7 +42,19 @@ static const char USAGE[] =
     "  -c, --ctx N               context per sequence (default min(model's, 4096);\n"
     "                            env OLLAMA_CONTEXT_LENGTH)\n"
     "  -np, --parallel N         sequences run at once (default 8; env OLLAMA_NUM_PARALLEL)\n"
-    "  --kv-mb MB                KV cache pool (default: parallel x ctx positions)\n"
+    "  --kv-mb MB                KV cache pool, committed as it is used (default:\n"
+    "                            parallel x ctx positions)\n"
+    "prefix cache (KV blocks shared by content across requests):\n"
+    "  --no-prefix-cache         compute every prompt in full\n"
+    "  --cache-mb MB             KV kept cached while no request uses it (default: as\n"
+    "                            much as the pool has free; evicted LRU on demand)\n"
+    "  --cache-dir DIR           keep evicted and, at shutdown, all cached blocks in\n"
+    "                            DIR and read them back on a miss (survives restarts)\n"
+    "  --cache-dir-mb MB         disk budget of --cache-dir (default 10240)\n"
+    "  --kv-events ENDPOINT      publish vLLM KV events (BlockStored, BlockRemoved,\n"
+    "                            AllBlocksCleared) on a ZMQ PUB socket: \"tcp://*:5557\"\n"
+    "                            binds, \"tcp://HOST:PORT\" connects\n"
+    "  --kv-events-topic T       topic frame (default kv@HOST:PORT@MODEL)\n"
     "  --kv-type f32|f16         KV cache element type (default f32)\n"
     "  --dtype T                 convert weight matrices at load (q8_0|q4_0|f16|bf16|f32)\n"
     "  --prefill-chunk N         prompt tokens per forward pass (default 128)\n"
@@ -88,6 +100,9 @@ int cmd_serve(int argc, char **argv) {
     cli_list models = {0};
     const char *models_dir = NULL, *host = "127.0.0.1", *api_key = getenv("WICK_API_KEY"), *keep_alive = NULL;
     int port = 8080, parallel = 0, max_queue = 0, max_loaded = 0, timeout = 600, kv_mb = 0, mem_mb = 0;
+    int cache_mb = 0, cache_dir_mb = 10240;
+    bool no_prefix_cache = false;
+    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL;
     float req_timeout = 0;
     uint64_t body_limit = 8u << 20;
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
@@ -109,8 +124,14 @@ int cmd_serve(int argc, char **argv) {
         {"--request-timeout", NULL, OPT_FLOAT, &req_timeout, NULL},
         {"--body-limit", NULL, OPT_U64, &body_limit, NULL},
         {"--verbose", "-v", OPT_FLAG, &verbose, NULL},
+        {"--no-prefix-cache", NULL, OPT_FLAG, &no_prefix_cache, NULL},
+        {"--cache-mb", NULL, OPT_INT, &cache_mb, NULL},
+        {"--cache-dir", NULL, OPT_STR, &cache_dir, NULL},
+        {"--cache-dir-mb", NULL, OPT_INT, &cache_dir_mb, NULL},
+        {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
+        {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
     };
-    int n = cli_runtime_opts(opts, 15, &rt);
+    int n = cli_runtime_opts(opts, 21, &rt);
     if (cli_parse("serve", argc, argv, opts, n) < 0) return 1;
     ctx_set = rt.ctx > 0;
     if (cli_runtime_check("serve", &rt) < 0) return 1;
@@ -121,8 +142,8 @@ int cmd_serve(int argc, char **argv) {
     if (parallel < 1 || parallel > 4096) return cli_error("serve: --parallel must be between 1 and 4096");
     if (port < 0 || port > 65535) return cli_error("serve: --port must be between 0 and 65535");
     if (max_queue < 1 || max_loaded < 1) return cli_error("serve: --max-queue and --max-loaded-models must be at least 1");
-    if (kv_mb < 0 || mem_mb < 0 || timeout < 0 || req_timeout < 0)
-        return cli_error("serve: --kv-mb, --memory-budget, --timeout and --request-timeout must not be negative");
+    if (kv_mb < 0 || mem_mb < 0 || timeout < 0 || req_timeout < 0 || cache_mb < 0 || cache_dir_mb < 0)
+        return cli_error("serve: --kv-mb, --cache-mb, --cache-dir-mb, --memory-budget, --timeout and --request-timeout must not be negative");
     if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
     double ka = 300;
     if (!keep_alive) keep_alive = getenv("OLLAMA_KEEP_ALIVE");
@@ -146,6 +167,8 @@ int cmd_serve(int argc, char **argv) {
         .n_threads = rt.threads, .n_ctx = rt.ctx, .kv_type = cli_kv_type("serve", rt.kv_type),
         .parallel = parallel, .prefill_chunk = rt.chunk, .kv_bytes = (size_t)kv_mb << 20,
         .dtype = rt.dtype ? rt.dtype : getenv("WICK_DTYPE"),
+        .no_prefix_cache = no_prefix_cache, .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
+        .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
         .log = verbose ? log_line : NULL,
     };
     /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */

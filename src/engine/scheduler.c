@@ -491,6 +491,7 @@ static void take_in(wick_sched *s) {
 static void publish_blocks(wick_sched *s) {
     s->st.kv_blocks_used = kv_blocks_used(&s->c->kv);
     s->st.kv_blocks_cached = prefix_cached_blocks(&s->c->kv);
+    s->st.prefix_blocks = prefix_full_blocks(&s->c->kv);
 }
 
 /* Requests queued or running, after publishing the stats. */
@@ -502,7 +503,7 @@ static int pending(wick_sched *s) {
     return n;
 }
 
-static int step(wick_sched *s, wick_error *err) {
+static int step_inner(wick_sched *s, wick_error *err) {
     wick_context *c = s->c;
     take_in(s);
     admit(s);
@@ -567,6 +568,13 @@ static int step(wick_sched *s, wick_error *err) {
         if (q->n_computed == q->n_tokens) advance(s, q, wick_logits(c, row++));
     }
     return pending(s);
+}
+
+/* One step, then the prefix cache's events of it go out as one batch. */
+static int step(wick_sched *s, wick_error *err) {
+    int rc = step_inner(s, err);
+    prefix_flush_events(&s->c->kv);
+    return rc;
 }
 
 int wick_sched_step(wick_sched *s, wick_error *err) {

@@ -42,6 +42,8 @@ struct prefix_cache {
     /* per sequence */
     kv_key *root, *chain;
     int *n_reg;
+    int n_full;          /* cached full blocks */
+    bool events_pending;
     kv_event_fn on_event;
     void *event_user;
 };
@@ -142,6 +144,7 @@ static void lru_push_recent(prefix_cache *pc, int32_t b) {
 
 static void emit(prefix_cache *pc, kv_event_kind kind, int32_t b) {
     if (!pc->on_event) return;
+    pc->events_pending = true;
     kv_event ev = {.kind = kind};
     if (b >= 0) {
         ev.key = pc->key[b];
@@ -163,7 +166,10 @@ static void cache_add(kv_cache *kv, int32_t b, kv_key k, kv_key parent, bool has
     pc->n_tok[b] = n;
     memcpy(pc->tok + (size_t)b * KV_BLOCK_SIZE, tokens, (size_t)n * sizeof *tokens);
     index_put(pc, b);
-    if (n == KV_BLOCK_SIZE) emit(pc, KV_EVENT_STORED, b);
+    if (n == KV_BLOCK_SIZE) {
+        pc->n_full++;
+        emit(pc, KV_EVENT_STORED, b);
+    }
 }
 
 static void cache_drop(kv_cache *kv, int32_t b) {
@@ -172,7 +178,10 @@ static void cache_drop(kv_cache *kv, int32_t b) {
     lru_remove(pc, b);
     index_del(pc, kv->n_blocks, b);
     pc->cached[b] = false;
-    if (pc->n_tok[b] == KV_BLOCK_SIZE) emit(pc, KV_EVENT_REMOVED, b);
+    if (pc->n_tok[b] == KV_BLOCK_SIZE) {
+        pc->n_full--;
+        emit(pc, KV_EVENT_REMOVED, b);
+    }
     pc->n_tok[b] = 0;
 }
 
@@ -199,6 +208,15 @@ bool prefix_on_idle(kv_cache *kv, int32_t b) {
 }
 
 int prefix_cached_blocks(const kv_cache *kv) { return kv->pc ? kv->pc->n_lru : 0; }
+int prefix_full_blocks(const kv_cache *kv) { return kv->pc ? kv->pc->n_full : 0; }
+
+void prefix_flush_events(kv_cache *kv) {
+    prefix_cache *pc = kv->pc;
+    if (!pc || !pc->events_pending || !pc->on_event) return;
+    pc->events_pending = false;
+    kv_event ev = {.kind = KV_EVENT_FLUSH};
+    pc->on_event(pc->event_user, &ev);
+}
 
 /* ---- setup ---- */
 

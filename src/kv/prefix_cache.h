@@ -32,10 +32,11 @@ typedef struct kv_key {
 
 static inline bool kv_key_eq(kv_key a, kv_key b) { return a.lo == b.lo && a.hi == b.hi; }
 
-typedef enum kv_event_kind { KV_EVENT_STORED, KV_EVENT_REMOVED, KV_EVENT_CLEARED } kv_event_kind;
+typedef enum kv_event_kind { KV_EVENT_STORED, KV_EVENT_REMOVED, KV_EVENT_CLEARED, KV_EVENT_FLUSH } kv_event_kind;
 
 /* A full block entering (STORED: key, parent, its tokens) or leaving
- * (REMOVED: key) the cache, or the whole cache dropped (CLEARED). */
+ * (REMOVED: key) the cache, or the whole cache dropped (CLEARED); FLUSH ends
+ * a batch of events (prefix_flush_events, after each scheduler step). */
 typedef struct kv_event {
     kv_event_kind kind;
     kv_key key, parent;
@@ -71,6 +72,10 @@ void prefix_clear(kv_cache *kv);
 
 /* Cached blocks held by no sequence. */
 int prefix_cached_blocks(const kv_cache *kv);
+/* Full blocks in the cache, held or not (those STORED and not REMOVED). */
+int prefix_full_blocks(const kv_cache *kv);
+/* A FLUSH event if any event came since the last one. */
+void prefix_flush_events(kv_cache *kv);
 /* Evict the least recently used cached block; its id, or -1 if none. */
 int32_t prefix_evict_one(kv_cache *kv);
 

@@ -40,6 +40,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .stop = g->stop.v,
         .n_stop = g->stop.n,
         .ignore_eos = g->ignore_eos,
+        .cache_salt = g->cache_salt,
         .new_message = g->new_message,
         .logprobs = g->logprobs,
     };

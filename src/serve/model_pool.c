@@ -213,11 +213,15 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     wick_model_get_info(m, &mi);
     wick_context_params cp = {.n_ctx = c->n_ctx, .n_seq = c->n_seq > 0 ? c->n_seq : 1,
                               .n_threads = c->n_threads, .prefill_chunk = c->prefill_chunk,
-                              .kv_type = c->kv_type};
+                              .kv_type = c->kv_type, .no_prefix_cache = c->no_prefix_cache};
+    const int bs = wick_kv_block_size();
+    const size_t per_tok = (size_t)mi.n_layer * (size_t)mi.n_head_kv * (size_t)mi.head_dim * 2 *
+                           (c->kv_type ? 2 : 4);
+    if (c->cache_bytes) {
+        size_t blocks = per_tok ? c->cache_bytes / (per_tok * (size_t)bs) : 0;
+        cp.cache_blocks = blocks < 1 ? 1 : blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
+    }
     if (c->kv_bytes) {
-        int bs = wick_kv_block_size();
-        size_t per_tok = (size_t)mi.n_layer * (size_t)mi.n_head_kv * (size_t)mi.head_dim * 2 *
-                         (c->kv_type ? 2 : 4);
         size_t blocks = per_tok ? c->kv_bytes / (per_tok * (size_t)bs) : 0;
         int n_ctx = c->n_ctx ? c->n_ctx : (mi.n_ctx_train < 4096 ? mi.n_ctx_train : 4096);
         size_t min_blocks = (size_t)(n_ctx + bs - 1) / (size_t)bs; /* one full context at least */

@@ -27,6 +27,8 @@ typedef struct mpool_config {
     double keep_alive_s;      /* default keep-alive; < 0 = for ever */
     int n_ctx, n_seq, n_threads, kv_type, prefill_chunk;
     size_t kv_bytes;          /* KV pool per model; 0 = n_seq full contexts */
+    bool no_prefix_cache;
+    size_t cache_bytes;       /* idle cached KV per model; 0 = the pool */
     const char *dtype;        /* convert matrices at load; NULL = as stored */
     int max_queue;            /* scheduler queue limit; 0 = none */
 } mpool_config;

@@ -33,6 +33,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         .max_loaded = cfg->max_loaded, .memory_budget = cfg->memory_budget, .keep_alive_s = cfg->keep_alive_s,
         .n_ctx = cfg->n_ctx, .n_seq = s->cfg.parallel, .n_threads = cfg->n_threads, .kv_type = cfg->kv_type,
         .prefill_chunk = cfg->prefill_chunk, .kv_bytes = cfg->kv_bytes, .dtype = cfg->dtype,
+        .no_prefix_cache = cfg->no_prefix_cache, .cache_bytes = cfg->cache_bytes,
         .max_queue = s->cfg.max_queue,
     };
     if (!(s->pool = mpool_new(&pc, err))) {

@@ -30,6 +30,12 @@ typedef struct serve_config {
     /* per loaded model */
     int n_threads, n_ctx, kv_type, parallel, prefill_chunk;
     size_t kv_bytes;              /* 0 = parallel full contexts */
+    bool no_prefix_cache;         /* turn the automatic prefix cache off */
+    size_t cache_bytes;           /* KV kept cached while no request holds it; 0 = the whole pool */
+    const char *cache_dir;        /* persist cached blocks here; NULL = none */
+    size_t cache_dir_bytes;       /* disk budget of cache_dir; 0 = 10 GiB */
+    const char *kv_events;        /* ZMQ endpoint for KV events; NULL = none */
+    const char *kv_events_topic;  /* NULL = "kv@HOST:PORT@MODEL" */
     const char *dtype;
     serve_log_fn log;             /* one line per request; NULL = none */
     void *log_user;

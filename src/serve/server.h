@@ -43,6 +43,7 @@ typedef struct gen_params {
     fld_stops stop;
     bool ignore_eos, new_message;
     int logprobs;         /* -1 none, else top-N */
+    const char *cache_salt; /* prefix-cache salt (NULL = none); read at submit */
 } gen_params;
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
