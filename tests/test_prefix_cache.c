@@ -1,0 +1,345 @@
+/* test_prefix_cache.c — the automatic prefix cache (kv/prefix_cache.c)
+ * through the scheduler: a miss, a full hit, a partial hit reused to the
+ * token, copy-on-write of a shared block by requests that diverge inside it,
+ * eviction under a small pool, salts that keep requests apart, and a
+ * randomized run of hundreds of requests sharing prefixes under small
+ * budgets. Every output (tokens, and each token's logprob and top-5
+ * logprobs, compared bit for bit) equals the same request run alone with the
+ * cache off; the pool's and the cache's invariants (prefix_check) hold after
+ * every step; every block is free or cached once all requests end. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "engine/context.h"
+#include "kv/prefix_cache.h"
+#include "model/testmodel.h"
+#include "wick.h"
+
+#define MAX_OUT 32
+#define MAX_PROMPT 520
+#define N_TOP 5
+
+typedef struct out_rec {
+    int32_t ids[MAX_OUT];
+    float lp[MAX_OUT], top[MAX_OUT][N_TOP];
+    int32_t top_ids[MAX_OUT][N_TOP];
+    int n;
+    bool done;
+    wick_request_result res;
+} out_rec;
+
+typedef struct req {
+    int32_t prompt[MAX_PROMPT];
+    int n_prompt, n_predict;
+    float temperature;
+    uint64_t seed;
+    const char *salt;
+} req;
+
+static bool on_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
+    (void)text, (void)len;
+    out_rec *o = user;
+    if (o->n < MAX_OUT) {
+        o->ids[o->n] = ti->id;
+        o->lp[o->n] = ti->logprob;
+        for (int k = 0; k < N_TOP; k++) {
+            o->top[o->n][k] = k < ti->n_top ? ti->top_logprobs[k] : 0;
+            o->top_ids[o->n][k] = k < ti->n_top ? ti->top_ids[k] : -1;
+        }
+        o->n++;
+    }
+    return true;
+}
+
+static void on_done(void *user, const wick_request_result *res) {
+    out_rec *o = user;
+    o->res = *res;
+    o->res.error = NULL;
+    o->res.tail = NULL;
+    o->done = true;
+}
+
+static wick_context *new_ctx(wick_model *m, int n_seq, int kv_blocks, int cache_blocks, bool off, int chunk) {
+    wick_error err;
+    wick_context_params cp = {.n_ctx = 640, .n_seq = n_seq, .n_threads = 2, .prefill_chunk = chunk,
+                              .kv_blocks = kv_blocks, .cache_blocks = cache_blocks, .no_prefix_cache = off};
+    wick_context *c = wick_context_new(m, &cp, &err);
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    return c;
+}
+
+static void submit(wick_sched *s, const req *q, out_rec *o) {
+    wick_error err;
+    memset(o, 0, sizeof *o);
+    wick_request r = {.prompt = q->prompt, .n_prompt = q->n_prompt, .n_predict = q->n_predict,
+                      .logprobs = N_TOP, .on_token = on_token, .on_done = on_done, .user = o,
+                      .ignore_eos = true, .cache_salt = q->salt};
+    r.sampling.temperature = q->temperature;
+    r.sampling.top_k = q->temperature > 0 ? 20 : 0;
+    r.sampling.seed = q->seed;
+    int64_t id = wick_sched_submit(s, &r, &err);
+    CHECK_MSG(id > 0, "%s", err.msg);
+}
+
+/* Step until idle, checking the invariants after every step. */
+static void run(wick_sched *s) {
+    wick_error err;
+    char msg[256];
+    int left, guard = 0;
+    while ((left = wick_sched_step(s, &err)) > 0 && guard++ < 200000) {
+        if (prefix_check(&wick_sched_context(s)->kv, msg, sizeof msg) < 0) {
+            CHECK_MSG(false, "invariant: %s", msg);
+            return;
+        }
+    }
+    CHECK_MSG(left == 0, "step: %s", left < 0 ? err.msg : "did not finish");
+    CHECK_MSG(prefix_check(&wick_sched_context(s)->kv, msg, sizeof msg) == 0, "invariant at rest: %s", msg);
+    CHECK_INT(kv_blocks_used(&wick_sched_context(s)->kv), 0);
+}
+
+/* The request alone, cache off. */
+static void reference(wick_model *m, const req *q, out_rec *o) {
+    wick_error err;
+    wick_context *c = new_ctx(m, 1, 0, 0, true, 64);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (s) {
+        submit(s, q, o);
+        run(s);
+        CHECK_INT(o->res.cached_tokens, 0);
+    }
+    wick_sched_free(s);
+    wick_context_free(c);
+}
+
+static bool same(const out_rec *a, const out_rec *b) {
+    return a->done && b->done && a->n == b->n && memcmp(a->ids, b->ids, sizeof a->ids[0] * (size_t)a->n) == 0 &&
+           memcmp(a->lp, b->lp, sizeof a->lp[0] * (size_t)a->n) == 0 &&
+           memcmp(a->top, b->top, sizeof a->top[0] * (size_t)a->n) == 0 &&
+           memcmp(a->top_ids, b->top_ids, sizeof a->top_ids[0] * (size_t)a->n) == 0;
+}
+
+/* Run q on the cached scheduler s; check against the cache-off reference and
+ * the expected number of reused tokens (-1 = do not check). */
+static void expect(wick_model *m, wick_sched *s, const req *q, int cached, const char *what) {
+    static out_rec got, ref;
+    submit(s, q, &got);
+    run(s);
+    reference(m, q, &ref);
+    CHECK_MSG(same(&got, &ref), "%s: output differs from the cache-off run", what);
+    if (cached >= 0)
+        CHECK_MSG(got.res.cached_tokens == cached, "%s: %d cached tokens, expected %d", what, got.res.cached_tokens,
+                  cached);
+}
+
+typedef struct rng_state {
+    uint64_t x;
+} rng_state;
+
+static uint64_t rng_next(rng_state *r) {
+    r->x ^= r->x << 13;
+    r->x ^= r->x >> 7;
+    r->x ^= r->x << 17;
+    return r->x >> 11;
+}
+
+static void fill(int32_t *p, int n, uint64_t seed, int n_vocab) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int k = 0; k < n; k++) {
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        p[k] = (int32_t)((x * 0x2545F4914F6CDD1Dull >> 33) % (uint64_t)(n_vocab - 3)) + 3;
+    }
+}
+
+/* The cases one by one on one cached scheduler (the pool holds them all). */
+static void cases(wick_model *m, const char *label) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    wick_error err;
+    wick_context *c = new_ctx(m, 3, 0, 0, false, 48);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) {
+        wick_context_free(c);
+        return;
+    }
+    static req a, b, d, e;
+    char what[128];
+    /* miss, then the same prompt: all but its last token is reused */
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 6};
+    fill(a.prompt, a.n_prompt, 1, V);
+    snprintf(what, sizeof what, "%s: miss", label);
+    expect(m, s, &a, 0, what);
+    snprintf(what, sizeof what, "%s: full hit", label);
+    expect(m, s, &a, a.n_prompt - 1, what);
+    /* the same prompt sampled with a seed */
+    a.temperature = 0.9f;
+    a.seed = 77;
+    snprintf(what, sizeof what, "%s: full hit, sampled", label);
+    expect(m, s, &a, a.n_prompt - 1, what);
+    a.temperature = 0;
+    /* continuing the first answer: the cached tail holds prompt + answer */
+    b = a;
+    static out_rec first;
+    submit(s, &a, &first);
+    run(s);
+    for (int k = 0; k < first.n - 1; k++) b.prompt[b.n_prompt++] = first.ids[k];
+    b.prompt[b.n_prompt++] = 9;
+    snprintf(what, sizeof what, "%s: continuation", label);
+    expect(m, s, &b, a.n_prompt + first.n - 1, what);
+    /* a partial hit: shares 1.5 blocks, then diverges */
+    d = a;
+    d.n_prompt = B + B / 2 + 30;
+    fill(d.prompt + B + B / 2, 30, 2, V);
+    snprintf(what, sizeof what, "%s: partial hit to the token", label);
+    expect(m, s, &d, B + B / 2, what);
+    /* copy-on-write: three requests at once share block 0 and diverge inside
+     * block 1 at different places; the cached block 1 stays intact */
+    static req cw[3];
+    static out_rec cw_out[3], cw_ref[3];
+    for (int i = 0; i < 3; i++) {
+        cw[i] = a;
+        cw[i].n_prompt = B + 10 + 20 * i + 8;
+        fill(cw[i].prompt + B + 10 + 20 * i, 8, 100 + (uint64_t)i, V);
+        cw[i].n_predict = 5 + i;
+    }
+    for (int i = 0; i < 3; i++) submit(s, &cw[i], &cw_out[i]);
+    run(s);
+    for (int i = 0; i < 3; i++) {
+        reference(m, &cw[i], &cw_ref[i]);
+        CHECK_MSG(same(&cw_out[i], &cw_ref[i]), "%s: copy-on-write request %d differs", label, i);
+        CHECK_MSG(cw_out[i].res.cached_tokens == B + 10 + 20 * i, "%s: copy-on-write request %d reused %d", label, i,
+                  cw_out[i].res.cached_tokens);
+    }
+    snprintf(what, sizeof what, "%s: the shared block after copy-on-write", label);
+    expect(m, s, &a, a.n_prompt - 1, what);
+    /* a salt keeps requests apart; the same salt shares */
+    e = a;
+    e.salt = "tenant-1";
+    snprintf(what, sizeof what, "%s: other salt", label);
+    expect(m, s, &e, 0, what);
+    snprintf(what, sizeof what, "%s: same salt", label);
+    expect(m, s, &e, e.n_prompt - 1, what);
+    wick_sched_free(s);
+    wick_context_free(c);
+
+    /* eviction: a pool of 6 blocks, prompts of 2-3 blocks each */
+    c = new_ctx(m, 2, 6, 0, false, 64);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) {
+        wick_context_free(c);
+        return;
+    }
+    snprintf(what, sizeof what, "%s: before eviction", label);
+    expect(m, s, &a, -1, what);
+    for (int i = 0; i < 4; i++) {
+        d = (req){.n_prompt = 2 * B + 20 * i + 1, .n_predict = 3};
+        fill(d.prompt, d.n_prompt, 50 + (uint64_t)i, V);
+        snprintf(what, sizeof what, "%s: evicting %d", label, i);
+        expect(m, s, &d, 0, what);
+    }
+    snprintf(what, sizeof what, "%s: after eviction", label);
+    expect(m, s, &a, -1, what);
+    CHECK_MSG(c->kv.n_blocks == 6, "pool of %d blocks", c->kv.n_blocks);
+    wick_sched_free(s);
+    wick_context_free(c);
+}
+
+/* Hundreds of requests from a few shared stems, random lengths, greedy and
+ * sampled, in random waves, on small pools and cache budgets. */
+static void fuzz(wick_model *m, const char *label, int n_req, uint64_t seed) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab;
+    rng_state r = {seed | 1};
+    enum { N_STEM = 4 };
+    static int32_t stems[N_STEM][MAX_PROMPT];
+    for (int i = 0; i < N_STEM; i++) fill(stems[i], MAX_PROMPT, 1000 + (uint64_t)i, V);
+    req *qs = calloc((size_t)n_req, sizeof *qs);
+    out_rec *got = calloc((size_t)n_req, sizeof *got), *ref = calloc((size_t)n_req, sizeof *ref);
+    if (!qs || !got || !ref) goto out;
+    for (int i = 0; i < n_req; i++) {
+        req *q = &qs[i];
+        const int stem = (int)(rng_next(&r) % N_STEM);
+        q->n_prompt = 1 + (int)(rng_next(&r) % 420);
+        memcpy(q->prompt, stems[stem], (size_t)q->n_prompt * sizeof q->prompt[0]);
+        const int tail = (int)(rng_next(&r) % 4) == 0 ? 0 : (int)(rng_next(&r) % 40);
+        if (tail && tail < q->n_prompt) fill(q->prompt + q->n_prompt - tail, tail, rng_next(&r), V);
+        q->n_predict = 1 + (int)(rng_next(&r) % 6);
+        q->temperature = rng_next(&r) % 3 == 0 ? 0.8f : 0.0f;
+        q->seed = rng_next(&r);
+        q->salt = rng_next(&r) % 8 == 0 ? "s" : NULL;
+    }
+    for (int i = 0; i < n_req; i++) reference(m, &qs[i], &ref[i]);
+    const int pools[] = {6, 9, 14};
+    uint64_t hits = 0;
+    for (int pi = 0; pi < 3; pi++) {
+        wick_error err;
+        wick_context *c = new_ctx(m, 1 + pi * 2, pools[pi], pi == 1 ? 3 : 0, false, 16 << pi);
+        wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+        if (!s) {
+            wick_context_free(c);
+            break;
+        }
+        char msg[256];
+        for (int i = 0; i < n_req;) {
+            const int wave = 1 + (int)(rng_next(&r) % 5);
+            for (int k = 0; k < wave && i < n_req; k++, i++) submit(s, &qs[i], &got[i]);
+            const int steps = (int)(rng_next(&r) % 6);
+            for (int k = 0; k < steps; k++) {
+                wick_sched_step(s, &err);
+                if (prefix_check(&c->kv, msg, sizeof msg) < 0) {
+                    CHECK_MSG(false, "%s pool %d: invariant: %s", label, pools[pi], msg);
+                    goto next;
+                }
+            }
+        }
+        run(s);
+        for (int i = 0; i < n_req; i++) {
+            CHECK_MSG(same(&got[i], &ref[i]), "%s pool %d: request %d (prompt %d, temp %.1f) differs from cache-off",
+                      label, pools[pi], i, qs[i].n_prompt, qs[i].temperature);
+            hits += (uint64_t)got[i].res.cached_tokens;
+        }
+        wick_sched_stats st;
+        wick_sched_get_stats(s, &st);
+        CHECK_INT(st.kv_blocks_used, 0);
+        CHECK(st.kv_blocks_cached <= st.kv_blocks_total);
+        if (pi == 1) CHECK(st.kv_blocks_cached <= 3);
+    next:
+        wick_sched_free(s);
+        wick_context_free(c);
+    }
+    CHECK_MSG(hits > 0, "%s: no request found anything in the cache", label);
+out:
+    free(qs);
+    free(got);
+    free(ref);
+}
+
+int main(void) {
+    char dir[] = "/tmp/wick-prefix-XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    const char *dtypes[] = {"f32", "q4_0"};
+    const char *archs[] = {"qwen3", "llama"};
+    for (int i = 0; i < 2; i++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, archs[i], dtypes[i]);
+        wick_error err;
+        test_model_params p = {.arch = archs[i], .format = "gguf", .shape = "tiny256", .dtype = dtypes[i],
+                               .seed = 11, .out = path};
+        CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+        wick_model *m = wick_model_load(path, NULL, &err);
+        CHECK_MSG(m != NULL, "%s", err.msg);
+        if (!m) continue;
+        char label[64];
+        snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
+        cases(m, label);
+        fuzz(m, label, i == 0 ? 200 : 60, 42 + (uint64_t)i);
+        wick_model_free(m);
+    }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_summary("test_prefix_cache");
+}
