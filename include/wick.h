@@ -162,7 +162,18 @@ typedef struct wick_context_params {
      * blocks kept while no sequence holds them (0 = the whole pool). */
     bool no_prefix_cache;
     int cache_blocks;
+    /* Persist the prefix cache in this folder (NULL = not): evicted blocks,
+     * and every cached one when the context is freed, are written there; a
+     * miss reads them back, also in a later process. Files that are damaged
+     * or belong to another model are skipped (wick_context_cache_warnings).
+     * cache_dir_bytes bounds the folder (0 = 10 GiB), oldest files first. */
+    const char *cache_dir;
+    size_t cache_dir_bytes;
 } wick_context_params;
+
+/* Files of the cache directory skipped or failed so far; *last (if not NULL)
+ * gets the last reason ("" if none). */
+int wick_context_cache_warnings(const wick_context *c, const char **last);
 
 /* ---- profiling ----
  * Time per op type, summed over forward passes, while profiling is on

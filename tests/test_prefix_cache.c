@@ -246,6 +246,104 @@ static void cases(wick_model *m, const char *label) {
     wick_context_free(c);
 }
 
+static int count_files(const char *dir, const char *suffix) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c '%s$'", dir, suffix);
+    FILE *f = popen(cmd, "r");
+    int n = 0;
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1) n = 0;
+        pclose(f);
+    }
+    return n;
+}
+
+static wick_context *dir_ctx(wick_model *m, const char *dir, int kv_blocks) {
+    wick_error err;
+    wick_context_params cp = {.n_ctx = 640, .n_seq = 2, .n_threads = 2, .prefill_chunk = 64, .kv_blocks = kv_blocks,
+                              .cache_dir = dir};
+    wick_context *c = wick_context_new(m, &cp, &err);
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    return c;
+}
+
+/* --cache-dir: blocks written at eviction and when the context is freed are
+ * found by a later context (as after a restart); damaged, truncated and
+ * foreign files are skipped, and outputs stay those of the cache-off run. */
+static void restore(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/cache-%s", tmp, label);
+    for (char *p = dir + strlen(tmp) + 1; *p; p++)
+        if (*p == ' ') *p = '_';
+    static req a, x;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 6};
+    fill(a.prompt, a.n_prompt, 1, V);
+    char what[128];
+    wick_error err;
+    /* 1. compute and keep */
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    snprintf(what, sizeof what, "%s: first run with a cache directory", label);
+    expect(m, s, &a, 0, what);
+    wick_sched_free(s);
+    wick_context_free(c);
+    CHECK_MSG(count_files(dir, ".wkv") == 3, "%s: %d block files written, expected 3", label, count_files(dir, ".wkv"));
+    /* 2. a new context finds them */
+    c = dir_ctx(m, dir, 0);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK_INT(wick_context_cache_warnings(c, NULL), 0);
+    snprintf(what, sizeof what, "%s: restored from disk", label);
+    expect(m, s, &a, a.n_prompt - 1, what);
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* 3. eviction writes: a pool of 3 blocks, then another prompt evicts a's blocks */
+    c = dir_ctx(m, dir, 3);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    x = (req){.n_prompt = 2 * B + 5, .n_predict = 2};
+    fill(x.prompt, x.n_prompt, 9, V);
+    snprintf(what, sizeof what, "%s: evicting to disk", label);
+    expect(m, s, &x, 0, what);
+    snprintf(what, sizeof what, "%s: read back after eviction", label);
+    expect(m, s, &a, a.n_prompt - 1, what);
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* 4. damage: flip a byte inside every block file's data, truncate one,
+     * add a file of another layout and some garbage */
+    {
+        char cmd[1500];
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && for f in *.wkv; do printf '\\377' | dd of=$f bs=1 seek=2000 conv=notrunc status=none; done && "
+                 "f=$(ls *.wkv | head -1) && head -c 500 $f > t.tmp && mv t.tmp $f && "
+                 "printf 'WICKKVB1garbage' > 00000000000000000000000000000000.wkv && "
+                 "head -c 3000 /dev/urandom > 0123456789abcdef0123456789abcdef.wkv && echo hi > notes.txt",
+                 dir);
+        CHECK(system(cmd) == 0);
+    }
+    c = dir_ctx(m, dir, 0);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK_MSG(wick_context_cache_warnings(c, NULL) >= 3, "%s: %d warnings for 3 bad files", label,
+              wick_context_cache_warnings(c, NULL));
+    snprintf(what, sizeof what, "%s: damaged cache directory", label);
+    expect(m, s, &a, -1, what);
+    const char *last = NULL;
+    int w = wick_context_cache_warnings(c, &last);
+    CHECK_MSG(w >= 4 && last && *last, "%s: %d warnings after reading damaged blocks", label, w);
+    snprintf(what, sizeof what, "%s: recomputed after damage", label);
+    expect(m, s, &a, a.n_prompt - 1, what);
+    wick_sched_free(s);
+    wick_context_free(c);
+    return;
+out:
+    wick_context_free(c);
+}
+
 /* Hundreds of requests from a few shared stems, random lengths, greedy and
  * sampled, in random waves, on small pools and cache budgets. */
 static void fuzz(wick_model *m, const char *label, int n_req, uint64_t seed) {
@@ -335,6 +433,7 @@ int main(void) {
         char label[64];
         snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
         cases(m, label);
+        restore(m, label, dir);
         fuzz(m, label, i == 0 ? 200 : 60, 42 + (uint64_t)i);
         wick_model_free(m);
     }

@@ -57,6 +57,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         (!p->no_prefix_cache &&
          prefix_cache_enable(&c->kv, (kv_key){m->identity[0], m->identity[1]}, p->cache_blocks, err) < 0) ||
+        (!p->no_prefix_cache && p->cache_dir && prefix_cache_set_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, err) < 0) ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {
@@ -90,6 +91,8 @@ void wick_context_free(wick_context *c) {
 }
 
 int wick_context_n_ctx(const wick_context *c) { return c->n_ctx; }
+
+int wick_context_cache_warnings(const wick_context *c, const char **last) { return prefix_disk_warnings(&c->kv, last); }
 
 /* Batch rules: ids in range, each sequence's tokens contiguous and at
  * consecutive positions starting at its current length. */

@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "core/error.h"
+#include "kv/block_disk.h"
 
 enum { SLOT_EMPTY = -1, SLOT_TOMB = -2 };
 
@@ -43,6 +44,7 @@ struct prefix_cache {
     kv_key *root, *chain;
     int *n_reg;
     int n_full;          /* cached full blocks */
+    block_disk *disk;    /* --cache-dir; NULL = none */
     bool events_pending;
     kv_event_fn on_event;
     void *event_user;
@@ -185,10 +187,18 @@ static void cache_drop(kv_cache *kv, int32_t b) {
     pc->n_tok[b] = 0;
 }
 
+static void store_on_disk(kv_cache *kv, int32_t b) {
+    prefix_cache *pc = kv->pc;
+    if (pc->disk && pc->cached[b])
+        disk_store(pc->disk, kv, b, pc->key[b], pc->parent[b], pc->has_parent[b], pc->tok + (size_t)b * KV_BLOCK_SIZE,
+                   pc->n_tok[b]);
+}
+
 int32_t prefix_evict_one(kv_cache *kv) {
     prefix_cache *pc = kv->pc;
     if (!pc || pc->lru_head < 0) return -1;
     int32_t b = pc->lru_head;
+    store_on_disk(kv, b);
     cache_drop(kv, b);
     return b;
 }
@@ -260,6 +270,10 @@ int prefix_cache_enable(kv_cache *kv, kv_key identity, int max_cached, wick_erro
 void prefix_cache_free(kv_cache *kv) {
     prefix_cache *pc = kv->pc;
     if (!pc) return;
+    if (pc->disk) { /* everything still cached goes to disk */
+        for (int32_t b = 0; b < kv->n_blocks; b++) store_on_disk(kv, b);
+        disk_close(pc->disk);
+    }
     free(pc->cached);
     free(pc->key);
     free(pc->parent);
@@ -275,6 +289,38 @@ void prefix_cache_free(kv_cache *kv) {
     free(pc->n_reg);
     free(pc);
     kv->pc = NULL;
+}
+
+int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, wick_error *err) {
+    prefix_cache *pc = kv->pc;
+    if (!pc) return wick_fail(err, "the prefix cache is off: no cache directory");
+    disk_close(pc->disk);
+    pc->disk = disk_open(dir, max_bytes, pc->identity, kv, err);
+    return pc->disk ? 0 : -1;
+}
+
+int prefix_disk_warnings(const kv_cache *kv, const char **last) {
+    const block_disk *d = kv->pc ? kv->pc->disk : NULL;
+    if (last) *last = disk_last_warning(d);
+    return disk_warnings(d);
+}
+
+int prefix_disk_blocks(const kv_cache *kv) { return kv->pc ? disk_count(kv->pc->disk) : 0; }
+
+/* Read entry i of the disk index into a fresh block, cached (held by none
+ * unless the caller holds it). The block's id, or -1. */
+static int32_t load_from_disk(kv_cache *kv, int i) {
+    prefix_cache *pc = kv->pc;
+    const disk_entry en = *disk_at(pc->disk, i);
+    int32_t b = kv_take_block(kv);
+    if (b < 0) return -1;
+    if (disk_load(pc->disk, i, kv, b) < 0) {
+        kv->free_list[kv->n_free++] = b;
+        return -1;
+    }
+    cache_add(kv, b, en.key, en.parent, en.has_parent, en.tokens, en.n_tok);
+    lru_push_recent(pc, b);
+    return b;
 }
 
 void prefix_cache_set_events(kv_cache *kv, kv_event_fn fn, void *user) {
@@ -300,6 +346,10 @@ int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
     while ((nb + 1) * KV_BLOCK_SIZE <= max_reuse) {
         kv_key k = block_key(key, tokens + (size_t)nb * KV_BLOCK_SIZE, KV_BLOCK_SIZE);
         int32_t b = index_find(pc, k);
+        if (b < 0 && pc->disk) { /* a miss: the block may be on disk */
+            int i = disk_find(pc->disk, k);
+            if (i >= 0 && disk_at(pc->disk, i)->n_tok == KV_BLOCK_SIZE) b = load_from_disk(kv, i);
+        }
         if (b < 0 || pc->n_tok[b] != KV_BLOCK_SIZE) break;
         kv_hold(kv, s, b);
         key = k;
@@ -320,6 +370,18 @@ int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
         if (n > best_n) {
             best = c;
             best_n = n;
+        }
+    }
+    for (int i = 0; rest > 0 && pc->disk && i < disk_count(pc->disk); i++) {
+        const disk_entry *en = disk_at(pc->disk, i);
+        if (!kv_key_eq(en->parent, key) || en->has_parent != (nb > 0)) continue;
+        int n = lcp(en->tokens, en->n_tok, want, rest);
+        if (n > best_n && index_find(pc, en->key) < 0) {
+            int32_t b = load_from_disk(kv, i);
+            if (b >= 0) {
+                best = b;
+                best_n = n;
+            }
         }
     }
     if (best < 0) return kv->len[s];

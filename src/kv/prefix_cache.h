@@ -54,6 +54,14 @@ typedef void (*kv_event_fn)(void *user, const kv_event *ev);
 int prefix_cache_enable(kv_cache *kv, kv_key identity, int max_cached, wick_error *err);
 void prefix_cache_free(kv_cache *kv);
 void prefix_cache_set_events(kv_cache *kv, kv_event_fn fn, void *user);
+/* Keep blocks in dir too (block_disk.h): evicted blocks are written there,
+ * and all cached ones when the cache is freed; a miss looks there. The
+ * folder's blocks of this model are indexed now. max_bytes: 0 = 10 GiB. */
+int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, wick_error *err);
+/* Files of the cache directory skipped or failed, and the last reason. */
+int prefix_disk_warnings(const kv_cache *kv, const char **last);
+/* Blocks in the cache directory's index. */
+int prefix_disk_blocks(const kv_cache *kv);
 
 /* The root key of chains for requests with this salt (NULL or "" = none). */
 kv_key prefix_root(const kv_cache *kv, const char *salt);

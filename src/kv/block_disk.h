@@ -1,0 +1,52 @@
+/* block_disk.h — the prefix cache's blocks on disk (`--cache-dir`): one file
+ * per block, `<key as 32 hex digits>.wkv`, holding a header (magic, format
+ * version, the cache's identity, the KV layout, the block's key, parent key
+ * and token ids), the block's K and V for its positions, and an XXH3-64
+ * checksum of all of it. The folder is indexed when the cache opens (headers
+ * only); a block's data is read back on a cache miss and checked before it is
+ * used. A file that is corrupt, truncated or made for another model or KV
+ * layout is skipped (and counted, with a message), never trusted. Disk use
+ * is bounded: the oldest files are deleted to make room. */
+#ifndef WICK_KV_BLOCK_DISK_H
+#define WICK_KV_BLOCK_DISK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv/kv_cache.h"
+#include "kv/prefix_cache.h"
+
+typedef struct disk_entry {
+    kv_key key, parent;
+    bool has_parent;
+    int n_tok;
+    int32_t tokens[KV_BLOCK_SIZE];
+    uint64_t bytes, stamp; /* file size; order of writing (or of the scan), for deleting the oldest */
+} disk_entry;
+
+typedef struct block_disk block_disk;
+
+/* Open (creating it if needed) and index dir. max_bytes: disk budget (0 = 10 GiB). */
+block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, wick_error *err);
+void disk_close(block_disk *d);
+
+int disk_count(const block_disk *d);
+const disk_entry *disk_at(const block_disk *d, int i);
+/* The entry with this key, or -1. */
+int disk_find(const block_disk *d, kv_key key);
+/* Read entry i's K and V into block b of kv. -1 if the file is gone, short or
+ * fails its checksum: the entry is dropped (and the file deleted). */
+int disk_load(block_disk *d, int i, kv_cache *kv, int32_t b);
+/* Write block b (n_tok positions) under key, unless the key is on disk
+ * already. -1 on an I/O error (counted as a warning; nothing is kept). */
+int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key parent, bool has_parent,
+               const int32_t *tokens, int n_tok);
+
+/* Files skipped or failed so far, and the last reason. */
+int disk_warnings(const block_disk *d);
+const char *disk_last_warning(const block_disk *d);
+/* Bytes of the files indexed. */
+uint64_t disk_bytes(const block_disk *d);
+
+#endif
