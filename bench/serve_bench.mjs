@@ -9,6 +9,7 @@
 //                              --llama-server PATH --llama-model M.gguf [--llama-args "..."]
 //     [--concurrency 8 | --concurrency 1,8] [--requests 32] [--prompt-tokens 128]
 //     [--max-tokens 128] [--repeats 1] [--seed 1] [--ctx 1024] [--threads 2]
+//     [--shared-prefixes K [--suffix-tokens 16]]
 //     [--json-out FILE]
 //
 // Every request is a /v1/completions stream whose prompt is prompt-tokens
@@ -51,7 +52,7 @@ const repeats = Number(A.repeats || 1);
 const seed = Number(A.seed || 1);
 const threads = Number(A.threads || 2);
 const maxConc = Math.max(...concList);
-const ctx = Number(A.ctx || Math.max(256, Math.ceil((promptTokens + maxTokens + 8) / 128) * 128));
+const ctx = Number(A.ctx || Math.max(256, Math.ceil((promptTokens + (A['shared-prefixes'] ? Number(A['suffix-tokens'] || 16) : 0) + maxTokens + 8) / 128) * 128));
 const vocabLo = Number(A['vocab-lo'] || 100), vocabHi = Number(A['vocab-hi'] || 500);
 const timeLimitMs = Number(A['time-limit-s'] || 900) * 1000;
 const tStart = Date.now();
@@ -83,6 +84,19 @@ function prompts(n, salt = 0) {
     out.push(Array.from({ length: promptTokens }, () => vocabLo + Math.floor(r() * (vocabHi - vocabLo))));
   }
   return out;
+}
+// --shared-prefixes K: request i is system prompt i mod K (promptTokens ids,
+// the same for every request of the load) + its own suffixTokens ids: K
+// clients' system prompts taken round-robin, for the prefix cache
+const sharedPrefixes = Number(A['shared-prefixes'] || 0);
+const suffixTokens = Number(A['suffix-tokens'] || 16);
+function loadPrompts(n, salt) {
+  if (!sharedPrefixes) return prompts(n, salt);
+  const sys = prompts(sharedPrefixes, salt);
+  return Array.from({ length: n }, (_, i) => {
+    const r = rng(seed * 7919 + salt * 104729 + i + 1);
+    return sys[i % sharedPrefixes].concat(Array.from({ length: suffixTokens }, () => vocabLo + Math.floor(r() * (vocabHi - vocabLo))));
+  });
 }
 function freePort() {
   return new Promise((res, rej) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); s.on('error', rej); });
@@ -263,7 +277,7 @@ const runs = [];
 for (let rep = 0; rep < repeats; rep++) {
   for (const conc of concList) {
     const n = conc === 1 ? Math.min(nReq, 4) : nReq;
-    const reqs = prompts(n, 1 + rep * 1000 + conc);
+    const reqs = loadPrompts(n, 1 + rep * 1000 + conc);
     const order = rep % 2 ? [...targets].reverse() : targets;
     for (const t of order) {
       if (Date.now() - tStart > timeLimitMs) { console.error('serve_bench: time limit reached'); break; }
@@ -311,6 +325,11 @@ for (const s of summary) if (s.target === 'wick' && s.concurrency === maxConc &&
     `= ${f(wickInfo.weights_mib + s.kv_in_use_mib, 0)} MiB (${f((s.hwm_mib / (wickInfo.weights_mib + s.kv_in_use_mib) - 1) * 100, 1)}% over)`);
 if (Object.keys(ratios).length) console.log('\n' + Object.entries(ratios).map(([k, v]) => `${k} = ${v.toFixed(2)}`).join(', '));
 for (const s of summary) if (Object.keys(s.metrics_delta || {}).length) console.log(`metrics delta ${s.target} c=${s.concurrency} (last run): ${JSON.stringify(s.metrics_delta)}`);
+for (const s of summary) {
+  const d = s.metrics_delta || {};
+  if (d.prefix_cache_queries_total > 0)
+    console.log(`prefix cache ${s.target} c=${s.concurrency} (last run): ${d.prefix_cache_hits_total} of ${d.prefix_cache_queries_total} prompt tokens cached (${(100 * d.prefix_cache_hits_total / d.prefix_cache_queries_total).toFixed(1)}% hit rate)`);
+}
 const out = { wick_model: wickInfo, prompt_tokens: promptTokens, max_tokens: maxTokens, requests: nReq, repeats, threads, ctx, summary, ratios, runs,
   commands: targets.map((t) => t.cmd).filter(Boolean) };
 console.log('serve_bench ' + JSON.stringify(out));

@@ -57,6 +57,10 @@ wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *
 void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled);
 /* "f32"/"f16" → wick_context_params.kv_type; -1 (after printing) if neither. */
 int cli_kv_type(const char *cmd, const char *name);
+/* `wick bench --prefix-cache` (bench_prefix.c): cold / warm / restarted TTFT
+ * of a request sharing an n_prefix-token prefix; 0, or 1 after printing an error. */
+int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,
+                       const char *cache_dir, bool json);
 
 /* Options every command that runs a model shares (runtime.c): -t, --ctx,
  * --prefill-chunk (else env WICK_PREFILL_CHUNK), --kv-type, --dtype (else

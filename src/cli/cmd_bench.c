@@ -238,8 +238,13 @@ int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *chunks_s = NULL, *kv_s = NULL, *dtype = NULL;
     int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024, every = 32,
         depth = 0;
-    bool json = false;
+    bool json = false, prefix_cache = false;
+    int n_suffix = 16;
+    const char *cache_dir = NULL;
     const cli_opt opts[] = {
+        {"--prefix-cache", NULL, OPT_FLAG, &prefix_cache, NULL},
+        {"--suffix", NULL, OPT_INT, &n_suffix, NULL},
+        {"--cache-dir", NULL, OPT_STR, &cache_dir, NULL},
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--n-prompt", "-p", OPT_INT, &n_prompt, NULL},
         {"--n-gen", "-n", OPT_INT, &n_gen, NULL},
@@ -269,6 +274,14 @@ int cmd_bench(int argc, char **argv) {
     if (!threads) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (int)cores : 1;
+    }
+    if (prefix_cache) {
+        if (n_suffix < 1 || n_prompt + n_suffix > (1 << 20)) return cli_error("bench: --suffix must be at least 1");
+        wick_model *pm = cli_load_model_dtype("bench", model, dtype);
+        if (!pm) return 1;
+        int prc = bench_prefix_cache(pm, n_prompt, n_suffix, threads, repeats, kv_type, cache_dir, json);
+        wick_model_free(pm);
+        return prc;
     }
     if (!ctx) ctx = (n_prompt > depth + n_gen ? n_prompt : depth + n_gen) + 1;
     const int n_buf = n_prompt > depth ? n_prompt : depth; /* token buffers: prefill and the depth prefix */
