@@ -3,9 +3,9 @@
 
 CC      ?= cc
 SAN     ?= 0
-PKGS    := libcjson libpcre2-8 libutf8proc libmicrohttpd libxxhash
+PKGS    := libcjson libpcre2-8 libutf8proc libmicrohttpd libxxhash libzmq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd -lxxhash)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd -lxxhash -lzmq)
 
 ifeq ($(SAN),1)
 BUILD   ?= build-san
@@ -25,8 +25,11 @@ CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/%.c=$(BUILD)/obj/tests/%.d)
+# tests/*.c not named test_*: helper programs the *.test.sh scripts run (tests/run.sh does not)
+TEST_AUX := $(sort $(filter-out tests/test_%,$(wildcard tests/*.c)))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(TEST_AUX:tests/%.c=$(BUILD)/tests/%)
+DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/%.c=$(BUILD)/obj/tests/%.d) \
+            $(TEST_AUX:tests/%.c=$(BUILD)/obj/tests/%.d)
 
 .PHONY: all test clean bench
 all: $(BUILD)/wick $(BUILD)/libwick.a

@@ -34,6 +34,7 @@ struct mpool_entry {
     wick_model *model;
     wick_context *ctx;
     wick_sched *sched;
+    kv_events_model *kvev;
     int n_ctx;
     wick_sched_stats base; /* counters of earlier loads */
     wick_sched_stats last; /* gauges config of the last load */
@@ -208,6 +209,7 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     wick_model *m = wick_model_load(e->path, &mp, &err);
     wick_context *ctx = NULL;
     wick_sched *s = NULL;
+    kv_events_model *ev = NULL;
     if (!m) goto fail;
     wick_model_info mi;
     wick_model_get_info(m, &mi);
@@ -229,12 +231,14 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
         cp.kv_blocks = blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
     }
     if (!(ctx = wick_context_new(m, &cp, &err))) goto fail;
+    if (kv_events_attach(c->kv_events, ctx, e->name, &ev, &err) < 0) goto fail;
     wick_sched_params sp = {.max_queue = c->max_queue};
     if (!(s = wick_sched_new(ctx, &sp, &err))) goto fail;
     if (wick_sched_start(s, &err) < 0) goto fail;
     e->model = m;
     e->ctx = ctx;
     e->sched = s;
+    e->kvev = ev;
     e->n_ctx = wick_context_n_ctx(ctx);
     e->mem_bytes = mi.weight_bytes + (uint64_t)wick_kv_blocks_total(ctx) * (uint64_t)wick_kv_block_size() *
                                          wick_kv_bytes_per_token(ctx);
@@ -250,6 +254,7 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
 fail:
     snprintf(e->error, sizeof e->error, "%s", err.msg[0] ? err.msg : "load failed");
     wick_sched_free(s);
+    kv_events_detach(ev);
     wick_context_free(ctx);
     wick_model_free(m);
     return -1;
@@ -263,11 +268,14 @@ static void unload_locked(serve_pool *p, mpool_entry *e) {
     wick_sched *s = e->sched;
     wick_context *c = e->ctx;
     wick_model *m = e->model;
+    kv_events_model *ev = e->kvev;
     e->sched = NULL;
     e->ctx = NULL;
     e->model = NULL;
+    e->kvev = NULL;
     pthread_mutex_unlock(&p->mu);
     wick_sched_free(s);
+    kv_events_detach(ev); /* AllBlocksCleared */
     wick_context_free(c);
     wick_model_free(m);
     pthread_mutex_lock(&p->mu);
@@ -418,6 +426,7 @@ void mpool_free(serve_pool *p) {
 }
 
 int mpool_count(const serve_pool *p) { return p->n; }
+kv_events *mpool_kv_events(const serve_pool *p) { return p->cfg.kv_events; }
 const char *mpool_default_name(const serve_pool *p) { return p->n ? p->e[0]->name : ""; }
 
 bool mpool_has(serve_pool *p, const char *name) {
@@ -566,6 +575,7 @@ int mpool_metrics(serve_pool *p, metrics_view *out, int cap) {
         sum.n_seq = cur.n_seq;
         sum.kv_blocks_total = cur.kv_blocks_total;
         sum.kv_blocks_used = cur.kv_blocks_used;
+        sum.prefix_blocks = cur.prefix_blocks;
         sum.kv_block_size = cur.kv_block_size;
         v->st = sum;
     }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "serve/kv_events.h"
 #include "serve/metrics.h"
 #include "wick.h"
 
@@ -31,6 +32,7 @@ typedef struct mpool_config {
     size_t cache_bytes;       /* idle cached KV per model; 0 = the pool */
     const char *dtype;        /* convert matrices at load; NULL = as stored */
     int max_queue;            /* scheduler queue limit; 0 = none */
+    kv_events *kv_events;     /* publish each model's KV events here; NULL = none */
 } mpool_config;
 
 /* A model in use by one request: valid until mpool_release. */
@@ -67,6 +69,7 @@ void mpool_free(serve_pool *p);
 void mpool_stop(serve_pool *p);
 
 int mpool_count(const serve_pool *p);
+kv_events *mpool_kv_events(const serve_pool *p);
 const char *mpool_default_name(const serve_pool *p);
 /* The default model's state: 1 loaded (or loaded before), 0 loading, -1
  * failed (msg gets why). */

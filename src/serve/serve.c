@@ -28,15 +28,21 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (!s->cfg.max_queue) s->cfg.max_queue = 512;
     if (!s->cfg.parallel) s->cfg.parallel = 8;
     s->started = reply_wall_now();
+    kv_events *ev = NULL; /* the pool hands it back at serve_stop */
+    if (cfg->kv_events && !(ev = kv_events_open(cfg->kv_events, cfg->kv_events_topic, cfg->host, err))) {
+        free(s);
+        return NULL;
+    }
     mpool_config pc = {
         .paths = cfg->models, .n_paths = cfg->n_models, .models_dir = cfg->models_dir,
         .max_loaded = cfg->max_loaded, .memory_budget = cfg->memory_budget, .keep_alive_s = cfg->keep_alive_s,
         .n_ctx = cfg->n_ctx, .n_seq = s->cfg.parallel, .n_threads = cfg->n_threads, .kv_type = cfg->kv_type,
         .prefill_chunk = cfg->prefill_chunk, .kv_bytes = cfg->kv_bytes, .dtype = cfg->dtype,
         .no_prefix_cache = cfg->no_prefix_cache, .cache_bytes = cfg->cache_bytes,
-        .max_queue = s->cfg.max_queue,
+        .max_queue = s->cfg.max_queue, .kv_events = ev,
     };
     if (!(s->pool = mpool_new(&pc, err))) {
+        kv_events_close(ev);
         free(s);
         return NULL;
     }
@@ -47,9 +53,11 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     };
     if (!(s->http = http_start(&hc, err))) {
         mpool_free(s->pool);
+        kv_events_close(ev);
         free(s);
         return NULL;
     }
+    kv_events_set_port(ev, http_port(s->http)); /* for the default topic */
     mpool_preload(s->pool, NULL);
     return s;
 }
@@ -59,8 +67,10 @@ const char *serve_default_model(const serve_server *s) { return mpool_default_na
 
 void serve_stop(serve_server *s) {
     if (!s) return;
+    kv_events *ev = mpool_kv_events(s->pool);
     mpool_stop(s->pool);  /* requests waiting for a load give up */
     http_stop(s->http);  /* streams end at their next wait; connection threads joined */
-    mpool_free(s->pool);  /* schedulers cancel what is left, models unload */
+    mpool_free(s->pool);  /* schedulers cancel what is left, models unload (AllBlocksCleared each) */
+    kv_events_close(ev);  /* after the last event; lingers up to 1 s to send it */
     free(s);
 }
