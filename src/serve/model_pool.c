@@ -5,6 +5,7 @@
 #include "serve/model_pool.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -229,6 +230,16 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
         size_t min_blocks = (size_t)(n_ctx + bs - 1) / (size_t)bs; /* one full context at least */
         if (blocks < min_blocks) blocks = min_blocks;
         cp.kv_blocks = blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
+    }
+    char dir[4096];
+    if (c->cache_dir && !c->no_prefix_cache) {
+        if (mkdir(c->cache_dir, 0755) != 0 && errno != EEXIST) {
+            snprintf(err.msg, sizeof err.msg, "cannot create the cache directory %s (%s)", c->cache_dir, strerror(errno));
+            goto fail;
+        }
+        snprintf(dir, sizeof dir, "%s/%s", c->cache_dir, e->name);
+        cp.cache_dir = dir;
+        cp.cache_dir_bytes = c->cache_dir_bytes;
     }
     if (!(ctx = wick_context_new(m, &cp, &err))) goto fail;
     if (kv_events_attach(c->kv_events, ctx, e->name, &ev, &err) < 0) goto fail;

@@ -30,6 +30,8 @@ typedef struct mpool_config {
     size_t kv_bytes;          /* KV pool per model; 0 = n_seq full contexts */
     bool no_prefix_cache;
     size_t cache_bytes;       /* idle cached KV per model; 0 = the pool */
+    const char *cache_dir;    /* persist each model's cache in cache_dir/NAME; NULL = not */
+    size_t cache_dir_bytes;   /* per model; 0 = 10 GiB */
     const char *dtype;        /* convert matrices at load; NULL = as stored */
     int max_queue;            /* scheduler queue limit; 0 = none */
     kv_events *kv_events;     /* publish each model's KV events here; NULL = none */
