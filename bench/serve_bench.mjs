@@ -185,7 +185,7 @@ async function startLlama() {
 async function load(t, conc, reqs) {
   const client = new OpenAI({ baseURL: `${t.base}/v1`, apiKey: 'sk-bench', maxRetries: 0, timeout: 600_000 });
   const per = [];
-  let next = 0, kvMax = 0, rssMax = 0, polling = true, kvPositions = 0;
+  let next = 0, kvMax = 0, rssMax = 0, polling = true, kvPositions = 0, kvBlockSize = 0, residentMax = 0;
   const m0 = await metrics(t.base);
   const poller = (async () => {
     while (polling) {
@@ -195,6 +195,12 @@ async function load(t, conc, reqs) {
         for (const k of Object.keys(m.series)) {
           const b = k.match(/^vllm:cache_config_info\{.*block_size="(\d+)".*num_gpu_blocks="(\d+)"/) || k.match(/^vllm:cache_config_info\{.*num_gpu_blocks="(\d+)".*block_size="(\d+)"/);
           if (b) kvPositions = Number(b[1]) * Number(b[2]);
+          const bs = k.match(/^vllm:cache_config_info\{.*block_size="(\d+)"/), nb = k.match(/^vllm:cache_config_info\{.*num_gpu_blocks="(\d+)"/);
+          if (bs && nb) {
+            kvBlockSize = Number(bs[1]);
+            // blocks resident: held by running requests + kept by the prefix cache
+            residentMax = Math.max(residentMax, (m.byName['vllm:kv_cache_usage_perc'] ?? 0) * Number(nb[1]) + (m.byName['wick:kv_cache_cached_blocks'] ?? 0));
+          }
         }
       }
       if (t.child) rssMax = Math.max(rssMax, procStatus(t.child.pid).rss || 0);
@@ -253,6 +259,7 @@ async function load(t, conc, reqs) {
     short_outputs: per.filter((p) => p.out !== maxTokens).length,
     kv_usage_max: kvMax, rss_max_mib: rssMax || NaN,
     kv_in_use_mib: t.label === 'wick' && wickInfo && kvPositions ? kvMax * kvPositions * wickInfo.kv_bytes_per_token / 1048576 : NaN,
+    kv_resident_mib: t.label === 'wick' && wickInfo && kvBlockSize ? Math.round(residentMax) * kvBlockSize * wickInfo.kv_bytes_per_token / 1048576 : NaN,
     hwm_mib: t.child ? procStatus(t.child.pid).hwm : NaN,
     metrics_delta: delta,
   };
@@ -291,7 +298,7 @@ for (let rep = 0; rep < repeats; rep++) {
 }
 
 // medians over repeats
-const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'agg_decode_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
+const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'agg_decode_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'kv_resident_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
 const summary = [];
 for (const t of targets) for (const conc of concList) {
   const rs = runs.filter((r) => r.target === t.label && r.concurrency === conc);
@@ -322,7 +329,9 @@ if (l1 && l8 && maxConc > 1) ratios[`llama_c${maxConc}_over_c1`] = l8.agg_tok_s 
 if (w8 && l8) { ratios[`wick_over_llama_c${maxConc}`] = w8.agg_tok_s / l8.agg_tok_s; ratios[`wick_over_llama_decode_c${maxConc}`] = w8.agg_decode_tok_s / l8.agg_decode_tok_s; ratios[`ttft_p50_c${maxConc}_wick_over_llama`] = w8.ttft_p50 / l8.ttft_p50; }
 for (const s of summary) if (s.target === 'wick' && s.concurrency === maxConc && wickInfo && Number.isFinite(s.kv_in_use_mib))
   console.log(`wick c=${s.concurrency}: peak RSS of the process (VmHWM, after every load) ${f(s.hwm_mib, 0)} MiB vs weights ${f(wickInfo.weights_mib, 0)} + KV in use ${f(s.kv_in_use_mib, 0)} MiB ` +
-    `= ${f(wickInfo.weights_mib + s.kv_in_use_mib, 0)} MiB (${f((s.hwm_mib / (wickInfo.weights_mib + s.kv_in_use_mib) - 1) * 100, 1)}% over)`);
+    `= ${f(wickInfo.weights_mib + s.kv_in_use_mib, 0)} MiB (${f((s.hwm_mib / (wickInfo.weights_mib + s.kv_in_use_mib) - 1) * 100, 1)}% over)` +
+    (Number.isFinite(s.kv_resident_mib) ? `; vs weights + KV resident (running + prefix-cached blocks) ${f(s.kv_resident_mib, 0)} MiB = ` +
+      `${f(wickInfo.weights_mib + s.kv_resident_mib, 0)} MiB (${f((s.hwm_mib / (wickInfo.weights_mib + s.kv_resident_mib) - 1) * 100, 1)}% over)` : ''));
 if (Object.keys(ratios).length) console.log('\n' + Object.entries(ratios).map(([k, v]) => `${k} = ${v.toFixed(2)}`).join(', '));
 for (const s of summary) if (Object.keys(s.metrics_delta || {}).length) console.log(`metrics delta ${s.target} c=${s.concurrency} (last run): ${JSON.stringify(s.metrics_delta)}`);
 for (const s of summary) {

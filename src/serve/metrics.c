@@ -106,6 +106,9 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
         double u = v[i].st.kv_blocks_total > 0 ? (double)v[i].st.kv_blocks_used / v[i].st.kv_blocks_total : 0;
         gauge_line(o, "vllm:kv_cache_usage_perc", v[i].name, u);
     }
+    family(o, "wick:kv_cache_cached_blocks", "gauge",
+           "KV blocks held by no request but kept by the prefix cache (evicted on demand).");
+    for (int i = 0; i < n; i++) gauge_line(o, "wick:kv_cache_cached_blocks", v[i].name, v[i].st.kv_blocks_cached);
     family(o, "wick:prefix_cache_blocks", "gauge",
            "Full KV blocks in the prefix cache (stored and not removed, as KV events report them).");
     for (int i = 0; i < n; i++) gauge_line(o, "wick:prefix_cache_blocks", v[i].name, v[i].st.prefix_blocks);

@@ -201,6 +201,18 @@ static void quant_name(const wick_model *m, const wick_model_info *mi, char *out
     out[k] = 0;
 }
 
+/* MemAvailable from /proc/meminfo in bytes; 0 if unknown. */
+static uint64_t mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
 /* Load e outside the lock; returns 0 or -1 with e->error. */
 static int load_entry(serve_pool *p, mpool_entry *e) {
     const mpool_config *c = &p->cfg;
@@ -224,13 +236,21 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
         size_t blocks = per_tok ? c->cache_bytes / (per_tok * (size_t)bs) : 0;
         cp.cache_blocks = blocks < 1 ? 1 : blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
     }
+    const int n_ctx = c->n_ctx ? c->n_ctx : (mi.n_ctx_train < 4096 ? mi.n_ctx_train : 4096);
+    const size_t min_blocks = (size_t)(n_ctx + bs - 1) / (size_t)bs; /* one full context at least */
+    size_t blocks = 0;
     if (c->kv_bytes) {
-        size_t blocks = per_tok ? c->kv_bytes / (per_tok * (size_t)bs) : 0;
-        int n_ctx = c->n_ctx ? c->n_ctx : (mi.n_ctx_train < 4096 ? mi.n_ctx_train : 4096);
-        size_t min_blocks = (size_t)(n_ctx + bs - 1) / (size_t)bs; /* one full context at least */
-        if (blocks < min_blocks) blocks = min_blocks;
-        cp.kv_blocks = blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
+        blocks = per_tok ? c->kv_bytes / (per_tok * (size_t)bs) : 0;
+    } else {
+        /* Default: every sequence's full context, but no more than half of
+         * the memory available now (the pool is committed as it is used, and
+         * the prefix cache fills what requests leave free). */
+        blocks = min_blocks * (size_t)cp.n_seq;
+        const uint64_t avail = mem_available();
+        if (avail && per_tok && blocks * per_tok * (size_t)bs > avail / 2) blocks = avail / 2 / (per_tok * (size_t)bs);
     }
+    if (blocks < min_blocks) blocks = min_blocks;
+    cp.kv_blocks = blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
     char dir[4096];
     if (c->cache_dir && !c->no_prefix_cache) {
         if (mkdir(c->cache_dir, 0755) != 0 && errno != EEXIST) {
@@ -586,6 +606,7 @@ int mpool_metrics(serve_pool *p, metrics_view *out, int cap) {
         sum.n_seq = cur.n_seq;
         sum.kv_blocks_total = cur.kv_blocks_total;
         sum.kv_blocks_used = cur.kv_blocks_used;
+        sum.kv_blocks_cached = cur.kv_blocks_cached;
         sum.prefix_blocks = cur.prefix_blocks;
         sum.kv_block_size = cur.kv_block_size;
         v->st = sum;
