@@ -228,7 +228,18 @@ async function load(t, conc, reqs) {
     per.push({ ttft, e2e, tpot, itl, out, first, end: t1, tok_s: out > 1 ? (out - 1) / ((e2e - ttft) / 1000) : NaN });
   };
   const tl = performance.now();
-  await Promise.all(Array.from({ length: conc }, async () => { while (next < reqs.length) { const k = next++; await one(reqs[k]); } }));
+  let errors = 0, firstError = '';
+  await Promise.all(Array.from({ length: conc }, async () => {
+    while (next < reqs.length) {
+      const k = next++;
+      try { await one(reqs[k]); } catch (e) { errors++; if (!firstError) firstError = `${e.message}${e.cause ? ': ' + e.cause.message : ''}`; }
+    }
+  }));
+  if (errors) {
+    console.error(`serve_bench: ${t.label} c=${conc}: ${errors} of ${reqs.length} requests failed (${firstError}); ` +
+      `server ${t.child && t.child.exitCode !== null ? `exited with ${t.child.exitCode ?? t.child.signalCode}` : 'still running'}; its log ends:\n` +
+      (t.log || []).join('').slice(-1500));
+  }
   const wall = performance.now() - tl;
   polling = false; await poller;
   const m1 = await metrics(t.base);
@@ -256,7 +267,7 @@ async function load(t, conc, reqs) {
     stream_tok_s_p50: pct(per.map((p) => p.tok_s), 0.5), stream_tok_s_p90: pct(per.map((p) => p.tok_s), 0.9),
     agg_tok_s: outTotal / (wall / 1000),
     agg_decode_tok_s: union > 0 ? decodeTok / (union / 1000) : NaN,
-    short_outputs: per.filter((p) => p.out !== maxTokens).length,
+    short_outputs: per.filter((p) => p.out !== maxTokens).length, failed: errors,
     kv_usage_max: kvMax, rss_max_mib: rssMax || NaN,
     kv_in_use_mib: t.label === 'wick' && wickInfo && kvPositions ? kvMax * kvPositions * wickInfo.kv_bytes_per_token / 1048576 : NaN,
     kv_resident_mib: t.label === 'wick' && wickInfo && kvBlockSize ? Math.round(residentMax) * kvBlockSize * wickInfo.kv_bytes_per_token / 1048576 : NaN,

@@ -331,6 +331,12 @@ void prefix_cache_set_events(kv_cache *kv, kv_event_fn fn, void *user) {
 
 /* ---- sequences ---- */
 
+/* A reference no table holds: b stays out of the LRU list (not evictable)
+ * until kv_unhold. */
+static void pin(kv_cache *kv, int32_t b) {
+    if (kv->ref[b]++ == 0) lru_remove(kv->pc, b);
+}
+
 static int lcp(const int32_t *a, int na, const int32_t *b, int nb) {
     int n = na < nb ? na : nb, i = 0;
     while (i < n && a[i] == b[i]) i++;
@@ -372,27 +378,37 @@ int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
             best_n = n;
         }
     }
+    /* A child on disk that matches more is read back (the best one only). */
+    int disk_best = -1, disk_n = best_n;
     for (int i = 0; rest > 0 && pc->disk && i < disk_count(pc->disk); i++) {
         const disk_entry *en = disk_at(pc->disk, i);
-        if (!kv_key_eq(en->parent, key) || en->has_parent != (nb > 0)) continue;
+        if (!kv_key_eq(en->parent, key) || en->has_parent != (nb > 0) || index_find(pc, en->key) >= 0) continue;
         int n = lcp(en->tokens, en->n_tok, want, rest);
-        if (n > best_n && index_find(pc, en->key) < 0) {
-            int32_t b = load_from_disk(kv, i);
-            if (b >= 0) {
-                best = b;
-                best_n = n;
-            }
+        if (n > disk_n) {
+            disk_best = i;
+            disk_n = n;
+        }
+    }
+    /* `best` is pinned (a reference no table holds, out of the LRU list) so
+     * that taking blocks below cannot evict it. */
+    if (best >= 0) pin(kv, best);
+    if (disk_best >= 0) {
+        int32_t b = load_from_disk(kv, disk_best);
+        if (b >= 0) {
+            pin(kv, b);
+            if (best >= 0) kv_unhold(kv, best);
+            best = b;
+            best_n = disk_n;
         }
     }
     if (best < 0) return kv->len[s];
-    if (kv->ref[best] == 0 && kv->n_free == 0) {
-        /* No free block for a copy: take `best` itself out of the cache
-         * (what it holds past the match is overwritten). */
+    if (kv->ref[best] == 1 && kv->n_free == 0) {
+        /* Only the pin holds it and no block is free for a copy: take `best`
+         * itself out of the cache (what it holds past the match is overwritten). */
         cache_drop(kv, best);
+        kv->ref[best] = 0;
         kv_hold(kv, s, best);
     } else {
-        /* Keep `best` out of the LRU list while a block for the copy is taken. */
-        if (kv->ref[best]++ == 0) lru_remove(pc, best);
         int32_t d = kv_take_block(kv);
         if (d >= 0) {
             kv_copy_block(kv, d, best, best_n);
