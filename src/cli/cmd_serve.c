@@ -83,6 +83,11 @@ static void log_line(void *user, const char *line) {
     fprintf(stderr, "%s %s\n", ts, line);
 }
 
+static void warn_line(void *user, const char *line) {
+    (void)user;
+    fprintf(stderr, "wick: warning: %s\n", line);
+}
+
 static int env_int(const char *name, int dflt) {
     const char *v = getenv(name);
     if (!v || !*v) return dflt;
@@ -170,6 +175,7 @@ int cmd_serve(int argc, char **argv) {
         .no_prefix_cache = no_prefix_cache, .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
         .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
         .log = verbose ? log_line : NULL,
+        .warn = warn_line,
     };
     /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
     sigset_t sigs;

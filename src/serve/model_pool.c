@@ -262,6 +262,14 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
         cp.cache_dir_bytes = c->cache_dir_bytes;
     }
     if (!(ctx = wick_context_new(m, &cp, &err))) goto fail;
+    const char *why = NULL;
+    const int skipped = wick_context_cache_warnings(ctx, &why);
+    if (skipped && c->warn) {
+        char line[512];
+        snprintf(line, sizeof line, "cache directory %s: %d file%s skipped (last: %s)", cp.cache_dir, skipped,
+                 skipped == 1 ? "" : "s", why);
+        c->warn(c->warn_user, line);
+    }
     if (kv_events_attach(c->kv_events, ctx, e->name, &ev, &err) < 0) goto fail;
     wick_sched_params sp = {.max_queue = c->max_queue};
     if (!(s = wick_sched_new(ctx, &sp, &err))) goto fail;

@@ -35,6 +35,8 @@ typedef struct mpool_config {
     const char *dtype;        /* convert matrices at load; NULL = as stored */
     int max_queue;            /* scheduler queue limit; 0 = none */
     kv_events *kv_events;     /* publish each model's KV events here; NULL = none */
+    void (*warn)(void *user, const char *line); /* NULL = none */
+    void *warn_user;
 } mpool_config;
 
 /* A model in use by one request: valid until mpool_release. */

@@ -40,6 +40,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         .prefill_chunk = cfg->prefill_chunk, .kv_bytes = cfg->kv_bytes, .dtype = cfg->dtype,
         .no_prefix_cache = cfg->no_prefix_cache, .cache_bytes = cfg->cache_bytes,
         .cache_dir = cfg->cache_dir, .cache_dir_bytes = cfg->cache_dir_bytes,
+        .warn = cfg->warn, .warn_user = cfg->warn_user,
         .max_queue = s->cfg.max_queue, .kv_events = ev,
     };
     if (!(s->pool = mpool_new(&pc, err))) {

@@ -39,6 +39,8 @@ typedef struct serve_config {
     const char *dtype;
     serve_log_fn log;             /* one line per request; NULL = none */
     void *log_user;
+    serve_log_fn warn;            /* things an operator should see (skipped cache files); NULL = none */
+    void *warn_user;
 } serve_config;
 
 typedef struct serve_server serve_server;
