@@ -139,12 +139,6 @@ void kv_truncate(kv_cache *kv, int s, int from) {
     if (kv->pc) prefix_on_truncate(kv, s, from / KV_BLOCK_SIZE);
 }
 
-void kv_release_unused(kv_cache *kv, int s) {
-    int keep = (kv->len[s] + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    int32_t *table = seq_table(kv, s);
-    while (kv->n_seq_blocks[s] > keep) kv_unhold(kv, table[--kv->n_seq_blocks[s]]);
-}
-
 void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n) {
     const size_t block_bytes = (size_t)kv->n_layer * 2 * kv->part_bytes;
     const size_t head_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes;

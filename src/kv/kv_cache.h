@@ -86,9 +86,6 @@ int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err);
  * private copy of it; when no block is left for the copy, s is cut back to
  * that block's start instead. */
 void kv_truncate(kv_cache *kv, int s, int from);
-/* Let go of the blocks sequence s holds beyond its length (reserved ahead
- * by kv_reserve, never written). */
-void kv_release_unused(kv_cache *kv, int s);
 
 /* ---- for prefix_cache.c ---- */
 /* A free block, or one evicted from the cache; -1 if none. ref is 0. */

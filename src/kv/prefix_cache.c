@@ -39,7 +39,7 @@ struct prefix_cache {
     /* index: key -> block */
     int32_t *slots;
     size_t cap;
-    int n_used, n_tomb;
+    int n_tomb;
     /* per sequence */
     kv_key *root, *chain;
     int *n_reg;
@@ -95,12 +95,11 @@ static void index_put(prefix_cache *pc, int32_t b) {
     while (pc->slots[i] >= 0) i = (i + 1) & (pc->cap - 1);
     if (pc->slots[i] == SLOT_TOMB) pc->n_tomb--;
     pc->slots[i] = b;
-    pc->n_used++;
 }
 
 static void index_rebuild(prefix_cache *pc, int n_blocks) {
     for (size_t i = 0; i < pc->cap; i++) pc->slots[i] = SLOT_EMPTY;
-    pc->n_used = pc->n_tomb = 0;
+    pc->n_tomb = 0;
     for (int32_t b = 0; b < n_blocks; b++)
         if (pc->cached[b]) index_put(pc, b);
 }
@@ -110,7 +109,6 @@ static void index_del(prefix_cache *pc, int n_blocks, int32_t b) {
         if (pc->slots[i] == SLOT_EMPTY) return;
         if (pc->slots[i] == b) {
             pc->slots[i] = SLOT_TOMB;
-            pc->n_used--;
             pc->n_tomb++;
             break;
         }
@@ -305,7 +303,6 @@ int prefix_disk_warnings(const kv_cache *kv, const char **last) {
     return disk_warnings(d);
 }
 
-int prefix_disk_blocks(const kv_cache *kv) { return kv->pc ? disk_count(kv->pc->disk) : 0; }
 
 /* Read entry i of the disk index into a fresh block, cached (held by none
  * unless the caller holds it). The block's id, or -1. */
@@ -462,17 +459,6 @@ void prefix_release(kv_cache *kv, int s) {
     }
 }
 
-void prefix_clear(kv_cache *kv) {
-    prefix_cache *pc = kv->pc;
-    if (!pc) return;
-    kv_event_fn fn = pc->on_event;
-    pc->on_event = NULL; /* one CLEARED instead of a REMOVED per block */
-    int32_t b;
-    while ((b = prefix_evict_one(kv)) >= 0) kv->free_list[kv->n_free++] = b;
-    pc->on_event = fn;
-    emit(pc, KV_EVENT_CLEARED, -1);
-}
-
 bool prefix_may_write(kv_cache *kv, int s, int i) {
     const int32_t b = kv->tables[(size_t)s * kv->max_blocks_seq + i];
     if (kv->ref[b] > 1) return false;
@@ -537,10 +523,6 @@ int prefix_check(const kv_cache *kv, char *msg, size_t cap) {
         }
         if (pc && pc->cached[b] && index_find(pc, pc->key[b]) != b) {
             snprintf(msg, cap, "cached block %d is not found by its key", b);
-            goto out;
-        }
-        if (pc && !pc->cached[b] && !refs[b] && pc->in_lru[b]) {
-            snprintf(msg, cap, "uncached block %d in the LRU list", b);
             goto out;
         }
     }

@@ -32,10 +32,10 @@ typedef struct kv_key {
 
 static inline bool kv_key_eq(kv_key a, kv_key b) { return a.lo == b.lo && a.hi == b.hi; }
 
-typedef enum kv_event_kind { KV_EVENT_STORED, KV_EVENT_REMOVED, KV_EVENT_CLEARED, KV_EVENT_FLUSH } kv_event_kind;
+typedef enum kv_event_kind { KV_EVENT_STORED, KV_EVENT_REMOVED, KV_EVENT_FLUSH } kv_event_kind;
 
 /* A full block entering (STORED: key, parent, its tokens) or leaving
- * (REMOVED: key) the cache, or the whole cache dropped (CLEARED); FLUSH ends
+ * (REMOVED: key) the cache; FLUSH ends
  * a batch of events (prefix_flush_events, after each scheduler step). */
 typedef struct kv_event {
     kv_event_kind kind;
@@ -60,8 +60,7 @@ void prefix_cache_set_events(kv_cache *kv, kv_event_fn fn, void *user);
 int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, wick_error *err);
 /* Files of the cache directory skipped or failed, and the last reason. */
 int prefix_disk_warnings(const kv_cache *kv, const char **last);
-/* Blocks in the cache directory's index. */
-int prefix_disk_blocks(const kv_cache *kv);
+
 
 /* The root key of chains for requests with this salt (NULL or "" = none). */
 kv_key prefix_root(const kv_cache *kv, const char *salt);
@@ -75,8 +74,6 @@ void prefix_commit(kv_cache *kv, int s);
 /* End sequence s: its partly filled last block is kept as a cached tail and
  * every block it held is let go (cached blocks stay until evicted). */
 void prefix_release(kv_cache *kv, int s);
-/* Drop every cached block held by no sequence (CLEARED event). */
-void prefix_clear(kv_cache *kv);
 
 /* Cached blocks held by no sequence. */
 int prefix_cached_blocks(const kv_cache *kv);

@@ -164,9 +164,6 @@ static void add_event(kv_events_model *m, const kv_event *ev) {
         mp_array(m, 1);
         mp_u64(m, ev->key.lo);
         break;
-    case KV_EVENT_CLEARED:
-        add_cleared(m);
-        return;
     case KV_EVENT_FLUSH:
         return;
     }
