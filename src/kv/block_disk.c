@@ -49,7 +49,7 @@ static void warn(block_disk *d, const char *fmt, ...) {
 static size_t run_bytes(const kv_cache *kv, int n_tok) { return (size_t)n_tok * (size_t)kv->head_dim * kv->elem_bytes; }
 
 static uint64_t file_bytes(const kv_cache *kv, int n_tok) {
-    return HEADER_BYTES + (uint64_t)n_tok * 4 + (uint64_t)kv->n_layer * 2 * (uint64_t)kv->n_kv_heads * run_bytes(kv, n_tok) + 8;
+    return HEADER_BYTES + (uint64_t)n_tok * 4 + (uint64_t)KV_BLOCK_RUNS(kv) * run_bytes(kv, n_tok) + 8;
 }
 
 static void key_name(char *out, size_t cap, const char *dir, kv_key k) {
@@ -68,14 +68,6 @@ static void header(unsigned char *h, const block_disk *d, kv_key key, kv_key par
     int32_t hp = has_parent, nt = n_tok;
     memcpy(h + 76, &hp, 4);
     memcpy(h + 80, &nt, 4);
-}
-
-/* The block's runs in file order: pointer to run r of block b. */
-static char *run_at(const kv_cache *kv, int32_t b, int r) {
-    const size_t block_bytes = (size_t)kv->n_layer * 2 * kv->part_bytes;
-    const size_t head_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes;
-    const int part = r / kv->n_kv_heads, h = r % kv->n_kv_heads;
-    return (char *)kv->base + (size_t)b * block_bytes + (size_t)part * kv->part_bytes + (size_t)h * head_bytes;
 }
 
 static int add_entry(block_disk *d, const disk_entry *en) {
@@ -228,8 +220,8 @@ int disk_load(block_disk *d, int i, kv_cache *kv, int32_t b) {
         XXH3_64bits_update(&st, h, sizeof h);
         XXH3_64bits_update(&st, toks, (size_t)en.n_tok * 4);
         const size_t rb = run_bytes(kv, en.n_tok);
-        for (int r = 0; ok && r < kv->n_layer * 2 * kv->n_kv_heads; r++) {
-            char *p = run_at(kv, b, r);
+        for (int r = 0; ok && r < KV_BLOCK_RUNS(kv); r++) {
+            char *p = kv_block_run(kv, b, r);
             ok = fread(p, 1, rb, f) == rb;
             if (ok) XXH3_64bits_update(&st, p, rb);
         }
@@ -271,8 +263,8 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     XXH3_64bits_update(&st, tokens, (size_t)n_tok * 4);
     bool ok = f && fwrite(h, 1, sizeof h, f) == sizeof h && fwrite(tokens, 4, (size_t)n_tok, f) == (size_t)n_tok;
     const size_t rb = run_bytes(kv, n_tok);
-    for (int r = 0; ok && r < kv->n_layer * 2 * kv->n_kv_heads; r++) {
-        const char *p = run_at(kv, b, r);
+    for (int r = 0; ok && r < KV_BLOCK_RUNS(kv); r++) {
+        const char *p = kv_block_run(kv, b, r);
         ok = fwrite(p, 1, rb, f) == rb;
         XXH3_64bits_update(&st, p, rb);
     }

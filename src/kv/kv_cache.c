@@ -139,17 +139,16 @@ void kv_truncate(kv_cache *kv, int s, int from) {
     if (kv->pc) prefix_on_truncate(kv, s, from / KV_BLOCK_SIZE);
 }
 
-void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n) {
+char *kv_block_run(const kv_cache *kv, int32_t b, int r) {
     const size_t block_bytes = (size_t)kv->n_layer * 2 * kv->part_bytes;
     const size_t head_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes;
+    const int part = r / kv->n_kv_heads, h = r % kv->n_kv_heads;
+    return (char *)kv->base + (size_t)b * block_bytes + (size_t)part * kv->part_bytes + (size_t)h * head_bytes;
+}
+
+void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n) {
     const size_t run = (size_t)n * (size_t)kv->head_dim * kv->elem_bytes;
-    char *d = (char *)kv->base + (size_t)dst * block_bytes;
-    const char *sr = (const char *)kv->base + (size_t)src * block_bytes;
-    for (size_t part = 0; part < (size_t)kv->n_layer * 2; part++)
-        for (int h = 0; h < kv->n_kv_heads; h++) {
-            const size_t off = part * kv->part_bytes + (size_t)h * head_bytes;
-            memcpy(d + off, sr + off, run);
-        }
+    for (int r = 0; r < KV_BLOCK_RUNS(kv); r++) memcpy(kv_block_run(kv, dst, r), kv_block_run(kv, src, r), run);
 }
 
 attn_kv kv_view(const kv_cache *kv, int il, int s) {

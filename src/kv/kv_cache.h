@@ -94,6 +94,10 @@ int32_t kv_take_block(kv_cache *kv);
 void kv_hold(kv_cache *kv, int s, int32_t b);
 /* One reference to b fewer; at 0 it goes to the cache (if cached) or the free list. */
 void kv_unhold(kv_cache *kv, int32_t b);
+/* A block is KV_BLOCK_RUNS runs, one per layer, K then V, and KV head:
+ * KV_BLOCK_SIZE rows of head_dim values each. Run r of block b: */
+#define KV_BLOCK_RUNS(kv) ((kv)->n_layer * 2 * (kv)->n_kv_heads)
+char *kv_block_run(const kv_cache *kv, int32_t b, int r);
 /* Copy positions [0, n) of every layer and head from block src to dst. */
 void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n);
 
