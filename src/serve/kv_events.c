@@ -3,7 +3,7 @@
  * model's scheduler thread publishes through it), the message sequence
  * counter, and per attached model the msgpack encoding of one scheduler
  * step's events, sent on the prefix cache's FLUSH. The msgpack encoders are
- * the few this format needs, written here. */
+ * the few this format needs, written here, into the serve layer's sbuf. */
 #include "serve/kv_events.h"
 
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "engine/context.h"
 #include "kv/prefix_cache.h"
+#include "serve/sbuf.h"
 
 struct kv_events {
     void *zctx, *sock;
@@ -40,28 +41,12 @@ struct kv_events_model {
     char *name;
     char *topic;        /* built at the first send (the port is known by then) */
     int topic_port;     /* the port in topic */
-    uint8_t *buf;       /* MP_HEAD bytes of room, then the events */
-    size_t len, cap;
+    sbuf b;             /* MP_HEAD bytes of room, then the events (b.oom: one did not fit,
+                         * and the batch is replaced) */
     uint32_t n_events;
-    bool oom;           /* an event did not fit: the batch is replaced */
 };
 
 /* ------------------------------------------------------------ msgpack */
-
-static bool mp_reserve(kv_events_model *m, size_t n) {
-    if (m->oom) return false;
-    if (m->len + n <= m->cap) return true;
-    size_t cap = m->cap ? m->cap : 256;
-    while (cap < m->len + n) cap *= 2;
-    uint8_t *b = realloc(m->buf, cap);
-    if (!b) {
-        m->oom = true;
-        return false;
-    }
-    m->buf = b;
-    m->cap = cap;
-    return true;
-}
 
 static void put_be(uint8_t *o, uint64_t v, int bytes) {
     for (int i = bytes - 1; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
@@ -69,10 +54,10 @@ static void put_be(uint8_t *o, uint64_t v, int bytes) {
 
 /* one tag byte followed by v in `bytes` big-endian bytes */
 static void mp_tagged(kv_events_model *m, uint8_t tag, uint64_t v, int bytes) {
-    if (!mp_reserve(m, 1 + (size_t)bytes)) return;
-    m->buf[m->len] = tag;
-    put_be(m->buf + m->len + 1, v, bytes);
-    m->len += 1 + (size_t)bytes;
+    uint8_t o[9];
+    o[0] = tag;
+    put_be(o + 1, v, bytes);
+    sbuf_put(&m->b, (const char *)o, 1 + (size_t)bytes);
 }
 
 static void mp_nil(kv_events_model *m) { mp_tagged(m, 0xc0, 0, 0); }
@@ -94,8 +79,8 @@ static size_t mp_array_head(uint8_t *o, uint32_t n) {
 }
 
 static void mp_array(kv_events_model *m, uint32_t n) {
-    if (!mp_reserve(m, 5)) return;
-    m->len += mp_array_head(m->buf + m->len, n);
+    uint8_t o[5];
+    sbuf_put(&m->b, (const char *)o, mp_array_head(o, n));
 }
 
 static void mp_uint(kv_events_model *m, uint64_t v) {
@@ -125,17 +110,17 @@ static void mp_str(kv_events_model *m, const char *s) {
     if (n < 32) mp_tagged(m, (uint8_t)(0xa0 | n), 0, 0);
     else if (n <= 0xff) mp_tagged(m, 0xd9, n, 1);
     else mp_tagged(m, 0xda, n, 2);
-    if (!mp_reserve(m, n)) return;
-    memcpy(m->buf + m->len, s, n);
-    m->len += n;
+    sbuf_put(&m->b, s, n);
 }
 
 /* --------------------------------------------------------------- batch */
 
 static void batch_reset(kv_events_model *m) {
-    m->len = MP_HEAD;
+    static const char room[MP_HEAD];
+    sbuf_reset(&m->b);
+    m->b.oom = false;
+    sbuf_put(&m->b, room, MP_HEAD);
     m->n_events = 0;
-    m->oom = false;
 }
 
 static void add_cleared(kv_events_model *m) {
@@ -190,13 +175,13 @@ static double wall_now(void) {
 
 /* Send the collected events as one message (if there are any). */
 static void batch_send(kv_events_model *m) {
-    if (m->oom) { /* events were lost: tell subscribers to forget this model's blocks */
+    if (m->b.oom) { /* events were lost: tell subscribers to forget this model's blocks */
         batch_reset(m);
         add_cleared(m);
     }
     if (m->n_events == 0) return;
     mp_nil(m); /* data_parallel_rank */
-    if (m->oom) {
+    if (m->b.oom) {
         batch_reset(m);
         return;
     }
@@ -210,9 +195,9 @@ static void batch_send(kv_events_model *m) {
     put_be(head + h, bits, 8);
     h += 8;
     h += mp_array_head(head + h, m->n_events);
-    uint8_t *msg = m->buf + MP_HEAD - h;
+    uint8_t *msg = (uint8_t *)m->b.data + MP_HEAD - h;
     memcpy(msg, head, h);
-    const size_t len = m->len - (MP_HEAD - h);
+    const size_t len = m->b.len - (MP_HEAD - h);
 
     const int port = atomic_load(&m->p->port);
     if (!m->topic || m->topic_port != port) { /* (re)built once the server's port is known */
@@ -306,7 +291,8 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
     m->p = p;
     m->ctx = ctx;
     batch_reset(m);
-    if (!mp_reserve(m, 4096)) {
+    if (m->b.oom) {
+        sbuf_free(&m->b);
         free(m->name);
         free(m);
         return wick_fail(err, "out of memory");
@@ -323,6 +309,6 @@ void kv_events_detach(kv_events_model *m) {
     batch_send(m);
     free(m->topic);
     free(m->name);
-    free(m->buf);
+    sbuf_free(&m->b);
     free(m);
 }
