@@ -122,15 +122,15 @@ static bool same(const out_rec *a, const out_rec *b) {
 
 /* Run q on the cached scheduler s; check against the cache-off reference and
  * the expected number of reused tokens (-1 = do not check). */
-static void expect(wick_model *m, wick_sched *s, const req *q, int cached, const char *what) {
+static void expect(wick_model *m, wick_sched *s, const req *q, int cached, const char *label, const char *what) {
     static out_rec got, ref;
     submit(s, q, &got);
     run(s);
     reference(m, q, &ref);
-    CHECK_MSG(same(&got, &ref), "%s: output differs from the cache-off run", what);
+    CHECK_MSG(same(&got, &ref), "%s: %s: output differs from the cache-off run", label, what);
     if (cached >= 0)
-        CHECK_MSG(got.res.cached_tokens == cached, "%s: %d cached tokens, expected %d", what, got.res.cached_tokens,
-                  cached);
+        CHECK_MSG(got.res.cached_tokens == cached, "%s: %s: %d cached tokens, expected %d", label, what,
+                  got.res.cached_tokens, cached);
 }
 
 typedef struct rng_state {
@@ -165,19 +165,15 @@ static void cases(wick_model *m, const char *label) {
         return;
     }
     static req a, b, d, e;
-    char what[128];
     /* miss, then the same prompt: all but its last token is reused */
     a = (req){.n_prompt = 2 * B + 44, .n_predict = 6};
     fill(a.prompt, a.n_prompt, 1, V);
-    snprintf(what, sizeof what, "%s: miss", label);
-    expect(m, s, &a, 0, what);
-    snprintf(what, sizeof what, "%s: full hit", label);
-    expect(m, s, &a, a.n_prompt - 1, what);
+    expect(m, s, &a, 0, label, "miss");
+    expect(m, s, &a, a.n_prompt - 1, label, "full hit");
     /* the same prompt sampled with a seed */
     a.temperature = 0.9f;
     a.seed = 77;
-    snprintf(what, sizeof what, "%s: full hit, sampled", label);
-    expect(m, s, &a, a.n_prompt - 1, what);
+    expect(m, s, &a, a.n_prompt - 1, label, "full hit, sampled");
     a.temperature = 0;
     /* continuing the first answer: the cached tail holds prompt + answer */
     b = a;
@@ -186,14 +182,12 @@ static void cases(wick_model *m, const char *label) {
     run(s);
     for (int k = 0; k < first.n - 1; k++) b.prompt[b.n_prompt++] = first.ids[k];
     b.prompt[b.n_prompt++] = 9;
-    snprintf(what, sizeof what, "%s: continuation", label);
-    expect(m, s, &b, a.n_prompt + first.n - 1, what);
+    expect(m, s, &b, a.n_prompt + first.n - 1, label, "continuation");
     /* a partial hit: shares 1.5 blocks, then diverges */
     d = a;
     d.n_prompt = B + B / 2 + 30;
     fill(d.prompt + B + B / 2, 30, 2, V);
-    snprintf(what, sizeof what, "%s: partial hit to the token", label);
-    expect(m, s, &d, B + B / 2, what);
+    expect(m, s, &d, B + B / 2, label, "partial hit to the token");
     /* copy-on-write: three requests at once share block 0 and diverge inside
      * block 1 at different places; the cached block 1 stays intact */
     static req cw[3];
@@ -212,15 +206,12 @@ static void cases(wick_model *m, const char *label) {
         CHECK_MSG(cw_out[i].res.cached_tokens == B + 10 + 20 * i, "%s: copy-on-write request %d reused %d", label, i,
                   cw_out[i].res.cached_tokens);
     }
-    snprintf(what, sizeof what, "%s: the shared block after copy-on-write", label);
-    expect(m, s, &a, a.n_prompt - 1, what);
+    expect(m, s, &a, a.n_prompt - 1, label, "the shared block after copy-on-write");
     /* a salt keeps requests apart; the same salt shares */
     e = a;
     e.salt = "tenant-1";
-    snprintf(what, sizeof what, "%s: other salt", label);
-    expect(m, s, &e, 0, what);
-    snprintf(what, sizeof what, "%s: same salt", label);
-    expect(m, s, &e, e.n_prompt - 1, what);
+    expect(m, s, &e, 0, label, "other salt");
+    expect(m, s, &e, e.n_prompt - 1, label, "same salt");
     wick_sched_free(s);
     wick_context_free(c);
 
@@ -231,16 +222,15 @@ static void cases(wick_model *m, const char *label) {
         wick_context_free(c);
         return;
     }
-    snprintf(what, sizeof what, "%s: before eviction", label);
-    expect(m, s, &a, -1, what);
+    expect(m, s, &a, -1, label, "before eviction");
     for (int i = 0; i < 4; i++) {
         d = (req){.n_prompt = 2 * B + 20 * i + 1, .n_predict = 3};
         fill(d.prompt, d.n_prompt, 50 + (uint64_t)i, V);
-        snprintf(what, sizeof what, "%s: evicting %d", label, i);
-        expect(m, s, &d, 0, what);
+        char what[32];
+        snprintf(what, sizeof what, "evicting %d", i);
+        expect(m, s, &d, 0, label, what);
     }
-    snprintf(what, sizeof what, "%s: after eviction", label);
-    expect(m, s, &a, -1, what);
+    expect(m, s, &a, -1, label, "after eviction");
     CHECK_MSG(c->kv.n_blocks == 6, "pool of %d blocks", c->kv.n_blocks);
     wick_sched_free(s);
     wick_context_free(c);
@@ -281,14 +271,12 @@ static void restore(wick_model *m, const char *label, const char *tmp) {
     static req a, x;
     a = (req){.n_prompt = 2 * B + 44, .n_predict = 6};
     fill(a.prompt, a.n_prompt, 1, V);
-    char what[128];
     wick_error err;
     /* 1. compute and keep */
     wick_context *c = dir_ctx(m, dir, 0);
     wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
     if (!s) goto out;
-    snprintf(what, sizeof what, "%s: first run with a cache directory", label);
-    expect(m, s, &a, 0, what);
+    expect(m, s, &a, 0, label, "first run with a cache directory");
     wick_sched_free(s);
     wick_context_free(c);
     CHECK_MSG(count_files(dir, ".wkv") == 3, "%s: %d block files written, expected 3", label, count_files(dir, ".wkv"));
@@ -297,8 +285,7 @@ static void restore(wick_model *m, const char *label, const char *tmp) {
     s = c ? wick_sched_new(c, NULL, &err) : NULL;
     if (!s) goto out;
     CHECK_INT(wick_context_cache_warnings(c, NULL), 0);
-    snprintf(what, sizeof what, "%s: restored from disk", label);
-    expect(m, s, &a, a.n_prompt - 1, what);
+    expect(m, s, &a, a.n_prompt - 1, label, "restored from disk");
     wick_sched_free(s);
     wick_context_free(c);
     /* 3. eviction writes: a pool of 3 blocks, then another prompt evicts a's blocks */
@@ -307,10 +294,8 @@ static void restore(wick_model *m, const char *label, const char *tmp) {
     if (!s) goto out;
     x = (req){.n_prompt = 2 * B + 5, .n_predict = 2};
     fill(x.prompt, x.n_prompt, 9, V);
-    snprintf(what, sizeof what, "%s: evicting to disk", label);
-    expect(m, s, &x, 0, what);
-    snprintf(what, sizeof what, "%s: read back after eviction", label);
-    expect(m, s, &a, a.n_prompt - 1, what);
+    expect(m, s, &x, 0, label, "evicting to disk");
+    expect(m, s, &a, a.n_prompt - 1, label, "read back after eviction");
     wick_sched_free(s);
     wick_context_free(c);
     /* 4. damage: flip a byte inside every block file's data, truncate one,
@@ -330,13 +315,11 @@ static void restore(wick_model *m, const char *label, const char *tmp) {
     if (!s) goto out;
     CHECK_MSG(wick_context_cache_warnings(c, NULL) >= 3, "%s: %d warnings for 3 bad files", label,
               wick_context_cache_warnings(c, NULL));
-    snprintf(what, sizeof what, "%s: damaged cache directory", label);
-    expect(m, s, &a, -1, what);
+    expect(m, s, &a, -1, label, "damaged cache directory");
     const char *last = NULL;
     int w = wick_context_cache_warnings(c, &last);
     CHECK_MSG(w >= 4 && last && *last, "%s: %d warnings after reading damaged blocks", label, w);
-    snprintf(what, sizeof what, "%s: recomputed after damage", label);
-    expect(m, s, &a, a.n_prompt - 1, what);
+    expect(m, s, &a, a.n_prompt - 1, label, "recomputed after damage");
     wick_sched_free(s);
     wick_context_free(c);
     return;
