@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "wick.h"
@@ -30,12 +29,6 @@ static void on_done(void *user, const wick_request_result *res) {
     o->cached = res->cached_tokens;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* One request through a scheduler on c; its TTFT and cached tokens. */
 static int run_one(wick_context *c, const int32_t *prompt, int n, one_result *o) {
     wick_error err;
@@ -49,16 +42,6 @@ static int run_one(wick_context *c, const int32_t *prompt, int n, one_result *o)
         if (wick_sched_step(s, &err) < 0) rc = -1;
     wick_sched_free(s);
     return rc < 0 ? cli_error("bench: %s", err.msg) : 0;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,
@@ -95,12 +78,12 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
         warm[r] = o.ttft;
         cached_warm = o.cached;
         if (cache_dir) {
-            double t0 = now_ms();
+            double t0 = cli_now_ms();
             wick_context_free(c);
-            write_ms[r] = now_ms() - t0;
-            t0 = now_ms();
+            write_ms[r] = cli_now_ms() - t0;
+            t0 = cli_now_ms();
             c = wick_context_new(m, &cp, &err);
-            open_ms[r] = now_ms() - t0;
+            open_ms[r] = cli_now_ms() - t0;
             if (!c) {
                 rc = cli_error("bench: %s", err.msg);
                 break;
@@ -117,9 +100,9 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
     }
     free(p);
     if (rc < 0) return 1;
-    const double mc = median(cold, repeats), mw = median(warm, repeats);
-    const double mr = cache_dir ? median(rest, repeats) : 0, mwr = cache_dir ? median(write_ms, repeats) : 0,
-                 mo = cache_dir ? median(open_ms, repeats) : 0;
+    const double mc = cli_stats(cold, repeats).med, mw = cli_stats(warm, repeats).med;
+    const double mr = cache_dir ? cli_stats(rest, repeats).med : 0, mwr = cache_dir ? cli_stats(write_ms, repeats).med : 0,
+                 mo = cache_dir ? cli_stats(open_ms, repeats).med : 0;
     if (json) {
         printf("{\"prefix\":%d,\"suffix\":%d,\"threads\":%d,\"repeats\":%d,\"ttft_cold_ms\":%.2f,\"ttft_warm_ms\":%.2f,"
                "\"warm_pct_of_cold\":%.2f,\"cached_warm\":%d",

@@ -261,3 +261,28 @@ wick_tokenizer *cli_load_tokenizer(const char *cmd, const char *path) {
 void cli_warn_invalid_utf8(int n) {
     if (n > 0) fprintf(stderr, "wick: warning: input has %d invalid UTF-8 bytes; replaced with U+FFFD\n", n);
 }
+
+double cli_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+cli_stat cli_stats(const double *v, int n) {
+    cli_stat s = {0, 0};
+    double *t = n > 0 ? malloc((size_t)n * sizeof *t) : NULL, mean = 0;
+    if (!t) return s;
+    memcpy(t, v, (size_t)n * sizeof *t);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    s.med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    for (int i = 0; i < n; i++) mean += v[i] / n;
+    for (int i = 0; i < n && n > 1; i++) s.sd += (v[i] - mean) * (v[i] - mean) / (n - 1);
+    s.sd = sqrt(s.sd);
+    free(t);
+    return s;
+}

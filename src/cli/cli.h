@@ -57,6 +57,14 @@ wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *
 void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled);
 /* "f32"/"f16" → wick_context_params.kv_type; -1 (after printing) if neither. */
 int cli_kv_type(const char *cmd, const char *name);
+/* Monotonic clock in milliseconds. */
+double cli_now_ms(void);
+/* Median and sample standard deviation of v[0, n) (v is not reordered); zeros for n = 0. */
+typedef struct cli_stat {
+    double med, sd;
+} cli_stat;
+cli_stat cli_stats(const double *v, int n);
+
 /* `wick bench --prefix-cache` (bench_prefix.c): cold / warm / restarted TTFT
  * of a request sharing an n_prefix-token prefix; 0, or 1 after printing an error. */
 int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,

@@ -41,35 +41,6 @@
 #define MAX_REPEATS 64
 #define MAX_CHUNKS 16
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-typedef struct stat {
-    double med, sd;
-} stat;
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static stat stats(const double *v, int n) {
-    stat s = {0, 0};
-    double *t = n > 0 ? malloc((size_t)n * sizeof *t) : NULL, mean = 0;
-    if (!t) return s;
-    memcpy(t, v, (size_t)n * sizeof *t);
-    qsort(t, (size_t)n, sizeof *t, cmp_d);
-    s.med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-    for (int i = 0; i < n; i++) mean += v[i] / n;
-    for (int i = 0; i < n && n > 1; i++) s.sd += (v[i] - mean) * (v[i] - mean) / (n - 1);
-    s.sd = sqrt(s.sd);
-    free(t);
-    return s;
-}
-
 typedef struct bench {
     wick_model *m;
     const bool *none; /* n_prompt false entries */
@@ -85,9 +56,9 @@ static int32_t rand_token(bench *b) {
 }
 
 static int32_t sample(bench *b, wick_context *c) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     int32_t t = sampler_argmax(wick_logits(c, 0), b->n_vocab);
-    b->sample_ms += now_ms() - t0;
+    b->sample_ms += cli_now_ms() - t0;
     b->n_sampled++;
     return t;
 }
@@ -100,16 +71,16 @@ static double run_prefill(bench *b, wick_context *c, int n, int32_t *toks, int32
     for (int i = 0; i < n; i++) toks[i] = rand_token(b), pos[i] = i, seq[i] = 0;
     const int chunk = c->prefill_chunk > 0 ? c->prefill_chunk : n;
     wick_error err;
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     for (int i = 0; i < n; i += chunk) {
         /* logits for the last token only: want_logits all false before the last chunk */
         wick_batch bt = {.n = n - i < chunk ? n - i : chunk, .tokens = toks + i, .pos = pos + i, .seq = seq + i,
                          .want_logits = i + chunk < n ? b->none : NULL};
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
     }
-    *prefill_ms = now_ms() - t0;
+    *prefill_ms = cli_now_ms() - t0;
     sample(b, c);
-    return now_ms() - t0;
+    return cli_now_ms() - t0;
 }
 
 /* The bandwidth probe runs in a child process forked once, so that its
@@ -197,7 +168,7 @@ static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, in
         return -1;
     int32_t tok = rand_token(b), sq = 0;
     wick_error err;
-    double total = 0, seg_t0 = now_ms();
+    double total = 0, seg_t0 = cli_now_ms();
     int seg_first = 0;
     if (allowed) allowed[0] = allowed[1] = 0;
     for (int i = 0; i < n; i++) {
@@ -206,7 +177,7 @@ static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, in
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
         tok = sample(b, c);
         if (p && (i + 1 == n || (every > 0 && (i + 1) % every == 0))) {
-            const double seg = now_ms() - seg_t0, before = p->gbs[p->n - 1], after = probe(p);
+            const double seg = cli_now_ms() - seg_t0, before = p->gbs[p->n - 1], after = probe(p);
             if (after <= 0) return cli_error("bench: the memory bandwidth probe failed"), -1;
             /* steps seg_first..i attend to depth + j + 1 positions each */
             const double mean_pos = depth + (seg_first + i) / 2.0 + 1;
@@ -214,11 +185,11 @@ static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, in
             total += seg;
             allowed[0] += bytes / p->bytes_per_token;
             allowed[1] += bytes / (p->bytes_per_token + p->kv_bytes_per_pos * mean_pos);
-            seg_t0 = now_ms();
+            seg_t0 = cli_now_ms();
             seg_first = i + 1;
         }
     }
-    return p ? total : now_ms() - seg_t0;
+    return p ? total : cli_now_ms() - seg_t0;
 }
 
 static int parse_chunks(const char *s, int *out) {
@@ -293,13 +264,13 @@ int cmd_bench(int argc, char **argv) {
      * first writes to each (KV cache, activations) would fault. */
     if (membw_mib > 0 && prober_start(&pb.pr, (size_t)membw_mib << 20, threads) < 0)
         return cli_error("bench: cannot start the memory bandwidth probe (--membw-mib 0 skips it)");
-    double t_load = now_ms();
+    double t_load = cli_now_ms();
     wick_model *m = cli_load_model_dtype("bench", model, dtype);
     if (!m) {
         prober_stop(&pb.pr);
         return 1;
     }
-    t_load = now_ms() - t_load;
+    t_load = cli_now_ms() - t_load;
     wick_model_info info;
     wick_model_get_info(m, &info);
     bench b = {.m = m, .n_vocab = info.n_vocab, .n_tok_vocab = info.tokenizer_vocab, .rng = 42};
@@ -312,7 +283,7 @@ int cmd_bench(int argc, char **argv) {
     bool *none = calloc((size_t)n_buf, sizeof *none);
     b.none = none;
     double pp[MAX_REPEATS], ttft[MAX_REPEATS], tg[MAX_REPEATS];
-    stat sw[MAX_CHUNKS];
+    cli_stat sw[MAX_CHUNKS];
     wick_error err;
     wick_context_params cp = {.n_ctx = ctx, .n_seq = 1, .n_threads = threads, .prefill_chunk = chunk, .kv_type = kv_type};
     if (!toks || !pos || !seq || !none) {
@@ -378,15 +349,15 @@ int cmd_bench(int argc, char **argv) {
             if (run_prefill(&b, c, n_prompt, toks, pos, seq, &pms) < 0) goto done;
             v[r] = n_prompt * 1000.0 / pms;
         }
-        sw[k] = stats(v, repeats);
+        sw[k] = cli_stats(v, repeats);
         wick_context_free(c);
         c = NULL;
     }
 
-    const stat spp = stats(pp, repeats), sttft = stats(ttft, repeats), stg = stats(tg, n_gen > 0 ? repeats : 0);
+    const cli_stat spp = cli_stats(pp, repeats), sttft = cli_stats(ttft, repeats), stg = cli_stats(tg, n_gen > 0 ? repeats : 0);
     const int n_bw = pb.n;
-    const stat sbw = stats(pb.gbs, n_bw), sceil = stats(ceil_r, n_bw ? repeats : 0), spct = stats(pct_r, n_bw ? repeats : 0);
-    const stat spct_kv = stats(pct_kv_r, n_bw ? repeats : 0);
+    const cli_stat sbw = cli_stats(pb.gbs, n_bw), sceil = cli_stats(ceil_r, n_bw ? repeats : 0), spct = cli_stats(pct_r, n_bw ? repeats : 0);
+    const cli_stat spct_kv = cli_stats(pct_kv_r, n_bw ? repeats : 0);
     /* KV cache bytes a decode step reads on average over the tg run */
     const double kv_tok_mb = pb.kv_bytes_per_pos * (depth + (n_gen + 1) / 2.0) / 1048576.0;
     const double membw = n_bw ? sbw.med : -1, ceiling = sceil.med;
