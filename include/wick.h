@@ -169,6 +169,9 @@ typedef struct wick_context_params {
      * cache_dir_bytes bounds the folder (0 = 10 GiB), oldest files first. */
     const char *cache_dir;
     size_t cache_dir_bytes;
+    /* Do not keep span KV (wick_spans) after a request: every span is
+     * computed again each time (same results, no reuse). */
+    bool no_span_cache;
 } wick_context_params;
 
 /* Files of the cache directory skipped or failed so far; *last (if not NULL)
@@ -211,6 +214,10 @@ typedef struct wick_batch {
     const int32_t *pos;
     const int32_t *seq;         /* sequence ids in [0, n_seq) */
     const bool *want_logits;
+    /* RoPE positions (NULL = pos). pos is the token's slot in its sequence,
+     * which orders the causal mask; a span request (below) places documents
+     * whose RoPE positions differ from their slots. */
+    const int32_t *rope_pos;
 } wick_batch;
 
 int wick_decode(wick_context *c, const wick_batch *b, wick_error *err);
@@ -240,6 +247,7 @@ typedef enum wick_finish {
 typedef struct wick_timings {
     double load_ms, prefill_ms, ttft_ms, decode_ms;
     int prompt_tokens, prefill_tokens, generated_tokens;
+    int cached_tokens, span_cached_tokens; /* prompt tokens reused (span cache hits among them) */
 } wick_timings;
 
 /* Called with each generated token and its text (complete UTF-8 only; bytes
@@ -258,6 +266,7 @@ typedef struct wick_generate_params {
     bool new_message;     /* the output starts a new message (a chat reply), not a continuation:
                              SentencePiece models then drop the first piece's leading space,
                              as their decoders do */
+    const struct wick_spans *spans; /* a span request (see below); prompt is then unused */
 } wick_generate_params;
 
 /* Generate in sequence 0 from `prompt`. Reuses the longest common prefix of
@@ -330,6 +339,7 @@ typedef struct wick_request_result {
     size_t tail_len;
     int prompt_tokens;    /* tokens of the prompt */
     int cached_tokens;    /* prompt tokens whose KV was reused, not computed */
+    int span_cached_tokens; /* of those, span tokens placed from the span cache */
     int generated_tokens;
     int preemptions;      /* times the request was preempted and recomputed */
     double queue_ms;      /* submit -> admission (first admission) */
@@ -338,6 +348,48 @@ typedef struct wick_request_result {
     double decode_ms;     /* first token -> end */
     double total_ms;      /* submit -> end */
 } wick_request_result;
+
+/* ---- span requests: position-independent caching of documents ----
+ *
+ * A span request is a prefix P, spans S1..SN (documents) and a suffix Q,
+ * each tokenized on its own. Span k is computed as its own causal sequence
+ * A ++ Sk, where the anchor A is P, [BOS], nothing or given ids; its K is
+ * kept before RoPE, V as is, in the span cache (content-addressed by model,
+ * KV type, anchor and span ids: never a position). The request's sequence
+ * is P (causal), then every span placed: K rotated once to its placed
+ * position with the ordinary RoPE kernel, V copied (a span sees only its
+ * anchor and itself), then Q and the generated tokens, which see everything
+ * before them. Positions: SEQUENTIAL, span k starts at |P| + sum of the
+ * earlier spans' lengths; SHARED, every span starts at |P| and Q at
+ * |P| + the longest span (spans are then laid out in a canonical order, so
+ * their order in the request does not matter). blend_first_k recomputes the
+ * first K tokens of every span at their placed positions with full
+ * attention over everything before them (K = 0: plain; K >= every span:
+ * an ordinary prefill of P ++ S1..SN ++ Q). The result depends on this
+ * schedule only: cache cold, warm, evicted or off give the same bits. */
+typedef enum wick_span_anchor {
+    WICK_ANCHOR_PREFIX = 0, /* A = P (default) */
+    WICK_ANCHOR_BOS,        /* A = [BOS] (none if the model has no BOS) */
+    WICK_ANCHOR_NONE,       /* A = [] */
+    WICK_ANCHOR_IDS,        /* A = anchor_ids */
+} wick_span_anchor;
+
+typedef enum wick_span_positions { WICK_POSITIONS_SEQUENTIAL = 0, WICK_POSITIONS_SHARED } wick_span_positions;
+
+typedef struct wick_spans {
+    const int32_t *prefix;
+    int n_prefix;                   /* may be 0 */
+    const int32_t *const *spans;    /* n_spans token lists, none empty */
+    const int *span_len;
+    int n_spans;
+    const int32_t *suffix;          /* not empty: its last token's logits give the first new token */
+    int n_suffix;
+    wick_span_anchor anchor;
+    const int32_t *anchor_ids;      /* WICK_ANCHOR_IDS */
+    int n_anchor_ids;
+    wick_span_positions positions;
+    int blend_first_k;              /* >= 0 */
+} wick_spans;
 
 typedef struct wick_request {
     const int32_t *prompt;   /* copied at submit */
@@ -352,9 +404,14 @@ typedef struct wick_request {
     /* Prefix-cache salt (NULL or "" = none): requests share cached KV only
      * with requests of the same salt (vLLM's cache_salt). */
     const char *cache_salt;
+    /* A span request (copied at submit; prompt and n_prompt are then unused). */
+    const wick_spans *spans;
     /* Each generated token with the text it releases (complete UTF-8, stop
      * strings held back; may be empty). Return false to cancel. May be NULL. */
     bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);
+    /* The raw logits each new token is sampled from (n_vocab floats, valid
+     * during the call). May be NULL. */
+    void (*on_logits)(void *user, const float *logits, int n_vocab);
     /* Called exactly once per accepted request, last. Must not be NULL. */
     void (*on_done)(void *user, const wick_request_result *res);
     void *user;
@@ -386,6 +443,7 @@ typedef struct wick_sched_stats {
     uint64_t generation_tokens;
     uint64_t preemptions;
     uint64_t prefix_queries, prefix_hits; /* tokens looked up / found in the cache */
+    uint64_t span_queries, span_hits;     /* placed span tokens looked up / found in the span cache */
     uint64_t requests_finished;
 } wick_sched_stats;
 

@@ -50,6 +50,20 @@ static void test_f16_row(void) {
             f32_to_f16_row(x, b, n);
             CHECK_MSG(memcmp(a, b, 2 * (size_t)n) == 0, "f32_to_f16_row n=%d isa=%s", n, cpu_isa_name((cpu_isa)isa));
         }
+        /* and back: every bit pattern of the row (NaN included) as the scalar twin widens it */
+        float *fa = malloc(sizeof(float) * (size_t)(n + 1)), *fb = malloc(sizeof(float) * (size_t)(n + 1));
+        for (int i = 0; i < n; i++) a[i] = (uint16_t)rnd();
+        f16_to_f32_row_scalar(a, fa, n);
+        for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+            CHECK(cpu_set_isa((cpu_isa)isa));
+            memset(fb, 0, sizeof(float) * (size_t)(n + 1));
+            f16_to_f32_row(a, fb, n);
+            for (int i = 0; i < n; i++) {
+                bool same = memcmp(&fa[i], &fb[i], 4) == 0 || (fa[i] != fa[i] && fb[i] != fb[i]);
+                CHECK_MSG(same, "f16_to_f32_row n=%d i=%d isa=%s", n, i, cpu_isa_name((cpu_isa)isa));
+            }
+        }
+        free(fa), free(fb);
         cpu_set_isa(saved);
         free(x), free(a), free(b);
     }

@@ -53,7 +53,11 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
         free(c);
         return NULL;
     }
-    if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq,
+    /* Two sequences more than the caller's: span computation (engine/spans.c). */
+    c->span_iso = c->n_seq;
+    c->span_pre = c->n_seq + 1;
+    c->no_span_cache = p->no_span_cache;
+    if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq + 2,
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         (!p->no_prefix_cache &&
          prefix_cache_enable(&c->kv, (kv_key){m->identity[0], m->identity[1]}, p->cache_blocks, err) < 0) ||
@@ -96,7 +100,7 @@ int wick_context_cache_warnings(const wick_context *c, const char **last) { retu
 
 /* Batch rules: ids in range, each sequence's tokens contiguous and at
  * consecutive positions starting at its current length. */
-static int validate_batch(const wick_context *c, const wick_batch *b, wick_error *err) {
+static int validate_batch(const wick_context *c, const wick_batch *b, int n_seq, wick_error *err) {
     if (!b || b->n <= 0 || !b->tokens || !b->pos || !b->seq)
         return wick_fail(err, "empty or incomplete batch");
     if (b->n > c->fs.max_tokens)
@@ -107,7 +111,7 @@ static int validate_batch(const wick_context *c, const wick_batch *b, wick_error
         if (b->tokens[t] < 0 || b->tokens[t] >= c->m->hp.n_vocab)
             return wick_fail(err, "token id %d out of range [0, %d)", b->tokens[t], c->m->hp.n_vocab);
         int s = b->seq[t];
-        if (s < 0 || s >= c->n_seq) return wick_fail(err, "sequence id %d out of range [0, %d)", s, c->n_seq);
+        if (s < 0 || s >= n_seq) return wick_fail(err, "sequence id %d out of range [0, %d)", s, n_seq);
         bool first = t == 0 || b->seq[t - 1] != s;
         if (first) {
             for (int u = 0; u < t; u++)
@@ -119,6 +123,8 @@ static int validate_batch(const wick_context *c, const wick_batch *b, wick_error
         }
         if (b->pos[t] >= c->n_ctx)
             return wick_fail(err, "position %d is past the context size %d", b->pos[t], c->n_ctx);
+        if (b->rope_pos && (b->rope_pos[t] < 0 || b->rope_pos[t] >= c->n_ctx))
+            return wick_fail(err, "RoPE position %d is outside the context [0, %d)", b->rope_pos[t], c->n_ctx);
         if (b->want_logits ? b->want_logits[t] : t == b->n - 1) n_logits++;
     }
     if (n_logits > c->fs.max_logits)
@@ -127,9 +133,9 @@ static int validate_batch(const wick_context *c, const wick_batch *b, wick_error
     return 0;
 }
 
-int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) {
+static int decode(wick_context *c, const wick_batch *b, int n_seq, wick_error *err) {
     c->n_logits = 0;
-    if (validate_batch(c, b, err) < 0) return -1;
+    if (validate_batch(c, b, n_seq, err) < 0) return -1;
     for (int t = 0; t < b->n; t++)
         if (t == b->n - 1 || b->seq[t + 1] != b->seq[t])
             if (kv_reserve(&c->kv, b->seq[t], b->pos[t] + 1, err) < 0) return -1;
@@ -137,6 +143,12 @@ int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) {
     if (n < 0) return -1;
     c->n_logits = n;
     return 0;
+}
+
+int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) { return decode(c, b, c->n_seq, err); }
+
+int context_decode_any(wick_context *c, const wick_batch *b, wick_error *err) {
+    return decode(c, b, c->kv.n_seq, err);
 }
 
 const float *wick_logits(const wick_context *c, int i) {

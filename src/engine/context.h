@@ -16,8 +16,16 @@ struct wick_context {
     kv_cache kv;
     forward_scratch fs;
     int n_logits;   /* logit rows of the last batch */
+    /* the KV cache's two sequences past n_seq, for span computation
+     * (engine/spans.c): A ++ S computed as an ordinary sequence, and the
+     * span's pre-RoPE K / V captured from it */
+    int span_iso, span_pre;
+    bool no_span_cache;
     sampler smp;
     wick_profile prof; /* accumulated while fs.prof points here */
 };
+
+/* wick_decode that may also name the span sequences. */
+int context_decode_any(wick_context *c, const wick_batch *b, wick_error *err);
 
 #endif

@@ -77,6 +77,10 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     memset(tm, 0, sizeof *tm);
     if (out_tokens) *out_tokens = NULL;
     if (n_out) *n_out = 0;
+    if (p->spans) { /* the prompt is the span request's segments laid out */
+        n_prompt = p->spans->n_prefix + p->spans->n_suffix;
+        for (int i = 0; i < p->spans->n_spans; i++) n_prompt += p->spans->span_len ? p->spans->span_len[i] : 0;
+    }
     if (n_prompt > c->n_ctx)
         return wick_fail(err, "prompt is %d tokens but the context holds %d (use a larger --ctx)",
                          n_prompt, c->n_ctx);
@@ -93,6 +97,7 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     }
     wick_request r = {.prompt = prompt, .n_prompt = n_prompt, .n_predict = n_predict, .sampling = p->sampling,
                       .stop = p->stop, .n_stop = p->n_stop, .new_message = p->new_message, .logprobs = -1,
+                      .spans = p->spans,
                       .on_token = gen_token, .on_done = gen_done, .user = &g};
     int rc = wick_sched_submit(s, &r, err) < 0 ? -1 : 0;
     while (rc == 0 && !g.done)
@@ -106,6 +111,8 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     }
     tm->prompt_tokens = n_prompt;
     tm->prefill_tokens = n_prompt - g.res.cached_tokens;
+    tm->cached_tokens = g.res.cached_tokens;
+    tm->span_cached_tokens = g.res.span_cached_tokens;
     tm->prefill_ms = g.res.ttft_ms;
     tm->ttft_ms = g.res.ttft_ms;
     tm->decode_ms = g.res.decode_ms;

@@ -40,6 +40,7 @@
 
 #include "core/error.h"
 #include "engine/context.h"
+#include "engine/spans.h"
 #include "engine/text_out.h"
 #include "kv/prefix_cache.h"
 
@@ -51,6 +52,8 @@ struct sched_req {
     int n_tokens, n_prompt, n_gen, n_predict;
     int n_computed;          /* tokens of `tokens` in the slot's KV cache */
     kv_key root;             /* its prefix-cache chain root (model, KV, cache salt) */
+    span_plan *plan;         /* a span request's layout (NULL: an ordinary prompt) */
+    int span_hits, span_queries; /* placed span tokens found in / looked up in the span cache */
     int slot;                /* -1 while waiting */
     int64_t admit_seq;       /* admission order: the newest is preempted first */
     uint64_t rng[4];
@@ -75,7 +78,7 @@ struct wick_sched {
     sched_req **running;     /* [n_seq], admission order not kept: see admit_seq */
     int n_running;
     int64_t admit_counter;
-    int32_t *b_tok, *b_pos, *b_seq; /* [budget] batch buffers */
+    int32_t *b_tok, *b_pos, *b_seq, *b_rope; /* [budget] batch buffers */
     bool *b_want;
     sched_req **order, **in_batch; /* [n_seq]: requests in batch order */
     int *counts;             /* [n_seq]: tokens each adds this step */
@@ -123,11 +126,12 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
     s->b_tok = malloc(B * sizeof *s->b_tok);
     s->b_pos = malloc(B * sizeof *s->b_pos);
     s->b_seq = malloc(B * sizeof *s->b_seq);
+    s->b_rope = malloc(B * sizeof *s->b_rope);
     s->b_want = malloc(B * sizeof *s->b_want);
     s->order = malloc(N * sizeof *s->order);
     s->in_batch = malloc(N * sizeof *s->in_batch);
     s->counts = malloc(N * sizeof *s->counts);
-    if (!s->slots || !s->running || !s->b_tok || !s->b_pos || !s->b_seq || !s->b_want || !s->order ||
+    if (!s->slots || !s->running || !s->b_tok || !s->b_pos || !s->b_seq || !s->b_rope || !s->b_want || !s->order ||
         !s->in_batch || !s->counts) {
         wick_sched_free(s);
         wick_fail(err, "out of memory");
@@ -150,6 +154,7 @@ static void req_free(sched_req *q) {
         for (int i = 0; i < q->r.n_stop; i++) free(q->stops[i]);
     free(q->stops);
     free(q->tokens);
+    span_plan_free(q->plan);
     free(q);
 }
 
@@ -160,27 +165,69 @@ static void seed_rng(uint64_t rng[4], uint64_t seed) {
     memcpy(rng, tmp.rng, sizeof tmp.rng);
 }
 
+static int submit_checks(const wick_context *c, const wick_request *r, const int32_t *prompt, int n_prompt, int room,
+                         wick_error *err);
+static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, const int32_t *prompt, int n_prompt,
+                            int room, wick_error *err);
+
 int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err) {
     wick_context *c = s->c;
     if (!r || !r->on_done) return wick_fail(err, "a request needs an on_done callback");
-    if (r->n_prompt <= 0 || !r->prompt) return wick_fail(err, "the prompt is empty (no tokens)");
-    if (r->n_prompt > c->n_ctx)
-        return wick_fail(err, "prompt is %d tokens but the context holds %d", r->n_prompt, c->n_ctx);
-    int room = c->n_ctx - r->n_prompt;
+    int32_t *laid = NULL; /* a span request's tokens, laid out */
+    span_plan *plan = NULL;
+    int n_prompt = r->n_prompt;
+    if (r->spans) {
+        if (!(laid = malloc((size_t)c->n_ctx * sizeof *laid))) return wick_fail(err, "out of memory");
+        if (!(plan = span_plan_new(c, r->spans, r->cache_salt, laid, &n_prompt, err))) {
+            free(laid);
+            return -1;
+        }
+    } else {
+        if (n_prompt <= 0 || !r->prompt) return wick_fail(err, "the prompt is empty (no tokens)");
+        if (n_prompt > c->n_ctx)
+            return wick_fail(err, "prompt is %d tokens but the context holds %d", n_prompt, c->n_ctx);
+    }
+    const int32_t *prompt = laid ? laid : r->prompt;
+    int room = c->n_ctx - n_prompt;
+    int rc = submit_checks(c, r, prompt, n_prompt, room, err);
+    if (rc < 0) {
+        free(laid);
+        span_plan_free(plan);
+        return -1;
+    }
+    sched_req *q = calloc(1, sizeof *q);
+    if (!q) {
+        free(laid);
+        span_plan_free(plan);
+        return wick_fail(err, "out of memory");
+    }
+    q->plan = plan;
+    q->tokens = laid;
+    return submit_queue(s, q, r, prompt, n_prompt, room, err);
+}
+
+static int submit_checks(const wick_context *c, const wick_request *r, const int32_t *prompt, int n_prompt, int room,
+                         wick_error *err) {
     if (r->n_predict > room)
         return wick_fail(err, "%d new tokens requested but only %d fit in the context after the %d-token prompt",
-                         r->n_predict, room, r->n_prompt);
+                         r->n_predict, room, n_prompt);
     if (r->n_predict < -1) return wick_fail(err, "n_predict must be -1 or more, not %d", r->n_predict);
     if (r->logprobs > WICK_MAX_TOP_LOGPROBS)
         return wick_fail(err, "at most %d top logprobs, not %d", WICK_MAX_TOP_LOGPROBS, r->logprobs);
     if (r->n_stop < 0 || (r->n_stop > 0 && !r->stop)) return wick_fail(err, "bad stop list");
-    for (int i = 0; i < r->n_prompt; i++)
-        if (r->prompt[i] < 0 || r->prompt[i] >= c->m->hp.n_vocab)
-            return wick_fail(err, "prompt token %d out of range [0, %d)", r->prompt[i], c->m->hp.n_vocab);
-    sched_req *q = calloc(1, sizeof *q);
-    if (!q) return wick_fail(err, "out of memory");
+    for (int i = 0; i < n_prompt; i++)
+        if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
+            return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
+    return 0;
+}
+
+/* Copy the rest of r into q (which may already hold its tokens) and queue it. */
+static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, const int32_t *prompt, int n_prompt,
+                            int room, wick_error *err) {
+    wick_context *c = s->c;
     q->r = *r;
-    q->tokens = malloc((size_t)c->n_ctx * sizeof *q->tokens);
+    q->r.spans = NULL;
+    if (!q->tokens) q->tokens = malloc((size_t)c->n_ctx * sizeof *q->tokens);
     q->stops = r->n_stop ? calloc((size_t)r->n_stop, sizeof *q->stops) : NULL;
     bool ok = q->tokens && (!r->n_stop || q->stops);
     for (int i = 0; ok && i < r->n_stop; i++) ok = (q->stops[i] = strdup(r->stop[i] ? r->stop[i] : "")) != NULL;
@@ -193,9 +240,10 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
         req_free(q);
         return -1;
     }
-    memcpy(q->tokens, r->prompt, (size_t)r->n_prompt * sizeof *q->tokens);
+    if (prompt != q->tokens) memcpy(q->tokens, prompt, (size_t)n_prompt * sizeof *q->tokens);
     q->r.prompt = q->tokens;
-    q->n_tokens = q->n_prompt = r->n_prompt;
+    q->r.n_prompt = n_prompt;
+    q->n_tokens = q->n_prompt = n_prompt;
     q->n_predict = r->n_predict < 0 ? room : r->n_predict;
     q->slot = -1;
     q->root = prefix_root(&c->kv, r->cache_salt);
@@ -266,7 +314,8 @@ static void finish(wick_sched *s, sched_req *q, wick_finish why, const char *err
     if (!res.tail) res.tail = "";
     double t = now_ms();
     res.prompt_tokens = q->n_prompt;
-    res.cached_tokens = q->cached_tokens;
+    res.cached_tokens = q->cached_tokens + q->span_hits;
+    res.span_cached_tokens = q->span_hits;
     res.generated_tokens = q->n_gen;
     res.preemptions = q->preemptions;
     res.queue_ms = q->ever_admitted ? q->t_admit - q->t_submit : t - q->t_submit;
@@ -314,8 +363,11 @@ static void admit(wick_sched *s) {
         sched_req *q = s->waiting;
         int slot = 0;
         while (s->slots[slot].owner) slot++;
-        /* at least the last token is computed: its logits give the next one */
-        const int keep = prefix_attach(kv, slot, q->root, q->tokens, q->n_tokens - 1);
+        /* at least the last token is computed: its logits give the next one;
+         * of a span request only the prefix is an ordinary prefix */
+        const int reusable = q->plan && q->plan->n_prefix < q->n_tokens - 1 ? q->plan->n_prefix : q->n_tokens - 1;
+        const int keep = prefix_attach(kv, slot, q->root, q->tokens, reusable);
+        if (q->plan) prefix_set_limit(kv, slot, q->plan->n_prefix);
         const int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[slot];
         if (need > kv_blocks_available(kv)) {
             prefix_release(kv, slot);
@@ -347,7 +399,7 @@ static void admit(wick_sched *s) {
             q->t_admit = now_ms();
             q->cached_tokens = keep;
             s->st.prompt_tokens += (uint64_t)q->n_prompt;
-            s->st.prefix_queries += (uint64_t)q->n_prompt;
+            s->st.prefix_queries += (uint64_t)(q->plan ? q->plan->n_prefix : q->n_prompt);
             s->st.prefix_hits += (uint64_t)keep;
         }
         pthread_mutex_unlock(&s->mu);
@@ -411,6 +463,7 @@ static bool advance(wick_sched *s, sched_req *q, const float *logits) {
         finish(s, q, WICK_FINISH_LENGTH, NULL);
         return false;
     }
+    if (q->r.on_logits) q->r.on_logits(q->r.user, logits, c->m->hp.n_vocab);
     const double ts = c->fs.prof ? now_ms() : 0;
     memcpy(c->smp.rng, q->rng, sizeof q->rng);
     int32_t id = sampler_sample(&c->smp, &q->r.sampling, logits, q->tokens, q->n_tokens);
@@ -503,11 +556,43 @@ static int pending(wick_sched *s) {
     return n;
 }
 
+/* Span requests whose prefill reached a placed span: place it (computing it
+ * first when the span cache lacks it), and every one that follows at once. */
+static void place_spans(wick_sched *s) {
+    wick_context *c = s->c;
+    for (int i = 0; i < s->n_running; i++) {
+        sched_req *q = s->running[i];
+        if (!q->plan) continue;
+        wick_error e;
+        int hits = 0, queries = 0, failed = 0;
+        while (span_next_placed(q->plan, q->n_computed) == q->n_computed) {
+            const int to = span_place(c, q->plan, q->slot, q->n_computed, &hits, &queries, &e);
+            if (to < 0) {
+                failed = 1;
+                break;
+            }
+            q->n_computed = to;
+        }
+        q->span_hits += hits;
+        q->span_queries += queries;
+        pthread_mutex_lock(&s->mu);
+        s->st.span_queries += (uint64_t)queries;
+        s->st.span_hits += (uint64_t)hits;
+        pthread_mutex_unlock(&s->mu);
+        if (failed) {
+            kv_truncate(&c->kv, q->slot, 0);
+            finish(s, q, WICK_FINISH_ERROR, e.msg); /* removes running[i] */
+            i--;
+        }
+    }
+}
+
 static int step_inner(wick_sched *s, wick_error *err) {
     wick_context *c = s->c;
     take_in(s);
     admit(s);
     ensure_decode_blocks(s);
+    place_spans(s);
     if (s->n_running == 0) {
         admit(s);
         if (s->n_running == 0) return pending(s);
@@ -534,10 +619,15 @@ static int step_inner(wick_sched *s, wick_error *err) {
         sched_req *q = order[i];
         int take = q->n_tokens - q->n_computed;
         if (take > s->budget - n) take = s->budget - n;
+        if (q->plan) { /* up to the next placed span */
+            const int placed = span_next_placed(q->plan, q->n_computed);
+            if (placed - q->n_computed < take) take = placed - q->n_computed;
+        }
         for (int k = 0; k < take; k++) {
             int p = q->n_computed + k;
             s->b_tok[n] = q->tokens[p];
             s->b_pos[n] = p;
+            s->b_rope[n] = q->plan ? span_rope_pos(q->plan, p) : p;
             s->b_seq[n] = q->slot;
             s->b_want[n] = p == q->n_tokens - 1;
             n++;
@@ -545,7 +635,8 @@ static int step_inner(wick_sched *s, wick_error *err) {
         in_batch[n_in] = q;
         counts[n_in++] = take;
     }
-    wick_batch b = {.n = n, .tokens = s->b_tok, .pos = s->b_pos, .seq = s->b_seq, .want_logits = s->b_want};
+    wick_batch b = {.n = n, .tokens = s->b_tok, .pos = s->b_pos, .seq = s->b_seq, .want_logits = s->b_want,
+                    .rope_pos = s->b_rope};
     wick_error e;
     if (wick_decode(c, &b, &e) < 0) {
         /* The KV of the batch's sequences is in doubt: drop it. */
@@ -639,6 +730,7 @@ void wick_sched_free(wick_sched *s) {
     free(s->b_tok);
     free(s->b_pos);
     free(s->b_seq);
+    free(s->b_rope);
     free(s->b_want);
     free(s->order);
     free(s->in_batch);

@@ -247,6 +247,26 @@ void f32_to_f16_row(const float *x, uint16_t *y, int n) {
     for (; i < n; i++) y[i] = f32_to_fp16(x[i]);
 }
 
+void f16_to_f32_row_scalar(const uint16_t *x, float *y, int n) {
+    for (int i = 0; i < n; i++) y[i] = fp16_to_f32(x[i]);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma,f16c"))) static int f16_to_f32_avx2(const uint16_t *x, float *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+    return i;
+}
+#endif
+
+void f16_to_f32_row(const uint16_t *x, float *y, int n) {
+    int i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu_isa_active() >= ISA_AVX2) i = f16_to_f32_avx2(x, y, n);
+#endif
+    for (; i < n; i++) y[i] = fp16_to_f32(x[i]);
+}
+
 void vec_add(float *restrict y, const float *restrict x, int n) {
     for (int i = 0; i < n; i++) y[i] += x[i];
 }

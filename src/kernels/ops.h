@@ -37,6 +37,9 @@ void vec_add(float *restrict y, const float *restrict x, int n);
  * AVX-512 path and the scalar twin write the same bits for finite values and inf. */
 void f32_to_f16_row(const float *x, uint16_t *y, int n);
 void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n);
+/* And back (exact: every fp16 value is a float). */
+void f16_to_f32_row(const uint16_t *x, float *y, int n);
+void f16_to_f32_row_scalar(const uint16_t *x, float *y, int n);
 /* In-place softmax of n values. */
 void softmax(float *x, int n);
 

@@ -12,6 +12,7 @@
  * by a scan of the pool, which is short next to a prefill. */
 #include "kv/prefix_cache.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ struct prefix_cache {
     /* per sequence */
     kv_key *root, *chain;
     int *n_reg;
+    int *limit;          /* positions that may be cached (INT_MAX = all; see prefix_set_limit) */
     int n_full;          /* cached full blocks */
     block_disk *disk;    /* --cache-dir; NULL = none */
     bool events_pending;
@@ -76,6 +78,23 @@ kv_key prefix_root(const kv_cache *kv, const char *salt) {
     }
     XXH128_hash_t h = XXH3_128bits_digest(&st);
     return (kv_key){h.low64, h.high64};
+}
+
+kv_key prefix_span_root(const kv_cache *kv, const char *salt, const int32_t *anchor, int n_anchor) {
+    const kv_key base = prefix_root(kv, salt);
+    const int32_t n = n_anchor;
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    XXH3_128bits_update(&st, &base, sizeof base);
+    XXH3_128bits_update(&st, "span pre-RoPE K", 15);
+    XXH3_128bits_update(&st, &n, sizeof n);
+    if (n_anchor > 0) XXH3_128bits_update(&st, anchor, (size_t)n_anchor * sizeof *anchor);
+    XXH128_hash_t h = XXH3_128bits_digest(&st);
+    return (kv_key){h.low64, h.high64};
+}
+
+void prefix_set_limit(kv_cache *kv, int s, int n) {
+    if (kv->pc) kv->pc->limit[s] = n < 0 ? 0 : n;
 }
 
 /* ---- index ---- */
@@ -251,9 +270,11 @@ int prefix_cache_enable(kv_cache *kv, kv_key identity, int max_cached, wick_erro
     pc->root = calloc(ns, sizeof *pc->root);
     pc->chain = calloc(ns, sizeof *pc->chain);
     pc->n_reg = calloc(ns, sizeof *pc->n_reg);
+    pc->limit = malloc(ns * sizeof *pc->limit);
     kv->pc = pc;
     if (!pc->cached || !pc->key || !pc->parent || !pc->has_parent || !pc->n_tok || !pc->tok || !pc->lru_prev ||
-        !pc->lru_next || !pc->in_lru || !pc->slots || !pc->root || !pc->chain || !pc->n_reg) {
+        !pc->lru_next || !pc->in_lru || !pc->slots || !pc->root || !pc->chain || !pc->n_reg ||
+        !pc->limit) {
         prefix_cache_free(kv);
         return wick_fail(err, "out of memory for the prefix cache");
     }
@@ -261,7 +282,10 @@ int prefix_cache_enable(kv_cache *kv, kv_key identity, int max_cached, wick_erro
     pc->lru_head = pc->lru_tail = -1;
     for (size_t i = 0; i < pc->cap; i++) pc->slots[i] = SLOT_EMPTY;
     kv_key root = prefix_root(kv, NULL);
-    for (size_t s = 0; s < ns; s++) pc->root[s] = pc->chain[s] = root;
+    for (size_t s = 0; s < ns; s++) {
+        pc->root[s] = pc->chain[s] = root;
+        pc->limit[s] = INT_MAX;
+    }
     return 0;
 }
 
@@ -285,6 +309,7 @@ void prefix_cache_free(kv_cache *kv) {
     free(pc->root);
     free(pc->chain);
     free(pc->n_reg);
+    free(pc->limit);
     free(pc);
     kv->pc = NULL;
 }
@@ -423,7 +448,8 @@ int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
 void prefix_commit(kv_cache *kv, int s) {
     prefix_cache *pc = kv->pc;
     if (!pc) return;
-    const int full = kv->len[s] / KV_BLOCK_SIZE;
+    const int len = kv->len[s] < pc->limit[s] ? kv->len[s] : pc->limit[s];
+    const int full = len / KV_BLOCK_SIZE;
     const int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
     while (pc->n_reg[s] < full) {
         const int i = pc->n_reg[s];
@@ -441,7 +467,8 @@ void prefix_release(kv_cache *kv, int s) {
     int32_t *table = kv->tables + (size_t)s * kv->max_blocks_seq;
     if (pc) {
         prefix_commit(kv, s);
-        const int full = kv->len[s] / KV_BLOCK_SIZE, tail = kv->len[s] % KV_BLOCK_SIZE;
+        const int len = kv->len[s] < pc->limit[s] ? kv->len[s] : pc->limit[s];
+        const int full = len / KV_BLOCK_SIZE, tail = len % KV_BLOCK_SIZE;
         if (tail && kv->n_seq_blocks[s] > full) {
             const int32_t b = table[full];
             const int32_t *toks = kv_seq_tokens(kv, s) + (size_t)full * KV_BLOCK_SIZE;
@@ -456,6 +483,7 @@ void prefix_release(kv_cache *kv, int s) {
     if (pc) {
         pc->n_reg[s] = 0;
         pc->chain[s] = pc->root[s];
+        pc->limit[s] = INT_MAX;
     }
 }
 

@@ -65,6 +65,14 @@ int prefix_disk_warnings(const kv_cache *kv, const char **last);
 /* The root key of chains for requests with this salt (NULL or "" = none). */
 kv_key prefix_root(const kv_cache *kv, const char *salt);
 
+/* The root key of span-cache chains (engine/spans.c): blocks holding a
+ * span's K before RoPE and its V, computed after the anchor ids. */
+kv_key prefix_span_root(const kv_cache *kv, const char *salt, const int32_t *anchor, int n_anchor);
+/* Only positions [0, n) of sequence s may enter the cache (commit and the
+ * kept tail); what lies past them is not what an ordinary prefill of its
+ * tokens computes (placed spans). Reset by prefix_release. */
+void prefix_set_limit(kv_cache *kv, int s, int n);
+
 /* Start the empty sequence s on tokens[0, n) with the cached blocks of its
  * chain from root, reusing at most max_reuse tokens. Returns the tokens now
  * held (its length). */

@@ -134,7 +134,7 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
         float *cs = s->rope_cs + (size_t)t * half, *sn = s->rope_sn + (size_t)t * half;
         if (j->ops & ST_EMBED) {
             matmul_weight_row(m->tok_embd, b->tokens[t], x);
-            rope_angles(b->pos[t], m->inv_freq, 0, half, cs, sn); /* for every layer */
+            rope_angles(b->rope_pos ? b->rope_pos[t] : b->pos[t], m->inv_freq, 0, half, cs, sn); /* for every layer */
         }
         if (j->ops & ST_RESID) vec_add(x, xb, D);
         if (j->ops & ST_NORM) rmsnorm(xb, x, j->norm_w, D, hp->rms_eps);
@@ -148,6 +148,9 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
             if (w->k_norm) head_norm(k, w->k_norm, hp->n_head_kv, hp->head_dim, hp->rms_eps);
         }
         if (j->ops & ST_ROPE) {
+            const fwd_capture *cap = s->capture;
+            if (cap && b->seq[t] == cap->seq && b->pos[t] >= cap->from)
+                kv_store(j->kv, j->il, cap->dst, b->pos[t] - cap->from, k, v);
             rope_rotate(q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
             rope_rotate(k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
         }

@@ -14,6 +14,13 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 
+/* While set (span computation, engine/spans.c): for tokens of sequence seq
+ * at positions >= from, K after its norms and before RoPE, and V, are also
+ * written to sequence dst at position pos - from. */
+typedef struct fwd_capture {
+    int seq, from, dst;
+} fwd_capture;
+
 /* Activation buffers, sized once for max_tokens rows and max_logits logit rows. */
 typedef struct forward_scratch {
     int max_tokens, max_logits;
@@ -25,6 +32,7 @@ typedef struct forward_scratch {
     size_t mm_bytes;
     void *block; /* the single allocation behind all of the above */
     wick_profile *prof; /* non-NULL: time every op into it (see forward.c) */
+    const fwd_capture *capture; /* NULL = none */
 } forward_scratch;
 
 int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens, int max_logits,

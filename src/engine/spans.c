@@ -1,0 +1,310 @@
+/* spans.c — span requests: layout, isolated computation into the span
+ * cache, placement (see spans.h and wick.h, "span requests").
+ *
+ * Exactness: a span's stored rows are a function of (model, KV type,
+ * anchor ids, span ids) alone: the isolated sequence A ++ S is an ordinary
+ * prefill (the kernels are batch-invariant, so chunking and the anchor's
+ * cached blocks change nothing), and K is captured after its norms, before
+ * RoPE, in the cache's element type. Placement converts it back, rotates it
+ * with the forward pass's own RoPE functions at the placed position and
+ * stores it, so a span found in the cache and one computed now give the
+ * same bits, and so does the span cache turned off. */
+#include "engine/spans.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "kernels/convert.h"
+#include "kernels/ops.h"
+#include "model/model.h"
+
+static int cmp_seg(const void *a, const void *b) {
+    const span_seg *x = a, *y = b;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    for (int i = 0; i < x->len; i++)
+        if (x->tokens[i] != y->tokens[i]) return x->tokens[i] < y->tokens[i] ? -1 : 1;
+    return 0;
+}
+
+static int check_ids(const wick_context *c, const int32_t *ids, int n, const char *what, int k, wick_error *err) {
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->m->hp.n_vocab)
+            return k >= 0 ? wick_fail(err, "%s %d: token id %d out of range [0, %d)", what, k, ids[i], c->m->hp.n_vocab)
+                          : wick_fail(err, "%s: token id %d out of range [0, %d)", what, ids[i], c->m->hp.n_vocab);
+    return 0;
+}
+
+void span_plan_free(span_plan *p) {
+    if (!p) return;
+    for (int k = 0; k < p->n_spans; k++) free(p->spans[k].tokens);
+    free(p->spans);
+    free(p->anchor);
+    free(p);
+}
+
+span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char *salt, int32_t *tokens,
+                         int *n_tokens, wick_error *err) {
+    if (sp->n_prefix < 0 || (sp->n_prefix > 0 && !sp->prefix) || sp->n_spans < 0 || (sp->n_spans > 0 && (!sp->spans || !sp->span_len))) {
+        wick_fail(err, "incomplete span request");
+        return NULL;
+    }
+    if (sp->n_suffix <= 0 || !sp->suffix) {
+        wick_fail(err, "a span request needs a non-empty suffix (the question): its last token's logits give the first new token");
+        return NULL;
+    }
+    if (sp->blend_first_k < 0) {
+        wick_fail(err, "blend first_k must be 0 or more, not %d", sp->blend_first_k);
+        return NULL;
+    }
+    if (sp->positions != WICK_POSITIONS_SEQUENTIAL && sp->positions != WICK_POSITIONS_SHARED) {
+        wick_fail(err, "unknown span positions mode %d", (int)sp->positions);
+        return NULL;
+    }
+    if (sp->anchor < WICK_ANCHOR_PREFIX || sp->anchor > WICK_ANCHOR_IDS ||
+        (sp->anchor == WICK_ANCHOR_IDS && (sp->n_anchor_ids < 0 || (sp->n_anchor_ids > 0 && !sp->anchor_ids)))) {
+        wick_fail(err, "unknown span anchor %d", (int)sp->anchor);
+        return NULL;
+    }
+    long total = (long)sp->n_prefix + sp->n_suffix;
+    for (int k = 0; k < sp->n_spans; k++) {
+        if (sp->span_len[k] <= 0 || !sp->spans[k]) {
+            wick_fail(err, "span %d is empty", k);
+            return NULL;
+        }
+        total += sp->span_len[k];
+    }
+    if (total > c->n_ctx) {
+        wick_fail(err, "prompt is %ld tokens (prefix, spans and suffix) but the context holds %d", total, c->n_ctx);
+        return NULL;
+    }
+    if (check_ids(c, sp->prefix, sp->n_prefix, "prefix", -1, err) < 0 ||
+        check_ids(c, sp->suffix, sp->n_suffix, "suffix", -1, err) < 0 ||
+        (sp->anchor == WICK_ANCHOR_IDS && check_ids(c, sp->anchor_ids, sp->n_anchor_ids, "anchor", -1, err) < 0))
+        return NULL;
+    for (int k = 0; k < sp->n_spans; k++)
+        if (check_ids(c, sp->spans[k], sp->span_len[k], "span", k, err) < 0) return NULL;
+
+    span_plan *p = calloc(1, sizeof *p);
+    if (!p || !(p->spans = calloc((size_t)(sp->n_spans ? sp->n_spans : 1), sizeof *p->spans))) {
+        free(p);
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    p->n_prefix = sp->n_prefix;
+    for (int k = 0; k < sp->n_spans; k++) {
+        span_seg *g = &p->spans[p->n_spans];
+        if (!(g->tokens = malloc((size_t)sp->span_len[k] * sizeof *g->tokens))) goto oom;
+        memcpy(g->tokens, sp->spans[k], (size_t)sp->span_len[k] * sizeof *g->tokens);
+        g->len = sp->span_len[k];
+        p->n_spans++;
+    }
+    /* Shared positions: a canonical order, so the request's order of spans
+     * does not change the sequence (nor, then, the result). */
+    if (sp->positions == WICK_POSITIONS_SHARED) qsort(p->spans, (size_t)p->n_spans, sizeof *p->spans, cmp_seg);
+    int slot = p->n_prefix, longest = 0;
+    for (int k = 0; k < p->n_spans; k++) {
+        span_seg *g = &p->spans[k];
+        g->slot = slot;
+        g->rope = sp->positions == WICK_POSITIONS_SHARED ? p->n_prefix : slot;
+        g->blend = sp->blend_first_k < g->len ? sp->blend_first_k : g->len;
+        slot += g->len;
+        if (g->len > longest) longest = g->len;
+    }
+    p->q_slot = slot;
+    p->q_rope = sp->positions == WICK_POSITIONS_SHARED ? p->n_prefix + longest : slot;
+    /* the anchor */
+    const int32_t *a = NULL;
+    int na = 0;
+    const int32_t bos = c->m->tok ? tok_bos(c->m->tok) : -1;
+    switch (sp->anchor) {
+    case WICK_ANCHOR_PREFIX: a = sp->prefix, na = sp->n_prefix; break;
+    case WICK_ANCHOR_BOS: a = bos >= 0 ? &bos : NULL, na = bos >= 0 ? 1 : 0; break;
+    case WICK_ANCHOR_NONE: break;
+    case WICK_ANCHOR_IDS: a = sp->anchor_ids, na = sp->n_anchor_ids; break;
+    }
+    if (na > 0) {
+        if (!(p->anchor = malloc((size_t)na * sizeof *p->anchor))) goto oom;
+        memcpy(p->anchor, a, (size_t)na * sizeof *a);
+    }
+    p->n_anchor = na;
+    if (na + longest > c->n_ctx) {
+        wick_fail(err, "anchor (%d tokens) and the longest span (%d) do not fit the context of %d", na, longest, c->n_ctx);
+        span_plan_free(p);
+        return NULL;
+    }
+    p->anchor_root = prefix_root(&c->kv, salt);
+    p->store_root = prefix_span_root(&c->kv, salt, p->anchor, p->n_anchor);
+    /* the sequence's tokens */
+    int n = 0;
+    memcpy(tokens, sp->prefix, (size_t)sp->n_prefix * sizeof *tokens);
+    n += sp->n_prefix;
+    for (int k = 0; k < p->n_spans; k++) {
+        memcpy(tokens + n, p->spans[k].tokens, (size_t)p->spans[k].len * sizeof *tokens);
+        n += p->spans[k].len;
+    }
+    memcpy(tokens + n, sp->suffix, (size_t)sp->n_suffix * sizeof *tokens);
+    *n_tokens = n + sp->n_suffix;
+    return p;
+oom:
+    span_plan_free(p);
+    wick_fail(err, "out of memory");
+    return NULL;
+}
+
+int32_t span_rope_pos(const span_plan *p, int slot) {
+    if (slot < p->n_prefix) return slot;
+    if (slot >= p->q_slot) return p->q_rope + (slot - p->q_slot);
+    for (int k = 0; k < p->n_spans; k++) {
+        const span_seg *g = &p->spans[k];
+        if (slot < g->slot + g->len) return g->rope + (slot - g->slot);
+    }
+    return slot; /* not reached */
+}
+
+int span_next_placed(const span_plan *p, int from) {
+    for (int k = 0; k < p->n_spans; k++) {
+        const span_seg *g = &p->spans[k];
+        if (g->blend < g->len && g->slot + g->blend >= from) return g->slot + g->blend;
+    }
+    return INT32_MAX;
+}
+
+/* ---- computing a span in isolation ---- */
+
+/* A ++ g->tokens as an ordinary sequence in c->span_iso (the anchor's cached
+ * blocks reused), its span rows' K before RoPE and V captured into
+ * c->span_pre (rows 0..len-1). */
+static int compute_isolated(wick_context *c, const span_plan *p, const span_seg *g, wick_error *err) {
+    kv_cache *kv = &c->kv;
+    const int iso = c->span_iso, pre = c->span_pre, na = p->n_anchor, total = na + g->len;
+    const int chunk = c->fs.max_tokens;
+    int32_t *tok = malloc((size_t)chunk * sizeof *tok), *pos = malloc((size_t)chunk * sizeof *pos);
+    int32_t *seq = malloc((size_t)chunk * sizeof *seq);
+    bool *want = calloc((size_t)chunk, sizeof *want);
+    int rc = 0;
+    if (!tok || !pos || !seq || !want) {
+        rc = wick_fail(err, "out of memory");
+        goto done;
+    }
+    prefix_attach(kv, iso, p->anchor_root, p->anchor, na);
+    if (kv_reserve(kv, iso, total, err) < 0 || kv_reserve(kv, pre, g->len, err) < 0) {
+        rc = wick_fail(err, "no KV blocks left to compute a span of %d tokens (raise the KV budget)", g->len);
+        goto done;
+    }
+    const fwd_capture cap = {iso, na, pre};
+    c->fs.capture = &cap;
+    for (int at = kv->len[iso]; at < total;) {
+        const int n = total - at < chunk ? total - at : chunk;
+        for (int i = 0; i < n; i++) {
+            const int q = at + i;
+            tok[i] = q < na ? p->anchor[q] : g->tokens[q - na];
+            pos[i] = q;
+            seq[i] = iso;
+        }
+        wick_batch b = {.n = n, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
+        if (context_decode_any(c, &b, err) < 0) {
+            rc = -1;
+            break;
+        }
+        at += n;
+    }
+    c->fs.capture = NULL;
+    if (rc == 0) {
+        kv->len[pre] = g->len;
+        memcpy(kv_seq_tokens(kv, pre), g->tokens, (size_t)g->len * sizeof *g->tokens);
+    }
+done:
+    /* Only the anchor is an ordinary prefix worth keeping. */
+    prefix_set_limit(kv, iso, rc == 0 ? na : 0);
+    prefix_release(kv, iso);
+    free(tok);
+    free(pos);
+    free(seq);
+    free(want);
+    return rc;
+}
+
+/* ---- placement ---- */
+
+typedef struct place_job {
+    wick_context *c;
+    const span_seg *g;
+    int seq;
+    float *buf; /* per thread: K row, angles cos, sin */
+    size_t buf_floats;
+} place_job;
+
+static void place_task(void *arg, int ith, int nth) {
+    const place_job *j = arg;
+    const wick_model *m = j->c->m;
+    kv_cache *kv = &j->c->kv;
+    const span_seg *g = j->g;
+    int64_t lo, hi;
+    pool_split(g->len - g->blend, ith, nth, 1, &lo, &hi);
+    const int hd = kv->head_dim, half = m->hp.rot_dim / 2;
+    float *k = j->buf + (size_t)ith * j->buf_floats, *cs = k + kv->row_elems, *sn = cs + half;
+    const size_t row_bytes = (size_t)hd * kv->elem_bytes;
+    for (int64_t r = lo; r < hi; r++) {
+        const int row = g->blend + (int)r, slot = g->slot + row;
+        rope_angles(g->rope + row, m->inv_freq, 0, half, cs, sn);
+        for (int il = 0; il < kv->n_layer; il++) {
+            const attn_kv src = kv_view(kv, il, j->c->span_pre), dst = kv_view(kv, il, j->seq);
+            for (int h = 0; h < kv->n_kv_heads; h++) {
+                const char *ks = attn_kv_at(&src, src.k, row, h);
+                if (kv->type == WICK_F16) f16_to_f32_row((const uint16_t *)ks, k + (size_t)h * hd, hd);
+                else memcpy(k + (size_t)h * hd, ks, row_bytes);
+                memcpy((char *)attn_kv_at(&dst, dst.v, slot, h), attn_kv_at(&src, src.v, row, h), row_bytes);
+            }
+            rope_rotate(k, kv->n_kv_heads, hd, m->hp.rot_dim, 0, half, cs, sn, m->rope);
+            for (int h = 0; h < kv->n_kv_heads; h++) {
+                char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
+                if (kv->type == WICK_F16) f32_to_f16_row(k + (size_t)h * hd, (uint16_t *)kd, hd);
+                else memcpy(kd, k + (size_t)h * hd, row_bytes);
+            }
+        }
+    }
+}
+
+int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, int *queries, wick_error *err) {
+    kv_cache *kv = &c->kv;
+    span_seg *g = NULL;
+    for (int k = 0; k < p->n_spans && !g; k++)
+        if (p->spans[k].slot + p->spans[k].blend == frontier && p->spans[k].blend < p->spans[k].len) g = &p->spans[k];
+    if (!g || kv->len[seq] != frontier) return wick_fail(err, "internal: no span is placed at slot %d", frontier);
+    const int pre = c->span_pre;
+    const bool store = kv->pc && !c->no_span_cache;
+    int have = store ? prefix_attach(kv, pre, p->store_root, g->tokens, g->len) : 0;
+    const bool hit = have == g->len;
+    if (!hit) {
+        prefix_release(kv, pre); /* a partial match: the span is computed whole */
+        if (store) prefix_attach(kv, pre, p->store_root, g->tokens, 0); /* its chain's root, nothing held */
+        if (compute_isolated(c, p, g, err) < 0) {
+            prefix_set_limit(kv, pre, 0);
+            prefix_release(kv, pre);
+            return -1;
+        }
+    }
+    if (!g->counted) {
+        g->counted = true;
+        *queries += g->len - g->blend;
+        if (hit) *hits += g->len - g->blend;
+    }
+    const int nth = pool_size(c->pool);
+    place_job j = {c, g, seq, NULL, (size_t)kv->row_elems + (size_t)c->m->hp.rot_dim};
+    if (!(j.buf = malloc((size_t)nth * j.buf_floats * sizeof *j.buf))) {
+        prefix_set_limit(kv, pre, store ? g->len : 0);
+        prefix_release(kv, pre);
+        return wick_fail(err, "out of memory");
+    }
+    pool_run(c->pool, place_task, &j);
+    free(j.buf);
+    const int end = g->slot + g->len;
+    memcpy(kv_seq_tokens(kv, seq) + g->slot + g->blend, g->tokens + g->blend,
+           (size_t)(g->len - g->blend) * sizeof *g->tokens);
+    kv->len[seq] = end;
+    /* The span's blocks stay in the span cache (or go back to the pool). */
+    if (!store) prefix_set_limit(kv, pre, 0);
+    prefix_release(kv, pre);
+    return end;
+}
