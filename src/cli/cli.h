@@ -77,6 +77,7 @@ typedef struct cli_runtime {
     int threads, ctx, chunk;
     bool chunk_set;
     const char *kv_type, *dtype;
+    bool no_span_cache; /* set by commands that take --no-span-cache */
 } cli_runtime;
 
 void cli_runtime_init(cli_runtime *r);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/span_args.h"
 
 typedef struct text_buf {
     char *data;
@@ -45,12 +46,17 @@ static double ms_since(const struct timespec *t0) {
 static double rate(int n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; }
 
 static void print_json(const text_buf *b, const int32_t *out, int n_out, wick_finish finish,
-                       const wick_timings *tm, double load_ms) {
+                       const wick_timings *tm, double load_ms, const cli_span_req *spans) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "text", b->data ? b->data : "");
     cJSON *toks = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < n_out; i++) cJSON_AddItemToArray(toks, cJSON_CreateNumber(out[i]));
     cJSON_AddNumberToObject(o, "prompt_tokens", tm->prompt_tokens);
+    if (spans) {
+        cJSON_AddNumberToObject(o, "cached_tokens", tm->cached_tokens);
+        cJSON_AddNumberToObject(o, "span_cached_tokens", tm->span_cached_tokens);
+        cli_span_segments_json(o, spans);
+    }
     cJSON_AddStringToObject(o, "finish_reason", finish == WICK_FINISH_STOP ? "stop" : "length");
     cJSON *t = cJSON_AddObjectToObject(o, "timings");
     cJSON_AddNumberToObject(t, "load_ms", load_ms);
@@ -75,7 +81,7 @@ int cmd_generate(int argc, char **argv) {
     bool json = false, chat = false;
     const char *system = NULL, *template_name = NULL;
     cli_list stops = {.n = 0};
-    cli_opt opts[40] = {
+    cli_opt opts[48] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--prompt", "-p", OPT_STR, &prompt, NULL},
         {"--file", "-f", OPT_STR, &file, NULL},
@@ -87,9 +93,14 @@ int cmd_generate(int argc, char **argv) {
         {"--system", NULL, OPT_STR, &system, NULL},
         {"--template", NULL, OPT_STR, &template_name, NULL},
     };
-    int n_opts = cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt);
+    cli_span_args sa;
+    int n_opts = cli_span_opts(opts, cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt), &sa);
     if (cli_parse("generate", argc, argv, opts, n_opts) < 0) return 1;
     if (cli_runtime_check("generate", &rt) < 0 || cli_sampling_check("generate", &sf) < 0) return 1;
+    if (cli_span_check("generate", &sa) < 0) return 1;
+    const bool spans = cli_span_given(&sa);
+    if (spans && chat) return cli_error("generate: span requests (--span) do not combine with --chat; put the template's text in --prefix and -p");
+    rt.no_span_cache = sa.no_cache;
     if (n_predict < -1) return cli_error("generate: -n must be >= 0 (or -1 for the rest of the context)");
     if (stream_every < 1) return cli_error("generate: --stream-every must be >= 1");
     if ((system || template_name) && !chat) return cli_error("generate: --system and --template need --chat");
@@ -109,6 +120,7 @@ int cmd_generate(int argc, char **argv) {
     int rc = 1;
     int32_t *ids = NULL, *out = NULL;
     int n_ids = 0, n_out = 0;
+    cli_span_req sr = {0};
     wick_context *c = NULL;
     text_buf buf = {.json = json};
     wick_error err;
@@ -127,12 +139,13 @@ int cmd_generate(int argc, char **argv) {
         text = rendered;
         len = strlen(text);
     }
-    if (cli_tokenize(m, text, len, !chat, &ids, &n_ids) < 0) goto done;
+    if (spans ? cli_span_build("generate", m, &sa, text, len, &sr) < 0 : cli_tokenize(m, text, len, !chat, &ids, &n_ids) < 0)
+        goto done;
     double load_ms = ms_since(&t0);
     cli_sampling_apply_model(&sf, m);
     wick_generate_params gp = {.n_predict = n_predict, .sampling = sf.v, .on_token = on_token, .user = &buf,
                                .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every,
-                               .new_message = chat};
+                               .new_message = chat, .spans = spans ? &sr.v : NULL};
     wick_finish finish;
     wick_timings tm;
     if (wick_generate(c, ids, n_ids, &gp, &out, &n_out, &finish, &tm, &err) < 0) {
@@ -141,7 +154,7 @@ int cmd_generate(int argc, char **argv) {
     }
     cli_print_profile(c, 0, n_out); /* WICK_PROFILE=1 */
     if (json)
-        print_json(&buf, out, n_out, finish, &tm, load_ms);
+        print_json(&buf, out, n_out, finish, &tm, load_ms, spans ? &sr : NULL);
     else if (isatty(STDOUT_FILENO))
         fputc('\n', stdout); /* piped output is exactly the generated text */
     rc = 0;
@@ -150,6 +163,7 @@ done:
     free(out);
     free(ids);
     free(text);
+    cli_span_free(&sr);
     wick_context_free(c);
     wick_model_free(m);
     return rc;

@@ -54,7 +54,8 @@ wick_model *cli_runtime_model(const char *cmd, const char *path, const cli_runti
 wick_context *cli_runtime_context(wick_model *m, const cli_runtime *r) {
     wick_error err;
     wick_context_params cp = {.n_ctx = r->ctx, .n_seq = 1, .n_threads = r->threads,
-                              .prefill_chunk = r->chunk, .kv_type = cli_kv_type("", r->kv_type)};
+                              .prefill_chunk = r->chunk, .kv_type = cli_kv_type("", r->kv_type),
+                              .no_span_cache = r->no_span_cache};
     wick_context *c = wick_context_new(m, &cp, &err);
     if (!c) cli_error("%s", err.msg);
     return c;
