@@ -67,6 +67,10 @@ cli_stat cli_stats(const double *v, int n);
 
 /* `wick bench --prefix-cache` (bench_prefix.c): cold / warm / restarted TTFT
  * of a request sharing an n_prefix-token prefix; 0, or 1 after printing an error. */
+/* `wick bench --spans` (bench_spans.c): spnl's span-cache protocol per document size. */
+int bench_spans(wick_model *m, const char *sizes, int threads, int kv_type, int ctx, bool json);
+/* `wick bench --span-quality` (bench_span_quality.c): each span mode against an ordinary prefill. */
+int bench_span_quality(wick_model *m, int trials, int n_docs, int doc_tokens, int n_gen, int threads, bool json);
 int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,
                        const char *cache_dir, bool json);
 

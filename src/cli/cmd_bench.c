@@ -209,11 +209,18 @@ int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *chunks_s = NULL, *kv_s = NULL, *dtype = NULL;
     int n_prompt = 512, n_gen = 128, threads = 0, repeats = 3, ctx = 0, chunk = -1, membw_mib = 1024, every = 32,
         depth = 0;
-    bool json = false, prefix_cache = false;
-    int n_suffix = 16;
-    const char *cache_dir = NULL;
+    bool json = false, prefix_cache = false, spans = false, span_quality = false;
+    int n_suffix = 16, trials = 8, docs = 3, doc_tokens = 64, quality_gen = 32;
+    const char *cache_dir = NULL, *span_words = "10,100,500,1000";
     const cli_opt opts[] = {
         {"--prefix-cache", NULL, OPT_FLAG, &prefix_cache, NULL},
+        {"--spans", NULL, OPT_FLAG, &spans, NULL},
+        {"--span-words", NULL, OPT_STR, &span_words, NULL},
+        {"--span-quality", NULL, OPT_FLAG, &span_quality, NULL},
+        {"--trials", NULL, OPT_INT, &trials, NULL},
+        {"--docs", NULL, OPT_INT, &docs, NULL},
+        {"--doc-tokens", NULL, OPT_INT, &doc_tokens, NULL},
+        {"--quality-gen", NULL, OPT_INT, &quality_gen, NULL},
         {"--suffix", NULL, OPT_INT, &n_suffix, NULL},
         {"--cache-dir", NULL, OPT_STR, &cache_dir, NULL},
         {"--model", "-m", OPT_STR, &model, NULL},
@@ -245,6 +252,20 @@ int cmd_bench(int argc, char **argv) {
     if (!threads) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (int)cores : 1;
+    }
+    if (span_quality) {
+        wick_model *pm = cli_load_model_dtype("bench", model, dtype);
+        if (!pm) return 1;
+        int prc = bench_span_quality(pm, trials, docs, doc_tokens, quality_gen, threads, json);
+        wick_model_free(pm);
+        return prc;
+    }
+    if (spans) {
+        wick_model *pm = cli_load_model_dtype("bench", model, dtype);
+        if (!pm) return 1;
+        int prc = bench_spans(pm, span_words, threads, kv_type, ctx ? ctx : 8192, json);
+        wick_model_free(pm);
+        return prc;
     }
     if (prefix_cache) {
         if (n_suffix < 1 || n_prompt + n_suffix > (1 << 20)) return cli_error("bench: --suffix must be at least 1");
