@@ -96,6 +96,19 @@ void wick_context_free(wick_context *c) {
 
 int wick_context_n_ctx(const wick_context *c) { return c->n_ctx; }
 
+static void prefault_task(void *arg, int ith, int nth) {
+    kv_cache *kv = arg;
+    const int64_t pages = (int64_t)(kv->map_bytes / 4096);
+    int64_t lo, hi;
+    pool_split(pages, ith, nth, 512, &lo, &hi); /* 2 MiB runs: whole huge pages per thread */
+    volatile char *b = kv->base;
+    for (int64_t p = lo; p < hi; p++) b[p * 4096] = b[p * 4096];
+}
+
+void wick_context_prefault(wick_context *c) {
+    if (c->kv.base) pool_run(c->pool, prefault_task, &c->kv);
+}
+
 int wick_context_cache_warnings(const wick_context *c, const char **last) { return prefix_disk_warnings(&c->kv, last); }
 
 /* Batch rules: ids in range, each sequence's tokens contiguous and at

@@ -227,12 +227,17 @@ done:
 
 /* ---- placement ---- */
 
+/* Rows [g->blend, g->len) of the span (in c->span_pre) to slots g->slot + row
+ * of seq: V copied, K converted to float, rotated by the forward pass's
+ * rope_rotate with the angles of its placed position, and stored back. The
+ * work is split by (layer, KV head): each unit streams its runs of K and V
+ * rows in order. */
 typedef struct place_job {
     wick_context *c;
     const span_seg *g;
     int seq;
-    float *buf; /* per thread: K row, angles cos, sin */
-    size_t buf_floats;
+    const float *cs, *sn; /* [rows][rot_dim / 2]: angles of each placed row */
+    float *buf;           /* per thread: one head's K row */
 } place_job;
 
 static void place_task(void *arg, int ith, int nth) {
@@ -240,30 +245,48 @@ static void place_task(void *arg, int ith, int nth) {
     const wick_model *m = j->c->m;
     kv_cache *kv = &j->c->kv;
     const span_seg *g = j->g;
-    int64_t lo, hi;
-    pool_split(g->len - g->blend, ith, nth, 1, &lo, &hi);
-    const int hd = kv->head_dim, half = m->hp.rot_dim / 2;
-    float *k = j->buf + (size_t)ith * j->buf_floats, *cs = k + kv->row_elems, *sn = cs + half;
+    const int hd = kv->head_dim, half = m->hp.rot_dim / 2, rows = g->len - g->blend;
     const size_t row_bytes = (size_t)hd * kv->elem_bytes;
-    for (int64_t r = lo; r < hi; r++) {
-        const int row = g->blend + (int)r, slot = g->slot + row;
-        rope_angles(g->rope + row, m->inv_freq, 0, half, cs, sn);
-        for (int il = 0; il < kv->n_layer; il++) {
-            const attn_kv src = kv_view(kv, il, j->c->span_pre), dst = kv_view(kv, il, j->seq);
-            for (int h = 0; h < kv->n_kv_heads; h++) {
-                const char *ks = attn_kv_at(&src, src.k, row, h);
-                if (kv->type == WICK_F16) f16_to_f32_row((const uint16_t *)ks, k + (size_t)h * hd, hd);
-                else memcpy(k + (size_t)h * hd, ks, row_bytes);
-                memcpy((char *)attn_kv_at(&dst, dst.v, slot, h), attn_kv_at(&src, src.v, row, h), row_bytes);
-            }
-            rope_rotate(k, kv->n_kv_heads, hd, m->hp.rot_dim, 0, half, cs, sn, m->rope);
-            for (int h = 0; h < kv->n_kv_heads; h++) {
-                char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
-                if (kv->type == WICK_F16) f32_to_f16_row(k + (size_t)h * hd, (uint16_t *)kd, hd);
-                else memcpy(kd, k + (size_t)h * hd, row_bytes);
-            }
+    float *k = j->buf + (size_t)ith * (size_t)hd;
+    int64_t lo, hi;
+    pool_split((int64_t)kv->n_layer * kv->n_kv_heads, ith, nth, 1, &lo, &hi);
+    for (int64_t u = lo; u < hi; u++) {
+        const int il = (int)(u / kv->n_kv_heads), h = (int)(u % kv->n_kv_heads);
+        const attn_kv src = kv_view(kv, il, j->c->span_pre), dst = kv_view(kv, il, j->seq);
+        for (int r = 0; r < rows; r++) {
+            const int row = g->blend + r, slot = g->slot + row;
+            memcpy((char *)attn_kv_at(&dst, dst.v, slot, h), attn_kv_at(&src, src.v, row, h), row_bytes);
+        }
+        for (int r = 0; r < rows; r++) {
+            const int row = g->blend + r, slot = g->slot + row;
+            const char *ks = attn_kv_at(&src, src.k, row, h);
+            char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
+            if (kv->type == WICK_F16) f16_to_f32_row((const uint16_t *)ks, k, hd);
+            else memcpy(k, ks, row_bytes);
+            rope_rotate(k, 1, hd, m->hp.rot_dim, 0, half, j->cs + (size_t)r * half, j->sn + (size_t)r * half, m->rope);
+            if (kv->type == WICK_F16) f32_to_f16_row(k, (uint16_t *)kd, hd);
+            else memcpy(kd, k, row_bytes);
         }
     }
+}
+
+/* Place g's stored rows (held by c->span_pre) into seq. */
+static int place(wick_context *c, const span_seg *g, int seq, wick_error *err) {
+    const wick_model *m = c->m;
+    const int half = m->hp.rot_dim / 2, rows = g->len - g->blend, nth = pool_size(c->pool);
+    float *cs = malloc(sizeof(float) * (size_t)rows * (size_t)half * 2);
+    float *buf = malloc(sizeof(float) * (size_t)nth * (size_t)c->kv.head_dim);
+    if (!cs || !buf) {
+        free(cs), free(buf);
+        return wick_fail(err, "out of memory");
+    }
+    float *sn = cs + (size_t)rows * half;
+    for (int r = 0; r < rows; r++)
+        rope_angles(g->rope + g->blend + r, m->inv_freq, 0, half, cs + (size_t)r * half, sn + (size_t)r * half);
+    place_job j = {c, g, seq, cs, sn, buf};
+    pool_run(c->pool, place_task, &j);
+    free(cs), free(buf);
+    return 0;
 }
 
 int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, int *queries, wick_error *err) {
@@ -274,7 +297,7 @@ int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, 
     if (!g || kv->len[seq] != frontier) return wick_fail(err, "internal: no span is placed at slot %d", frontier);
     const int pre = c->span_pre;
     const bool store = kv->pc && !c->no_span_cache;
-    int have = store ? prefix_attach(kv, pre, p->store_root, g->tokens, g->len) : 0;
+    int have = store ? prefix_attach_read(kv, pre, p->store_root, g->tokens, g->len) : 0;
     const bool hit = have == g->len;
     if (!hit) {
         prefix_release(kv, pre); /* a partial match: the span is computed whole */
@@ -290,15 +313,11 @@ int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, 
         *queries += g->len - g->blend;
         if (hit) *hits += g->len - g->blend;
     }
-    const int nth = pool_size(c->pool);
-    place_job j = {c, g, seq, NULL, (size_t)kv->row_elems + (size_t)c->m->hp.rot_dim};
-    if (!(j.buf = malloc((size_t)nth * j.buf_floats * sizeof *j.buf))) {
+    if (place(c, g, seq, err) < 0) {
         prefix_set_limit(kv, pre, store ? g->len : 0);
         prefix_release(kv, pre);
-        return wick_fail(err, "out of memory");
+        return -1;
     }
-    pool_run(c->pool, place_task, &j);
-    free(j.buf);
     const int end = g->slot + g->len;
     memcpy(kv_seq_tokens(kv, seq) + g->slot + g->blend, g->tokens + g->blend,
            (size_t)(g->len - g->blend) * sizeof *g->tokens);

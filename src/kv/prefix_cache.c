@@ -365,7 +365,7 @@ static int lcp(const int32_t *a, int na, const int32_t *b, int nb) {
     return i;
 }
 
-int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int max_reuse) {
+static int attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int max_reuse, bool copy) {
     prefix_cache *pc = kv->pc;
     if (!pc || kv->len[s] != 0 || kv->n_seq_blocks[s] != 0) return kv->len[s];
     pc->root[s] = root;
@@ -424,7 +424,11 @@ int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
         }
     }
     if (best < 0) return kv->len[s];
-    if (kv->ref[best] == 1 && kv->n_free == 0) {
+    if (!copy) {
+        /* read-only: s holds the child itself, shared */
+        kv_hold(kv, s, best);
+        kv_unhold(kv, best);
+    } else if (kv->ref[best] == 1 && kv->n_free == 0) {
         /* Only the pin holds it and no block is free for a copy: take `best`
          * itself out of the cache (what it holds past the match is overwritten). */
         cache_drop(kv, best);
@@ -443,6 +447,14 @@ int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
     memcpy(kv_seq_tokens(kv, s) + kv->len[s], want, (size_t)best_n * sizeof *want);
     kv->len[s] += best_n;
     return kv->len[s];
+}
+
+int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int max_reuse) {
+    return attach(kv, s, root, tokens, max_reuse, true);
+}
+
+int prefix_attach_read(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int n) {
+    return attach(kv, s, root, tokens, n, false);
 }
 
 void prefix_commit(kv_cache *kv, int s) {

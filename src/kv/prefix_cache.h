@@ -77,6 +77,10 @@ void prefix_set_limit(kv_cache *kv, int s, int n);
  * chain from root, reusing at most max_reuse tokens. Returns the tokens now
  * held (its length). */
 int prefix_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int max_reuse);
+/* The same for a sequence that is only read (a span's stored rows): the
+ * partly matching block is held as it is, shared, rather than copied, so a
+ * hit takes no block. s must not be written before prefix_release. */
+int prefix_attach_read(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int n);
 /* Put the blocks sequence s has filled since the last call in the cache. */
 void prefix_commit(kv_cache *kv, int s);
 /* End sequence s: its partly filled last block is kept as a cached tail and
