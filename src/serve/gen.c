@@ -23,7 +23,9 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         fld_fail(e, 400, "prompt", "the prompt is empty");
         return NULL;
     }
-    if (g->n_ids >= l->n_ctx) {
+    /* a span request longer than the context: the library says why at submit */
+    const bool span_over = g->spans && g->n_ids > l->n_ctx;
+    if (g->n_ids >= l->n_ctx && !span_over) {
         fld_fail(e, 400, "messages",
                  "This model's maximum context length is %d tokens. However, your request has %d input tokens. "
                  "Please reduce the length of the input.", l->n_ctx, g->n_ids);
@@ -31,7 +33,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         e->no_retry = true;
         return NULL;
     }
-    long long room = l->n_ctx - g->n_ids;
+    long long room = span_over ? 0 : l->n_ctx - g->n_ids;
     wick_request r = {
         .prompt = g->ids,
         .n_prompt = g->n_ids,
@@ -43,6 +45,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .cache_salt = g->cache_salt,
         .new_message = g->new_message,
         .logprobs = g->logprobs,
+        .spans = g->spans,
     };
     wick_error err = {{0}};
     job *j = job_submit(l->sched, &r, l->mx, &err);
@@ -52,7 +55,11 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
                      s->cfg.max_queue, l->name);
             e->retry_after = 1;
         } else {
-            fld_fail(e, 400, NULL, "%s", err.msg);
+            fld_fail(e, 400, g->spans ? "prompt" : NULL, "%s", err.msg);
+            if (span_over) {
+                snprintf(e->code, sizeof e->code, "context_length_exceeded");
+                e->no_retry = true;
+            }
         }
     }
     return j;

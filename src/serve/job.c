@@ -95,6 +95,7 @@ static void on_done(void *user, const wick_request_result *r) {
     }
     o->prompt_tokens = r->prompt_tokens;
     o->cached_tokens = r->cached_tokens;
+    o->span_cached_tokens = r->span_cached_tokens;
     o->generated_tokens = r->generated_tokens;
     o->preemptions = r->preemptions;
     o->queue_ms = r->queue_ms;

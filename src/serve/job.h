@@ -30,7 +30,7 @@ typedef struct job_result {
     char *error;            /* WICK_FINISH_ERROR */
     char *tail;             /* text to append after the last event's */
     size_t tail_len;
-    int prompt_tokens, cached_tokens, generated_tokens, preemptions;
+    int prompt_tokens, cached_tokens, span_cached_tokens, generated_tokens, preemptions;
     double queue_ms, ttft_ms, prefill_ms, decode_ms, total_ms;
 } job_result;
 

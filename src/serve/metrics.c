@@ -144,6 +144,10 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
          offsetof(wick_sched_stats, prefix_queries)},
         {"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
          offsetof(wick_sched_stats, prefix_hits)},
+        {"wick:span_cache_queries_total", "Span cache queries, in terms of number of placed span tokens looked up.",
+         offsetof(wick_sched_stats, span_queries)},
+        {"wick:span_cache_hits_total", "Span cache hits, in terms of number of span tokens placed from the cache.",
+         offsetof(wick_sched_stats, span_hits)},
     };
     for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++) {
         family(o, counters[k].metric, "counter", counters[k].help);

@@ -171,6 +171,8 @@ static wick_sched_stats add_stats(wick_sched_stats a, const wick_sched_stats *b)
     a.preemptions += b->preemptions;
     a.prefix_queries += b->prefix_queries;
     a.prefix_hits += b->prefix_hits;
+    a.span_queries += b->span_queries;
+    a.span_hits += b->span_hits;
     a.requests_finished += b->requests_finished;
     a.steps += b->steps;
     a.step_tokens += b->step_tokens;
@@ -228,7 +230,8 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     wick_model_get_info(m, &mi);
     wick_context_params cp = {.n_ctx = c->n_ctx, .n_seq = c->n_seq > 0 ? c->n_seq : 1,
                               .n_threads = c->n_threads, .prefill_chunk = c->prefill_chunk,
-                              .kv_type = c->kv_type, .no_prefix_cache = c->no_prefix_cache};
+                              .kv_type = c->kv_type, .no_prefix_cache = c->no_prefix_cache,
+                              .no_span_cache = c->no_span_cache};
     const int bs = wick_kv_block_size();
     const size_t per_tok = (size_t)mi.n_layer * (size_t)mi.n_head_kv * (size_t)mi.head_dim * 2 *
                            (c->kv_type ? 2 : 4);

@@ -29,6 +29,7 @@ typedef struct mpool_config {
     int n_ctx, n_seq, n_threads, kv_type, prefill_chunk;
     size_t kv_bytes;          /* KV pool per model; 0 = n_seq full contexts */
     bool no_prefix_cache;
+    bool no_span_cache;       /* keep no span KV after a request (spans computed every time) */
     size_t cache_bytes;       /* idle cached KV per model; 0 = the pool */
     const char *cache_dir;    /* persist each model's cache in cache_dir/NAME; NULL = not */
     size_t cache_dir_bytes;   /* per model; 0 = 10 GiB */

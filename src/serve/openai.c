@@ -1,7 +1,9 @@
 /* openai.c — OpenAI-compatible routes: /v1/models, /v1/completions,
  * /v1/chat/completions (streamed as SSE or whole) and the two /render
  * routes the llm-d router tokenizes through. Requests are checked field by
- * field (a wrong type is a 400 naming the field; unknown fields are ignored). */
+ * field (a wrong type is a 400 naming the field; unknown fields are ignored).
+ * Span requests (a prompt object, or chat messages with "span": true, plus
+ * "span_cache") are parsed by span_req.c / span_chat.c and run here too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "serve/openai.h"
 #include "serve/prompt.h"
+#include "serve/span_chat.h"
 
 static void not_found_model(http_call *c, fld_error *e) {
     snprintf(e->code, sizeof e->code, "model_not_found");
@@ -115,7 +118,7 @@ static int parse_logprobs(const cJSON *b, oai_req *q, fld_error *e) {
  * lease passes to the response (released when it ends). */
 static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
     fld_error e = {0};
-    http_note(c, "model=%s prompt=%d", lease->name, q->g.n_ids);
+    http_note(c, "model=%s prompt=%d%s", lease->name, q->g.n_ids, q->g.spans ? " spans" : "");
     job *j = gen_submit(s, lease, &q->g, &e);
     if (!j) {
         mpool_release(s->pool, lease, NAN);
@@ -135,6 +138,7 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
     r->j = j;
     r->chat = q->chat;
     r->include_usage = q->include_usage;
+    r->spans = q->g.spans != NULL;
     r->logprobs = q->logprobs;
     r->created = (long long)time(NULL);
     reply_new_id(s, q->chat ? "chatcmpl-" : "cmpl-", r->id, sizeof r->id);
@@ -154,8 +158,8 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
         } else {
             sbuf out = {0};
             oai_format_whole(r, &acc, res, &out);
-            http_note(c, "model=%s prompt=%d cached=%d gen=%d", lease->name, res->prompt_tokens,
-                      res->cached_tokens, res->generated_tokens);
+            http_note(c, "model=%s prompt=%d cached=%d%s gen=%d", lease->name, res->prompt_tokens,
+                      res->cached_tokens, r->spans ? " spans" : "", res->generated_tokens);
             http_reply_sbuf(c, 200, "application/json", &out);
         }
     } else {
@@ -209,12 +213,25 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     mpool_lease l;
     if (lease_model(s, c, b, &l) < 0) return;
     sampling_for(&l, &q);
-    if (fld_sampling_openai(b, &q.g.sampling, &e) < 0 || prompt_completion(l.model, prompt, &q.g.ids, &q.g.n_ids, &e) < 0) {
+    span_req sr = {0};
+    int rc = fld_sampling_openai(b, &q.g.sampling, &e);
+    if (rc == 0) rc = span_req_options(b, l.model, &sr, &e);
+    if (rc == 0 && cJSON_IsObject(prompt)) {
+        if ((rc = span_req_completion(l.model, prompt, &sr, &e)) == 0) {
+            q.g.n_ids = span_req_finish(&sr);
+            q.g.spans = &sr.v;
+        }
+    } else if (rc == 0) {
+        rc = prompt_completion(l.model, prompt, &q.g.ids, &q.g.n_ids, &e);
+    }
+    if (rc < 0) {
         mpool_release(s->pool, &l, NAN);
+        span_req_free(&sr);
         goto bad;
     }
     run(s, c, &q, &l);
     free(q.g.ids);
+    span_req_free(&sr);
     return;
 bad:
     reply_openai_error(c, &e);
@@ -238,7 +255,20 @@ static int chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     return 0;
 }
 
-void oai_chat(serve_server *s, http_call *c, cJSON *b) {
+/* The chat prompt of a request: span segments into sr when messages carry
+ * "span": true (with span_cache's options), else token ids into g. */
+static int chat_prompt(const wick_model *m, const cJSON *b, const prompt_chat_opts *po, span_req *sr, gen_params *g,
+                       fld_error *e) {
+    int spans = span_chat_detect(po->messages, e);
+    if (spans < 0 || span_req_options(b, m, sr, e) < 0) return -1;
+    if (!spans) return prompt_chat(m, po, &g->ids, &g->n_ids, NULL, e);
+    if (span_chat_build(m, po, sr, e) < 0) return -1;
+    g->n_ids = span_req_finish(sr);
+    g->spans = &sr->v;
+    return 0;
+}
+
+void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
     oai_req q = {.chat = true};
     fld_error e = {0};
     prompt_chat_opts po;
@@ -246,23 +276,43 @@ void oai_chat(serve_server *s, http_call *c, cJSON *b) {
         reply_openai_error(c, &e);
         return;
     }
+    if (prefill_only) q.g.n_predict = 0;
     mpool_lease l;
     if (lease_model(s, c, b, &l) < 0) return;
     sampling_for(&l, &q);
     q.g.new_message = true;
-    if (fld_sampling_openai(b, &q.g.sampling, &e) < 0 || prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, NULL, &e) < 0) {
+    span_req sr = {0};
+    if (fld_sampling_openai(b, &q.g.sampling, &e) < 0 || chat_prompt(l.model, b, &po, &sr, &q.g, &e) < 0) {
         mpool_release(s->pool, &l, NAN);
+        span_req_free(&sr);
         reply_openai_error(c, &e);
         return;
     }
     run(s, c, &q, &l);
     free(q.g.ids);
+    span_req_free(&sr);
+}
+
+void oai_chat(serve_server *s, http_call *c, cJSON *b) { oai_chat_run(s, c, b, false); }
+
+static void add_ids(cJSON *a, const int32_t *ids, int n) {
+    for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
 }
 
 static cJSON *ids_json(const int32_t *ids, int n) {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
+    add_ids(a, ids, n);
     return a;
+}
+
+/* A span request rendered: token_ids = prefix, spans and suffix in request
+ * order, and the segments themselves. */
+static void add_span_ids(cJSON *o, const span_req *r) {
+    cJSON *a = cJSON_AddArrayToObject(o, "token_ids");
+    add_ids(a, r->prefix, r->n_prefix);
+    for (int k = 0; k < r->n_spans; k++) add_ids(a, r->spans[k], r->span_len[k]);
+    add_ids(a, r->suffix, r->n_suffix);
+    cJSON_AddItemToObject(o, "segments", span_req_segments_json(r));
 }
 
 void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
@@ -277,16 +327,21 @@ void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
     if (lease_model(s, c, b, &l) < 0) return;
     int32_t *ids = NULL;
     int n = 0;
-    int rc = prompt_completion(l.model, prompt, &ids, &n, &e);
+    span_req sr = {0};
+    int rc = cJSON_IsObject(prompt) ? span_req_completion(l.model, prompt, &sr, &e)
+                                    : prompt_completion(l.model, prompt, &ids, &n, &e);
     mpool_release(s->pool, &l, NAN);
     if (rc < 0) {
+        span_req_free(&sr);
         reply_openai_error(c, &e);
         return;
     }
     cJSON *arr = cJSON_CreateArray(), *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
+    if (cJSON_IsObject(prompt)) add_span_ids(o, &sr);
+    else cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
     cJSON_AddItemToArray(arr, o);
     free(ids);
+    span_req_free(&sr);
     reply_json(c, 200, arr);
 }
 
@@ -299,16 +354,19 @@ void oai_render_chat(serve_server *s, http_call *c, cJSON *b) {
     }
     mpool_lease l;
     if (lease_model(s, c, b, &l) < 0) return;
-    int32_t *ids = NULL;
-    int n = 0;
-    int rc = prompt_chat(l.model, &po, &ids, &n, NULL, &e);
+    gen_params g = {0};
+    span_req sr = {0};
+    int rc = chat_prompt(l.model, b, &po, &sr, &g, &e);
     mpool_release(s->pool, &l, NAN);
     if (rc < 0) {
+        span_req_free(&sr);
         reply_openai_error(c, &e);
         return;
     }
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
-    free(ids);
+    if (g.spans) add_span_ids(o, &sr);
+    else cJSON_AddItemToObject(o, "token_ids", ids_json(g.ids, g.n_ids));
+    free(g.ids);
+    span_req_free(&sr);
     reply_json(c, 200, o);
 }

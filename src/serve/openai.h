@@ -19,6 +19,7 @@ typedef struct oai_resp {
     job *j;
     job_batch b;      /* the last batch taken (stream) */
     bool chat, include_usage;
+    bool spans;       /* a span request: usage reports span_cached_tokens */
     int logprobs;
     char id[48];
     long long created;
@@ -26,6 +27,10 @@ typedef struct oai_resp {
     size_t text_off;  /* completions: text bytes sent so far (text_offset) */
     double t0;
 } oai_resp;
+
+/* /v1/chat/completions on a parsed body (oai_chat, and the spnl route's
+ * translated queries); prefill_only: compute the prompt, generate nothing. */
+void oai_chat_run(serve_server *s, http_call *c, cJSON *body, bool prefill_only);
 
 /* The whole answer (non-streaming) into out. */
 void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, sbuf *out);

@@ -96,12 +96,16 @@ static void completion_logprobs(sbuf *o, const wick_model *m, const job_event *e
     sbuf_free(&p);
 }
 
-static void usage_json(sbuf *o, const job_result *res) {
+/* span_cached_tokens (span requests only): the cached tokens that were
+ * spans placed from the span cache */
+static void usage_json(sbuf *o, const oai_resp *r, const job_result *res) {
     sbuf_printf(o,
                 "{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
-                "\"prompt_tokens_details\":{\"cached_tokens\":%d}}",
+                "\"prompt_tokens_details\":{\"cached_tokens\":%d",
                 res->prompt_tokens, res->generated_tokens, res->prompt_tokens + res->generated_tokens,
                 res->cached_tokens);
+    if (r->spans) sbuf_printf(o, ",\"span_cached_tokens\":%d", res->span_cached_tokens);
+    sbuf_puts(o, "}}");
 }
 
 static void head(sbuf *o, const oai_resp *r, bool whole) {
@@ -133,7 +137,7 @@ void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, 
     }
     sbuf_free(text);
     sbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
-    usage_json(o, res);
+    usage_json(o, r, res);
     sbuf_puts(o, "}");
 }
 
@@ -217,7 +221,7 @@ int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
             sbuf_puts(o, "data: ");
             head(o, r, false);
             sbuf_puts(o, ",\"choices\":[],\"usage\":");
-            usage_json(o, res);
+            usage_json(o, r, res);
             sbuf_puts(o, "}\n\n");
         }
     }

@@ -94,10 +94,10 @@ static char *token_text(const tokenizer *t, int32_t id) {
     return s ? strndup(s, len) : strdup("");
 }
 
-int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,
-                fld_error *e) {
+int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *text_len, fld_error *e) {
     const tokenizer *t = tok_of(m);
-    if (text) *text = NULL;
+    *text = NULL;
+    *text_len = 0;
     if (!cJSON_IsArray(o->messages)) return fld_fail(e, 400, "messages", "\"messages\" must be an array");
     cJSON *ctx = cJSON_CreateObject();
     cJSON *msgs = cJSON_CreateArray();
@@ -171,15 +171,39 @@ int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, i
                 }
         }
     }
+    *text = out;
+    *text_len = len;
+    return 0;
+}
+
+int prompt_encode(const wick_model *m, const char *text, size_t len, int32_t **ids, int *n, fld_error *e) {
+    wick_error err;
     size_t n_ids = 0;
-    int rc = tok_encode(t, out, len, false, true, ids, &n_ids, &err);
-    if (rc < 0) {
-        free(out);
+    *ids = NULL;
+    *n = 0;
+    if (tok_encode(tok_of(m), text, len, false, true, ids, &n_ids, &err) < 0)
         return fld_fail(e, 400, "messages", "%s", err.msg);
+    if (n_ids > (size_t)INT32_MAX / 2) {
+        free(*ids);
+        *ids = NULL;
+        return fld_fail(e, 400, "messages", "the prompt is too long");
+    }
+    *n = (int)n_ids;
+    return 0;
+}
+
+int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,
+                fld_error *e) {
+    if (text) *text = NULL;
+    char *out = NULL;
+    size_t len = 0;
+    if (prompt_render(m, o, &out, &len, e) < 0) return -1;
+    if (prompt_encode(m, out, len, ids, n, e) < 0) {
+        free(out);
+        return -1;
     }
     if (text) *text = out;
     else free(out);
-    *n = (int)n_ids;
     return 0;
 }
 

@@ -28,6 +28,13 @@ typedef struct prompt_chat_opts {
     bool continue_final_message;
 } prompt_chat_opts;
 
+/* Render a conversation with the chat template: *text (malloc'd, NUL-
+ * terminated) and its length. */
+int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e);
+/* Tokenize rendered text: special-token text recognized, no BOS added (what
+ * prompt_chat does with the rendered prompt). *ids malloc'd. */
+int prompt_encode(const wick_model *m, const char *text, size_t len, int32_t **ids, int *n, fld_error *e);
+
 /* Render a conversation and tokenize it (special-token text recognized, no
  * BOS added beyond what the template writes). Message content may be a string,
  * null or an array of {type:"text", text} parts; images are refused.

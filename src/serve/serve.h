@@ -31,6 +31,7 @@ typedef struct serve_config {
     int n_threads, n_ctx, kv_type, parallel, prefill_chunk;
     size_t kv_bytes;              /* 0 = parallel full contexts */
     bool no_prefix_cache;         /* turn the automatic prefix cache off */
+    bool no_span_cache;           /* keep no span KV after span requests (computed every time) */
     size_t cache_bytes;           /* KV kept cached while no request holds it; 0 = the whole pool */
     const char *cache_dir;        /* persist cached blocks here; NULL = none */
     size_t cache_dir_bytes;       /* disk budget of cache_dir; 0 = 10 GiB */

@@ -44,10 +44,12 @@ typedef struct gen_params {
     bool ignore_eos, new_message;
     int logprobs;         /* -1 none, else top-N */
     const char *cache_salt; /* prefix-cache salt (NULL = none); read at submit */
+    const wick_spans *spans; /* a span request (ids unused; n_ids = its whole length); read at submit */
 } gen_params;
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
- * leaves no room, 503 + retry-after when the queue is full. */
+ * leaves no room (a span request longer than the context: the library's
+ * message), 503 + retry-after when the queue is full. */
 job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_error *e);
 /* Wait for the whole output, appending every event into acc (events and
  * text, offsets rebased). Returns 0 at the end, -1 if the client left or the
@@ -67,6 +69,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *body);
 void oai_chat(serve_server *s, http_call *c, cJSON *body);
 void oai_render_completions(serve_server *s, http_call *c, cJSON *body);
 void oai_render_chat(serve_server *s, http_call *c, cJSON *body);
+void spnl_execute(serve_server *s, http_call *c, cJSON *body); /* POST /v1/query/execute (spnl.c) */
 
 void oll_generate(serve_server *s, http_call *c, cJSON *body);
 void oll_chat(serve_server *s, http_call *c, cJSON *body);
