@@ -73,6 +73,10 @@ const char *http_header(const http_call *c, const char *name) {
     return MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name);
 }
 
+const char *http_query(const http_call *c, const char *name) {
+    return MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
 const char *http_body(const http_call *c, size_t *len) {
     if (len) *len = c->body_len;
     return c->body ? c->body : "";

@@ -44,6 +44,7 @@ bool http_stopping(const http_server *s);
 const char *http_method(const http_call *c);
 const char *http_path(const http_call *c);    /* without the query string */
 const char *http_header(const http_call *c, const char *name); /* NULL if absent */
+const char *http_query(const http_call *c, const char *name);  /* a query-string argument; NULL if absent */
 const char *http_body(const http_call *c, size_t *len);        /* NUL-terminated */
 bool http_body_too_large(const http_call *c);
 /* True once the client has closed its connection, or the server is stopping. */

@@ -33,6 +33,7 @@ static const route ROUTES[] = {
     {"POST", "/v1/chat/completions", true, false, NULL, oai_chat},
     {"POST", "/v1/completions/render", true, false, NULL, oai_render_completions},
     {"POST", "/v1/chat/completions/render", true, false, NULL, oai_render_chat},
+    {"POST", "/v1/query/execute", true, false, NULL, spnl_execute},
     {"POST", "/tokenize", true, false, NULL, util_tokenize},
     {"POST", "/detokenize", true, false, NULL, util_detokenize},
     {"POST", "/api/generate", true, false, NULL, oll_generate},
