@@ -22,8 +22,8 @@ static const char USAGE[] =
     "An HTTP server with OpenAI-compatible (/v1/models, /v1/completions,\n"
     "/v1/chat/completions, /v1/*/render) and Ollama-compatible (/api/generate,\n"
     "/api/chat, /api/tags, /api/ps, /api/show, /api/version) routes, plus /health,\n"
-    "/metrics (Prometheus, vLLM names), /tokenize and /detokenize. Requests are\n"
-    "batched continuously per model.\n"
+    "/metrics (Prometheus, vLLM names), /tokenize, /detokenize and spnl's span\n"
+    "queries (POST /v1/query/execute). Requests are batched continuously per model.\n"
     "\n"
     "models:\n"
     "  -m, --model MODEL         a .gguf file or Hugging Face directory (repeatable); the\n"
@@ -59,6 +59,10 @@ static const char USAGE[] =
     "  --kv-type f32|f16         KV cache element type (default f32)\n"
     "  --dtype T                 convert weight matrices at load (q8_0|q4_0|f16|bf16|f32)\n"
     "  --prefill-chunk N         prompt tokens per forward pass (default 128)\n"
+    "span requests (documents cached position-independently: a /v1/completions prompt\n"
+    "{prefix, spans, suffix}, chat messages with \"span\": true, POST /v1/query/execute):\n"
+    "  --no-span-cache           keep no span KV after a request: every span is computed\n"
+    "                            again each time (same results, no reuse)\n"
     "server:\n"
     "  --host HOST               address to bind (default 127.0.0.1)\n"
     "  --port PORT               port (default 8080; 0 = a free one, printed)\n"
@@ -107,7 +111,7 @@ int cmd_serve(int argc, char **argv) {
     const char *models_dir = NULL, *host = "127.0.0.1", *api_key = getenv("WICK_API_KEY"), *keep_alive = NULL;
     int port = 8080, parallel = 0, max_queue = 0, max_loaded = 0, timeout = 600, kv_mb = 0, mem_mb = 0;
     int cache_mb = 0, cache_dir_mb = 10240;
-    bool no_prefix_cache = false;
+    bool no_prefix_cache = false, no_span_cache = false;
     const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL;
     float req_timeout = 0;
     uint64_t body_limit = 8u << 20;
@@ -131,13 +135,14 @@ int cmd_serve(int argc, char **argv) {
         {"--body-limit", NULL, OPT_U64, &body_limit, NULL},
         {"--verbose", "-v", OPT_FLAG, &verbose, NULL},
         {"--no-prefix-cache", NULL, OPT_FLAG, &no_prefix_cache, NULL},
+        {"--no-span-cache", NULL, OPT_FLAG, &no_span_cache, NULL},
         {"--cache-mb", NULL, OPT_INT, &cache_mb, NULL},
         {"--cache-dir", NULL, OPT_STR, &cache_dir, NULL},
         {"--cache-dir-mb", NULL, OPT_INT, &cache_dir_mb, NULL},
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
     };
-    int n = cli_runtime_opts(opts, 21, &rt);
+    int n = cli_runtime_opts(opts, 22, &rt);
     if (cli_parse("serve", argc, argv, opts, n) < 0) return 1;
     ctx_set = rt.ctx > 0;
     if (cli_runtime_check("serve", &rt) < 0) return 1;
@@ -173,7 +178,8 @@ int cmd_serve(int argc, char **argv) {
         .n_threads = rt.threads, .n_ctx = rt.ctx, .kv_type = cli_kv_type("serve", rt.kv_type),
         .parallel = parallel, .prefill_chunk = rt.chunk, .kv_bytes = (size_t)kv_mb << 20,
         .dtype = rt.dtype ? rt.dtype : getenv("WICK_DTYPE"),
-        .no_prefix_cache = no_prefix_cache, .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
+        .no_prefix_cache = no_prefix_cache, .no_span_cache = no_span_cache,
+        .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
         .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
         .log = verbose ? log_line : NULL,
         .warn = warn_line,
