@@ -264,10 +264,14 @@ out:
     wick_context_free(off);
 }
 
-/* Span and ordinary requests at once equal each alone. */
-static void together(wick_model *m, const char *label, int V) {
+/* Span and ordinary requests at once equal each alone; with kv_blocks, in a
+ * pool too small for all of them (preemption, spans waiting for blocks). */
+static void together(wick_model *m, const char *label, int V, int kv_blocks) {
     wick_error err;
-    wick_context *c = new_ctx(m, 3, 1, false, NULL), *solo = new_ctx(m, 1, 1, true, NULL);
+    wick_context_params cp = {.n_ctx = 1024, .n_seq = 3, .n_threads = 2, .prefill_chunk = 48, .kv_type = 1,
+                              .kv_blocks = kv_blocks};
+    wick_context *c = wick_context_new(m, &cp, &err), *solo = new_ctx(m, 1, 1, true, NULL);
+    CHECK_MSG(c != NULL, "%s", err.msg);
     wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL, *s1 = solo ? wick_sched_new(solo, NULL, &err) : NULL;
     static sreq q[5];
     static out_rec got[5], ref[5];
@@ -284,7 +288,13 @@ static void together(wick_model *m, const char *label, int V) {
         CHECK_MSG(id > 0, "%s", err.msg);
     }
     if (s && s1) run(s);
-    for (int i = 0; s && s1 && i < 5; i++) CHECK_MSG(same(&got[i], &ref[i]), "%s: request %d together differs from alone", label, i);
+    if (s && kv_blocks) { /* the small pool did make requests wait */
+        wick_sched_stats st;
+        wick_sched_get_stats(s, &st);
+        CHECK_MSG(st.preemptions > 0, "%s: a pool of %d blocks preempted nothing", label, kv_blocks);
+    }
+    for (int i = 0; s && s1 && i < 5; i++)
+        CHECK_MSG(same(&got[i], &ref[i]), "%s: request %d together (pool %d) differs from alone", label, i, kv_blocks);
     wick_sched_free(s);
     wick_sched_free(s1);
     wick_context_free(c);
@@ -347,7 +357,8 @@ int main(void) {
         snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
         oracle(m, label, info.n_vocab);
         modes(m, label, info.n_vocab, i, cache);
-        together(m, label, info.n_vocab);
+        together(m, label, info.n_vocab, 0);
+        together(m, label, info.n_vocab, 9);
         if (i == 0) refused(m, info.n_vocab);
         wick_model_free(m);
     }

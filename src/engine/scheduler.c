@@ -368,7 +368,8 @@ static void admit(wick_sched *s) {
         const int reusable = q->plan && q->plan->n_prefix < q->n_tokens - 1 ? q->plan->n_prefix : q->n_tokens - 1;
         const int keep = prefix_attach(kv, slot, q->root, q->tokens, reusable);
         if (q->plan) prefix_set_limit(kv, slot, q->plan->n_prefix);
-        const int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[slot];
+        /* a span request also needs room to compute its spans */
+        const int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[slot] + (q->plan ? span_blocks_needed(q->plan, keep) : 0);
         if (need > kv_blocks_available(kv)) {
             prefix_release(kv, slot);
             if (s->n_running > 0) return; /* wait for running requests to give blocks back */
@@ -565,8 +566,23 @@ static void place_spans(wick_sched *s) {
         if (!q->plan) continue;
         wick_error e;
         int hits = 0, queries = 0, failed = 0;
+        bool gone = false;
         while (span_next_placed(q->plan, q->n_computed) == q->n_computed) {
             const int to = span_place(c, q->plan, q->slot, q->n_computed, &hits, &queries, &e);
+            if (to == SPAN_NO_BLOCKS && s->n_running > 1) {
+                /* no blocks to compute the span now: the newest request gives its
+                 * blocks back (q itself when it is the newest: it waits, queued) */
+                sched_req *newest = s->running[0];
+                for (int k = 1; k < s->n_running; k++)
+                    if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
+                preempt(s, newest);
+                if (newest == q) {
+                    gone = true;
+                    break;
+                }
+                i = -1; /* the running list changed: this pass starts over after q */
+                continue;
+            }
             if (to < 0) {
                 failed = 1;
                 break;
@@ -582,7 +598,9 @@ static void place_spans(wick_sched *s) {
         if (failed) {
             kv_truncate(&c->kv, q->slot, 0);
             finish(s, q, WICK_FINISH_ERROR, e.msg); /* removes running[i] */
-            i--;
+            i = -1;
+        } else if (gone) {
+            i = -1;
         }
     }
 }
@@ -634,6 +652,15 @@ static int step_inner(wick_sched *s, wick_error *err) {
         }
         in_batch[n_in] = q;
         counts[n_in++] = take;
+    }
+    if (n == 0) {
+        /* Every running request is a span request waiting for blocks to
+         * compute its span: the newest gives its blocks back. */
+        sched_req *newest = s->running[0];
+        for (int k = 1; k < s->n_running; k++)
+            if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
+        preempt(s, newest);
+        return pending(s);
     }
     wick_batch b = {.n = n, .tokens = s->b_tok, .pos = s->b_pos, .seq = s->b_seq, .want_logits = s->b_want,
                     .rope_pos = s->b_rope};

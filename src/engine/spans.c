@@ -170,6 +170,17 @@ int span_next_placed(const span_plan *p, int from) {
     return INT32_MAX;
 }
 
+int span_blocks_needed(const span_plan *p, int from) {
+    int need = 0;
+    for (int k = 0; k < p->n_spans; k++) {
+        const span_seg *g = &p->spans[k];
+        if (g->blend >= g->len || g->slot + g->blend < from) continue;
+        const int b = (p->n_anchor + g->len + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE + (g->len + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+        if (b > need) need = b;
+    }
+    return need;
+}
+
 /* ---- computing a span in isolation ---- */
 
 /* A ++ g->tokens as an ordinary sequence in c->span_iso (the anchor's cached
@@ -189,7 +200,8 @@ static int compute_isolated(wick_context *c, const span_plan *p, const span_seg 
     }
     prefix_attach(kv, iso, p->anchor_root, p->anchor, na);
     if (kv_reserve(kv, iso, total, err) < 0 || kv_reserve(kv, pre, g->len, err) < 0) {
-        rc = wick_fail(err, "no KV blocks left to compute a span of %d tokens (raise the KV budget)", g->len);
+        wick_fail(err, "no KV blocks left to compute a span of %d tokens (raise the KV budget)", g->len);
+        rc = SPAN_NO_BLOCKS;
         goto done;
     }
     const fwd_capture cap = {iso, na, pre};
@@ -302,10 +314,11 @@ int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, 
     if (!hit) {
         prefix_release(kv, pre); /* a partial match: the span is computed whole */
         if (store) prefix_attach(kv, pre, p->store_root, g->tokens, 0); /* its chain's root, nothing held */
-        if (compute_isolated(c, p, g, err) < 0) {
+        const int rc = compute_isolated(c, p, g, err);
+        if (rc < 0) {
             prefix_set_limit(kv, pre, 0);
             prefix_release(kv, pre);
-            return -1;
+            return rc;
         }
     }
     if (!g->counted) {

@@ -49,9 +49,15 @@ void span_plan_free(span_plan *p);
 int32_t span_rope_pos(const span_plan *p, int slot);
 /* The first slot >= from that is placed rather than computed (INT32_MAX if none). */
 int span_next_placed(const span_plan *p, int from);
+/* Blocks the computation of the largest span still to place from slot
+ * `from` on may take at once (A ++ S and the stored rows; 0 if none). */
+int span_blocks_needed(const span_plan *p, int from);
+#define SPAN_NO_BLOCKS (-2)
 /* Sequence seq holds slots [0, frontier) and frontier starts a placed run:
  * get that span (from the span cache, or computed in isolation) and place
- * it. Returns the new frontier, or -1 with err. The first time a span is
+ * it. Returns the new frontier, or -1 with err, or SPAN_NO_BLOCKS (with
+ * err) when the pool has no blocks to compute the span now (nothing
+ * changed: try again when other requests have let blocks go). The first time a span is
  * placed for this plan, its placed tokens are added to *queries, and to
  * *hits if the span cache had them. */
 int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, int *queries, wick_error *err);
