@@ -8,6 +8,9 @@
 #include "cli/cli.h"
 #include "cli/span_args.h"
 
+/* cli_error's line, then -1. */
+#define cli_fail(...) (cli_error(__VA_ARGS__), -1)
+
 int cli_span_opts(cli_opt *opts, int n, cli_span_args *a) {
     memset(a, 0, sizeof *a);
     const cli_opt add[] = {
@@ -28,12 +31,12 @@ bool cli_span_given(const cli_span_args *a) {
 
 int cli_span_check(const char *cmd, const cli_span_args *a) {
     if (!cli_span_given(a)) return 0;
-    if (a->files.n == 0) return cli_error("%s: --prefix, --anchor, --positions, --blend-first-k and --no-span-cache need at least one --span FILE", cmd);
+    if (a->files.n == 0) return cli_fail("%s: --prefix, --anchor, --positions, --blend-first-k and --no-span-cache need at least one --span FILE", cmd);
     if (a->anchor && strcmp(a->anchor, "prefix") && strcmp(a->anchor, "bos") && strcmp(a->anchor, "none"))
-        return cli_error("%s: --anchor must be prefix, bos or none, not \"%s\"", cmd, a->anchor);
+        return cli_fail("%s: --anchor must be prefix, bos or none, not \"%s\"", cmd, a->anchor);
     if (a->positions && strcmp(a->positions, "sequential") && strcmp(a->positions, "shared"))
-        return cli_error("%s: --positions must be sequential or shared, not \"%s\"", cmd, a->positions);
-    if (a->blend < 0) return cli_error("%s: --blend-first-k must be 0 or more", cmd);
+        return cli_fail("%s: --positions must be sequential or shared, not \"%s\"", cmd, a->positions);
+    if (a->blend < 0) return cli_fail("%s: --blend-first-k must be 0 or more", cmd);
     return 0;
 }
 
@@ -58,11 +61,11 @@ int cli_span_build(const char *cmd, const wick_model *m, const cli_span_args *a,
         int rc = tokenize(m, text, len, false, &r->spans[k], &r->span_len[k]);
         free(text);
         if (rc < 0) return -1;
-        if (r->span_len[k] == 0) return cli_error("%s: span %d (%s) is empty", cmd, k, a->files.v[k]);
+        if (r->span_len[k] == 0) return cli_fail("%s: span %d (%s) is empty", cmd, k, a->files.v[k]);
         r->n_spans++;
     }
     if (tokenize(m, question, qlen, false, &r->suffix, &r->n_suffix) < 0) return -1;
-    if (r->n_suffix == 0) return cli_error("%s: the question (-p) tokenizes to nothing", cmd);
+    if (r->n_suffix == 0) return cli_fail("%s: the question (-p) tokenizes to nothing", cmd);
     r->v = (wick_spans){
         .prefix = r->prefix,
         .n_prefix = r->n_prefix,
