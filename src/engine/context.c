@@ -53,11 +53,12 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
         free(c);
         return NULL;
     }
-    /* Two sequences more than the caller's: span computation (engine/spans.c). */
+    /* Three sequences more than the caller's, for span requests (engine/spans.c). */
     c->span_iso = c->n_seq;
     c->span_pre = c->n_seq + 1;
+    c->span_look = c->n_seq + 2;
     c->no_span_cache = p->no_span_cache;
-    if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq + 2,
+    if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq + 3,
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         (!p->no_prefix_cache &&
          prefix_cache_enable(&c->kv, (kv_key){m->identity[0], m->identity[1]}, p->cache_blocks, err) < 0) ||

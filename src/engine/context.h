@@ -16,10 +16,11 @@ struct wick_context {
     kv_cache kv;
     forward_scratch fs;
     int n_logits;   /* logit rows of the last batch */
-    /* the KV cache's two sequences past n_seq, for span computation
-     * (engine/spans.c): A ++ S computed as an ordinary sequence, and the
-     * span's pre-RoPE K / V captured from it */
-    int span_iso, span_pre;
+    /* the KV cache's three sequences past n_seq, for span requests
+     * (engine/spans.c): A ++ S computed as an ordinary sequence, the span's
+     * pre-RoPE K / V captured from it, and a span found in the cache (held
+     * read-only while it is placed) */
+    int span_iso, span_pre, span_look;
     bool no_span_cache;
     sampler smp;
     wick_profile prof; /* accumulated while fs.prof points here */

@@ -79,6 +79,10 @@ struct wick_sched {
     int n_running;
     int64_t admit_counter;
     int32_t *b_tok, *b_pos, *b_seq, *b_rope; /* [budget] batch buffers */
+    /* the span being computed in isolation (one at a time; engine/spans.h):
+     * its request, which waits at that span's placed run, and the span */
+    sched_req *job_owner;
+    span_seg *job_seg;
     bool *b_want;
     sched_req **order, **in_batch; /* [n_seq]: requests in batch order */
     int *counts;             /* [n_seq]: tokens each adds this step */
@@ -288,6 +292,11 @@ void wick_sched_cancel(wick_sched *s, int64_t id) {
  * reusable until evicted) or back to the pool. */
 static void release_slot(wick_sched *s, sched_req *q) {
     if (q->slot < 0) return;
+    if (s->job_owner == q) { /* its span computation is dropped */
+        span_job_abort(s->c);
+        s->job_owner = NULL;
+        s->job_seg = NULL;
+    }
     prefix_release(&s->c->kv, q->slot);
     pthread_mutex_lock(&s->mu);
     s->slots[q->slot].owner = NULL;
@@ -557,31 +566,49 @@ static int pending(wick_sched *s) {
     return n;
 }
 
-/* Span requests whose prefill reached a placed span: place it (computing it
- * first when the span cache lacks it), and every one that follows at once. */
+static void count_spans(wick_sched *s, sched_req *q, int hits, int queries) {
+    q->span_hits += hits;
+    q->span_queries += queries;
+    pthread_mutex_lock(&s->mu);
+    s->st.span_queries += (uint64_t)queries;
+    s->st.span_hits += (uint64_t)hits;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Span requests whose prefill reached a placed span: place it from the span
+ * cache, and every one that follows at once; a span the cache lacks starts
+ * the span job (its tokens then ride in the batches) or, while another
+ * request's job runs, waits. */
 static void place_spans(wick_sched *s) {
     wick_context *c = s->c;
     for (int i = 0; i < s->n_running; i++) {
         sched_req *q = s->running[i];
-        if (!q->plan) continue;
+        if (!q->plan || q == s->job_owner) continue;
         wick_error e;
         int hits = 0, queries = 0, failed = 0;
-        bool gone = false;
-        while (span_next_placed(q->plan, q->n_computed) == q->n_computed) {
-            const int to = span_place(c, q->plan, q->slot, q->n_computed, &hits, &queries, &e);
-            if (to == SPAN_NO_BLOCKS && s->n_running > 1) {
-                /* no blocks to compute the span now: the newest request gives its
-                 * blocks back (q itself when it is the newest: it waits, queued) */
-                sched_req *newest = s->running[0];
-                for (int k = 1; k < s->n_running; k++)
-                    if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
-                preempt(s, newest);
-                if (newest == q) {
-                    gone = true;
+        bool restart = false;
+        span_seg *g;
+        while ((g = span_at(q->plan, q->n_computed))) {
+            int to = span_place_cached(c, q->plan, g, q->slot, &hits, &queries, &e);
+            if (to == SPAN_MISS) {
+                if (s->job_owner) break; /* another request's span job runs: wait */
+                to = span_job_start(c, q->plan, g, &e);
+                if (to == 0) {
+                    s->job_owner = q;
+                    s->job_seg = g;
                     break;
                 }
-                i = -1; /* the running list changed: this pass starts over after q */
-                continue;
+                if (to == SPAN_NO_BLOCKS && s->n_running > 1) {
+                    /* no blocks to compute the span now: the newest request gives its
+                     * blocks back (q itself when it is the newest: it waits, queued) */
+                    sched_req *newest = s->running[0];
+                    for (int k = 1; k < s->n_running; k++)
+                        if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
+                    preempt(s, newest);
+                    restart = true;
+                    if (newest == q) break;
+                    continue;
+                }
             }
             if (to < 0) {
                 failed = 1;
@@ -589,20 +616,34 @@ static void place_spans(wick_sched *s) {
             }
             q->n_computed = to;
         }
-        q->span_hits += hits;
-        q->span_queries += queries;
-        pthread_mutex_lock(&s->mu);
-        s->st.span_queries += (uint64_t)queries;
-        s->st.span_hits += (uint64_t)hits;
-        pthread_mutex_unlock(&s->mu);
+        count_spans(s, q, hits, queries);
         if (failed) {
             kv_truncate(&c->kv, q->slot, 0);
             finish(s, q, WICK_FINISH_ERROR, e.msg); /* removes running[i] */
-            i = -1;
-        } else if (gone) {
-            i = -1;
+            restart = true;
         }
+        if (restart) i = -1; /* the running list changed */
     }
+}
+
+/* After a step with span-job tokens: once the span is computed, place it. */
+static void finish_job(wick_sched *s) {
+    wick_context *c = s->c;
+    sched_req *q = s->job_owner;
+    if (!q || c->kv.len[c->span_iso] < q->plan->n_anchor + s->job_seg->len) return;
+    wick_error e;
+    int hits = 0, queries = 0;
+    span_seg *g = s->job_seg;
+    s->job_owner = NULL;
+    s->job_seg = NULL;
+    const int to = span_job_finish(c, q->plan, g, q->slot, &hits, &queries, &e);
+    count_spans(s, q, hits, queries);
+    if (to < 0) {
+        kv_truncate(&c->kv, q->slot, 0);
+        finish(s, q, WICK_FINISH_ERROR, e.msg);
+        return;
+    }
+    q->n_computed = to;
 }
 
 static int step_inner(wick_sched *s, wick_error *err) {
@@ -631,7 +672,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
             order[k] = order[k - 1];
             order[k - 1] = t;
         }
-    int n_in = 0, *counts = s->counts;
+    int n_in = 0, *counts = s->counts, job_n = 0;
     sched_req **in_batch = s->in_batch;
     for (int i = 0; i < n_order && n < s->budget; i++) {
         sched_req *q = order[i];
@@ -650,6 +691,18 @@ static int step_inner(wick_sched *s, wick_error *err) {
             s->b_want[n] = p == q->n_tokens - 1;
             n++;
         }
+        if (q == s->job_owner) { /* its span job's tokens: A ++ S in the span sequence */
+            const int at = c->kv.len[c->span_iso], total = q->plan->n_anchor + s->job_seg->len;
+            const int jt = total - at < s->budget - n ? total - at : s->budget - n;
+            for (int k = 0; k < jt; k++) {
+                s->b_tok[n] = span_job_token(q->plan, s->job_seg, at + k);
+                s->b_pos[n] = s->b_rope[n] = at + k;
+                s->b_seq[n] = c->span_iso;
+                s->b_want[n] = false;
+                n++;
+            }
+            job_n = jt;
+        }
         in_batch[n_in] = q;
         counts[n_in++] = take;
     }
@@ -665,7 +718,11 @@ static int step_inner(wick_sched *s, wick_error *err) {
     wick_batch b = {.n = n, .tokens = s->b_tok, .pos = s->b_pos, .seq = s->b_seq, .want_logits = s->b_want,
                     .rope_pos = s->b_rope};
     wick_error e;
-    if (wick_decode(c, &b, &e) < 0) {
+    const fwd_capture cap = s->job_owner ? span_job_capture(c, s->job_owner->plan) : (fwd_capture){-1, 0, -1};
+    c->fs.capture = job_n ? &cap : NULL;
+    const int rc = context_decode_any(c, &b, &e);
+    c->fs.capture = NULL;
+    if (rc < 0) {
         /* The KV of the batch's sequences is in doubt: drop it. */
         for (int i = 0; i < n_in; i++) {
             kv_truncate(&c->kv, in_batch[i]->slot, 0);
@@ -685,6 +742,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
         prefix_commit(&c->kv, q->slot);
         if (q->n_computed == q->n_tokens) advance(s, q, wick_logits(c, row++));
     }
+    if (job_n) finish_job(s);
     return pending(s);
 }
 

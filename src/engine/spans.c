@@ -137,7 +137,7 @@ span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char
     p->store_root = prefix_span_root(&c->kv, salt, p->anchor, p->n_anchor);
     /* the sequence's tokens */
     int n = 0;
-    memcpy(tokens, sp->prefix, (size_t)sp->n_prefix * sizeof *tokens);
+    if (sp->n_prefix > 0) memcpy(tokens, sp->prefix, (size_t)sp->n_prefix * sizeof *tokens);
     n += sp->n_prefix;
     for (int k = 0; k < p->n_spans; k++) {
         memcpy(tokens + n, p->spans[k].tokens, (size_t)p->spans[k].len * sizeof *tokens);
@@ -183,63 +183,36 @@ int span_blocks_needed(const span_plan *p, int from) {
 
 /* ---- computing a span in isolation ---- */
 
-/* A ++ g->tokens as an ordinary sequence in c->span_iso (the anchor's cached
- * blocks reused), its span rows' K before RoPE and V captured into
- * c->span_pre (rows 0..len-1). */
-static int compute_isolated(wick_context *c, const span_plan *p, const span_seg *g, wick_error *err) {
+int span_job_start(wick_context *c, const span_plan *p, const span_seg *g, wick_error *err) {
     kv_cache *kv = &c->kv;
-    const int iso = c->span_iso, pre = c->span_pre, na = p->n_anchor, total = na + g->len;
-    const int chunk = c->fs.max_tokens;
-    int32_t *tok = malloc((size_t)chunk * sizeof *tok), *pos = malloc((size_t)chunk * sizeof *pos);
-    int32_t *seq = malloc((size_t)chunk * sizeof *seq);
-    bool *want = calloc((size_t)chunk, sizeof *want);
-    int rc = 0;
-    if (!tok || !pos || !seq || !want) {
-        rc = wick_fail(err, "out of memory");
-        goto done;
-    }
-    prefix_attach(kv, iso, p->anchor_root, p->anchor, na);
-    if (kv_reserve(kv, iso, total, err) < 0 || kv_reserve(kv, pre, g->len, err) < 0) {
-        wick_fail(err, "no KV blocks left to compute a span of %d tokens (raise the KV budget)", g->len);
-        rc = SPAN_NO_BLOCKS;
-        goto done;
-    }
-    const fwd_capture cap = {iso, na, pre};
-    c->fs.capture = &cap;
-    for (int at = kv->len[iso]; at < total;) {
-        const int n = total - at < chunk ? total - at : chunk;
-        for (int i = 0; i < n; i++) {
-            const int q = at + i;
-            tok[i] = q < na ? p->anchor[q] : g->tokens[q - na];
-            pos[i] = q;
-            seq[i] = iso;
-        }
-        wick_batch b = {.n = n, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
-        if (context_decode_any(c, &b, err) < 0) {
-            rc = -1;
-            break;
-        }
-        at += n;
-    }
-    c->fs.capture = NULL;
-    if (rc == 0) {
-        kv->len[pre] = g->len;
-        memcpy(kv_seq_tokens(kv, pre), g->tokens, (size_t)g->len * sizeof *g->tokens);
-    }
-done:
-    /* Only the anchor is an ordinary prefix worth keeping. */
-    prefix_set_limit(kv, iso, rc == 0 ? na : 0);
+    const int iso = c->span_iso, pre = c->span_pre;
+    prefix_release(kv, pre);
     prefix_release(kv, iso);
-    free(tok);
-    free(pos);
-    free(seq);
-    free(want);
-    return rc;
+    if (kv->pc && !c->no_span_cache) prefix_attach(kv, pre, p->store_root, g->tokens, 0); /* its chain's root, nothing held */
+    prefix_attach(kv, iso, p->anchor_root, p->anchor, p->n_anchor); /* the anchor's cached blocks */
+    if (kv_reserve(kv, iso, p->n_anchor + g->len, err) < 0 || kv_reserve(kv, pre, g->len, err) < 0) {
+        span_job_abort(c);
+        wick_fail(err, "no KV blocks left to compute a span of %d tokens (raise the KV budget)", g->len);
+        return SPAN_NO_BLOCKS;
+    }
+    return 0;
+}
+
+int32_t span_job_token(const span_plan *p, const span_seg *g, int i) {
+    return i < p->n_anchor ? p->anchor[i] : g->tokens[i - p->n_anchor];
+}
+
+void span_job_abort(wick_context *c) {
+    kv_cache *kv = &c->kv;
+    prefix_set_limit(kv, c->span_iso, 0);
+    prefix_release(kv, c->span_iso);
+    prefix_set_limit(kv, c->span_pre, 0);
+    prefix_release(kv, c->span_pre);
 }
 
 /* ---- placement ---- */
 
-/* Rows [g->blend, g->len) of the span (in c->span_pre) to slots g->slot + row
+/* Rows [g->blend, g->len) of the span (held by sequence src) to slots g->slot + row
  * of seq: V copied, K converted to float, rotated by the forward pass's
  * rope_rotate with the angles of its placed position, and stored back. The
  * work is split by (layer, KV head): each unit streams its runs of K and V
@@ -247,7 +220,7 @@ done:
 typedef struct place_job {
     wick_context *c;
     const span_seg *g;
-    int seq;
+    int src, seq;
     const float *cs, *sn; /* [rows][rot_dim / 2]: angles of each placed row */
     float *buf;           /* per thread: one head's K row */
 } place_job;
@@ -264,7 +237,7 @@ static void place_task(void *arg, int ith, int nth) {
     pool_split((int64_t)kv->n_layer * kv->n_kv_heads, ith, nth, 1, &lo, &hi);
     for (int64_t u = lo; u < hi; u++) {
         const int il = (int)(u / kv->n_kv_heads), h = (int)(u % kv->n_kv_heads);
-        const attn_kv src = kv_view(kv, il, j->c->span_pre), dst = kv_view(kv, il, j->seq);
+        const attn_kv src = kv_view(kv, il, j->src), dst = kv_view(kv, il, j->seq);
         for (int r = 0; r < rows; r++) {
             const int row = g->blend + r, slot = g->slot + row;
             memcpy((char *)attn_kv_at(&dst, dst.v, slot, h), attn_kv_at(&src, src.v, row, h), row_bytes);
@@ -282,8 +255,8 @@ static void place_task(void *arg, int ith, int nth) {
     }
 }
 
-/* Place g's stored rows (held by c->span_pre) into seq. */
-static int place(wick_context *c, const span_seg *g, int seq, wick_error *err) {
+/* Place g's stored rows (held by sequence src) into seq. */
+static int place(wick_context *c, const span_seg *g, int src, int seq, wick_error *err) {
     const wick_model *m = c->m;
     const int half = m->hp.rot_dim / 2, rows = g->len - g->blend, nth = pool_size(c->pool);
     float *cs = malloc(sizeof(float) * (size_t)rows * (size_t)half * 2);
@@ -295,48 +268,58 @@ static int place(wick_context *c, const span_seg *g, int seq, wick_error *err) {
     float *sn = cs + (size_t)rows * half;
     for (int r = 0; r < rows; r++)
         rope_angles(g->rope + g->blend + r, m->inv_freq, 0, half, cs + (size_t)r * half, sn + (size_t)r * half);
-    place_job j = {c, g, seq, cs, sn, buf};
+    place_job j = {c, g, src, seq, cs, sn, buf};
     pool_run(c->pool, place_task, &j);
     free(cs), free(buf);
     return 0;
 }
 
-int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, int *queries, wick_error *err) {
+span_seg *span_at(span_plan *p, int frontier) {
+    for (int k = 0; k < p->n_spans; k++)
+        if (p->spans[k].slot + p->spans[k].blend == frontier && p->spans[k].blend < p->spans[k].len) return &p->spans[k];
+    return NULL;
+}
+
+/* Place g from sequence src (c->span_pre or c->span_look) into seq, then
+ * let src go (its rows enter the span cache unless it is off). Returns the
+ * new frontier. */
+static int place_and_release(wick_context *c, span_seg *g, int src, int seq, bool hit, int *hits, int *queries,
+                             wick_error *err) {
     kv_cache *kv = &c->kv;
-    span_seg *g = NULL;
-    for (int k = 0; k < p->n_spans && !g; k++)
-        if (p->spans[k].slot + p->spans[k].blend == frontier && p->spans[k].blend < p->spans[k].len) g = &p->spans[k];
-    if (!g || kv->len[seq] != frontier) return wick_fail(err, "internal: no span is placed at slot %d", frontier);
-    const int pre = c->span_pre;
     const bool store = kv->pc && !c->no_span_cache;
-    int have = store ? prefix_attach_read(kv, pre, p->store_root, g->tokens, g->len) : 0;
-    const bool hit = have == g->len;
-    if (!hit) {
-        prefix_release(kv, pre); /* a partial match: the span is computed whole */
-        if (store) prefix_attach(kv, pre, p->store_root, g->tokens, 0); /* its chain's root, nothing held */
-        const int rc = compute_isolated(c, p, g, err);
-        if (rc < 0) {
-            prefix_set_limit(kv, pre, 0);
-            prefix_release(kv, pre);
-            return rc;
-        }
-    }
     if (!g->counted) {
         g->counted = true;
         *queries += g->len - g->blend;
         if (hit) *hits += g->len - g->blend;
     }
-    if (place(c, g, seq, err) < 0) {
-        prefix_set_limit(kv, pre, store ? g->len : 0);
-        prefix_release(kv, pre);
-        return -1;
-    }
-    const int end = g->slot + g->len;
+    const int rc = place(c, g, src, seq, err);
+    if (!store || rc < 0) prefix_set_limit(kv, src, 0);
+    prefix_release(kv, src);
+    if (rc < 0) return -1;
     memcpy(kv_seq_tokens(kv, seq) + g->slot + g->blend, g->tokens + g->blend,
            (size_t)(g->len - g->blend) * sizeof *g->tokens);
-    kv->len[seq] = end;
-    /* The span's blocks stay in the span cache (or go back to the pool). */
-    if (!store) prefix_set_limit(kv, pre, 0);
-    prefix_release(kv, pre);
-    return end;
+    return kv->len[seq] = g->slot + g->len;
+}
+
+int span_place_cached(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err) {
+    kv_cache *kv = &c->kv;
+    if (kv->len[seq] != g->slot + g->blend) return wick_fail(err, "internal: span placed at slot %d, not %d", kv->len[seq], g->slot + g->blend);
+    if (!kv->pc || c->no_span_cache) return SPAN_MISS;
+    const int look = c->span_look;
+    if (prefix_attach_read(kv, look, p->store_root, g->tokens, g->len) < g->len) {
+        prefix_release(kv, look); /* a partial match: the span is computed whole */
+        return SPAN_MISS;
+    }
+    return place_and_release(c, g, look, seq, true, hits, queries, err);
+}
+
+int span_job_finish(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err) {
+    kv_cache *kv = &c->kv;
+    const int iso = c->span_iso, pre = c->span_pre;
+    kv->len[pre] = g->len;
+    memcpy(kv_seq_tokens(kv, pre), g->tokens, (size_t)g->len * sizeof *g->tokens);
+    /* Only the anchor is an ordinary prefix worth keeping. */
+    prefix_set_limit(kv, iso, p->n_anchor);
+    prefix_release(kv, iso);
+    return place_and_release(c, g, pre, seq, false, hits, queries, err);
 }

@@ -4,7 +4,8 @@
  * computed), and the work done when the request's prefill reaches a placed
  * run: find the span's pre-RoPE K and V in the span cache, or compute the
  * span in isolation (A ++ S as an ordinary sequence, capturing K before
- * RoPE), then place it (K rotated once to the placed positions, V copied).
+ * RoPE: a job whose tokens the scheduler batches with everyone else's),
+ * then place it (K rotated once to the placed positions, V copied).
  *
  * The span cache is the prefix cache's block store (kv/prefix_cache.c)
  * under a root of its own (prefix_span_root: model, KV layout and type,
@@ -52,14 +53,36 @@ int span_next_placed(const span_plan *p, int from);
 /* Blocks the computation of the largest span still to place from slot
  * `from` on may take at once (A ++ S and the stored rows; 0 if none). */
 int span_blocks_needed(const span_plan *p, int from);
+
 #define SPAN_NO_BLOCKS (-2)
-/* Sequence seq holds slots [0, frontier) and frontier starts a placed run:
- * get that span (from the span cache, or computed in isolation) and place
- * it. Returns the new frontier, or -1 with err, or SPAN_NO_BLOCKS (with
- * err) when the pool has no blocks to compute the span now (nothing
- * changed: try again when other requests have let blocks go). The first time a span is
- * placed for this plan, its placed tokens are added to *queries, and to
- * *hits if the span cache had them. */
-int span_place(wick_context *c, span_plan *p, int seq, int frontier, int *hits, int *queries, wick_error *err);
+#define SPAN_MISS (-3)
+
+/* The span whose placed run starts at slot frontier, or NULL. */
+span_seg *span_at(span_plan *p, int frontier);
+/* Sequence seq holds slots [0, frontier of g): if the span cache holds g,
+ * place it now and return the new frontier; else SPAN_MISS (nothing
+ * changed), or -1 with err. The first time a span of p is placed, its placed
+ * tokens are added to *queries, and to *hits if the cache had them. */
+int span_place_cached(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err);
+
+/* Computing a span in isolation, as a job whose tokens ride in the
+ * scheduler's batches (one job at a time per context): c->span_iso runs
+ * A ++ S as an ordinary sequence (the anchor's cached blocks reused), and
+ * with span_job_capture set on the forward pass, each span row's K before
+ * RoPE and V go to c->span_pre.
+ * Start: 0, SPAN_NO_BLOCKS (with err; nothing held) or -1. */
+int span_job_start(wick_context *c, const span_plan *p, const span_seg *g, wick_error *err);
+/* Token i of A ++ S. */
+int32_t span_job_token(const span_plan *p, const span_seg *g, int i);
+static inline fwd_capture span_job_capture(const wick_context *c, const span_plan *p) {
+    return (fwd_capture){c->span_iso, p->n_anchor, c->span_pre};
+}
+/* After the job's last token: place g into seq and let both sequences go
+ * (the span's rows into the span cache unless it is off). The new
+ * frontier, or -1 with err. */
+int span_job_finish(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err);
+/* Drop a job (its request ended or gave its blocks back): nothing past the
+ * anchor's cached blocks is kept. */
+void span_job_abort(wick_context *c);
 
 #endif

@@ -386,7 +386,7 @@ static int attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
     pc->chain[s] = key;
     pc->n_reg[s] = nb;
     kv->len[s] = nb * KV_BLOCK_SIZE;
-    memcpy(kv_seq_tokens(kv, s), tokens, (size_t)kv->len[s] * sizeof *tokens);
+    if (kv->len[s] > 0) memcpy(kv_seq_tokens(kv, s), tokens, (size_t)kv->len[s] * sizeof *tokens);
     /* The cached child of `key` that matches the most of what follows. */
     const int rest = max_reuse - nb * KV_BLOCK_SIZE;
     const int32_t *want = tokens + (size_t)nb * KV_BLOCK_SIZE;
@@ -444,7 +444,7 @@ static int attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
         }
         kv_unhold(kv, best);
     }
-    memcpy(kv_seq_tokens(kv, s) + kv->len[s], want, (size_t)best_n * sizeof *want);
+    if (best_n > 0) memcpy(kv_seq_tokens(kv, s) + kv->len[s], want, (size_t)best_n * sizeof *want);
     kv->len[s] += best_n;
     return kv->len[s];
 }
