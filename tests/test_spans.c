@@ -88,7 +88,7 @@ static int64_t submit(wick_sched *s, const sreq *q, bool as_prompt, out_rec *o, 
     wick_spans spans = {.prefix = q->prefix, .n_prefix = q->np, .spans = sp, .span_len = q->sl, .n_spans = q->ns,
                         .suffix = q->suffix, .n_suffix = q->nq, .anchor = q->anchor, .positions = q->positions,
                         .blend_first_k = q->blend};
-    static int32_t flat[1200];
+    static int32_t flat[200 + MAX_SPANS * MAX_SPAN + 40];
     int n = 0;
     memcpy(flat, q->prefix, sizeof *flat * (size_t)q->np), n += q->np;
     for (int k = 0; k < q->ns; k++) memcpy(flat + n, q->spans[k], sizeof *flat * (size_t)q->sl[k]), n += q->sl[k];
@@ -213,7 +213,7 @@ static void modes(wick_model *m, const char *label, int V, int kv_type, const ch
                 q.anchor = anchors[ai];
                 q.positions = pos ? WICK_POSITIONS_SHARED : WICK_POSITIONS_SEQUENTIAL;
                 q.blend = blend;
-                char what[96];
+                char what[200];
                 snprintf(what, sizeof what, "%s, anchor %d, %s, blend %d", label, ai, pos ? "shared" : "sequential",
                          blend);
                 run_one(s_off, &q, false, &ref);
