@@ -69,6 +69,41 @@ static void test_f16_row(void) {
     }
 }
 
+/* rope_rotate_f16 (span placement) = widen, rope_rotate, narrow: every ISA
+ * and the scalar twin, both styles, partial rotation, odd sizes, in place. */
+static void test_rope_f16(void) {
+    const cpu_isa saved = cpu_isa_active();
+    const int dims[] = {2, 6, 32, 34, 64, 96, 128, 130, 256};
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++)
+        for (int partial = 0; partial < 2; partial++)
+            for (int style = 0; style < 2; style++) {
+                const int hd = dims[di], rot = partial ? (hd / 2) & ~1 : hd, half = rot / 2;
+                if (rot < 2) continue;
+                uint16_t src[256], want[256], got[256];
+                float row[256], cs[128], sn[128];
+                for (int i = 0; i < hd; i++) src[i] = f32_to_fp16(rndf() * 4.0f);
+                for (int i = 0; i < half; i++) {
+                    const double a = rndf() * 7.0;
+                    cs[i] = (float)cos(a), sn[i] = (float)sin(a);
+                }
+                const rope_style st = style ? ROPE_INTERLEAVED : ROPE_HALVES;
+                CHECK(cpu_set_isa(ISA_SCALAR));
+                f16_to_f32_row_scalar(src, row, hd);
+                rope_rotate(row, 1, hd, rot, 0, half, cs, sn, st);
+                f32_to_f16_row_scalar(row, want, hd);
+                rope_rotate_f16_scalar(src, got, hd, rot, cs, sn, st);
+                CHECK_MSG(memcmp(want, got, 2 * (size_t)hd) == 0, "rope_rotate_f16_scalar hd=%d rot=%d style=%d", hd, rot, style);
+                for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+                    CHECK(cpu_set_isa((cpu_isa)isa));
+                    memcpy(got, src, sizeof src);
+                    rope_rotate_f16(got, got, hd, rot, cs, sn, st); /* in place */
+                    CHECK_MSG(memcmp(want, got, 2 * (size_t)hd) == 0, "rope_rotate_f16 hd=%d rot=%d style=%d isa=%s", hd,
+                              rot, style, cpu_isa_name((cpu_isa)isa));
+                }
+                cpu_set_isa(saved);
+            }
+}
+
 static void test_sum_words(void) {
     const cpu_isa saved = cpu_isa_active();
     for (size_t n = 0; n < 300; n += 1 + n / 4) {
@@ -355,6 +390,7 @@ int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-perf-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
     RUN(test_f16_row);
+    RUN(test_rope_f16);
     RUN(test_sum_words);
     RUN(test_matmul_multi);
     RUN(test_kv_f16);

@@ -222,7 +222,6 @@ typedef struct place_job {
     const span_seg *g;
     int src, seq;
     const float *cs, *sn; /* [rows][rot_dim / 2]: angles of each placed row */
-    float *buf;           /* per thread: one head's K row */
 } place_job;
 
 static void place_task(void *arg, int ith, int nth) {
@@ -232,25 +231,32 @@ static void place_task(void *arg, int ith, int nth) {
     const span_seg *g = j->g;
     const int hd = kv->head_dim, half = m->hp.rot_dim / 2, rows = g->len - g->blend;
     const size_t row_bytes = (size_t)hd * kv->elem_bytes;
-    float *k = j->buf + (size_t)ith * (size_t)hd;
     int64_t lo, hi;
     pool_split((int64_t)kv->n_layer * kv->n_kv_heads, ith, nth, 1, &lo, &hi);
     for (int64_t u = lo; u < hi; u++) {
         const int il = (int)(u / kv->n_kv_heads), h = (int)(u % kv->n_kv_heads);
         const attn_kv src = kv_view(kv, il, j->src), dst = kv_view(kv, il, j->seq);
-        for (int r = 0; r < rows; r++) {
+        /* V: runs of rows contiguous in both sequences, one copy each */
+        for (int r = 0; r < rows;) {
             const int row = g->blend + r, slot = g->slot + row;
-            memcpy((char *)attn_kv_at(&dst, dst.v, slot, h), attn_kv_at(&src, src.v, row, h), row_bytes);
+            int n = KV_BLOCK_SIZE - row % KV_BLOCK_SIZE;
+            if (KV_BLOCK_SIZE - slot % KV_BLOCK_SIZE < n) n = KV_BLOCK_SIZE - slot % KV_BLOCK_SIZE;
+            if (rows - r < n) n = rows - r;
+            memcpy((char *)attn_kv_at(&dst, dst.v, slot, h), attn_kv_at(&src, src.v, row, h), (size_t)n * row_bytes);
+            r += n;
         }
+        /* K: rotated row by row, straight into place */
         for (int r = 0; r < rows; r++) {
             const int row = g->blend + r, slot = g->slot + row;
             const char *ks = attn_kv_at(&src, src.k, row, h);
             char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
-            if (kv->type == WICK_F16) f16_to_f32_row((const uint16_t *)ks, k, hd);
-            else memcpy(k, ks, row_bytes);
-            rope_rotate(k, 1, hd, m->hp.rot_dim, 0, half, j->cs + (size_t)r * half, j->sn + (size_t)r * half, m->rope);
-            if (kv->type == WICK_F16) f32_to_f16_row(k, (uint16_t *)kd, hd);
-            else memcpy(kd, k, row_bytes);
+            const float *cs = j->cs + (size_t)r * half, *sn = j->sn + (size_t)r * half;
+            if (kv->type == WICK_F16) {
+                rope_rotate_f16((const uint16_t *)ks, (uint16_t *)kd, hd, m->hp.rot_dim, cs, sn, m->rope);
+            } else {
+                memcpy(kd, ks, row_bytes);
+                rope_rotate((float *)kd, 1, hd, m->hp.rot_dim, 0, half, cs, sn, m->rope);
+            }
         }
     }
 }
@@ -258,19 +264,15 @@ static void place_task(void *arg, int ith, int nth) {
 /* Place g's stored rows (held by sequence src) into seq. */
 static int place(wick_context *c, const span_seg *g, int src, int seq, wick_error *err) {
     const wick_model *m = c->m;
-    const int half = m->hp.rot_dim / 2, rows = g->len - g->blend, nth = pool_size(c->pool);
+    const int half = m->hp.rot_dim / 2, rows = g->len - g->blend;
     float *cs = malloc(sizeof(float) * (size_t)rows * (size_t)half * 2);
-    float *buf = malloc(sizeof(float) * (size_t)nth * (size_t)c->kv.head_dim);
-    if (!cs || !buf) {
-        free(cs), free(buf);
-        return wick_fail(err, "out of memory");
-    }
+    if (!cs) return wick_fail(err, "out of memory");
     float *sn = cs + (size_t)rows * half;
     for (int r = 0; r < rows; r++)
         rope_angles(g->rope + g->blend + r, m->inv_freq, 0, half, cs + (size_t)r * half, sn + (size_t)r * half);
-    place_job j = {c, g, src, seq, cs, sn, buf};
+    place_job j = {c, g, src, seq, cs, sn};
     pool_run(c->pool, place_task, &j);
-    free(cs), free(buf);
+    free(cs);
     return 0;
 }
 

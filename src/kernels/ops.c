@@ -267,6 +267,51 @@ void f16_to_f32_row(const uint16_t *x, float *y, int n) {
     for (; i < n; i++) y[i] = fp16_to_f32(x[i]);
 }
 
+/* One F16 head row rotated: widen, rope_rotate's arithmetic (a·c − b·s,
+ * a·s + b·c, each product rounded, no FMA), narrow. */
+void rope_rotate_f16_scalar(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs,
+                            const float *sn, rope_style style) {
+    float row[ROPE_F16_MAX_DIM];
+    f16_to_f32_row_scalar(src, row, head_dim);
+    const int half = rot_dim / 2;
+    for (int i = 0; i < half; i++) {
+        const int ia = style == ROPE_INTERLEAVED ? 2 * i : i;
+        const int ib = style == ROPE_INTERLEAVED ? 2 * i + 1 : i + half;
+        const float a = row[ia], b = row[ib], c = cs[i], s = sn[i];
+        row[ia] = a * c - b * s;
+        row[ib] = a * s + b * c;
+    }
+    f32_to_f16_row_scalar(row, dst, head_dim);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) static void
+rope_f16_halves_avx512(const uint16_t *src, uint16_t *dst, int head_dim, int half, const float *cs, const float *sn) {
+    const int rounding = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    for (int i = 0; i < half; i += 16) {
+        const __m512 a = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i)));
+        const __m512 b = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i + half)));
+        const __m512 c = _mm512_loadu_ps(cs + i), s = _mm512_loadu_ps(sn + i);
+        const __m512 ra = _mm512_sub_ps(_mm512_mul_ps(a, c), _mm512_mul_ps(b, s));
+        const __m512 rb = _mm512_add_ps(_mm512_mul_ps(a, s), _mm512_mul_ps(b, c));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(ra, rounding));
+        _mm256_storeu_si256((__m256i *)(dst + i + half), _mm512_cvtps_ph(rb, rounding));
+    }
+    for (int i = 2 * half; i < head_dim; i++) dst[i] = src[i]; /* past rot_dim: as it is */
+}
+#endif
+
+void rope_rotate_f16(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs, const float *sn,
+                     rope_style style) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (style == ROPE_HALVES && (rot_dim / 2) % 16 == 0 && cpu_isa_active() >= ISA_AVX512) {
+        rope_f16_halves_avx512(src, dst, head_dim, rot_dim / 2, cs, sn);
+        return;
+    }
+#endif
+    rope_rotate_f16_scalar(src, dst, head_dim, rot_dim, cs, sn, style);
+}
+
 void vec_add(float *restrict y, const float *restrict x, int n) {
     for (int i = 0; i < n; i++) y[i] += x[i];
 }

@@ -29,6 +29,15 @@ void rope_angles(int32_t pos, const float *inv_freq, int i0, int i1, float *cs, 
 void rope_rotate(float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
                  const float *sn, rope_style style);
 
+/* One head's row of F16 keys rotated by cs/sn (rot_dim/2 pairs): the same
+ * bits as widening it, rope_rotate and narrowing it back (span placement,
+ * engine/spans.c). head_dim <= ROPE_F16_MAX_DIM; src and dst may be equal. */
+#define ROPE_F16_MAX_DIM 512
+void rope_rotate_f16(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs, const float *sn,
+                     rope_style style);
+void rope_rotate_f16_scalar(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs,
+                            const float *sn, rope_style style);
+
 /* g[i] = silu(g[i]) * u[i] */
 void silu_mul(float *g, const float *u, int n);
 /* y[i] += x[i] */
