@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
                     rng = rng * 1664525u + 1013904223u;
                     tok[i] = (int32_t)(rng >> 8) % info.n_vocab, pos[i] = i, seq[i] = s;
                 }
-                wick_batch b = {depth, tok, pos, seq, NULL};
+                wick_batch b = {.n = depth, .tokens = tok, .pos = pos, .seq = seq};
                 if (wick_decode(c, &b, &err) != 0) {
                     fprintf(stderr, "batch_decode: %s\n", err.msg);
                     return 1;
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
                     rng = rng * 1664525u + 1013904223u;
                     tok[s] = (int32_t)(rng >> 8) % info.n_vocab, pos[s] = depth + k, seq[s] = s;
                 }
-                wick_batch b = {S, tok, pos, seq, want};
+                wick_batch b = {.n = S, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
                 if (wick_decode(c, &b, &err) != 0) {
                     fprintf(stderr, "batch_decode: %s\n", err.msg);
                     return 1;

@@ -251,7 +251,7 @@ static int run_schedule(model_run *mr, int threads, const seq_plan *seqs, int ns
             done[s] += take;
         }
         if (n == 0) continue;
-        wick_batch b = {n, tok, pos, seq, want};
+        wick_batch b = {.n = n, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
         wick_error err;
         if (wick_decode(c, &b, &err) != 0) {
             CHECK_MSG(false, "wick_decode: %s", err.msg);
