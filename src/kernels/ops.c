@@ -287,15 +287,14 @@ void rope_rotate_f16_scalar(const uint16_t *src, uint16_t *dst, int head_dim, in
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) static void
 rope_f16_halves_avx512(const uint16_t *src, uint16_t *dst, int head_dim, int half, const float *cs, const float *sn) {
-    const int rounding = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     for (int i = 0; i < half; i += 16) {
         const __m512 a = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i)));
         const __m512 b = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i + half)));
         const __m512 c = _mm512_loadu_ps(cs + i), s = _mm512_loadu_ps(sn + i);
         const __m512 ra = _mm512_sub_ps(_mm512_mul_ps(a, c), _mm512_mul_ps(b, s));
         const __m512 rb = _mm512_add_ps(_mm512_mul_ps(a, s), _mm512_mul_ps(b, c));
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(ra, rounding));
-        _mm256_storeu_si256((__m256i *)(dst + i + half), _mm512_cvtps_ph(rb, rounding));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(ra, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm256_storeu_si256((__m256i *)(dst + i + half), _mm512_cvtps_ph(rb, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
     for (int i = 2 * half; i < head_dim; i++) dst[i] = src[i]; /* past rot_dim: as it is */
 }
