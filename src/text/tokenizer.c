@@ -986,6 +986,10 @@ static int run_decoders(const tokenizer *t, str_list *in, str_list *tmp, bool wh
  * token matched in normalized text its normalized content (as Hugging Face
  * decodes it). */
 static const char *dec_string(const tokenizer *t, int32_t id, size_t *len) {
+    if (t->type[id] == TT_UNUSED) { /* padding rows ([PAD<id>] in GGUF): nothing, as llama.cpp */
+        *len = 0;
+        return "";
+    }
     if (t->flags[id] & TF_NORMALIZED)
         for (int k = 0; k < t->n_nspecials; k++)
             if (t->nspecials[k] == id) {
