@@ -38,9 +38,11 @@ for spec in "qwen2 qwen2.5-0.5b" "qwen3 qwen3-0.6b"; do
     ntok=151669; [ "$fmt" = gguf ] && ntok=151936
     expect_line "$info" "^tokenizer: +byte-level BPE, $ntok tokens, bos -1, eos 151645, adds bos: no$"
     expect_line "$info" "^chat template: +yes$"
-    # a padding row decodes to nothing (llama.cpp prints nothing for UNUSED tokens)
-    pad=$("$WICK" detokenize -m "$out" --ids 151700,9707); check "detokenize a [PAD] id $shape $fmt" $?
-    [ "$pad" = "Hello" ]; check "a [PAD] id decodes to nothing ($shape $fmt: \"$pad\")" $?
+    # a padding row of the GGUF vocabulary decodes to nothing (llama.cpp prints nothing for UNUSED tokens)
+    if [ "$fmt" = gguf ]; then
+      pad=$("$WICK" detokenize -m "$out" --ids 151700,9707); check "detokenize a [PAD] id $shape" $?
+      [ "$pad" = "Hello" ]; check "a [PAD] id decodes to nothing ($shape: \"$pad\")" $?
+    fi
     if [ "$shape" = qwen2.5-0.5b ]; then
       expect_line "$info" "^hidden: +896$"; expect_line "$info" "^layers: +24$"
       expect_line "$info" "^heads: +14 \(kv 2, head_dim 64\)$"; expect_line "$info" "^ffn: +4864$"
