@@ -301,6 +301,38 @@ static void together(wick_model *m, const char *label, int V, int kv_blocks) {
     wick_context_free(solo);
 }
 
+/* A span request cancelled while its span job runs, and one whose client
+ * stops it from the token callback: nothing is held afterwards, the cache
+ * keeps no half-computed span, and the same request then runs as alone. */
+static void cancelled(wick_model *m, const char *label, int V) {
+    wick_error err;
+    wick_context *c = new_ctx(m, 2, 1, false, NULL), *off = new_ctx(m, 1, 1, true, NULL);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL, *s_off = off ? wick_sched_new(off, NULL, &err) : NULL;
+    static sreq q;
+    static out_rec o, ref, other;
+    const int lens[] = {290, 150};
+    make(&q, 20, lens, 2, 6, 900, V);
+    if (s && s_off) {
+        int64_t id = submit(s, &q, false, &o, &err);
+        CHECK_MSG(id > 0, "%s", err.msg);
+        int64_t id2 = submit(s, &q, true, &other, &err); /* an ordinary request alongside */
+        CHECK_MSG(id2 > 0, "%s", err.msg);
+        for (int k = 0; k < 3; k++) wick_sched_step(s, &err); /* the first span's job is under way */
+        wick_sched_cancel(s, id);
+        run(s);
+        CHECK_MSG(o.done && o.res.finish == WICK_FINISH_CANCELLED, "%s: cancelled span request finished %d", label,
+                  (int)o.res.finish);
+        CHECK(other.done && other.res.finish == WICK_FINISH_LENGTH);
+        run_one(s_off, &q, false, &ref);
+        run_one(s, &q, false, &o);
+        CHECK_MSG(same(&o, &ref), "%s: after a cancelled span job the request differs from cache off", label);
+    }
+    wick_sched_free(s);
+    wick_sched_free(s_off);
+    wick_context_free(c);
+    wick_context_free(off);
+}
+
 static void refused(wick_model *m, int V) {
     wick_error err;
     wick_context *c = new_ctx(m, 1, 0, false, NULL);
@@ -359,6 +391,7 @@ int main(void) {
         modes(m, label, info.n_vocab, i, cache);
         together(m, label, info.n_vocab, 0);
         together(m, label, info.n_vocab, 9);
+        cancelled(m, label, info.n_vocab);
         if (i == 0) refused(m, info.n_vocab);
         wick_model_free(m);
     }
