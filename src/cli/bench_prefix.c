@@ -71,10 +71,10 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
             break;
         }
         one_result o;
-        if ((rc = run_one(c, p, n, &o)) < 0) break;
+        if ((rc = run_one(c, p, n, &o)) != 0) break;
         cold[r] = o.ttft;
         for (int i = n_prefix; i < n; i++) p[i] = 3 + (p[i] + 7) % (n_vocab - 3); /* suffix 2 */
-        if ((rc = run_one(c, p, n, &o)) < 0) break;
+        if ((rc = run_one(c, p, n, &o)) != 0) break;
         warm[r] = o.ttft;
         cached_warm = o.cached;
         if (cache_dir) {
@@ -89,7 +89,7 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
                 break;
             }
             for (int i = n_prefix; i < n; i++) p[i] = 3 + (p[i] + 11) % (n_vocab - 3); /* suffix 3 */
-            if ((rc = run_one(c, p, n, &o)) < 0) {
+            if ((rc = run_one(c, p, n, &o)) != 0) {
                 wick_context_free(c);
                 break;
             }
@@ -99,7 +99,7 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
         wick_context_free(c);
     }
     free(p);
-    if (rc < 0) return 1;
+    if (rc != 0) return 1;
     const double mc = cli_stats(cold, repeats).med, mw = cli_stats(warm, repeats).med;
     const double mr = cache_dir ? cli_stats(rest, repeats).med : 0, mwr = cache_dir ? cli_stats(write_ms, repeats).med : 0,
                  mo = cache_dir ? cli_stats(open_ms, repeats).med : 0;

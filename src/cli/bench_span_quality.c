@@ -156,7 +156,7 @@ int bench_span_quality(wick_model *m, int trials, int n_docs, int doc_tokens, in
                                         .anchor = a == 0 ? WICK_ANCHOR_PREFIX : a == 1 ? WICK_ANCHOR_BOS : WICK_ANCHOR_NONE,
                                         .positions = p ? WICK_POSITIONS_SHARED : WICK_POSITIONS_SEQUENTIAL,
                                         .blend_first_k = ks[k] < 0 ? doc_tokens : ks[k]};
-                        if ((rc = run(c, &s, NULL, 0, n_gen, &sp)) < 0) break;
+                        if ((rc = run(c, &s, NULL, 0, n_gen, &sp)) != 0) break;
                         softmax_d(sp.logits, V, ps);
                         double d = 0;
                         for (int i = 0; i < V; i++)
@@ -172,7 +172,7 @@ int bench_span_quality(wick_model *m, int trials, int n_docs, int doc_tokens, in
     }
     free(full.logits), free(sp.logits), free(pf), free(ps), free(flat);
     wick_context_free(c);
-    if (rc < 0) return 1;
+    if (rc != 0) return 1;
     if (!json)
         printf("span quality: %d trials, %d documents of %d tokens, prefix %d, question %d tokens (sampled from the "
                "model); against the ordinary prefill of the same tokens\n"

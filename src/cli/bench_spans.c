@@ -144,7 +144,7 @@ int bench_spans(wick_model *m, const char *sizes_s, int threads, int kv_type, in
             }
             snprintf(qbuf, sizeof qbuf, " Question: %s Answer:", qt);
             free(qt);
-            if ((rc = tok(m, qbuf, false, &q)) < 0) break;
+            if ((rc = tok(m, qbuf, false, &q)) != 0) break;
             if (r >= 0)
                 for (int i = N_DOCS - 1; i > 0; i--) { /* shuffle */
                     int j = (int)(next(&x) % (uint64_t)(i + 1)), t = order[i];
@@ -161,11 +161,11 @@ int bench_spans(wick_model *m, const char *sizes_s, int threads, int kv_type, in
                 }
                 memcpy(flat + n, sp[d], (size_t)sl[d] * sizeof *flat), n += sl[d];
             }
-            if (rc < 0) break;
+            if (rc != 0) break;
             wick_spans spans = {.prefix = prefix.ids, .n_prefix = prefix.n, .spans = sp, .span_len = sl, .n_spans = N_DOCS,
                                 .suffix = q.ids, .n_suffix = q.n};
             one_result o;
-            if ((rc = run_one(c, &spans, NULL, 0, &o)) < 0) break;
+            if ((rc = run_one(c, &spans, NULL, 0, &o)) != 0) break;
             if (r < 0) {
                 cold[si] = o.ttft;
                 toks[si] = n + q.n;
@@ -174,9 +174,9 @@ int bench_spans(wick_model *m, const char *sizes_s, int threads, int kv_type, in
             w[r] = o.ttft;
             span_cached[si] = o.span_cached;
             /* the floor: prime P ++ docs as an ordinary prefix, then P ++ docs ++ Q */
-            if ((rc = run_one(c, NULL, flat, n, &o)) < 0) break;
+            if ((rc = run_one(c, NULL, flat, n, &o)) != 0) break;
             memcpy(flat + n, q.ids, (size_t)q.n * sizeof *flat);
-            if ((rc = run_one(c, NULL, flat, n + q.n, &o)) < 0) break;
+            if ((rc = run_one(c, NULL, flat, n + q.n, &o)) != 0) break;
             f[r] = o.ttft;
         }
         if (rc == 0) {
@@ -189,7 +189,7 @@ int bench_spans(wick_model *m, const char *sizes_s, int threads, int kv_type, in
     free(flat);
     free(prefix.ids);
     wick_context_free(c);
-    if (rc < 0) return 1;
+    if (rc != 0) return 1;
     if (json) {
         printf("[");
         for (int i = 0; i < n_sizes; i++)
