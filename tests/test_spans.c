@@ -333,6 +333,36 @@ static void cancelled(wick_model *m, const char *label, int V) {
     wick_context_free(off);
 }
 
+static void count_stored(void *user, const kv_event *ev) {
+    if (ev->kind == KV_EVENT_STORED) ++*(int *)user;
+}
+
+/* A span's stored blocks are not prefix blocks: no KV event announces them
+ * and prefix_full_blocks leaves them out, while they serve the next request. */
+static void silent(wick_model *m, const char *label, int V) {
+    wick_error err;
+    wick_context *c = new_ctx(m, 1, 1, false, NULL);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) {
+        wick_context_free(c);
+        return;
+    }
+    int stored = 0;
+    prefix_cache_set_events(&c->kv, count_stored, &stored);
+    static sreq q;
+    static out_rec o;
+    const int lens[] = {300, 260};
+    make(&q, 9, lens, 2, 5, 77, V);
+    run_one(s, &q, false, &o);
+    run_one(s, &q, false, &o);
+    CHECK_MSG(o.res.span_cached_tokens == 560, "%s: warm reused %d span tokens", label, o.res.span_cached_tokens);
+    CHECK_MSG(stored == 0, "%s: %d KV events announced span blocks", label, stored);
+    CHECK_MSG(prefix_full_blocks(&c->kv) == 0, "%s: %d span blocks counted as prefix blocks", label,
+              prefix_full_blocks(&c->kv));
+    wick_sched_free(s);
+    wick_context_free(c);
+}
+
 static void refused(wick_model *m, int V) {
     wick_error err;
     wick_context *c = new_ctx(m, 1, 0, false, NULL);
@@ -392,6 +422,7 @@ int main(void) {
         together(m, label, info.n_vocab, 0);
         together(m, label, info.n_vocab, 9);
         cancelled(m, label, info.n_vocab);
+        silent(m, label, info.n_vocab);
         if (i == 0) refused(m, info.n_vocab);
         wick_model_free(m);
     }

@@ -296,7 +296,9 @@ static int place_and_release(wick_context *c, span_seg *g, int src, int seq, boo
     }
     const int rc = place(c, g, src, seq, err);
     if (!store || rc < 0) prefix_set_limit(kv, src, 0);
+    prefix_set_quiet(kv, true); /* the span's rows: not a prefix to announce */
     prefix_release(kv, src);
+    prefix_set_quiet(kv, false);
     if (rc < 0) return -1;
     memcpy(kv_seq_tokens(kv, seq) + g->slot + g->blend, g->tokens + g->blend,
            (size_t)(g->len - g->blend) * sizeof *g->tokens);
@@ -308,7 +310,10 @@ int span_place_cached(wick_context *c, span_plan *p, span_seg *g, int seq, int *
     if (kv->len[seq] != g->slot + g->blend) return wick_fail(err, "internal: span placed at slot %d, not %d", kv->len[seq], g->slot + g->blend);
     if (!kv->pc || c->no_span_cache) return SPAN_MISS;
     const int look = c->span_look;
-    if (prefix_attach_read(kv, look, p->store_root, g->tokens, g->len) < g->len) {
+    prefix_set_quiet(kv, true); /* blocks read back from disk are a span's rows */
+    const int have = prefix_attach_read(kv, look, p->store_root, g->tokens, g->len);
+    prefix_set_quiet(kv, false);
+    if (have < g->len) {
         prefix_release(kv, look); /* a partial match: the span is computed whole */
         return SPAN_MISS;
     }

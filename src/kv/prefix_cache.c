@@ -45,7 +45,9 @@ struct prefix_cache {
     kv_key *root, *chain;
     int *n_reg;
     int *limit;          /* positions that may be cached (INT_MAX = all; see prefix_set_limit) */
-    int n_full;          /* cached full blocks */
+    int n_full;          /* cached full blocks, silent ones aside */
+    bool *silent;        /* per block: a span's stored rows, not a prefix: no KV events, not in n_full */
+    bool quiet;          /* blocks cached now are silent (prefix_set_quiet) */
     block_disk *disk;    /* --cache-dir; NULL = none */
     bool events_pending;
     kv_event_fn on_event;
@@ -91,6 +93,10 @@ kv_key prefix_span_root(const kv_cache *kv, const char *salt, const int32_t *anc
     if (n_anchor > 0) XXH3_128bits_update(&st, anchor, (size_t)n_anchor * sizeof *anchor);
     XXH128_hash_t h = XXH3_128bits_digest(&st);
     return (kv_key){h.low64, h.high64};
+}
+
+void prefix_set_quiet(kv_cache *kv, bool on) {
+    if (kv->pc) kv->pc->quiet = on;
 }
 
 void prefix_set_limit(kv_cache *kv, int s, int n) {
@@ -183,9 +189,10 @@ static void cache_add(kv_cache *kv, int32_t b, kv_key k, kv_key parent, bool has
     pc->parent[b] = parent;
     pc->has_parent[b] = has_parent;
     pc->n_tok[b] = n;
+    pc->silent[b] = pc->quiet;
     memcpy(pc->tok + (size_t)b * KV_BLOCK_SIZE, tokens, (size_t)n * sizeof *tokens);
     index_put(pc, b);
-    if (n == KV_BLOCK_SIZE) {
+    if (n == KV_BLOCK_SIZE && !pc->silent[b]) {
         pc->n_full++;
         emit(pc, KV_EVENT_STORED, b);
     }
@@ -197,11 +204,12 @@ static void cache_drop(kv_cache *kv, int32_t b) {
     lru_remove(pc, b);
     index_del(pc, kv->n_blocks, b);
     pc->cached[b] = false;
-    if (pc->n_tok[b] == KV_BLOCK_SIZE) {
+    if (pc->n_tok[b] == KV_BLOCK_SIZE && !pc->silent[b]) {
         pc->n_full--;
         emit(pc, KV_EVENT_REMOVED, b);
     }
     pc->n_tok[b] = 0;
+    pc->silent[b] = false;
 }
 
 static void store_on_disk(kv_cache *kv, int32_t b) {
@@ -262,6 +270,7 @@ int prefix_cache_enable(kv_cache *kv, kv_key identity, int max_cached, wick_erro
     pc->parent = calloc(nb, sizeof *pc->parent);
     pc->has_parent = calloc(nb, sizeof *pc->has_parent);
     pc->n_tok = calloc(nb, sizeof *pc->n_tok);
+    pc->silent = calloc(nb, sizeof *pc->silent);
     pc->tok = malloc(nb * KV_BLOCK_SIZE * sizeof *pc->tok);
     pc->lru_prev = malloc(nb * sizeof *pc->lru_prev);
     pc->lru_next = malloc(nb * sizeof *pc->lru_next);
@@ -272,7 +281,7 @@ int prefix_cache_enable(kv_cache *kv, kv_key identity, int max_cached, wick_erro
     pc->n_reg = calloc(ns, sizeof *pc->n_reg);
     pc->limit = malloc(ns * sizeof *pc->limit);
     kv->pc = pc;
-    if (!pc->cached || !pc->key || !pc->parent || !pc->has_parent || !pc->n_tok || !pc->tok || !pc->lru_prev ||
+    if (!pc->cached || !pc->key || !pc->parent || !pc->has_parent || !pc->n_tok || !pc->silent || !pc->tok || !pc->lru_prev ||
         !pc->lru_next || !pc->in_lru || !pc->slots || !pc->root || !pc->chain || !pc->n_reg ||
         !pc->limit) {
         prefix_cache_free(kv);
@@ -310,6 +319,7 @@ void prefix_cache_free(kv_cache *kv) {
     free(pc->chain);
     free(pc->n_reg);
     free(pc->limit);
+    free(pc->silent);
     free(pc);
     kv->pc = NULL;
 }

@@ -68,6 +68,11 @@ kv_key prefix_root(const kv_cache *kv, const char *salt);
 /* The root key of span-cache chains (engine/spans.c): blocks holding a
  * span's K before RoPE and its V, computed after the anchor ids. */
 kv_key prefix_span_root(const kv_cache *kv, const char *salt, const int32_t *anchor, int n_anchor);
+/* While on, blocks entering the cache (committed, or read back from disk)
+ * are a span's stored rows rather than a prefix: no KV events announce
+ * them (a router would take their token ids for a cached prompt prefix) and
+ * prefix_full_blocks does not count them. */
+void prefix_set_quiet(kv_cache *kv, bool on);
 /* Only positions [0, n) of sequence s may enter the cache (commit and the
  * kept tail); what lies past them is not what an ordinary prefill of its
  * tokens computes (placed spans). Reset by prefix_release. */
