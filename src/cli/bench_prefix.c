@@ -16,32 +16,10 @@
 #include "cli/cli.h"
 #include "wick.h"
 
-typedef struct one_result {
-    bool done;
-    double ttft;
-    int cached;
-} one_result;
-
-static void on_done(void *user, const wick_request_result *res) {
-    one_result *o = user;
-    o->done = true;
-    o->ttft = res->ttft_ms;
-    o->cached = res->cached_tokens;
-}
-
-/* One request through a scheduler on c; its TTFT and cached tokens. */
-static int run_one(wick_context *c, const int32_t *prompt, int n, one_result *o) {
-    wick_error err;
-    wick_sched *s = wick_sched_new(c, NULL, &err);
-    if (!s) return cli_error("bench: %s", err.msg);
-    memset(o, 0, sizeof *o);
-    wick_request r = {.prompt = prompt, .n_prompt = n, .n_predict = 1, .logprobs = -1, .on_done = on_done, .user = o,
-                      .ignore_eos = true};
-    int rc = wick_sched_submit(s, &r, &err) > 0 ? 0 : -1;
-    while (rc == 0 && !o->done)
-        if (wick_sched_step(s, &err) < 0) rc = -1;
-    wick_sched_free(s);
-    return rc < 0 ? cli_error("bench: %s", err.msg) : 0;
+/* One request through a scheduler on c: o->res has its TTFT and cached tokens. */
+static int run_one(wick_context *c, const int32_t *prompt, int n, cli_done *o) {
+    wick_request r = {.prompt = prompt, .n_prompt = n, .n_predict = 1, .logprobs = -1, .user = o, .ignore_eos = true};
+    return cli_run_request(c, &r);
 }
 
 int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,
@@ -70,13 +48,13 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
             rc = cli_error("bench: %s", err.msg);
             break;
         }
-        one_result o;
+        cli_done o;
         if ((rc = run_one(c, p, n, &o)) != 0) break;
-        cold[r] = o.ttft;
+        cold[r] = o.res.ttft_ms;
         for (int i = n_prefix; i < n; i++) p[i] = 3 + (p[i] + 7) % (n_vocab - 3); /* suffix 2 */
         if ((rc = run_one(c, p, n, &o)) != 0) break;
-        warm[r] = o.ttft;
-        cached_warm = o.cached;
+        warm[r] = o.res.ttft_ms;
+        cached_warm = o.res.cached_tokens;
         if (cache_dir) {
             double t0 = cli_now_ms();
             wick_context_free(c);
@@ -93,8 +71,8 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
                 wick_context_free(c);
                 break;
             }
-            rest[r] = o.ttft;
-            cached_rest = o.cached;
+            rest[r] = o.res.ttft_ms;
+            cached_rest = o.res.cached_tokens;
         }
         wick_context_free(c);
     }

@@ -22,12 +22,10 @@
 #define MAX_GEN 64
 
 typedef struct run_out {
+    cli_done d;    /* first: cli_run_request's */
     float *logits; /* first token's */
-    int n_vocab;
     int32_t ids[MAX_GEN];
     int n;
-    bool done;
-    char error[200];
 } run_out;
 
 static bool on_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
@@ -42,27 +40,11 @@ static void on_logits(void *user, const float *logits, int n_vocab) {
     if (o->n == 0) memcpy(o->logits, logits, sizeof *logits * (size_t)n_vocab);
 }
 
-static void on_done(void *user, const wick_request_result *res) {
-    run_out *o = user;
-    o->done = true;
-    if (res->error) snprintf(o->error, sizeof o->error, "%s", res->error);
-}
-
 static int run(wick_context *c, const wick_spans *sp, const int32_t *prompt, int n, int n_gen, run_out *o) {
-    wick_error err;
-    wick_sched *s = wick_sched_new(c, NULL, &err);
-    if (!s) return cli_error("bench: %s", err.msg);
     o->n = 0;
-    o->done = false;
-    o->error[0] = 0;
     wick_request r = {.prompt = prompt, .n_prompt = n, .n_predict = n_gen, .logprobs = -1, .on_token = on_token,
-                      .on_logits = on_logits, .on_done = on_done, .user = o, .ignore_eos = true, .spans = sp};
-    int rc = wick_sched_submit(s, &r, &err) > 0 ? 0 : -1;
-    while (rc == 0 && !o->done)
-        if (wick_sched_step(s, &err) < 0) rc = -1;
-    wick_sched_free(s);
-    if (rc == 0 && o->error[0]) return cli_error("bench: %s", o->error);
-    return rc < 0 ? cli_error("bench: %s", err.msg) : 0;
+                      .on_logits = on_logits, .user = o, .ignore_eos = true, .spans = sp};
+    return cli_run_request(c, &r);
 }
 
 /* n tokens sampled after [BOS] (temperature 1, this seed); malloc'd. */

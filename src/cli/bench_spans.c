@@ -58,36 +58,11 @@ static char *words(int w, uint64_t *x) {
     return s;
 }
 
-typedef struct one_result {
-    bool done;
-    double ttft;
-    int cached, span_cached;
-    char error[256];
-} one_result;
-
-static void on_done(void *user, const wick_request_result *res) {
-    one_result *o = user;
-    o->done = true;
-    o->ttft = res->ttft_ms;
-    o->cached = res->cached_tokens;
-    o->span_cached = res->span_cached_tokens;
-    if (res->error) snprintf(o->error, sizeof o->error, "%s", res->error);
-}
-
 /* One request (a span request, or the ordinary prompt) through a scheduler on c. */
-static int run_one(wick_context *c, const wick_spans *sp, const int32_t *prompt, int n, one_result *o) {
-    wick_error err;
-    wick_sched *s = wick_sched_new(c, NULL, &err);
-    if (!s) return cli_error("bench: %s", err.msg);
-    memset(o, 0, sizeof *o);
-    wick_request r = {.prompt = prompt, .n_prompt = n, .n_predict = 1, .logprobs = -1, .on_done = on_done, .user = o,
-                      .ignore_eos = true, .spans = sp};
-    int rc = wick_sched_submit(s, &r, &err) > 0 ? 0 : -1;
-    while (rc == 0 && !o->done)
-        if (wick_sched_step(s, &err) < 0) rc = -1;
-    wick_sched_free(s);
-    if (rc == 0 && o->error[0]) return cli_error("bench: %s", o->error);
-    return rc < 0 ? cli_error("bench: %s", err.msg) : 0;
+static int run_one(wick_context *c, const wick_spans *sp, const int32_t *prompt, int n, cli_done *o) {
+    wick_request r = {.prompt = prompt, .n_prompt = n, .n_predict = 1, .logprobs = -1, .user = o, .ignore_eos = true,
+                      .spans = sp};
+    return cli_run_request(c, &r);
 }
 
 typedef struct seg {
@@ -164,20 +139,20 @@ int bench_spans(wick_model *m, const char *sizes_s, int threads, int kv_type, in
             if (rc != 0) break;
             wick_spans spans = {.prefix = prefix.ids, .n_prefix = prefix.n, .spans = sp, .span_len = sl, .n_spans = N_DOCS,
                                 .suffix = q.ids, .n_suffix = q.n};
-            one_result o;
+            cli_done o;
             if ((rc = run_one(c, &spans, NULL, 0, &o)) != 0) break;
             if (r < 0) {
-                cold[si] = o.ttft;
+                cold[si] = o.res.ttft_ms;
                 toks[si] = n + q.n;
                 continue;
             }
-            w[r] = o.ttft;
-            span_cached[si] = o.span_cached;
+            w[r] = o.res.ttft_ms;
+            span_cached[si] = o.res.span_cached_tokens;
             /* the floor: prime P ++ docs as an ordinary prefix, then P ++ docs ++ Q */
             if ((rc = run_one(c, NULL, flat, n, &o)) != 0) break;
             memcpy(flat + n, q.ids, (size_t)q.n * sizeof *flat);
             if ((rc = run_one(c, NULL, flat, n + q.n, &o)) != 0) break;
-            f[r] = o.ttft;
+            f[r] = o.res.ttft_ms;
         }
         if (rc == 0) {
             warm[si] = cli_stats(w, N_REUSE).med;

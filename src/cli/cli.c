@@ -262,6 +262,31 @@ void cli_warn_invalid_utf8(int n) {
     if (n > 0) fprintf(stderr, "wick: warning: input has %d invalid UTF-8 bytes; replaced with U+FFFD\n", n);
 }
 
+static void done_cb(void *user, const wick_request_result *res) {
+    cli_done *d = user;
+    d->done = true;
+    d->res = *res;
+    d->res.error = NULL;
+    d->res.tail = NULL;
+    snprintf(d->error, sizeof d->error, "%s", res->error ? res->error : "");
+}
+
+int cli_run_request(wick_context *c, wick_request *r) {
+    cli_done *d = r->user;
+    memset(d, 0, sizeof *d);
+    r->on_done = done_cb;
+    wick_error err;
+    wick_sched *s = wick_sched_new(c, NULL, &err);
+    if (!s) return cli_error("bench: %s", err.msg), -1;
+    int rc = wick_sched_submit(s, r, &err) > 0 ? 0 : -1;
+    while (rc == 0 && !d->done)
+        if (wick_sched_step(s, &err) < 0) rc = -1;
+    wick_sched_free(s);
+    if (rc < 0) return cli_error("bench: %s", err.msg), -1;
+    if (d->error[0]) return cli_error("bench: %s", d->error), -1;
+    return 0;
+}
+
 double cli_now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

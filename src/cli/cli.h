@@ -65,14 +65,25 @@ typedef struct cli_stat {
 } cli_stat;
 cli_stat cli_stats(const double *v, int n);
 
+/* One request run to its end on a scheduler of its own over a context (the
+ * benchmarks' requests). r->user must point at a struct whose first member
+ * is a cli_done: cli_run_request sets r->on_done to fill it (on_token and
+ * on_logits keep the same user). 0, or -1 after printing "bench: <error>". */
+typedef struct cli_done {
+    bool done;
+    wick_request_result res; /* error and tail are not kept */
+    char error[256];         /* the request's error, "" if none */
+} cli_done;
+int cli_run_request(wick_context *c, wick_request *r);
+
 /* `wick bench --prefix-cache` (bench_prefix.c): cold / warm / restarted TTFT
  * of a request sharing an n_prefix-token prefix; 0, or 1 after printing an error. */
+int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,
+                       const char *cache_dir, bool json);
 /* `wick bench --spans` (bench_spans.c): spnl's span-cache protocol per document size. */
 int bench_spans(wick_model *m, const char *sizes, int threads, int kv_type, int ctx, bool json);
 /* `wick bench --span-quality` (bench_span_quality.c): each span mode against an ordinary prefill. */
 int bench_span_quality(wick_model *m, int trials, int n_docs, int doc_tokens, int n_gen, int threads, bool json);
-int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, int repeats, int kv_type,
-                       const char *cache_dir, bool json);
 
 /* Options every command that runs a model shares (runtime.c): -t, --ctx,
  * --prefill-chunk (else env WICK_PREFILL_CHUNK), --kv-type, --dtype (else
