@@ -416,6 +416,14 @@ static void admit(wick_sched *s) {
     }
 }
 
+/* The most recently admitted running request (n_running > 0): the one to preempt. */
+static sched_req *newest_running(const wick_sched *s) {
+    sched_req *newest = s->running[0];
+    for (int k = 1; k < s->n_running; k++)
+        if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
+    return newest;
+}
+
 /* Every running request gets blocks for the tokens it adds this step
  * (decoders: one; prefill was reserved at admission). Preempts the newest
  * when the pool is out. */
@@ -426,10 +434,7 @@ static void ensure_decode_blocks(wick_sched *s) {
         int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[q->slot];
         if (need <= 0) continue;
         if (kv_blocks_available(kv) < need) {
-            sched_req *newest = s->running[0];
-            for (int k = 1; k < s->n_running; k++)
-                if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
-            preempt(s, newest);
+            preempt(s, newest_running(s));
             i = -1; /* the running list changed: start over */
             continue;
         }
@@ -601,9 +606,7 @@ static void place_spans(wick_sched *s) {
                 if (to == SPAN_NO_BLOCKS && s->n_running > 1) {
                     /* no blocks to compute the span now: the newest request gives its
                      * blocks back (q itself when it is the newest: it waits, queued) */
-                    sched_req *newest = s->running[0];
-                    for (int k = 1; k < s->n_running; k++)
-                        if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
+                    sched_req *newest = newest_running(s);
                     preempt(s, newest);
                     restart = true;
                     if (newest == q) break;
@@ -709,10 +712,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
     if (n == 0) {
         /* Every running request is a span request waiting for blocks to
          * compute its span: the newest gives its blocks back. */
-        sched_req *newest = s->running[0];
-        for (int k = 1; k < s->n_running; k++)
-            if (s->running[k]->admit_seq > newest->admit_seq) newest = s->running[k];
-        preempt(s, newest);
+        preempt(s, newest_running(s));
         return pending(s);
     }
     wick_batch b = {.n = n, .tokens = s->b_tok, .pos = s->b_pos, .seq = s->b_seq, .want_logits = s->b_want,
