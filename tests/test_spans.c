@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "sched_check.h"
 #include "engine/context.h"
 #include "kv/prefix_cache.h"
 #include "model/testmodel.h"
@@ -100,20 +101,7 @@ static int64_t submit(wick_sched *s, const sreq *q, bool as_prompt, out_rec *o, 
 }
 
 /* Step until idle, checking the invariants after every step. */
-static void run(wick_sched *s) {
-    wick_error err;
-    char msg[256];
-    int left, guard = 0;
-    while ((left = wick_sched_step(s, &err)) > 0 && guard++ < 100000) {
-        if (prefix_check(&wick_sched_context(s)->kv, msg, sizeof msg) < 0) {
-            CHECK_MSG(false, "invariant: %s", msg);
-            return;
-        }
-    }
-    CHECK_MSG(left == 0, "step: %s", left < 0 ? err.msg : "did not finish");
-    CHECK_MSG(prefix_check(&wick_sched_context(s)->kv, msg, sizeof msg) == 0, "invariant at rest: %s", msg);
-    CHECK_INT(kv_blocks_used(&wick_sched_context(s)->kv), 0);
-}
+static void run(wick_sched *s) { run_checked(s, 100000); }
 
 static void run_one(wick_sched *s, const sreq *q, bool as_prompt, out_rec *o) {
     wick_error err;
