@@ -2,7 +2,8 @@
  * the npm package @node-llama-cpp/linux-x64 ships) so that wick can be checked
  * and timed against it on this machine, in the same run:
  *
- *   llamacpp_ref LIBDIR quantize IN.gguf OUT.gguf q8_0|q4_0|f16|q6_k [threads]
+ *   llamacpp_ref LIBDIR quantize IN.gguf OUT.gguf TYPE [threads]   (TYPE: f32, f16, bf16, q8_0,
+ *       q4_0, q4_1, q5_0, q5_1, q2_k, q2_k_s, q3_k_s|m|l, q4_k_s|m, q5_k_s|m, q6_k, iq4_nl, iq4_xs)
  *       write OUT with llama.cpp's quantizer (llama_model_quantize, the code
  *       behind llama-quantize): the GGUF files "written by llama.cpp's tools".
  *   llamacpp_ref LIBDIR logits MODEL.gguf ID,ID,...
@@ -138,9 +139,16 @@ static void *open_context(void *model, uint32_t n_ctx, uint32_t n_batch, int thr
 
 static int cmd_quantize(int argc, char **argv) {
     if (argc < 3) return 2;
-    /* llama_ftype values from the public API */
-    int ftype = !strcmp(argv[2], "q8_0") ? 7 : !strcmp(argv[2], "q4_0") ? 2 : !strcmp(argv[2], "f16") ? 1
-              : !strcmp(argv[2], "q6_k") ? 18 : -1;
+    /* llama_ftype values from the public API (llama.h) */
+    static const struct { const char *name; int ftype; } FTYPES[] = {
+        {"f32", 0},     {"f16", 1},      {"q4_0", 2},     {"q4_1", 3},     {"q8_0", 7},    {"q5_0", 8},
+        {"q5_1", 9},    {"q2_k", 10},    {"q3_k_s", 11},  {"q3_k_m", 12},  {"q3_k_l", 13}, {"q4_k_s", 14},
+        {"q4_k_m", 15}, {"q5_k_s", 16},  {"q5_k_m", 17},  {"q6_k", 18},    {"q2_k_s", 21}, {"iq4_nl", 25},
+        {"iq4_xs", 30}, {"bf16", 32},
+    };
+    int ftype = -1;
+    for (size_t i = 0; i < sizeof FTYPES / sizeof FTYPES[0]; i++)
+        if (!strcmp(argv[2], FTYPES[i].name)) ftype = FTYPES[i].ftype;
     if (ftype < 0) {
         fprintf(stderr, "llamacpp_ref: unknown type %s\n", argv[2]);
         return 2;

@@ -51,8 +51,14 @@ int dtype_from_name(const char *name) {
 }
 
 bool dtype_supported(int type) {
-    return type == WICK_F32 || type == WICK_F16 || type == WICK_BF16 || type == WICK_Q8_0 ||
-           type == WICK_Q4_0 || type == WICK_Q6_K;
+    switch (type) {
+    case WICK_F32: case WICK_F16: case WICK_BF16: case WICK_Q8_0: case WICK_Q4_0: case WICK_Q4_1:
+    case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL: case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K:
+    case WICK_Q5_K: case WICK_Q6_K: case WICK_IQ4_XS:
+        return true;
+    default:
+        return false;
+    }
 }
 
 int dtype_block_elems(int type) {

@@ -16,6 +16,7 @@
 
 #include "core/tensor.h"
 #include "kernels/cpu.h"
+#include "kernels/dequant.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -342,7 +343,8 @@ void dequantize_row(int type, const void *src, float *dst, int64_t n) {
         dequantize_q6_k(src, dst, n / WICK_QK_K);
         break;
     default:
-        break; /* unsupported types: caller checks dtype_supported() */
+        dequantize_row_more(type, src, dst, n); /* the other block types (dequant.c) */
+        break;
     }
 }
 
@@ -379,4 +381,9 @@ void quantize_row(int type, const float *src, void *dst, int64_t n) {
     default:
         break;
     }
+}
+
+bool quantize_row_supported(int type) {
+    return type == WICK_F32 || type == WICK_F16 || type == WICK_BF16 || type == WICK_Q8_0 || type == WICK_Q4_0 ||
+           type == WICK_Q6_K;
 }

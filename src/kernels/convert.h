@@ -6,6 +6,7 @@
 #ifndef WICK_KERNELS_CONVERT_H
 #define WICK_KERNELS_CONVERT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@ uint16_t f32_to_bf16(float f);   /* round to nearest even, nan stays nan */
 /* n elements; n must be a multiple of the block size for quantized types. */
 void dequantize_row(int type, const void *src, float *dst, int64_t n);
 void quantize_row(int type, const float *src, void *dst, int64_t n);
+/* True for the types quantize_row can write. */
+bool quantize_row_supported(int type);
 
 /* Q8_0 quantization at a given ISA level (a cpu_isa no higher than the CPU
  * supports); every level writes the same bytes. quantize_row uses the active one. */

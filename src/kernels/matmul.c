@@ -15,15 +15,27 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/matmul_q6k.h"
+#include "kernels/matmul_quant.h"
 
-static bool is_quant(int wtype) {
-    return wtype == WICK_Q8_0 || wtype == WICK_Q4_0 || mm_r16_base(wtype) >= 0;
+/* The activation format the kernels of a weight type read (matmul_quant.h). */
+static mm_act act_of(int wtype) {
+    switch (wtype) {
+    case WICK_Q8_0: case WICK_Q4_0: case WICK_Q8_0_R16: case WICK_Q4_0_R16:
+    case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
+        return MM_ACT_Q8_0;
+    case WICK_Q6_K: case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K: case WICK_Q5_K: case WICK_IQ4_XS:
+        return MM_ACT_Q8_K;
+    default:
+        return MM_ACT_F32;
+    }
 }
 
 size_t matmul_scratch_bytes(int wtype, int cols, int n) {
-    if (wtype == WICK_Q6_K) return mm_q6k_xq_bytes(cols, n);
-    if (!is_quant(wtype)) return 0;
-    return mm_xq_bytes(cols, n);
+    switch (act_of(wtype)) {
+    case MM_ACT_Q8_K: return mm_q6k_xq_bytes(cols, n);
+    case MM_ACT_Q8_0: return mm_xq_bytes(cols, n);
+    default: return 0;
+    }
 }
 
 /* Sums and f32 scales of rows [i0, i1) of the Q8_0 blocks in xq. */
@@ -71,6 +83,10 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
         mm_q6k_rows_scalar(w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
+    if (mmq_handles(wtype)) {
+        mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
     if (mm_r16_base(wtype) >= 0) {
         mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
@@ -83,6 +99,10 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     if (r1 <= r0 || n <= 0) return;
     if (wtype == WICK_Q6_K) {
         mm_q6k_rows(w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
+    if (mmq_handles(wtype)) {
+        mmq_rows(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
     if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
@@ -178,8 +198,7 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     bool same = nw <= MM_MULTI_MAX;
     int64_t total = 0;
     for (int i = 0; i < nw; i++) {
-        same = same && W[i]->ne[0] == cols && is_quant(W[i]->type) == is_quant(W[0]->type) &&
-               (W[i]->type == WICK_Q6_K) == (W[0]->type == WICK_Q6_K);
+        same = same && W[i]->ne[0] == cols && act_of(W[i]->type) == act_of(W[0]->type);
         total += W[i]->ne[1];
     }
     if (!same) {
@@ -187,10 +206,10 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
         return;
     }
     const void *xq = NULL;
-    if (is_quant(W[0]->type)) {
+    if (act_of(W[0]->type) == MM_ACT_Q8_0) {
         matmul_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
-    } else if (W[0]->type == WICK_Q6_K) {
+    } else if (act_of(W[0]->type) == MM_ACT_Q8_K) {
         mm_q6k_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
     }

@@ -45,7 +45,7 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
         return NULL;
     }
     if (!dtype_supported(t->type)) {
-        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0, Q6_K",
+        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS",
                   name, t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
         return NULL;
     }
@@ -102,7 +102,7 @@ static void *own(wick_model *m, void *p) {
  * aligned copy the model owns. */
 static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t) {
     size_t elem = dtype_block_bytes(t->type);
-    if (t->type == WICK_Q8_0 || t->type == WICK_Q4_0 || t->type == WICK_Q6_K) elem = 2;
+    if (dtype_block_elems(t->type) > 1) elem = 2; /* block types: their fp16 fields */
     if ((uintptr_t)t->data % elem == 0) return t;
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = own(L->m, aligned_alloc(64, (t->nbytes + 63) & ~(size_t)63));
@@ -411,8 +411,8 @@ static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_
 static int convert_weights(loader *L, const char *dtype) {
     wick_model *m = L->m;
     int to = dtype_from_name(dtype);
-    if (to < 0 || !dtype_supported(to))
-        return wick_fail(L->err, "unknown dtype \"%s\"; choose q8_0, q4_0, f16, bf16 or f32", dtype);
+    if (to < 0 || !dtype_supported(to) || !quantize_row_supported(to))
+        return wick_fail(L->err, "unknown dtype \"%s\"; choose q8_0, q4_0, q6_k, f16, bf16 or f32", dtype);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
     if (!pool) return -1;

@@ -1,0 +1,182 @@
+/* matmul_quant.c — owns the scalar twins of the Q4_1, Q5_0, Q5_1, IQ4_NL,
+ * Q2_K, Q3_K, Q4_K, Q5_K and IQ4_XS matmul kernels (THE DEFINITION in
+ * matmul_quant.h, written out one block at a time) and the choice of kernel
+ * per ISA. */
+#include "kernels/matmul_quant.h"
+
+#include <math.h>
+
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul_impl.h"
+#include "kernels/matmul_q6k.h"
+#include "kernels/quant_blocks.h"
+
+bool mmq_handles(int wtype) {
+    switch (wtype) {
+    case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
+    case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K: case WICK_Q5_K: case WICK_IQ4_XS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---- 32-element blocks against a Q8_0 activation block ---- */
+
+typedef struct act32 {
+    const int8_t *q; /* 32 quants */
+    float d;         /* scale */
+    int32_t sum;     /* Σ q */
+} act32;
+
+static float step_q5_0(float acc, const block_q5_0 *w, act32 x) {
+    const uint32_t h = q5_high_bits(w->qh);
+    int32_t is = 0;
+    for (int j = 0; j < WICK_QK; j++) is += ((nibble_at(w->qs, j) | (int)((h >> j) & 1) << 4) - 16) * x.q[j];
+    return fmaf((float)is, fp16_to_f32(w->d) * x.d, acc);
+}
+
+static float step_iq4_nl(float acc, const block_iq4_nl *w, act32 x) {
+    int32_t is = 0;
+    for (int j = 0; j < WICK_QK; j++) is += IQ4_NL_VALUES[nibble_at(w->qs, j)] * x.q[j];
+    return fmaf((float)is, fp16_to_f32(w->d) * x.d, acc);
+}
+
+static float step_q4_1(float acc, const block_q4_1 *w, act32 x) {
+    int32_t is = 0;
+    for (int j = 0; j < WICK_QK; j++) is += nibble_at(w->qs, j) * x.q[j];
+    acc = fmaf((float)is, fp16_to_f32(w->d) * x.d, acc);
+    return fmaf(fp16_to_f32(w->m), x.d * (float)x.sum, acc);
+}
+
+static float step_q5_1(float acc, const block_q5_1 *w, act32 x) {
+    const uint32_t h = q5_high_bits(w->qh);
+    int32_t is = 0;
+    for (int j = 0; j < WICK_QK; j++) is += (nibble_at(w->qs, j) | (int)((h >> j) & 1) << 4) * x.q[j];
+    acc = fmaf((float)is, fp16_to_f32(w->d) * x.d, acc);
+    return fmaf(fp16_to_f32(w->m), x.d * (float)x.sum, acc);
+}
+
+/* ---- 256-element super-blocks against a Q8_K activation block ---- */
+
+/* The two-term step of the types with mins (Q4_K, Q5_K, Q2_K). */
+static float step_min(float acc, int32_t i1, int32_t i2, uint16_t d, uint16_t dmin, float dx) {
+    acc = fmaf((float)i1, fp16_to_f32(d) * dx, acc);
+    return fmaf((float)i2, -(fp16_to_f32(dmin) * dx), acc);
+}
+
+static float step_q4_k(float acc, const block_q4_K *w, const block_q8_K *x) {
+    int32_t i1 = 0, i2 = 0;
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        q4k_scale_min(w->scales, j, &sc, &m);
+        const uint8_t *q = w->qs + 32 * (j / 2);
+        int32_t s = 0;
+        for (int l = 0; l < 32; l++) s += (j % 2 ? q[l] >> 4 : q[l] & 15) * x->qs[32 * j + l];
+        i1 += sc * s;
+        i2 += m * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
+    }
+    return step_min(acc, i1, i2, w->d, w->dmin, x->d);
+}
+
+static float step_q5_k(float acc, const block_q5_K *w, const block_q8_K *x) {
+    int32_t i1 = 0, i2 = 0;
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        q4k_scale_min(w->scales, j, &sc, &m);
+        const uint8_t *q = w->qs + 32 * (j / 2);
+        int32_t s = 0;
+        for (int l = 0; l < 32; l++)
+            s += ((j % 2 ? q[l] >> 4 : q[l] & 15) | ((w->qh[l] >> j) & 1) << 4) * x->qs[32 * j + l];
+        i1 += sc * s;
+        i2 += m * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
+    }
+    return step_min(acc, i1, i2, w->d, w->dmin, x->d);
+}
+
+static float step_q2_k(float acc, const block_q2_K *w, const block_q8_K *x) {
+    int32_t i1 = 0, i2 = 0;
+    for (int g = 0; g < 16; g++) {
+        int32_t s = 0;
+        for (int e = 16 * g; e < 16 * g + 16; e++) {
+            const int h = e / 128, k = (e / 32) % 4, l = e % 32;
+            s += ((w->qs[32 * h + l] >> (2 * k)) & 3) * x->qs[e];
+        }
+        i1 += (w->scales[g] & 15) * s;
+        i2 += (w->scales[g] >> 4) * x->bsums[g];
+    }
+    return step_min(acc, i1, i2, w->d, w->dmin, x->d);
+}
+
+static float step_q3_k(float acc, const block_q3_K *w, const block_q8_K *x) {
+    int8_t sc[16];
+    q3k_scales(w->scales, sc);
+    int32_t is = 0;
+    for (int g = 0; g < 16; g++) {
+        int32_t s = 0;
+        for (int e = 16 * g; e < 16 * g + 16; e++) {
+            const int h = e / 128, k = (e / 32) % 4, l = e % 32;
+            int q = (w->qs[32 * h + l] >> (2 * k)) & 3;
+            if (!((w->hmask[l] >> (4 * h + k)) & 1)) q -= 4;
+            s += q * x->qs[e];
+        }
+        is += sc[g] * s;
+    }
+    return fmaf((float)is, fp16_to_f32(w->d) * x->d, acc);
+}
+
+static float step_iq4_xs(float acc, const block_iq4_xs *w, const block_q8_K *x) {
+    int32_t is = 0;
+    for (int j = 0; j < 8; j++) {
+        int32_t s = 0;
+        for (int e = 0; e < 32; e++) s += IQ4_NL_VALUES[nibble_at(w->qs + 16 * j, e)] * x->qs[32 * j + e];
+        is += iq4xs_scale(w, j) * s;
+    }
+    return fmaf((float)is, fp16_to_f32(w->d) * x->d, acc);
+}
+
+/* One weight row · one token. */
+static float dot_row(int wtype, const void *wrow, int cols, const void *xq, int n, int i) {
+    float acc = 0.0f;
+    if (wtype == WICK_Q4_1 || wtype == WICK_Q5_0 || wtype == WICK_Q5_1 || wtype == WICK_IQ4_NL) {
+        const int nb = cols / WICK_QK;
+        const block_q8_0 *xb = (const block_q8_0 *)xq + (size_t)i * nb;
+        const int32_t *xs = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n)) + (size_t)i * nb;
+        const float *xd = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n)) + (size_t)i * nb;
+        for (int b = 0; b < nb; b++) {
+            const act32 x = {xb[b].qs, xd[b], xs[b]};
+            switch (wtype) {
+            case WICK_Q4_1: acc = step_q4_1(acc, (const block_q4_1 *)wrow + b, x); break;
+            case WICK_Q5_0: acc = step_q5_0(acc, (const block_q5_0 *)wrow + b, x); break;
+            case WICK_Q5_1: acc = step_q5_1(acc, (const block_q5_1 *)wrow + b, x); break;
+            default: acc = step_iq4_nl(acc, (const block_iq4_nl *)wrow + b, x); break;
+            }
+        }
+        return acc;
+    }
+    const int nb = cols / WICK_QK_K;
+    const block_q8_K *x = (const block_q8_K *)xq + (size_t)i * nb;
+    for (int b = 0; b < nb; b++) {
+        switch (wtype) {
+        case WICK_Q4_K: acc = step_q4_k(acc, (const block_q4_K *)wrow + b, x + b); break;
+        case WICK_Q5_K: acc = step_q5_k(acc, (const block_q5_K *)wrow + b, x + b); break;
+        case WICK_Q2_K: acc = step_q2_k(acc, (const block_q2_K *)wrow + b, x + b); break;
+        case WICK_Q3_K: acc = step_q3_k(acc, (const block_q3_K *)wrow + b, x + b); break;
+        default: acc = step_iq4_xs(acc, (const block_iq4_xs *)wrow + b, x + b); break;
+        }
+    }
+    return acc;
+}
+
+void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+                     int r1) {
+    const size_t rb = dtype_row_bytes(wtype, cols);
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < n; i++) y[(size_t)i * ldy + r] = dot_row(wtype, (const char *)w + (size_t)r * rb, cols, xq, n, i);
+}
+
+void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
+    if (r1 <= r0 || n <= 0) return;
+    mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+}
