@@ -164,10 +164,19 @@ typedef struct block_iq4_xs {
     uint8_t qs[WICK_QK_K / 2];
 } block_iq4_xs;
 
+/* Q8_K: activations only (the K types' matmuls): d = max|x|/127 as f32,
+ * q = round(x/d), and the sum of each 16 quants. */
+typedef struct block_q8_K {
+    float d;
+    int8_t qs[WICK_QK_K];
+    int16_t bsums[WICK_QK_K / 16];
+} block_q8_K;
+
 /* The 16 values an IQ4_NL / IQ4_XS nibble selects (llama.cpp's kvalues_iq4nl). */
 extern const int8_t IQ4_NL_VALUES[16];
 
 _Static_assert(sizeof(block_q6_K) == 210, "Q6_K block is 210 bytes");
+_Static_assert(sizeof(block_q8_K) == 292, "Q8_K block is 292 bytes");
 _Static_assert(sizeof(block_q4_1) == 20, "Q4_1 block is 20 bytes");
 _Static_assert(sizeof(block_q5_0) == 22, "Q5_0 block is 22 bytes");
 _Static_assert(sizeof(block_q5_1) == 24, "Q5_1 block is 24 bytes");

@@ -130,6 +130,26 @@ static void quantize_q4_0_scalar(const float *x, block_q4_0 *y, int64_t nb) {
     }
 }
 
+static void quantize_q8_k_scalar(const float *x, block_q8_K *y, int64_t nb) {
+    for (int64_t b = 0; b < nb; b++) {
+        const float *xb = x + b * WICK_QK_K;
+        float amax = 0.0f;
+        for (int j = 0; j < WICK_QK_K; j++) amax = fmaxf(amax, fabsf(xb[j]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = d;
+        for (int j = 0; j < WICK_QK_K; j++) {
+            float v = roundf(xb[j] * id);
+            y[b].qs[j] = (int8_t)(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
+        }
+        for (int g = 0; g < WICK_QK_K / 16; g++) {
+            int s = 0;
+            for (int j = 0; j < 16; j++) s += y[b].qs[16 * g + j];
+            y[b].bsums[g] = (int16_t)s;
+        }
+    }
+}
+
 /* Q6_K (layout in tensor.h). Dequantization is llama.cpp's dequantize_row_q6_K
  * bit for bit: x = (d * scale) * (q - 32) in float. Quantization is wick's own
  * simple scheme, NOT llama.cpp's (which searches scales): per 16-element group
@@ -261,6 +281,60 @@ quantize_q8_0_avx512(const float *x, block_q8_0 *y, int64_t nb) {
     }
 }
 
+/* Q8_K: 16 vectors of 16 per block; the 16-element sums are the blocks of 16
+ * bytes, summed with VPSADBW against zero after a +128 bias (exact). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+quantize_q8_k_avx512(const float *x, block_q8_K *y, int64_t nb) {
+    for (int64_t b = 0; b < nb; b++) {
+        const float *xb = x + b * WICK_QK_K;
+        __m512 v[16], m = _mm512_setzero_ps();
+        for (int k = 0; k < 16; k++) {
+            v[k] = _mm512_loadu_ps(xb + 16 * k);
+            m = _mm512_max_ps(m, _mm512_abs_ps(v[k]));
+        }
+        const float amax = _mm512_reduce_max_ps(m);
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = d;
+        const __m512 vid = _mm512_set1_ps(id);
+        for (int k = 0; k < 16; k++) {
+            const __m512i q = _mm512_cvttps_epi32(round_away_avx512(_mm512_mul_ps(v[k], vid)));
+            _mm_storeu_si128((__m128i *)(y[b].qs + 16 * k), _mm512_cvtsepi32_epi8(q));
+            y[b].bsums[k] = (int16_t)_mm512_reduce_add_epi32(q);
+        }
+    }
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void quantize_q8_k_avx2(const float *x, block_q8_K *y, int64_t nb) {
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (int64_t b = 0; b < nb; b++) {
+        const float *xb = x + b * WICK_QK_K;
+        __m256 m = _mm256_setzero_ps();
+        for (int k = 0; k < 32; k++) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(xb + 8 * k), abs_mask));
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = d;
+        const __m256 vid = _mm256_set1_ps(id);
+        for (int k = 0; k < 16; k++) {
+            __m256i i0 = _mm256_cvttps_epi32(round_away_avx2(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * k), vid)));
+            __m256i i1 = _mm256_cvttps_epi32(round_away_avx2(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * k + 8), vid)));
+            __m256i s = _mm256_add_epi32(i0, i1);
+            __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+            y[b].bsums[k] = (int16_t)_mm_cvtsi128_si32(s4);
+            /* 16 int32 -> 16 int8 (values within ±127: no saturation) */
+            __m128i p = _mm_packs_epi32(_mm256_castsi256_si128(i0), _mm256_extracti128_si256(i0, 1));
+            __m128i q = _mm_packs_epi32(_mm256_castsi256_si128(i1), _mm256_extracti128_si256(i1, 1));
+            _mm_storeu_si128((__m128i *)(y[b].qs + 16 * k), _mm_packs_epi16(p, q));
+        }
+    }
+}
+
 /* F16 rows via F16C */
 __attribute__((target("avx2,fma,f16c"))) static void fp16_to_f32_row_f16c(const uint16_t *s,
                                                                             float *d, int64_t n) {
@@ -297,6 +371,22 @@ void quantize_row_q8_0_isa(const float *x, void *y, int64_t n, int isa) {
     (void)isa;
 #endif
     quantize_q8_0_scalar(x, y, nb);
+}
+
+void quantize_row_q8_k_isa(const float *x, void *y, int64_t nb, int isa) {
+#if WICK_X86
+    if (isa >= ISA_AVX512) {
+        quantize_q8_k_avx512(x, y, nb);
+        return;
+    }
+    if (isa >= ISA_AVX2) {
+        quantize_q8_k_avx2(x, y, nb);
+        return;
+    }
+#else
+    (void)isa;
+#endif
+    quantize_q8_k_scalar(x, y, nb);
 }
 
 void dequantize_row(int type, const void *src, float *dst, int64_t n) {

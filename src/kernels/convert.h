@@ -24,5 +24,9 @@ bool quantize_row_supported(int type);
 /* Q8_0 quantization at a given ISA level (a cpu_isa no higher than the CPU
  * supports); every level writes the same bytes. quantize_row uses the active one. */
 void quantize_row_q8_0_isa(const float *x, void *y, int64_t n, int isa);
+/* nb Q8_K blocks (block_q8_K, tensor.h) from nb*256 floats at a given ISA
+ * level; every level writes the same bytes: d = max|x|/127, id = d ? 1/d : 0,
+ * q = roundf(x*id) (half away from zero), bsums[g] = Σ of quants 16g..16g+15. */
+void quantize_row_q8_k_isa(const float *x, void *y, int64_t nb, int isa);
 
 #endif

@@ -16,9 +16,11 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/matmul_q6k.h"
 #include "kernels/matmul_quant.h"
+#include "kernels/matmul_quant_r16.h"
 
 /* The activation format the kernels of a weight type read (matmul_quant.h). */
 static mm_act act_of(int wtype) {
+    if (mmq_r16_base(wtype) >= 0) wtype = mmq_r16_base(wtype);
     switch (wtype) {
     case WICK_Q8_0: case WICK_Q4_0: case WICK_Q8_0_R16: case WICK_Q4_0_R16:
     case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
@@ -87,6 +89,10 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
         mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
+    if (mmq_r16_base(wtype) >= 0) {
+        mmq_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
     if (mm_r16_base(wtype) >= 0) {
         mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
@@ -103,6 +109,14 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     }
     if (mmq_handles(wtype)) {
         mmq_rows(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
+    if (mmq_r16_base(wtype) >= 0) { /* the other interleaved layouts (matmul_quant_r16*.c) */
+#if defined(__x86_64__) || defined(__i386__)
+        if (cpu_isa_active() == ISA_AVX512) mmq_r16_rows_avx512(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        else
+#endif
+            mmq_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
     if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
@@ -223,7 +237,7 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     if (total * cols * n < (1 << 14)) pool = NULL;
     steal_set ranges; /* set up only for decode (2 KiB: not zeroed on every call) */
     bool r16 = true; /* interleaved layouts stream up to MM_STREAM_MAX_N tokens (matmul_impl.h) */
-    for (int i = 0; i < nw; i++) r16 = r16 && mm_r16_base(W[i]->type) >= 0;
+    for (int i = 0; i < nw; i++) r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mmq_r16_base(W[i]->type) >= 0);
     const int stream_max = r16 && cpu_isa_active() == ISA_AVX512 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
     if (n <= stream_max && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
         j.ranges = &ranges;

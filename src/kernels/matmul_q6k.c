@@ -17,25 +17,8 @@ size_t mm_q6k_xq_bytes(int cols, int n) {
     return (size_t)n * (size_t)(cols / WICK_QK_K) * sizeof(block_q8_K);
 }
 
-/* d = max|x|/127, q = round(x/d) (half away from zero), |q| <= 127. */
 void mm_q6k_quantize_row(const float *x, block_q8_K *y, int nb) {
-    for (int b = 0; b < nb; b++) {
-        const float *xb = x + (size_t)b * WICK_QK_K;
-        float amax = 0.0f;
-        for (int j = 0; j < WICK_QK_K; j++) amax = fmaxf(amax, fabsf(xb[j]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[b].d = d;
-        for (int j = 0; j < WICK_QK_K; j++) {
-            float v = roundf(xb[j] * id);
-            y[b].qs[j] = (int8_t)(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
-        }
-        for (int g = 0; g < WICK_QK_K / 16; g++) {
-            int s = 0;
-            for (int j = 0; j < 16; j++) s += y[b].qs[16 * g + j];
-            y[b].bsums[g] = (int16_t)s;
-        }
-    }
+    quantize_row_q8_k_isa(x, y, nb, cpu_isa_active());
 }
 
 typedef struct q8k_job {

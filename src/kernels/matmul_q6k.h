@@ -3,8 +3,8 @@
  * src/kernels and tests.
  *
  * Activations are quantized per row to Q8_K-style super-blocks of 256
- * (block_q8_K: f32 scale d, int8 qs[256] with |q| <= 127, and the 16 sums of
- * each 16-element group). Row i of x has its cols/256 blocks at
+ * (block_q8_K in tensor.h: f32 scale d, int8 qs[256] with |q| <= 127, and
+ * the 16 sums of each 16-element group). Row i of x has its cols/256 blocks at
  * (block_q8_K *)xq + i*(cols/256). A Q6_K weight super-block times an
  * activation super-block is the exact integer
  *     isum = Σ_g scales[g] · Σ_{e in group g} (q_e - 32) · x_e
@@ -19,19 +19,12 @@
 #include "core/tensor.h"
 #include "core/threadpool.h"
 
-typedef struct block_q8_K {
-    float d;
-    int8_t qs[WICK_QK_K];
-    int16_t bsums[WICK_QK_K / 16];
-} block_q8_K;
-
-_Static_assert(sizeof(block_q8_K) == 292, "Q8_K block is 292 bytes");
-
 /* Scratch bytes for n activation rows of cols (a multiple of 256). */
 size_t mm_q6k_xq_bytes(int cols, int n);
 /* Quantize the n rows of x into xq (pool may be NULL). */
 void mm_q6k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq);
-/* One row: x -> nb Q8_K blocks (scalar; the same bytes on every ISA). */
+/* One row: x -> nb Q8_K blocks (quantize_row_q8_k_isa of the active ISA;
+ * the same bytes on every ISA). */
 void mm_q6k_quantize_row(const float *x, block_q8_K *y, int nb);
 
 /* y[i*ldy + r] = W[r] · x[i] for r in [r0, r1), i < n; w holds Q6_K rows of

@@ -136,44 +136,73 @@ static float step_iq4_xs(float acc, const block_iq4_xs *w, const block_q8_K *x) 
     return fmaf((float)is, fp16_to_f32(w->d) * x->d, acc);
 }
 
-/* One weight row · one token. */
-static float dot_row(int wtype, const void *wrow, int cols, const void *xq, int n, int i) {
-    float acc = 0.0f;
-    if (wtype == WICK_Q4_1 || wtype == WICK_Q5_0 || wtype == WICK_Q5_1 || wtype == WICK_IQ4_NL) {
+static float step_q6_k(float acc, const block_q6_K *w, const block_q8_K *x) {
+    int32_t is = 0;
+    for (int g = 0; g < 16; g++) {
+        int32_t s = 0;
+        for (int e = 16 * g; e < 16 * g + 16; e++) {
+            const int h = e / 128, k = (e / 32) % 4, l = e % 32;
+            const uint8_t lo = w->ql[64 * h + 32 * (k & 1) + l];
+            const int q = ((k < 2 ? lo & 15 : lo >> 4) | ((w->qh[32 * h + l] >> (2 * k)) & 3) << 4) - 32;
+            s += q * x->qs[e];
+        }
+        is += w->scales[g] * s;
+    }
+    return fmaf((float)is, fp16_to_f32(w->d) * x->d, acc);
+}
+
+static bool is_blocks32(int wtype) {
+    return wtype == WICK_Q4_1 || wtype == WICK_Q5_0 || wtype == WICK_Q5_1 || wtype == WICK_IQ4_NL;
+}
+
+/* acc continued over weight blocks [b0, b0 + nbk) (wb: block b0) for token i. */
+static float dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, int i,
+                        float acc) {
+    if (is_blocks32(wtype)) {
         const int nb = cols / WICK_QK;
         const block_q8_0 *xb = (const block_q8_0 *)xq + (size_t)i * nb;
         const int32_t *xs = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n)) + (size_t)i * nb;
         const float *xd = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n)) + (size_t)i * nb;
-        for (int b = 0; b < nb; b++) {
+        for (int k = 0; k < nbk; k++) {
+            const int b = b0 + k;
             const act32 x = {xb[b].qs, xd[b], xs[b]};
             switch (wtype) {
-            case WICK_Q4_1: acc = step_q4_1(acc, (const block_q4_1 *)wrow + b, x); break;
-            case WICK_Q5_0: acc = step_q5_0(acc, (const block_q5_0 *)wrow + b, x); break;
-            case WICK_Q5_1: acc = step_q5_1(acc, (const block_q5_1 *)wrow + b, x); break;
-            default: acc = step_iq4_nl(acc, (const block_iq4_nl *)wrow + b, x); break;
+            case WICK_Q4_1: acc = step_q4_1(acc, (const block_q4_1 *)wb + k, x); break;
+            case WICK_Q5_0: acc = step_q5_0(acc, (const block_q5_0 *)wb + k, x); break;
+            case WICK_Q5_1: acc = step_q5_1(acc, (const block_q5_1 *)wb + k, x); break;
+            default: acc = step_iq4_nl(acc, (const block_iq4_nl *)wb + k, x); break;
             }
         }
         return acc;
     }
     const int nb = cols / WICK_QK_K;
-    const block_q8_K *x = (const block_q8_K *)xq + (size_t)i * nb;
-    for (int b = 0; b < nb; b++) {
+    const block_q8_K *x = (const block_q8_K *)xq + (size_t)i * nb + b0;
+    for (int k = 0; k < nbk; k++) {
         switch (wtype) {
-        case WICK_Q4_K: acc = step_q4_k(acc, (const block_q4_K *)wrow + b, x + b); break;
-        case WICK_Q5_K: acc = step_q5_k(acc, (const block_q5_K *)wrow + b, x + b); break;
-        case WICK_Q2_K: acc = step_q2_k(acc, (const block_q2_K *)wrow + b, x + b); break;
-        case WICK_Q3_K: acc = step_q3_k(acc, (const block_q3_K *)wrow + b, x + b); break;
-        default: acc = step_iq4_xs(acc, (const block_iq4_xs *)wrow + b, x + b); break;
+        case WICK_Q4_K: acc = step_q4_k(acc, (const block_q4_K *)wb + k, x + k); break;
+        case WICK_Q5_K: acc = step_q5_k(acc, (const block_q5_K *)wb + k, x + k); break;
+        case WICK_Q6_K: acc = step_q6_k(acc, (const block_q6_K *)wb + k, x + k); break;
+        case WICK_Q2_K: acc = step_q2_k(acc, (const block_q2_K *)wb + k, x + k); break;
+        case WICK_Q3_K: acc = step_q3_k(acc, (const block_q3_K *)wb + k, x + k); break;
+        default: acc = step_iq4_xs(acc, (const block_iq4_xs *)wb + k, x + k); break;
         }
     }
     return acc;
 }
 
+void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
+                    int r, bool first) {
+    for (int i = 0; i < n; i++) {
+        float *o = y + (size_t)i * ldy + r;
+        *o = dot_blocks(wtype, wb, b0, nbk, cols, xq, n, i, first ? 0.0f : *o);
+    }
+}
+
 void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                      int r1) {
     const size_t rb = dtype_row_bytes(wtype, cols);
-    for (int r = r0; r < r1; r++)
-        for (int i = 0; i < n; i++) y[(size_t)i * ldy + r] = dot_row(wtype, (const char *)w + (size_t)r * rb, cols, xq, n, i);
+    const int nb = cols / dtype_block_elems(wtype);
+    for (int r = r0; r < r1; r++) mmq_dot_blocks(wtype, (const char *)w + (size_t)r * rb, 0, nb, cols, xq, n, y, ldy, r, true);
 }
 
 void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {

@@ -18,6 +18,8 @@
  *   Q2_K   i1 = Σ_g sc_g·Σ_{e∈g} q·xq          (then as Q4_K)
  *          i2 = Σ_g m_g·bsum_g
  *   Q3_K   isum = Σ_g s_g·Σ_{e∈g} q·xq         acc = fma(isum, d·dx, acc)
+ *   Q6_K   isum = Σ_g sc_g·Σ_{e∈g} (q-32)·xq   acc = fma(isum, d·dx, acc)  (R16 only;
+ *          the file-layout Q6_K kernels are matmul_q6k.h's)
  *   IQ4_XS isum = Σ_j s_j·Σ_{e∈j} v[q]·xq      acc = fma(isum, d·dx, acc)
  * (q, sc, m, s, v: tensor.h; d·dx, dx·xsum, dmin·dx: float products; ints
  * converted to float with round-to-nearest). Integer sums are exact in any
@@ -47,5 +49,10 @@ bool mmq_handles(int wtype);
 void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
 void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                      int r1);
+/* THE DEFINITION for one weight row r (of any type above, or Q6_K) over its
+ * blocks [b0, b0 + nbk), wb pointing at block b0 in the file layout: y[i*ldy
+ * + r] of every token i < n continues from its value (or from 0 if first). */
+void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
+                    int r, bool first);
 
 #endif

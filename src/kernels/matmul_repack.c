@@ -1,8 +1,9 @@
-/* matmul_repack.c — owns the interleaved ("R16") layouts of Q8_0/Q4_0 weight
- * matrices: the decision to use them, the parallel repack at load, the
- * dequantization of one row (embedding lookups of a tied, repacked
- * token_embd) and the scalar twin of their matmul kernels (the AVX-512
- * kernels are in matmul_repack_avx512.c). See the layout in matmul_impl.h. */
+/* matmul_repack.c — owns the decision to use the interleaved ("R16")
+ * layouts, the parallel repack at load, and the dequantization of one row
+ * (embedding lookups of a tied, repacked token_embd) for every type that has
+ * one; and the Q8_0/Q4_0 layouts themselves with the scalar twin of their
+ * kernels (the AVX-512 kernels are in matmul_repack_avx512.c; layout in
+ * matmul_impl.h). The other types' layouts are matmul_quant_r16.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,15 +11,23 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/matmul_quant_r16.h"
 
 /* The interleaved type of W regardless of the ISA, or -1. */
 static int r16_type(const wick_tensor *W) {
-    if (!W || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % WICK_QK != 0 || W->ne[0] <= 0 ||
+    const int be = W ? dtype_block_elems(W->type) : 0;
+    if (!W || be <= 1 || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % be != 0 || W->ne[0] <= 0 ||
         W->ne[2] != 1 || W->ne[3] != 1)
         return -1;
     if (W->type == WICK_Q8_0) return WICK_Q8_0_R16;
     if (W->type == WICK_Q4_0) return WICK_Q4_0_R16;
-    return -1;
+    return mmq_r16_of(W->type);
+}
+
+/* The file type of any interleaved type, or -1. */
+static int any_r16_base(int wtype) {
+    const int b = mm_r16_base(wtype);
+    return b >= 0 ? b : mmq_r16_base(wtype);
 }
 
 int matmul_repack_type(const wick_tensor *W) { return cpu_isa_active() == ISA_AVX512 ? r16_type(W) : -1; }
@@ -75,7 +84,7 @@ static void repack_task(void *arg, int ith, int nth) {
     int64_t lo, hi;
     pool_split(j->groups, ith, nth, 1, &lo, &hi);
     if (lo >= hi) return;
-    const size_t gb = 16 * dtype_row_bytes(j->base, (int64_t)j->nb * WICK_QK);
+    const size_t gb = 16 * dtype_row_bytes(j->base, (int64_t)j->nb * dtype_block_elems(j->base));
     char *tmp = NULL;
     if (j->src == j->dst && !(tmp = malloc(gb))) {
         j->failed = 1;
@@ -84,7 +93,8 @@ static void repack_task(void *arg, int ith, int nth) {
     for (int64_t g = lo; g < hi; g++) {
         const char *s = j->src + (size_t)g * gb;
         if (tmp) s = memcpy(tmp, s, gb);
-        pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        else mmq_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
     }
     free(tmp);
 }
@@ -92,16 +102,26 @@ static void repack_task(void *arg, int ith, int nth) {
 int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
     const int to = r16_type(W);
     if (to < 0) return -1;
-    repack_job j = {W->type, (int)(W->ne[0] / WICK_QK), W->ne[1] / 16, W->data, dst, 0};
+    repack_job j = {W->type, (int)(W->ne[0] / dtype_block_elems(W->type)), W->ne[1] / 16, W->data, dst, 0};
     pool_run(pool, repack_task, &j);
     return j.failed ? -1 : to;
 }
 
 void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
     const int64_t cols = W->ne[0];
-    const int base = mm_r16_base(W->type);
+    const int base = any_r16_base(W->type);
     if (base < 0) {
         dequantize_row(W->type, (const char *)W->data + (size_t)r * dtype_row_bytes(W->type, cols), dst, cols);
+        return;
+    }
+    if (base != WICK_Q8_0 && base != WICK_Q4_0) {
+        const int be = dtype_block_elems(base), nb = (int)(cols / be);
+        const char *g = (const char *)W->data + (size_t)(r / 16) * 16 * dtype_row_bytes(base, cols);
+        for (int b = 0; b < nb; b++) {
+            char blk[256];
+            mmq_r16_unpack_block(base, g, nb, (int)(r % 16), b, blk);
+            dequantize_row(base, blk, dst + (size_t)b * be, be);
+        }
         return;
     }
     const int nb = (int)(cols / WICK_QK);

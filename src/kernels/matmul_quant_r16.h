@@ -1,0 +1,89 @@
+/* matmul_quant_r16.h — the interleaved ("R16") layouts of the types in
+ * matmul_quant.h, for the AVX-512 VNNI kernels (matmul_quant_r16_avx512.c;
+ * scalar twin and packing in matmul_quant_r16.c). Internal to src/kernels
+ * and tests.
+ *
+ * As for Q8_0/Q4_0 (matmul_impl.h), a matrix is cut into groups of 16 rows,
+ * each one sequential stream of whole 64-byte lines, of exactly the bytes
+ * its 16 rows take in the file. Per block (32 elements; K types: 256), a
+ * group holds a MAIN part of `main` 64-byte vectors and, for some types, a
+ * 32-byte TAIL: the blocks' fp16 d of the 16 rows (row i at byte 2i). Blocks
+ * go in pairs, [main b][main b+1][tail b][tail b+1] (a lone last block:
+ * [main][tail]), so that every main part starts on a line.
+ *
+ * In a main part, vector v's lane i (bytes 4i..4i+3) belongs to row i. Most
+ * vectors hold 4 consecutive bytes of the row's file block ("dword
+ * segments": n vectors from file byte `at` onward: vector v+k lane i = file
+ * bytes at+4k .. at+4k+3 of row i's block). Q5_0 / Q5_1 hold their 32 fifth
+ * bits as a bit plane: lane i, byte k, bit g = fifth bit of element 4g+k.
+ *
+ *   type    main vectors (in order)                                     tail
+ *   Q4_1    qs[0..15] (4), d|m (1)                                       -
+ *   Q5_0    qs (4), fifth-bit plane (1)                                  d
+ *   Q5_1    qs (4), fifth-bit plane (1), d|m (1)                         -
+ *   IQ4_NL  qs (4)                                                        d
+ *   Q4_K    scales[0..11] (3), d|dmin (1), qs[0..127] (32)               -
+ *   Q5_K    scales (3), d|dmin (1), qh[0..31] (8), qs (32)               -
+ *   Q6_K    scales[0..15] (4), qh[0..63] (16), ql[0..127] (32)           d
+ *   Q3_K    scales (3), hmask[0..31] (8), qs[0..63] (16)                 d
+ *   Q2_K    scales[0..15] (4), d|dmin (1), qs[0..63] (16)                -
+ *   IQ4_XS  d|scales_h (1), scales_l (1), qs[0..127] (32)                -
+ *
+ * (Q6_K here is only for the R16 kernels; its file-layout kernels are
+ * matmul_q6k*.c.) */
+#ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
+#define WICK_KERNELS_MATMUL_QUANT_R16_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+
+/* Interleaved type ids, after WICK_Q4_0_R16 (matmul.h). */
+enum {
+    WICK_Q4_1_R16 = WICK_DTYPE_COUNT + 3,
+    WICK_Q5_0_R16,
+    WICK_Q5_1_R16,
+    WICK_IQ4_NL_R16,
+    WICK_Q4_K_R16,
+    WICK_Q5_K_R16,
+    WICK_Q6_K_R16,
+    WICK_Q3_K_R16,
+    WICK_Q2_K_R16,
+    WICK_IQ4_XS_R16,
+    WICK_R16_END
+};
+
+/* The file type of an interleaved type of this family, or -1. */
+int mmq_r16_base(int wtype);
+/* The interleaved type of a file type (one of the ten above), or -1. */
+int mmq_r16_of(int base);
+
+/* Vectors in a block's main part; whether it has a tail. */
+int mmq_r16_main_vectors(int base);
+bool mmq_r16_has_tail(int base);
+
+/* Byte offsets within a group of block b's main part and tail (nb blocks). */
+static inline size_t mmq_r16_main_at(size_t main_bytes, size_t tail_bytes, int b) {
+    return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + (size_t)(b & 1) * main_bytes;
+}
+static inline size_t mmq_r16_tail_at(size_t main_bytes, size_t tail_bytes, int nb, int b) {
+    const size_t in_pair = (b | 1) < nb ? 2 : 1;
+    return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + in_pair * main_bytes + (size_t)(b & 1) * tail_bytes;
+}
+
+/* Repack a group's 16 file rows (src: 16 consecutive rows of nb blocks)
+ * into dst, and one block of one row back into the file layout. */
+void mmq_r16_pack_group(int base, const void *src, void *dst, int nb);
+void mmq_r16_unpack_block(int base, const void *group, int nb, int row, int b, void *blk);
+
+/* Scalar twin of the AVX-512 kernels (same contract as matmul_rows). */
+void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+                         int r1);
+#if defined(__x86_64__) || defined(__i386__)
+void mmq_r16_rows_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+                         int r1);
+#endif
+
+#endif
