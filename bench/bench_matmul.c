@@ -8,7 +8,8 @@
  * memory's rate in the same moment (median of the per-repeat ratios); for a
  * matrix much larger than the last-level cache that is the decode kernel's
  * efficiency.
- * Usage: build/bench/bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols] [n] [repeats] [threads] */
+ * Usage: build/bench/bench_matmul [TYPE] [rows] [cols] [n] [repeats] [threads]   (TYPE: any type
+ * quantize_row writes) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,9 @@ int main(int argc, char **argv) {
     const int rows = argc > 2 ? atoi(argv[2]) : 4864, cols = argc > 3 ? atoi(argv[3]) : 896;
     const int n = argc > 4 ? atoi(argv[4]) : 128, reps = argc > 5 ? atoi(argv[5]) : 9;
     const int threads = argc > 6 ? atoi(argv[6]) : 0;
-    if (type < 0 || !dtype_supported(type) || rows < 16 || cols < 32 || cols % (type == WICK_Q6_K ? 256 : 32) || n < 1 || reps < 1 || reps > 99 || threads < 0 || threads > 64) {
-        fprintf(stderr, "usage: bench_matmul [q8_0|q4_0|f16|bf16|f32|q6_k] [rows] [cols, a multiple of 32 (256 for q6_k)] [n] [repeats] [threads]\n");
+    if (type < 0 || !dtype_supported(type) || !quantize_row_supported(type) || rows < 16 || cols < 32 ||
+        cols % dtype_block_elems(type) || n < 1 || reps < 1 || reps > 99 || threads < 0 || threads > 64) {
+        fprintf(stderr, "usage: bench_matmul [TYPE: f32 f16 bf16 q8_0 q4_0 q6_k ...] [rows] [cols, a multiple of the type's block] [n] [repeats] [threads]\n");
         return 2;
     }
     float *wf = malloc(sizeof(float) * (size_t)rows * cols), *x = malloc(sizeof(float) * (size_t)n * cols);

@@ -31,7 +31,7 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
-#include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q8k.h"
 #include "model/testmodel.h"
 #include "rng.h"
 #include "wick.h"
@@ -167,7 +167,7 @@ static void test_matmul_isas(void) {
                     float *x = malloc(sizeof(float) * (size_t)n * cols), *xd = malloc(sizeof(float) * (size_t)n * cols);
                     for (int i = 0; i < n * cols; i++) x[i] = rnd_f() * 2.0f * (i % 41 == 0 ? 5.0f : 1.0f);
                     void *xq = malloc(matmul_scratch_bytes(WICK_Q6_K, cols, n));
-                    mm_q6k_quantize_x(NULL, x, n, cols, xq);
+                    mm_q8k_quantize_x(NULL, x, n, cols, xq);
                     dequant_x(xq, n, cols, xd);
                     float *y0 = malloc(sizeof(float) * (size_t)n * ldy), *y1 = malloc(sizeof(float) * (size_t)n * ldy);
                     for (int i = 0; i < n * ldy; i++) y0[i] = y1[i] = -777.0f;
@@ -283,8 +283,8 @@ static void test_matmul_pool(void) {
     float *y = malloc(sizeof(float) * n * rows), *ref = malloc(sizeof(float) * n * rows);
     float *ym[3], *refm[3];
     for (int k = 0; k < 3; k++) ym[k] = malloc(sizeof(float) * n * rows), refm[k] = malloc(sizeof(float) * n * rows);
-    void *xq = malloc(mm_q6k_xq_bytes(cols, n));
-    mm_q6k_quantize_x(NULL, x, n, cols, xq);
+    void *xq = malloc(mm_q8k_xq_bytes(cols, n));
+    mm_q8k_quantize_x(NULL, x, n, cols, xq);
     matmul_rows(WICK_Q6_K, w, cols, x, xq, n, ref, rows, 0, rows);
     matmul(pool, &W, x, n, y, rows, scratch);
     CHECK(memcmp(y, ref, sizeof(float) * n * rows) == 0);

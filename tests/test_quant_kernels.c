@@ -1,5 +1,5 @@
 /* test_quant_kernels.c — the matmul kernels of Q4_1, Q5_0, Q5_1, IQ4_NL,
- * Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS (and Q6_K's interleaved layout): every
+ * Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and their Q8_K activations: every
  * kernel is THE DEFINITION of matmul_quant.h, so all of them must agree BIT
  * FOR BIT with the scalar twin (mmq_rows_scalar on the file layout):
  *   - the interleaved ("R16") layout's scalar twin and, where the CPU has
@@ -25,7 +25,7 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
-#include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/matmul_quant_r16.h"
 #include "rng.h"
@@ -73,7 +73,7 @@ static void *make_w(int type, int rows, int cols) {
 static bool is_k(int type) { return dtype_block_elems(type) == WICK_QK_K; }
 
 static void prepare_x(int type, const float *x, int n, int cols, void *xq) {
-    if (is_k(type)) mm_q6k_quantize_x(NULL, x, n, cols, xq);
+    if (is_k(type)) mm_q8k_quantize_x(NULL, x, n, cols, xq);
     else matmul_quantize_x(NULL, x, n, cols, xq);
 }
 
@@ -221,8 +221,7 @@ static void test_kernels(void) {
                             const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                             for (int k = 0; k < 3; k++) {
                                 if (v == 0) mmq_r16_rows_scalar(to, wr, cols, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else if (v == 1 && type != WICK_Q6_K)
-                                    matmul_rows(type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                                else if (v == 1) matmul_rows(type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
                                 else matmul_rows(to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
                             }
                             checks++;
@@ -233,7 +232,6 @@ static void test_kernels(void) {
                         }
                         for (int p = 0; p < 3; p++)
                             for (int lay = 0; lay < 2; lay++) {
-                                if (lay == 0 && type == WICK_Q6_K) continue; /* its file kernels are matmul_q6k's */
                                 for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
                                 matmul(pools[p], lay ? &R : &W, x, n, y1, ldy, xq);
                                 checks++;

@@ -4,7 +4,8 @@
  * matmul_avx512.c). See matmul.h for the contract.
  *
  * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h.
- * Q6_K weights go to matmul_q6k*.c with Q8_K-style activations (matmul_q6k.h).
+ * The other block types go to matmul_quant*.c (file layout) and
+ * matmul_quant_r16*.c (interleaved), with Q8_0 or Q8_K activations.
  * The interleaved Q8_0/Q4_0 layouts (WICK_*_R16) go to matmul_repack*.c. */
 #include "kernels/matmul.h"
 
@@ -14,7 +15,7 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
-#include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/matmul_quant_r16.h"
 
@@ -34,7 +35,7 @@ static mm_act act_of(int wtype) {
 
 size_t matmul_scratch_bytes(int wtype, int cols, int n) {
     switch (act_of(wtype)) {
-    case MM_ACT_Q8_K: return mm_q6k_xq_bytes(cols, n);
+    case MM_ACT_Q8_K: return mm_q8k_xq_bytes(cols, n);
     case MM_ACT_Q8_0: return mm_xq_bytes(cols, n);
     default: return 0;
     }
@@ -81,10 +82,6 @@ void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *x
 
 void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                         float *y, int ldy, int r0, int r1) {
-    if (wtype == WICK_Q6_K) {
-        mm_q6k_rows_scalar(w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
     if (mmq_handles(wtype)) {
         mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
@@ -103,10 +100,6 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
 void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                  float *y, int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_Q6_K) {
-        mm_q6k_rows(w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
     if (mmq_handles(wtype)) {
         mmq_rows(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
@@ -224,7 +217,7 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
         matmul_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
     } else if (act_of(W[0]->type) == MM_ACT_Q8_K) {
-        mm_q6k_quantize_x(pool, x, n, cols, scratch);
+        mm_q8k_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
     }
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)

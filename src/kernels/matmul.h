@@ -6,7 +6,7 @@
  * and Q4_0 the activations are first quantized to Q8_0 blocks in `scratch`
  * and dot products run in integers (as llama.cpp does); F16/BF16 convert to
  * f32 and use FMA; Q6_K quantizes the activations to Q8_K-style 256-element
- * blocks instead (see kernels/matmul_q6k.h). Work is split across the pool's threads by output rows. */
+ * blocks instead (see kernels/matmul_q8k.h). Work is split across the pool's threads by output rows. */
 #ifndef WICK_KERNELS_MATMUL_H
 #define WICK_KERNELS_MATMUL_H
 

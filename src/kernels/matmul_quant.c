@@ -1,5 +1,5 @@
 /* matmul_quant.c — owns the scalar twins of the Q4_1, Q5_0, Q5_1, IQ4_NL,
- * Q2_K, Q3_K, Q4_K, Q5_K and IQ4_XS matmul kernels (THE DEFINITION in
+ * Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS matmul kernels (THE DEFINITION in
  * matmul_quant.h, written out one block at a time) and the choice of kernel
  * per ISA. */
 #include "kernels/matmul_quant.h"
@@ -9,13 +9,13 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
-#include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q8k.h"
 #include "kernels/quant_blocks.h"
 
 bool mmq_handles(int wtype) {
     switch (wtype) {
     case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
-    case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K: case WICK_Q5_K: case WICK_IQ4_XS:
+    case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K: case WICK_Q5_K: case WICK_Q6_K: case WICK_IQ4_XS:
         return true;
     default:
         return false;
@@ -205,7 +205,15 @@ void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, 
     for (int r = r0; r < r1; r++) mmq_dot_blocks(wtype, (const char *)w + (size_t)r * rb, 0, nb, cols, xq, n, y, ldy, r, true);
 }
 
+/* The file layout's kernels: AVX2 (also on AVX-512 machines, for matrices
+ * the interleaved layouts do not take), else the scalar twin. */
 void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu_isa_active() >= ISA_AVX2) {
+        mmq_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
+#endif
     mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
 }

@@ -1,7 +1,7 @@
 /* matmul_quant.h — internal interface of the matmul kernels for the block
  * types Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks, against Q8_0
- * activations) and Q2_K, Q3_K, Q4_K, Q5_K, IQ4_XS (256-element super-blocks,
- * against Q8_K activations, see matmul_q6k.h). Used by the dispatcher in
+ * activations) and Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (256-element super-blocks,
+ * against Q8_K activations, see matmul_q8k.h). Used by the dispatcher in
  * matmul.c and by tests; not for use outside src/kernels and tests.
  *
  * THE DEFINITION. Every kernel of every ISA computes, for weight row r and
@@ -18,8 +18,7 @@
  *   Q2_K   i1 = Σ_g sc_g·Σ_{e∈g} q·xq          (then as Q4_K)
  *          i2 = Σ_g m_g·bsum_g
  *   Q3_K   isum = Σ_g s_g·Σ_{e∈g} q·xq         acc = fma(isum, d·dx, acc)
- *   Q6_K   isum = Σ_g sc_g·Σ_{e∈g} (q-32)·xq   acc = fma(isum, d·dx, acc)  (R16 only;
- *          the file-layout Q6_K kernels are matmul_q6k.h's)
+ *   Q6_K   isum = Σ_g sc_g·Σ_{e∈g} (q-32)·xq   acc = fma(isum, d·dx, acc)
  *   IQ4_XS isum = Σ_j s_j·Σ_{e∈j} v[q]·xq      acc = fma(isum, d·dx, acc)
  * (q, sc, m, s, v: tensor.h; d·dx, dx·xsum, dmin·dx: float products; ints
  * converted to float with round-to-nearest). Integer sums are exact in any
@@ -37,7 +36,7 @@
 typedef enum mm_act {
     MM_ACT_F32 = 0,  /* F32 / F16 / BF16: x as floats */
     MM_ACT_Q8_0 = 1, /* 32-element Q8_0 blocks + sums + f32 scales (matmul_impl.h) */
-    MM_ACT_Q8_K = 2, /* 256-element Q8_K blocks (matmul_q6k.h) */
+    MM_ACT_Q8_K = 2, /* 256-element Q8_K blocks (matmul_q8k.h) */
 } mm_act;
 
 /* True for the types these kernels handle. */
@@ -49,7 +48,10 @@ bool mmq_handles(int wtype);
 void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
 void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                      int r1);
-/* THE DEFINITION for one weight row r (of any type above, or Q6_K) over its
+#if defined(__x86_64__) || defined(__i386__)
+void mmq_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
+#endif
+/* THE DEFINITION for one weight row r (of any type above) over its
  * blocks [b0, b0 + nbk), wb pointing at block b0 in the file layout: y[i*ldy
  * + r] of every token i < n continues from its value (or from 0 if first). */
 void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,

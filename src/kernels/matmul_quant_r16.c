@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kernels/matmul_impl.h"
-#include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/quant_blocks.h"
 

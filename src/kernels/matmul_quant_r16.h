@@ -28,9 +28,7 @@
  *   Q3_K    scales (3), hmask[0..31] (8), qs[0..63] (16)                 d
  *   Q2_K    scales[0..15] (4), d|dmin (1), qs[0..63] (16)                -
  *   IQ4_XS  d|scales_h (1), scales_l (1), qs[0..127] (32)                -
- *
- * (Q6_K here is only for the R16 kernels; its file-layout kernels are
- * matmul_q6k*.c.) */
+ */
 #ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
 #define WICK_KERNELS_MATMUL_QUANT_R16_H
 

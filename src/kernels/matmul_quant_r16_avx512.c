@@ -26,7 +26,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/matmul_impl.h"
-#include "kernels/matmul_q6k.h"
+#include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant_r16.h"
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))

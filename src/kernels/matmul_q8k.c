@@ -1,0 +1,30 @@
+/* matmul_q8k.c — owns the preparation of Q8_K activations for the K-type
+ * matmuls (see matmul_q8k.h): scratch size, and the rows split over the pool
+ * (quantize_row_q8_k_isa in convert.c does each row). */
+#include "kernels/matmul_q8k.h"
+
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+
+size_t mm_q8k_xq_bytes(int cols, int n) { return (size_t)n * (size_t)(cols / WICK_QK_K) * sizeof(block_q8_K); }
+
+typedef struct q8k_job {
+    const float *x;
+    int n, cols;
+    void *xq;
+    int isa;
+} q8k_job;
+
+static void q8k_task(void *arg, int ith, int nth) {
+    const q8k_job *j = arg;
+    const int nb = j->cols / WICK_QK_K;
+    int64_t lo, hi;
+    pool_split(j->n, ith, nth, 1, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)j->xq + i * nb, nb, j->isa);
+}
+
+void mm_q8k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
+    q8k_job j = {x, n, cols, xq, cpu_isa_active()};
+    if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
+    pool_run(pool, q8k_task, &j);
+}
