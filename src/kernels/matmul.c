@@ -17,10 +17,12 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant.h"
+#include "kernels/matmul_float_r16.h"
 #include "kernels/matmul_quant_r16.h"
 
 /* The activation format the kernels of a weight type read (matmul_quant.h). */
 static mm_act act_of(int wtype) {
+    if (wtype == WICK_BF16_R16) return MM_ACT_BF16;
     if (mmq_r16_base(wtype) >= 0) wtype = mmq_r16_base(wtype);
     switch (wtype) {
     case WICK_Q8_0: case WICK_Q4_0: case WICK_Q8_0_R16: case WICK_Q4_0_R16:
@@ -37,6 +39,7 @@ size_t matmul_scratch_bytes(int wtype, int cols, int n) {
     switch (act_of(wtype)) {
     case MM_ACT_Q8_K: return mm_q8k_xq_bytes(cols, n);
     case MM_ACT_Q8_0: return mm_xq_bytes(cols, n);
+    case MM_ACT_BF16: return mmf_r16_xq_bytes(wtype, cols, n);
     default: return 0;
     }
 }
@@ -90,6 +93,10 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
         mmq_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
+    if (mmf_r16_base(wtype) >= 0) {
+        mmf_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        return;
+    }
     if (mm_r16_base(wtype) >= 0) {
         mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
@@ -110,6 +117,14 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
         else
 #endif
             mmq_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
+    if (mmf_r16_base(wtype) >= 0) { /* F16/BF16 interleaved (matmul_float_r16*.c) */
+#if defined(__x86_64__) || defined(__i386__)
+        if (cpu_isa_active() == ISA_AVX512) mmf_r16_rows_avx512(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        else
+#endif
+            mmf_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
         return;
     }
     if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
@@ -219,6 +234,9 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     } else if (act_of(W[0]->type) == MM_ACT_Q8_K) {
         mm_q8k_quantize_x(pool, x, n, cols, scratch);
         xq = scratch;
+    } else if (act_of(W[0]->type) == MM_ACT_BF16) {
+        mmf_r16_prepare_x(W[0]->type, x, n, cols, scratch);
+        xq = scratch;
     }
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
      * unless that would leave a thread idle on a small matrix. */
@@ -230,7 +248,8 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     if (total * cols * n < (1 << 14)) pool = NULL;
     steal_set ranges; /* set up only for decode (2 KiB: not zeroed on every call) */
     bool r16 = true; /* interleaved layouts stream up to MM_STREAM_MAX_N tokens (matmul_impl.h) */
-    for (int i = 0; i < nw; i++) r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mmq_r16_base(W[i]->type) >= 0);
+    for (int i = 0; i < nw; i++)
+        r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mmq_r16_base(W[i]->type) >= 0 || mmf_r16_base(W[i]->type) >= 0);
     const int stream_max = r16 && cpu_isa_active() == ISA_AVX512 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
     if (n <= stream_max && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
         j.ranges = &ranges;

@@ -37,6 +37,7 @@ typedef enum mm_act {
     MM_ACT_F32 = 0,  /* F32 / F16 / BF16: x as floats */
     MM_ACT_Q8_0 = 1, /* 32-element Q8_0 blocks + sums + f32 scales (matmul_impl.h) */
     MM_ACT_Q8_K = 2, /* 256-element Q8_K blocks (matmul_q8k.h) */
+    MM_ACT_BF16 = 3, /* x rounded to BF16 (matmul_float_r16.h) */
 } mm_act;
 
 /* True for the types these kernels handle. */

@@ -11,10 +11,13 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/matmul_float_r16.h"
 #include "kernels/matmul_quant_r16.h"
 
 /* The interleaved type of W regardless of the ISA, or -1. */
 static int r16_type(const wick_tensor *W) {
+    if (W && W->ne[2] == 1 && W->ne[3] == 1 && mmf_r16_type(W->type, W->ne[1], W->ne[0]) >= 0)
+        return mmf_r16_type(W->type, W->ne[1], W->ne[0]);
     const int be = W ? dtype_block_elems(W->type) : 0;
     if (!W || be <= 1 || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % be != 0 || W->ne[0] <= 0 ||
         W->ne[2] != 1 || W->ne[3] != 1)
@@ -93,7 +96,8 @@ static void repack_task(void *arg, int ith, int nth) {
     for (int64_t g = lo; g < hi; g++) {
         const char *s = j->src + (size_t)g * gb;
         if (tmp) s = memcpy(tmp, s, gb);
-        if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
         else mmq_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
     }
     free(tmp);
@@ -109,6 +113,12 @@ int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
 
 void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
     const int64_t cols = W->ne[0];
+    if (mmf_r16_base(W->type) >= 0) {
+        const int fb = mmf_r16_base(W->type);
+        mmf_r16_row_f32(fb, (const char *)W->data + (size_t)(r / 16) * 16 * dtype_row_bytes(fb, cols), (int)cols,
+                        (int)(r % 16), dst);
+        return;
+    }
     const int base = any_r16_base(W->type);
     if (base < 0) {
         dequantize_row(W->type, (const char *)W->data + (size_t)r * dtype_row_bytes(W->type, cols), dst, cols);

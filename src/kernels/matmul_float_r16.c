@@ -1,0 +1,90 @@
+/* matmul_float_r16.c — owns the F16/BF16 interleaved layouts of
+ * matmul_float_r16.h: when to use them, packing and unpacking, the BF16
+ * rounding of the activations, and the scalar twin of the AVX-512 kernels
+ * (THE DEFINITION written out, so bit-identical to them). */
+#include "kernels/matmul_float_r16.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+
+int mmf_r16_type(int type, int64_t rows, int64_t cols) {
+    if (rows <= 0 || rows % 16 != 0 || cols <= 0 || cols % 2 != 0) return -1;
+    if (type == WICK_F16) return WICK_F16_R16;
+    if (type == WICK_BF16 && cpu_get_features()->avx512bf16) return WICK_BF16_R16;
+    return -1;
+}
+
+/* Byte offset in a group of row i's element k. */
+static size_t at(int base, int i, int k) {
+    const size_t pair = (size_t)(k / 2) * 64;
+    return base == WICK_F16 ? pair + (size_t)(k % 2) * 32 + 2 * (size_t)i : pair + 4 * (size_t)i + 2 * (size_t)(k % 2);
+}
+
+void mmf_r16_pack_group(int base, const void *src, void *dst, int cols) {
+    const uint16_t *s = src;
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < cols; k++) memcpy((char *)dst + at(base, i, k), s + (size_t)i * cols + k, 2);
+}
+
+void mmf_r16_unpack_row(int base, const void *group, int cols, int row, void *dst) {
+    uint16_t *d = dst;
+    for (int k = 0; k < cols; k++) memcpy(d + k, (const char *)group + at(base, row, k), 2);
+}
+
+void mmf_r16_row_f32(int base, const void *group, int cols, int row, float *dst) {
+    for (int k = 0; k < cols; k++) {
+        uint16_t h;
+        memcpy(&h, (const char *)group + at(base, row, k), 2);
+        dst[k] = base == WICK_F16 ? fp16_to_f32(h) : bf16_to_f32(h);
+    }
+}
+
+size_t mmf_r16_xq_bytes(int wtype, int cols, int n) {
+    return wtype == WICK_BF16_R16 ? (size_t)n * (size_t)cols * 2 : 0;
+}
+
+void mmf_r16_prepare_x(int wtype, const float *x, int n, int cols, void *xq) {
+    if (wtype != WICK_BF16_R16) return;
+    quantize_row(WICK_BF16, x, xq, (int64_t)n * cols);
+}
+
+/* One VDPBF16PS step of one lane: BF16 inputs with a zero exponent read as
+ * zero, the result flushed to zero below FLT_MIN. */
+static float bf16_daz(uint16_t h) { return (h & 0x7f80) ? bf16_to_f32(h) : 0.0f; }
+
+static float dp(float acc, uint16_t w, uint16_t x) {
+    const float r = fmaf(bf16_daz(w), bf16_daz(x), acc);
+    return fabsf(r) < FLT_MIN ? copysignf(0.0f, r) : r;
+}
+
+void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+                         int ldy, int r0, int r1) {
+    const int base = mmf_r16_base(wtype);
+    const size_t gb = (size_t)cols * 32;
+    uint16_t row[8192];
+    for (int r = r0; r < r1; r++) {
+        const char *g = (const char *)w + (size_t)(r / 16) * gb;
+        for (int t = 0; t < n; t++) {
+            float acc = 0.0f;
+            for (int k0 = 0; k0 < cols; k0 += 8192) { /* the row back in chunks */
+                const int kn = cols - k0 < 8192 ? cols - k0 : 8192;
+                for (int k = 0; k < kn; k++) memcpy(row + k, g + at(base, r % 16, k0 + k), 2);
+                if (base == WICK_F16) {
+                    const float *xt = x + (size_t)t * cols + k0;
+                    for (int k = 0; k < kn; k++) acc = fmaf(fp16_to_f32(row[k]), xt[k], acc);
+                } else {
+                    const uint16_t *xb = (const uint16_t *)xq + (size_t)t * cols + k0;
+                    for (int k = 0; k < kn; k += 2) {
+                        acc = dp(acc, row[k + 1], xb[k + 1]);
+                        acc = dp(acc, row[k], xb[k]);
+                    }
+                }
+            }
+            y[(size_t)t * ldy + r] = acc;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+/* matmul_float_r16.h — interleaved ("R16") layouts of F16 and BF16 weight
+ * matrices for the AVX-512 kernels (matmul_float_r16_avx512.c; packing,
+ * activation preparation and scalar twin in matmul_float_r16.c). Internal to
+ * src/kernels and tests.
+ *
+ * A matrix is cut into groups of 16 rows; a group holds, for each pair of
+ * columns (2j, 2j+1), one 64-byte vector. F16: the 16 rows' halves of column
+ * 2j, then those of column 2j+1 (row i at byte 2i of each half vector). BF16:
+ * lane i (bytes 4i..4i+3) = row i's (column 2j, column 2j+1), the low half
+ * first. Same bytes as the file layout; columns must be even.
+ *
+ * THE DEFINITION, per weight row r and token t:
+ *   F16_R16:  acc = 0; for k in column order: acc = fmaf(w[r][k], x[t][k], acc)
+ *   BF16_R16: the activations are first rounded to BF16 (f32_to_bf16); acc =
+ *             0; for each column pair j: acc = dp(acc, 2j+1), then dp(acc, 2j),
+ *             dp(a, k) = ftz(fmaf(w[r][k], xb[t][k], a)) with BF16 inputs whose
+ *             exponent is zero read as zero and ftz flushing results below
+ *             FLT_MIN to zero: what one VDPBF16PS step does (AVX-512 BF16).
+ * The kernels of every ISA and every batch shape compute exactly this. */
+#ifndef WICK_KERNELS_MATMUL_FLOAT_R16_H
+#define WICK_KERNELS_MATMUL_FLOAT_R16_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/tensor.h"
+
+#define WICK_F16_R16 (WICK_DTYPE_COUNT + 20)
+#define WICK_BF16_R16 (WICK_DTYPE_COUNT + 21)
+
+/* The file type of WICK_F16_R16 / WICK_BF16_R16, else -1. */
+static inline int mmf_r16_base(int wtype) {
+    return wtype == WICK_F16_R16 ? WICK_F16 : wtype == WICK_BF16_R16 ? WICK_BF16 : -1;
+}
+/* The interleaved type for a matrix of `type` with rows × cols, or -1 (not
+ * F16/BF16, rows not a multiple of 16, odd columns, or BF16 on a CPU without
+ * AVX-512 BF16). Regardless of the active ISA: the caller checks that. */
+int mmf_r16_type(int type, int64_t rows, int64_t cols);
+
+void mmf_r16_pack_group(int base, const void *src, void *dst, int cols);
+/* Row `row` (< 16) of a group back as its file-layout elements, or as floats. */
+void mmf_r16_unpack_row(int base, const void *group, int cols, int row, void *dst);
+void mmf_r16_row_f32(int base, const void *group, int cols, int row, float *dst);
+
+/* Activation scratch (bytes) and preparation: BF16_R16 reads x rounded to
+ * BF16 (n rows of cols); F16_R16 reads x itself (no scratch). */
+size_t mmf_r16_xq_bytes(int wtype, int cols, int n);
+void mmf_r16_prepare_x(int wtype, const float *x, int n, int cols, void *xq);
+
+void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+                         int ldy, int r0, int r1);
+#if defined(__x86_64__) || defined(__i386__)
+void mmf_r16_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+                         int ldy, int r0, int r1);
+#endif
+
+#endif

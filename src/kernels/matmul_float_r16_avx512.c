@@ -1,0 +1,250 @@
+/* matmul_float_r16_avx512.c — owns the AVX-512 kernels of the F16/BF16
+ * interleaved layouts (matmul_float_r16.h; twin mmf_r16_rows_scalar).
+ *
+ * Lane i of every vector is row i of a 16-row group, so a token's dot product
+ * with 16 rows is one accumulator updated column by column in order (THE
+ * DEFINITION's single chain): F16 widens a column's 16 halves (VCVTPH2PS)
+ * and FMAs them with the token's activation broadcast; BF16 takes a column
+ * pair per VDPBF16PS with the token's BF16 pair broadcast.
+ *
+ * Prefill: row blocks of RBG groups, column chunks of KC (their weights stay
+ * in L2), tiles of two groups × up to FT tokens (24 accumulators): per column
+ * (pair), two weight vectors and FT broadcasts from a token-interleaved copy
+ * of the tile's activations (in L1) feed 2·FT FMAs. Decode (n <= 16) streams
+ * two groups at a time (two chains hide the FMA latency), up to 4 tokens a
+ * pass, with the prefetches of cpu_prefetch_style(). */
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "kernels/cpu.h"
+#include "kernels/matmul_float_r16.h"
+#include "kernels/matmul_impl.h"
+
+#define TF __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+#define FT 12   /* tokens per prefill tile */
+#define KC 256  /* columns per prefill chunk */
+#define RBG 16  /* groups per prefill row block (256 rows) */
+#define DT 4    /* tokens per decode pass */
+
+/* Columns 2j (h = 0) or 2j+1 (h = 1) of a group's F16 pair vector j, widened. */
+TF INLINE __m512 f16_col(const char *g, int k) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + (size_t)(k / 2) * 64 + (size_t)(k % 2) * 32)));
+}
+
+TF INLINE __m512 dpbf(__m512 acc, __m512i w, uint32_t xpair) {
+    return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)_mm512_set1_epi32((int)xpair));
+}
+
+/* ---- prefill ---- */
+
+typedef union xtile {
+    float f[KC][FT];         /* F16: x[t][k0 + k] at f[k][t] */
+    uint32_t b[KC / 2][FT];  /* BF16: the pair (2j, 2j+1) of token t at b[j][t] */
+} xtile;
+
+TF INLINE void pack_x(const int base, xtile *xt, const float *x, const uint16_t *xb, int cols, int t0, int C, int k0,
+                      int kc) {
+    for (int c = 0; c < C; c++) {
+        if (base == WICK_F16) {
+            const float *s = x + (size_t)(t0 + c) * cols + k0;
+            for (int k = 0; k < kc; k++) xt->f[k][c] = s[k];
+        } else {
+            const uint16_t *s = xb + (size_t)(t0 + c) * cols + k0;
+            for (int j = 0; j < kc / 2; j++) memcpy(&xt->b[j][c], s + 2 * j, 4);
+        }
+    }
+}
+
+/* NG groups (g: the first, gb bytes apart) × C tokens over columns [k0, k0+kc). */
+TF INLINE void tile(const int base, const int NG, const int C, const char *g, size_t gb, const xtile *xt, int k0,
+                    int kc, float *y0, int ldy, bool first, __mmask16 m) {
+    __m512 acc[2][FT];
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
+#pragma GCC unroll 12
+        for (int c = 0; c < C; c++)
+            acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
+    if (base == WICK_F16) {
+        for (int k = 0; k < kc; k++) {
+            __m512 w[2];
+#pragma GCC unroll 2
+            for (int q = 0; q < NG; q++) w[q] = f16_col(g + q * gb, k0 + k);
+#pragma GCC unroll 12
+            for (int c = 0; c < C; c++) {
+                const __m512 xv = _mm512_set1_ps(xt->f[k][c]);
+#pragma GCC unroll 2
+                for (int q = 0; q < NG; q++) acc[q][c] = _mm512_fmadd_ps(w[q], xv, acc[q][c]);
+            }
+        }
+    } else {
+        for (int j = 0; j < kc / 2; j++) {
+            __m512i w[2];
+#pragma GCC unroll 2
+            for (int q = 0; q < NG; q++) w[q] = _mm512_loadu_si512((const void *)(g + q * gb + (size_t)(k0 / 2 + j) * 64));
+#pragma GCC unroll 12
+            for (int c = 0; c < C; c++)
+#pragma GCC unroll 2
+                for (int q = 0; q < NG; q++) acc[q][c] = dpbf(acc[q][c], w[q], xt->b[j][c]);
+        }
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
+#pragma GCC unroll 12
+        for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(y0 + (size_t)c * ldy + 16 * q, m, acc[q][c]);
+}
+
+TF INLINE void tile_c(const int base, const int NG, int C, const char *g, size_t gb, const xtile *xt, int k0, int kc,
+                      float *y0, int ldy, bool first, __mmask16 m) {
+    switch (C) {
+#define CASE(N) \
+    case N: tile(base, NG, N, g, gb, xt, k0, kc, y0, ldy, first, m); break;
+        CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) CASE(11)
+#undef CASE
+    default: tile(base, NG, FT, g, gb, xt, k0, kc, y0, ldy, first, m); break;
+    }
+}
+_Static_assert(FT == 12, "tile_c instantiates C = 1..12");
+
+static _Thread_local xtile xbuf __attribute__((aligned(64)));
+
+TF INLINE void prefill(const int base, const char *w, int cols, const float *x, const uint16_t *xb, int n, float *y,
+                       int ldy, int r0, int r1) {
+    const size_t gb = (size_t)cols * 32;
+    const int g_first = r0 / 16, g_end = (r1 + 15) / 16;
+    for (int g0 = g_first; g0 < g_end; g0 += RBG) {
+        const int g1 = g_end - g0 < RBG ? g_end : g0 + RBG;
+        for (int k0 = 0; k0 < cols; k0 += KC) {
+            const int kc = cols - k0 < KC ? cols - k0 : KC;
+            for (int t0 = 0; t0 < n; t0 += FT) {
+                const int C = n - t0 < FT ? n - t0 : FT;
+                pack_x(base, &xbuf, x, xb, cols, t0, C, k0, kc);
+                for (int q = g0; q < g1;) {
+                    const int rt = 16 * q;
+                    const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
+                    const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+                    float *y0 = y + (size_t)t0 * ldy + rt;
+                    if (m == 0xffff && q + 1 < g1 && r1 - rt - 16 >= 16) {
+                        tile_c(base, 2, C, w + (size_t)q * gb, gb, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
+                        q += 2;
+                    } else {
+                        tile_c(base, 1, C, w + (size_t)q * gb, gb, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
+                        q += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- decode ---- */
+
+TF INLINE void dec(const int base, const int NG, const int C, const int pf, const char *g, size_t gb, int cols,
+                   const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT], __mmask16 m0,
+                   __mmask16 m1) {
+    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    __m512 acc[2][DT];
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) acc[q][c] = _mm512_setzero_ps();
+    for (int j = 0; j < cols / 2; j++) {
+#pragma GCC unroll 2
+        for (int q = 0; q < NG; q++) cpu_prefetch_ahead(pf, g + q * gb + (size_t)j * 64, 64, nta);
+        if (base == WICK_F16) {
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                __m512 w[2];
+#pragma GCC unroll 2
+                for (int q = 0; q < NG; q++) w[q] = f16_col(g + q * gb, 2 * j + h);
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) {
+                    const __m512 xv = _mm512_set1_ps(xf[c][2 * j + h]);
+#pragma GCC unroll 2
+                    for (int q = 0; q < NG; q++) acc[q][c] = _mm512_fmadd_ps(w[q], xv, acc[q][c]);
+                }
+            }
+        } else {
+            __m512i w[2];
+#pragma GCC unroll 2
+            for (int q = 0; q < NG; q++) w[q] = _mm512_loadu_si512((const void *)(g + q * gb + (size_t)j * 64));
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++) {
+                uint32_t xp;
+                memcpy(&xp, xh[c] + 2 * j, 4);
+#pragma GCC unroll 2
+                for (int q = 0; q < NG; q++) acc[q][c] = dpbf(acc[q][c], w[q], xp);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < C; c++) {
+        _mm512_mask_storeu_ps(yp[c], m0, acc[0][c]);
+        if (NG == 2) _mm512_mask_storeu_ps(yp[c] + 16, m1, acc[1][c]);
+    }
+}
+
+TF INLINE void dec_c(const int base, const int NG, int C, const int pf, const char *g, size_t gb, int cols,
+                     const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT], __mmask16 m0,
+                     __mmask16 m1) {
+    switch (C) {
+    case 1: dec(base, NG, 1, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
+    case 2: dec(base, NG, 2, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
+    case 3: dec(base, NG, 3, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
+    default: dec(base, NG, 4, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
+    }
+}
+_Static_assert(DT == 4, "dec_c instantiates C = 1..4");
+
+TF INLINE void decode_pf(const int base, const int pf, const char *w, int cols, const float *x, const uint16_t *xb,
+                         int n, float *y, int ldy, int r0, int r1) {
+    const size_t gb = (size_t)cols * 32;
+    for (int rt = r0 & ~15; rt < r1;) {
+        const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
+        const __mmask16 m0 = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+        const int NG = rt + 16 < r1 ? 2 : 1;
+        const int hi1 = r1 - rt - 16 < 16 ? r1 - rt - 16 : 16;
+        const __mmask16 m1 = NG == 2 ? (__mmask16)((1u << hi1) - 1) : 0;
+        for (int i0 = 0; i0 < n; i0 += DT) {
+            const int C = n - i0 < DT ? n - i0 : DT;
+            const float *xf[DT];
+            const uint16_t *xh[DT];
+            float *yp[DT];
+            for (int c = 0; c < DT; c++) {
+                const int i = i0 + (c < C ? c : 0);
+                xf[c] = x + (size_t)i * cols;
+                xh[c] = xb ? xb + (size_t)i * cols : NULL;
+                yp[c] = y + (size_t)i * ldy + rt;
+            }
+            if (NG == 2) dec_c(base, 2, C, pf, w + (size_t)(rt / 16) * gb, gb, cols, xf, xh, yp, m0, m1);
+            else dec_c(base, 1, C, pf, w + (size_t)(rt / 16) * gb, gb, cols, xf, xh, yp, m0, m1);
+        }
+        rt += 16 * NG;
+    }
+}
+
+TF INLINE void rows_of(const int base, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+                       int ldy, int r0, int r1) {
+    const uint16_t *xb = base == WICK_BF16 ? xq : NULL;
+    if (n > MM_STREAM_MAX_N) {
+        prefill(base, w, cols, x, xb, n, y, ldy, r0, r1);
+        return;
+    }
+    switch (cpu_prefetch_style()) {
+    case PREFETCH_NTA: decode_pf(base, PREFETCH_NTA, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_L1L2: decode_pf(base, PREFETCH_L1L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    default: decode_pf(base, PREFETCH_OFF, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    }
+}
+
+TF void mmf_r16_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+                            int ldy, int r0, int r1) {
+    if (r1 <= r0 || n <= 0) return;
+    if (wtype == WICK_F16_R16) rows_of(WICK_F16, w, cols, x, xq, n, y, ldy, r0, r1);
+    else rows_of(WICK_BF16, w, cols, x, xq, n, y, ldy, r0, r1);
+}
+
+#endif

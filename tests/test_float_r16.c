@@ -1,0 +1,152 @@
+/* test_float_r16.c — the F16/BF16 interleaved layouts and their kernels
+ * (matmul_float_r16.h). Every kernel computes THE DEFINITION, so:
+ *   - the scalar twin equals the AVX-512 kernels BIT FOR BIT (decode, n <= 16,
+ *     and prefill, n > 16; rows split unevenly; every prefetch style), and so
+ *     does matmul() on 1-3 threads;
+ *   - the definition is within 1e-5·Σ|w·x| of the double-precision dot
+ *     product of the weights with the activations as the kernel reads them
+ *     (BF16: rounded to BF16);
+ *   - BF16's emulated VDPBF16PS handles zero-exponent inputs (read as zero)
+ *     as the instruction does (checked where the CPU has it, on rows full of
+ *     tiny values);
+ *   - the repack round-trips and matmul_weight_row reads rows back. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/tensor.h"
+#include "core/threadpool.h"
+#include "kernels/convert.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_float_r16.h"
+#include "rng.h"
+
+static uint16_t *make_w(int type, int rows, int cols, int tiny) {
+    uint16_t *w = aligned_alloc(64, ((size_t)rows * cols * 2 + 63) & ~(size_t)63);
+    for (size_t i = 0; i < (size_t)rows * cols; i++) {
+        float v = rnd_f() * 0.5f;
+        if (tiny && i % 3 == 0) v *= 1e-38f; /* BF16 zero-exponent values */
+        w[i] = type == WICK_F16 ? f32_to_fp16(v) : f32_to_bf16(v);
+    }
+    return w;
+}
+
+static bool have_r16(int type) { return cpu_isa_active() == ISA_AVX512 && mmf_r16_type(type, 16, 2) >= 0; }
+
+static void test_kernels(int type) {
+    static const int ROWS[] = {16, 48, 80, 304};
+    static const int COLS[] = {2, 30, 64, 258, 1030};
+    static const int NS[] = {1, 2, 3, 4, 5, 8, 13, 16, 17, 30};
+    const int to = type == WICK_F16 ? WICK_F16_R16 : WICK_BF16_R16;
+    wick_error err;
+    wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
+    int fails = 0, checks = 0, bad_def = 0;
+    for (int ri = 0; ri < 4; ri++)
+        for (int ci = 0; ci < 5; ci++)
+            for (int ni = 0; ni < 10; ni++) {
+                const int rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = rows + 3;
+                if (rows == 304 && cols == 1030 && n > 5) continue;
+                const int tiny = type == WICK_BF16 && ci == 2;
+                uint16_t *w = make_w(type, rows, cols, tiny);
+                const size_t bytes = (size_t)rows * cols * 2;
+                uint16_t *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+                for (int g = 0; g < rows / 16; g++)
+                    mmf_r16_pack_group(type, w + (size_t)g * 16 * cols, (char *)wr + (size_t)g * 16 * cols * 2, cols);
+                float *x = malloc(sizeof(float) * (size_t)n * cols);
+                rnd_fill(x, (int64_t)n * cols, 2.0f);
+                if (tiny)
+                    for (int i = 0; i < n * cols; i += 5) x[i] *= 1e-38f;
+                void *xq = malloc(mmf_r16_xq_bytes(to, cols, n) + 1);
+                mmf_r16_prepare_x(to, x, n, cols, xq);
+                const size_t ny = (size_t)n * ldy;
+                float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
+                for (size_t i = 0; i < ny; i++) y0[i] = -777.0f;
+                mmf_r16_rows_scalar(to, wr, cols, x, xq, n, y0, ldy, 0, rows);
+                /* the definition against double precision (inputs as the kernel reads them) */
+                for (int t = 0; t < n && !tiny; t++)
+                    for (int r = 0; r < rows; r++) {
+                        double s = 0, a = 0;
+                        for (int k = 0; k < cols; k++) {
+                            const uint16_t h = w[(size_t)r * cols + k];
+                            const double wv = type == WICK_F16 ? fp16_to_f32(h) : bf16_to_f32(h);
+                            const double xv = type == WICK_F16 ? x[(size_t)t * cols + k]
+                                                               : bf16_to_f32(((uint16_t *)xq)[(size_t)t * cols + k]);
+                            s += wv * xv, a += fabs(wv * xv);
+                        }
+                        if (fabs(s - y0[(size_t)t * ldy + r]) > 1e-5 * a + 1e-30) bad_def++;
+                    }
+                if (have_r16(type)) {
+                    const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
+                    for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
+                    for (int k = 0; k < 3; k++) matmul_rows(to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                    checks++;
+                    if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
+                        fprintf(stderr, "%s rows %d cols %d n %d: AVX-512 differs from the twin\n", dtype_name(type),
+                                rows, cols, n);
+                    wick_tensor R = {"w", to, 2, {cols, rows, 1, 1}, wr, bytes};
+                    void *scratch = malloc(matmul_scratch_bytes(to, cols, n) + 1);
+                    for (int p = 0; p < 3; p++) {
+                        for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
+                        matmul(pools[p], &R, x, n, y1, ldy, scratch);
+                        checks++;
+                        if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
+                            fprintf(stderr, "%s rows %d cols %d n %d threads %d: matmul differs\n", dtype_name(type),
+                                    rows, cols, n, p + 1);
+                    }
+                    free(scratch);
+                }
+                free(w), free(wr), free(x), free(xq), free(y0), free(y1);
+            }
+    CHECK_MSG(fails == 0, "%s: %d of %d comparisons differ", dtype_name(type), fails, checks);
+    CHECK_MSG(bad_def == 0, "%s: %d products off the double-precision dot", dtype_name(type), bad_def);
+    pool_free(pools[1]);
+    pool_free(pools[2]);
+}
+
+static void test_f16(void) { test_kernels(WICK_F16); }
+static void test_bf16(void) { test_kernels(WICK_BF16); }
+
+static void test_layout(void) {
+    for (int type = WICK_F16; type <= WICK_BF16; type += WICK_BF16 - WICK_F16) {
+        const int rows = 32, cols = 70;
+        uint16_t *w = make_w(type, rows, cols, 0);
+        uint16_t *wr = malloc((size_t)rows * cols * 2), back[70];
+        float a[70], b[70];
+        for (int g = 0; g < 2; g++)
+            mmf_r16_pack_group(type, w + (size_t)g * 16 * cols, (char *)wr + (size_t)g * 16 * cols * 2, cols);
+        wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, (size_t)rows * cols * 2};
+        wick_tensor R = W;
+        R.type = type == WICK_F16 ? WICK_F16_R16 : WICK_BF16_R16, R.data = wr;
+        int bad = 0;
+        for (int r = 0; r < rows; r++) {
+            mmf_r16_unpack_row(type, (char *)wr + (size_t)(r / 16) * 16 * cols * 2, cols, r % 16, back);
+            bad += memcmp(back, w + (size_t)r * cols, sizeof back) != 0;
+            matmul_weight_row(&W, r, a);
+            matmul_weight_row(&R, r, b);
+            bad += memcmp(a, b, sizeof a) != 0;
+        }
+        CHECK_MSG(bad == 0, "%s: %d rows differ after the repack", dtype_name(type), bad);
+        CHECK_INT(mmf_r16_type(type, 17, 64), -1);
+        CHECK_INT(mmf_r16_type(type, 16, 63), -1);
+        free(w), free(wr);
+    }
+}
+
+int main(void) {
+    RUN(test_layout);
+    RUN(test_f16);
+    RUN(test_bf16);
+    const cpu_prefetch pf = cpu_prefetch_style();
+    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) {
+        if (style == (int)pf) continue;
+        cpu_set_prefetch_style((cpu_prefetch)style);
+        RUN(test_f16);
+        RUN(test_bf16);
+    }
+    cpu_set_prefetch_style(pf);
+    return check_summary("test_float_r16");
+}
