@@ -69,15 +69,19 @@ TF INLINE void tile(const int base, const int NG, const int C, const char *g, si
         for (int c = 0; c < C; c++)
             acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
     if (base == WICK_F16) {
-        for (int k = 0; k < kc; k++) {
-            __m512 w[2];
+        for (int j = 0; j < kc / 2; j++) { /* column pairs: both halves of one 64-byte vector */
+            const char *p = g + (size_t)(k0 / 2 + j) * 64;
 #pragma GCC unroll 2
-            for (int q = 0; q < NG; q++) w[q] = f16_col(g + q * gb, k0 + k);
+            for (int h = 0; h < 2; h++) {
+                __m512 w[2];
+#pragma GCC unroll 2
+                for (int q = 0; q < NG; q++) w[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + q * gb + 32 * h)));
 #pragma GCC unroll 12
-            for (int c = 0; c < C; c++) {
-                const __m512 xv = _mm512_set1_ps(xt->f[k][c]);
+                for (int c = 0; c < C; c++) {
+                    const __m512 xv = _mm512_set1_ps(xt->f[2 * j + h][c]);
 #pragma GCC unroll 2
-                for (int q = 0; q < NG; q++) acc[q][c] = _mm512_fmadd_ps(w[q], xv, acc[q][c]);
+                    for (int q = 0; q < NG; q++) acc[q][c] = _mm512_fmadd_ps(w[q], xv, acc[q][c]);
+                }
             }
         }
     } else {
