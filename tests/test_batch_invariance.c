@@ -10,7 +10,7 @@
  *     token i of an n-token call (n = 1..33, any offset) with 1, 2 and 3
  *     threads equals the same token alone in a one-token call on 1 thread.
  *   - attention, F32 and F16 KV, GQA groups 1/2/4/7, head_dim 16/64/24,
- *     sliding windows, block sizes 128/16/7: every query row of a call
+ *     sliding windows, soft-capping, block sizes 128/16/7: every query row of a call
  *     (a prefill chunk at consecutive positions, or scattered positions)
  *     with 1, 2 and 3 threads equals the row alone.
  * Whole models (wick_decode through the public API; llama, mistral with its
@@ -151,7 +151,8 @@ static void test_attention(void) {
                     quantize_row(type, tmp, v, (int64_t)(pool_rows * row));
                     /* the engine's layout: head-major within a block */
                     attn_kv kv = {k, v, type, table, bs, (size_t)bs * row * esz, (size_t)bs * hd * esz, (size_t)hd * esz};
-                    attn_params ap = {n_heads, n_kv, hd, 1.0f / sqrtf((float)hd), WINDOWS[wi]};
+                    /* soft-capped scores (Gemma 2) for half the cases */
+                    attn_params ap = {n_heads, n_kv, hd, 1.0f / sqrtf((float)hd), WINDOWS[wi], (gi + wi) % 2 ? 0.75f : 0.0f};
                     enum { NQ = 24 };
                     const size_t qrow = (size_t)n_heads * hd;
                     float *q = malloc(sizeof(float) * NQ * qrow), *ref = malloc(sizeof(float) * NQ * qrow),
