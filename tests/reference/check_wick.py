@@ -10,6 +10,10 @@ reference on the same token ids, and compares:
 (the reference runs on the dequantized weights it reads from the file).
 Q6_K models (qwen3, llama) use the tiny256 shape, whose rows are whole
 256-element super-blocks; qwen3 ties the output to the Q6_K embedding.
+The issue-17 archs (granite, gemma2, gemma3, phi3) run with their features on
+(make-test-model's profiles: Granite multipliers, Gemma soft-caps that bite,
+sliding windows shorter than the prompt, Gemma 3's local and global layers,
+Phi-3's fused projections, and LongRoPE as an extra case).
 Also checks, with the reference alone, that the same-seed GGUF and HF F32 models
 are the same model (their reference logits agree to 1e-4 relative).
 Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
@@ -26,9 +30,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model as refmodel  # noqa: E402
 
-ARCHS = ["llama", "mistral", "qwen2", "qwen3"]
+ARCHS = ["llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3"]
 DTYPES = {"gguf": ["f32", "f16", "bf16", "q8_0", "q4_0"], "hf": ["f32", "f16", "bf16"]}
 PROMPT = "Once upon a time, a small robot named Pip counted the stars every night."
+SHORT_PROMPT = "Pip counted the stars."  # fewer tokens than LongRoPE's original context (32)
 F32_TOL = 1e-4
 COS_MIN = 0.999
 
@@ -93,6 +98,14 @@ def main():
     cases.append(("llama", "gguf", "q6_k", None))
     cases.append(("llama", "gguf", "f32", "llama3"))
     cases.append(("llama", "hf", "f32", "llama3"))
+    # Phi-3 128k's LongRoPE (the prompt is longer than the test model's original context)
+    cases.append(("phi3", "gguf", "f32", "longrope"))
+    cases.append(("phi3", "hf", "f32", "longrope"))
+    cases.append(("phi3", "gguf", "q8_0", "longrope"))
+    # ... and with a context no longer than the original one (wick then uses the short
+    # factors, as does HF for a sequence that fits the original context)
+    cases.append(("phi3", "hf", "f32", "longrope-short"))
+    cases.append(("phi3", "gguf", "f32", "longrope-short"))
 
     passed, failed = (int(v) for v in args.prior.split(","))
     ref_f32 = {}   # (arch, rope) -> {fmt: (tokens, ref logits all positions)}
@@ -106,10 +119,13 @@ def main():
         try:
             cmd = [args.wick, "make-test-model", "--arch", arch, "--format", fmt, "--dtype", dt,
                    "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7", "--out", path]
+            prompt, extra = args.prompt, []
+            if rope == "longrope-short":
+                prompt, extra = SHORT_PROMPT, ["--ctx", "32"]
             if rope:
-                cmd += ["--rope-scaling", rope]
+                cmd += ["--rope-scaling", rope.split("-")[0]]
             run(cmd)
-            out = parse_json(run([args.wick, "logits", "-m", path, "-p", args.prompt]))
+            out = parse_json(run([args.wick, "logits", "-m", path, "-p", prompt] + extra))
             toks = [int(t) for t in out["tokens"]]
             if not toks:
                 raise RuntimeError("wick logits returned no tokens")
