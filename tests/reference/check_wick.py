@@ -21,6 +21,8 @@ Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
 import argparse
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -57,6 +59,33 @@ def parse_json(text):
             if line.startswith("{"):
                 return json.loads(line)
         raise
+
+
+def to_gemma3_multimodal(src, dst):
+    """Rewrite a gemma3 (text) HF directory as a Gemma3ForConditionalGeneration checkpoint:
+    config.json {"model_type": "gemma3", "text_config": {...}} leaving out keys at
+    Gemma3TextConfig's defaults, and the text model's tensors under language_model.model."""
+    os.makedirs(dst, exist_ok=True)
+    for f in os.listdir(src):
+        if f not in ("config.json", "model.safetensors"):
+            shutil.copy(os.path.join(src, f), os.path.join(dst, f))
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    for k in ("rope_local_base_freq", "sliding_window_pattern", "tie_word_embeddings", "model_type",
+              "architectures"):
+        cfg.pop(k, None)
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        json.dump({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                   "text_config": cfg}, f)
+    with open(os.path.join(src, "model.safetensors"), "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header = {("language_model." + k if k.startswith("model.") else k): v for k, v in header.items()}
+    hb = json.dumps(header).encode()
+    hb += b" " * (-len(hb) % 8)
+    with open(os.path.join(dst, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(hb)) + hb + raw[8 + n:])
 
 
 def compare(ours, ref, dtype):
@@ -106,6 +135,8 @@ def main():
     # factors, as does HF for a sequence that fits the original context)
     cases.append(("phi3", "hf", "f32", "longrope-short"))
     cases.append(("phi3", "gguf", "f32", "longrope-short"))
+    # Gemma 3's multimodal checkpoint layout (text_config, language_model.model.* tensors)
+    cases.append(("gemma3", "hf-multimodal", "f32", None))
 
     passed, failed = (int(v) for v in args.prior.split(","))
     ref_f32 = {}   # (arch, rope) -> {fmt: (tokens, ref logits all positions)}
@@ -117,14 +148,18 @@ def main():
         base = os.path.join(args.tmp, "%s-%s-%s%s" % (arch, fmt, dt, "-" + rope if rope else ""))
         path = base + ".gguf" if fmt == "gguf" else base
         try:
-            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", fmt, "--dtype", dt,
-                   "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7", "--out", path]
+            multimodal = fmt == "hf-multimodal"
+            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", "hf" if multimodal else fmt,
+                   "--dtype", dt, "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7",
+                   "--out", path + "-text" if multimodal else path]
             prompt, extra = args.prompt, []
             if rope == "longrope-short":
                 prompt, extra = SHORT_PROMPT, ["--ctx", "32"]
             if rope:
                 cmd += ["--rope-scaling", rope.split("-")[0]]
             run(cmd)
+            if multimodal:
+                to_gemma3_multimodal(path + "-text", path)
             out = parse_json(run([args.wick, "logits", "-m", path, "-p", prompt] + extra))
             toks = [int(t) for t in out["tokens"]]
             if not toks:
