@@ -35,7 +35,7 @@ static const char *const TEXT_PREFIXES[] = {"language_model.model.", "model.lang
 static const wick_tensor *find_tensor(const wick_model *m, const char *name) {
     if (m->format == FORMAT_GGUF) return gguf_find_tensor(m->gguf, name);
     const wick_tensor *t = st_find_tensor(m->st, name);
-    if (t || !m->hf_text_prefix || strncmp(name, "model.", 6) != 0) return t;
+    if (t || !m->hf_multimodal || strncmp(name, "model.", 6) != 0) return t;
     for (size_t i = 0; i < sizeof TEXT_PREFIXES / sizeof TEXT_PREFIXES[0] && !t; i++) {
         char alt[256];
         snprintf(alt, sizeof alt, "%s%s", TEXT_PREFIXES[i], name + 6);
@@ -454,7 +454,7 @@ static int load_hf(wick_model *m, const char *dir, wick_error *err) {
         } else {
             if (strcmp(model_type, "gemma3") == 0) {
                 text = arch_hf_text_config(cfg, err);
-                m->hf_text_prefix = true;
+                m->hf_multimodal = true;
             }
             const cJSON *c = text ? text : cfg;
             rc = text || strcmp(model_type, "gemma3") != 0 ? hparams_from_hf(&m->hp, c, model_type, err) : -1;

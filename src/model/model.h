@@ -46,7 +46,7 @@ struct wick_model {
      * rope_orig_ctx (as llama.cpp chooses: by the context size, so a
      * request's logits never depend on what else is batched). */
     float *inv_freq_local, *inv_freq_long;
-    bool hf_text_prefix;       /* HF Gemma 3 multimodal files: the text model's tensors under a prefix (loader.c) */
+    bool hf_multimodal;       /* HF Gemma 3 multimodal files: the text model's tensors under a prefix (loader.c) */
     const float *longrope_factors; /* HF LongRoPE: short then long divisors (2 × rot_dim/2) from config.json */
 
     int32_t eog[WICK_MAX_EOG]; /* end-of-generation ids */
