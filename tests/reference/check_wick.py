@@ -88,6 +88,30 @@ def to_gemma3_multimodal(src, dst):
         f.write(struct.pack("<Q", len(hb)) + hb + raw[8 + n:])
 
 
+# config.json edits for the "hf-edited" cases: HF keys the test models do not write
+# (wick and the reference must read them the same way)
+HF_EDITS = {
+    # query_pre_attn_scalar other than head_dim, per-layer layer_types (both sliding),
+    # tie_word_embeddings left to Gemma's default (true)
+    "gemma2": {"query_pre_attn_scalar": 20, "layer_types": ["sliding_attention", "sliding_attention"],
+               "tie_word_embeddings": None},
+    # Phi-3.5 / Phi-4-mini rotate part of each head; LongRoPE with an explicit attention factor
+    "phi3": {"partial_rotary_factor": 0.5},
+}
+
+
+def edit_config(path, edits):
+    with open(os.path.join(path, "config.json")) as f:
+        cfg = json.load(f)
+    for k, v in edits.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(cfg, f)
+
+
 def compare(ours, ref, dtype):
     ours = np.asarray(ours, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
@@ -137,6 +161,8 @@ def main():
     cases.append(("phi3", "gguf", "f32", "longrope-short"))
     # Gemma 3's multimodal checkpoint layout (text_config, language_model.model.* tensors)
     cases.append(("gemma3", "hf-multimodal", "f32", None))
+    for arch in sorted(HF_EDITS):
+        cases.append((arch, "hf-edited", "f32", None))
 
     passed, failed = (int(v) for v in args.prior.split(","))
     ref_f32 = {}   # (arch, rope) -> {fmt: (tokens, ref logits all positions)}
@@ -149,7 +175,7 @@ def main():
         path = base + ".gguf" if fmt == "gguf" else base
         try:
             multimodal = fmt == "hf-multimodal"
-            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", "hf" if multimodal else fmt,
+            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", "hf" if fmt.startswith("hf") else fmt,
                    "--dtype", dt, "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7",
                    "--out", path + "-text" if multimodal else path]
             prompt, extra = args.prompt, []
@@ -160,6 +186,8 @@ def main():
             run(cmd)
             if multimodal:
                 to_gemma3_multimodal(path + "-text", path)
+            if fmt == "hf-edited":
+                edit_config(path, HF_EDITS[arch])
             out = parse_json(run([args.wick, "logits", "-m", path, "-p", prompt] + extra))
             toks = [int(t) for t in out["tokens"]]
             if not toks:
