@@ -13,6 +13,15 @@ static const role_name GEMMA_NAMES[] = {
     {T_ROLE_COUNT, NULL, NULL},
 };
 
+/* Gemma3TextConfig's defaults (transformers), for the keys a Gemma 3
+ * multimodal config's text_config may leave out. */
+static const char GEMMA3_TEXT_DEFAULTS[] =
+    "{\"model_type\": \"gemma3_text\", \"vocab_size\": 262208, \"hidden_size\": 2304, \"intermediate_size\": 9216,"
+    " \"num_hidden_layers\": 26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 256,"
+    " \"max_position_embeddings\": 131072, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0,"
+    " \"rope_local_base_freq\": 10000.0, \"query_pre_attn_scalar\": 256, \"sliding_window\": 4096,"
+    " \"sliding_window_pattern\": 6, \"tie_word_embeddings\": true}";
+
 static const arch_desc ARCHS[] = {
     {.name = "llama",
      .gguf_arch = "llama",
@@ -82,6 +91,8 @@ static const arch_desc ARCHS[] = {
      .gguf_arch = "gemma3",
      .gguf_names = {"gemma3"},
      .hf_model_types = {"gemma3_text", "gemma3"},
+     .hf_multimodal_type = "gemma3",
+     .hf_text_defaults = GEMMA3_TEXT_DEFAULTS,
      .hf_class = "Gemma3ForCausalLM",
      .qk_norm = true,
      .rope_gguf = ROPE_HALVES,

@@ -51,6 +51,10 @@ typedef struct arch_desc {
     int gguf_scale_by_embd_layers; /* GGUF files hold no query scale: llama.cpp uses
                                       1/sqrt(n_embd/n_head) at this layer count (Gemma 27B), else 1/sqrt(head_dim) */
     const struct role_name *names; /* overrides of the common tensor names, {T_ROLE_COUNT}-terminated */
+    /* A multimodal HF checkpoint of this text model: its config.json model_type
+     * (the text model's settings in "text_config", tensors under a prefix, see
+     * loader.c) and the defaults of the text config's class as JSON (NULL = none). */
+    const char *hf_multimodal_type, *hf_text_defaults;
 } arch_desc;
 
 /* Find by canonical name, GGUF general.architecture or HF model_type. NULL if unknown. */

@@ -213,22 +213,13 @@ int arch_hparams_finish(hparams *hp, const arch_desc *a, model_format fmt, wick_
     return 0;
 }
 
-/* Gemma3TextConfig's defaults (transformers), for the keys a Gemma 3
- * multimodal config's text_config may leave out. */
-static const char GEMMA3_TEXT_DEFAULTS[] =
-    "{\"model_type\": \"gemma3_text\", \"vocab_size\": 262208, \"hidden_size\": 2304, \"intermediate_size\": 9216,"
-    " \"num_hidden_layers\": 26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 256,"
-    " \"max_position_embeddings\": 131072, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0,"
-    " \"rope_local_base_freq\": 10000.0, \"query_pre_attn_scalar\": 256, \"sliding_window\": 4096,"
-    " \"sliding_window_pattern\": 6, \"tie_word_embeddings\": true}";
-
-cJSON *arch_hf_text_config(const cJSON *cfg, wick_error *err) {
+cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err) {
     const cJSON *tc = cJSON_GetObjectItemCaseSensitive(cfg, "text_config");
     if (!cJSON_IsObject(tc)) {
-        wick_fail(err, "config.json: model_type \"gemma3\" needs a \"text_config\" object");
+        wick_fail(err, "config.json: model_type \"%s\" needs a \"text_config\" object", a->hf_multimodal_type);
         return NULL;
     }
-    cJSON *out = cJSON_Parse(GEMMA3_TEXT_DEFAULTS);
+    cJSON *out = cJSON_Parse(a->hf_text_defaults ? a->hf_text_defaults : "{}");
     if (!out) {
         wick_fail(err, "out of memory");
         return NULL;
@@ -247,7 +238,5 @@ cJSON *arch_hf_text_config(const cJSON *cfg, wick_error *err) {
         else
             cJSON_AddItemToObject(out, e->string, copy);
     }
-    /* the text model's own model_type */
-    cJSON_ReplaceItemInObjectCaseSensitive(out, "model_type", cJSON_CreateString("gemma3_text"));
     return out;
 }

@@ -21,10 +21,11 @@ int arch_hparams_hf(hparams *hp, const arch_desc *a, const cJSON *cfg, wick_erro
  * attention and embedding scales, and check the values. */
 int arch_hparams_finish(hparams *hp, const arch_desc *a, model_format fmt, wick_error *err);
 
-/* The model_type "gemma3" config (Gemma3ForConditionalGeneration) keeps the
- * text model's settings in "text_config", often only those that differ from
- * Gemma3TextConfig's defaults: a new object (caller cJSON_Delete's) holding
- * text_config with those defaults filled in; NULL with err if malformed. */
-cJSON *arch_hf_text_config(const cJSON *cfg, wick_error *err);
+/* A multimodal config (model_type a->hf_multimodal_type, e.g. Gemma 3's
+ * Gemma3ForConditionalGeneration) keeps the text model's settings in
+ * "text_config", often only those that differ from the text config class's
+ * defaults: a new object (caller cJSON_Delete's) holding text_config with
+ * a->hf_text_defaults filled in; NULL with err if malformed. */
+cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err);
 
 #endif

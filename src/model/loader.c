@@ -184,7 +184,8 @@ static int bind_fused(loader *L, tensor_role role, int il, int64_t cols, const i
     for (int i = 0; i < n; i++) total += rows[i];
     const wick_tensor *t = bind(L, role, il, cols, total, false, true);
     if (!t) return L->err->msg[0] ? -1 : 0;
-    for (int i = 0, r0 = 0; i < n; r0 += (int)rows[i], i++)
+    int64_t r0 = 0;
+    for (int i = 0; i < n; r0 += rows[i], i++)
         if (!(*out[i] = rows_view(L, t, r0, rows[i]))) return -1;
     return 1;
 }
@@ -452,12 +453,10 @@ static int load_hf(wick_model *m, const char *dir, wick_error *err) {
             rc = wick_fail(err, "unknown architecture \"%s\" (%s); wick runs %s", model_type, path,
                            arch_list());
         } else {
-            if (strcmp(model_type, "gemma3") == 0) {
-                text = arch_hf_text_config(cfg, err);
-                m->hf_multimodal = true;
-            }
+            m->hf_multimodal = m->arch->hf_multimodal_type && strcmp(model_type, m->arch->hf_multimodal_type) == 0;
+            if (m->hf_multimodal) text = arch_hf_text_config(m->arch, cfg, err);
             const cJSON *c = text ? text : cfg;
-            rc = text || strcmp(model_type, "gemma3") != 0 ? hparams_from_hf(&m->hp, c, model_type, err) : -1;
+            rc = text || !m->hf_multimodal ? hparams_from_hf(&m->hp, c, model_type, err) : -1;
             if (rc == 0) rc = arch_hparams_hf(&m->hp, m->arch, c, err);
             if (rc == 0) rc = read_longrope_factors(m, c, err);
             if (rc == 0) rc = arch_hparams_finish(&m->hp, m->arch, FORMAT_HF, err);
