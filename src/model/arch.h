@@ -61,7 +61,7 @@ typedef struct arch_desc {
 const arch_desc *arch_by_name(const char *name);
 const arch_desc *arch_by_gguf(const char *gguf_arch);
 const arch_desc *arch_by_hf(const char *model_type);
-/* "llama, mistral, qwen2, ..." (every canonical name) — for error messages. */
+/* "llama, mistral, qwen2, ..." (every canonical name, in table order) — for error messages. */
 const char *arch_list(void);
 
 typedef enum tensor_role {
