@@ -66,11 +66,11 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
 void wick_model_free(wick_model *m);
 
 typedef struct wick_model_info {
-    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3" */
+    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3" */
     const char *format;      /* "gguf" or "hf" */
     int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx_train;
     float rms_eps, rope_theta;
-    const char *rope_scaling; /* "none", "linear", "llama3" */
+    const char *rope_scaling; /* "none", "linear", "llama3", "longrope" */
     float rope_factor;
     bool tied_embeddings, qkv_bias, qk_norm;
     int sliding_window;       /* 0 = none */
@@ -83,6 +83,14 @@ typedef struct wick_model_info {
     bool has_chat_template;
     size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once) */
     const char *converted_to; /* "Q8_0" etc. when matrices were converted at load, else NULL */
+    /* Architecture features (Granite, Gemma 2/3, Phi-3); 1 / 0 when off: */
+    const char *ffn_act;      /* "silu" (SwiGLU) or "gelu_tanh" (GeGLU) */
+    float attn_scale;         /* attention score scale (1/sqrt(head_dim) unless the arch says) */
+    float embd_scale, resid_scale, logit_scale; /* embeddings, block outputs, logits multiplied by */
+    float attn_softcap, final_softcap;          /* 0 = none */
+    int sliding_period;       /* with sliding_window: layer i slides iff i % P < P - 1; 0 = every layer */
+    float rope_theta_local;   /* RoPE base of the sliding layers; 0 = rope_theta for all */
+    bool fused_qkv, post_norms;
 } wick_model_info;
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info);

@@ -13,6 +13,14 @@
 #     written by wick in F32 and quantized by llama.cpp (F16, Q8_0, Q4_0, and
 #     Q6_K on a 256-wide shape, where llama.cpp's Q4_0 also writes the tied
 #     output as Q6_K): the last position's logits agree with llama.cpp's.
+#     The same for granite, gemma2, gemma3 and phi3 (F32, Q8_0, Q4_0) with
+#     their features on (make-test-model's profiles), and phi3 with LongRoPE:
+#     this checks wick's reading of llama.cpp's GGUF conventions (Granite's
+#     scale keys, Gemma's norms stored as w + 1 and its query scale, Gemma 3's
+#     local RoPE base on 5 of 6 layers, Phi-3's fused tensors and LongRoPE
+#     factors). Phi-3's test window (32) is longer than the prompt: recent
+#     llama.cpp ignores Phi-3's sliding window (its PR 13676), wick applies
+#     it as HF does.
 #     Bounds: F32/F16 max|diff| <= 3e-3·max|logit| and 1-cos <= 2e-6 (llama.cpp
 #     keeps K/V and attention in F16); quantized files max|diff| <= 6e-2·max|logit|
 #     and 1-cos <= 1.5e-3 (both engines quantize activations to 8 bits, each
@@ -65,11 +73,15 @@ print(f"{'ok  ' if good else 'FAIL'} {label}: max|diff|/max|logit| {rel:.2e} (<=
 sys.exit(0 if good else 1)
 PY
 }
-for spec in "llama tiny f16 q8_0 q4_0" "qwen2 tiny f16 q8_0 q4_0" "qwen3 tiny f16 q8_0 q4_0" "qwen3 tiny256 q6_k q4_0"; do
+for spec in "llama tiny f16 q8_0 q4_0" "qwen2 tiny f16 q8_0 q4_0" "qwen3 tiny f16 q8_0 q4_0" "qwen3 tiny256 q6_k q4_0" \
+            "granite tiny q8_0 q4_0" "gemma2 tiny q8_0 q4_0" "gemma3 tiny q8_0 q4_0" "phi3 tiny q8_0 q4_0" \
+            "phi3:longrope tiny q4_0"; do
   set -- $spec; arch=$1; shape=$2; shift 2
+  ropt=()  # arch:SCALING = --rope-scaling SCALING
+  case $arch in *:*) ropt=(--rope-scaling "${arch#*:}"); arch=${arch/:/-} ;; esac
   src="$tmp/$arch-$shape-f32.gguf"
-  "$WICK" make-test-model --arch "$arch" --shape "$shape" --format gguf --dtype f32 --seed 3 \
-    --tokenizer "$TOK" --out "$src" || { bad "make-test-model $arch $shape"; continue; }
+  "$WICK" make-test-model --arch "${arch%%-*}" --shape "$shape" --format gguf --dtype f32 --seed 3 \
+    "${ropt[@]}" --tokenizer "$TOK" --out "$src" || { bad "make-test-model $arch $shape"; continue; }
   ids=$("$WICK" tokenize -m "$src" -p "$prompt" | tr -d '[] ')
   for t in f32 "$@"; do
     f="$src"

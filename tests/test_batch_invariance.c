@@ -10,11 +10,13 @@
  *     token i of an n-token call (n = 1..33, any offset) with 1, 2 and 3
  *     threads equals the same token alone in a one-token call on 1 thread.
  *   - attention, F32 and F16 KV, GQA groups 1/2/4/7, head_dim 16/64/24,
- *     sliding windows, block sizes 128/16/7: every query row of a call
+ *     sliding windows, soft-capping, block sizes 128/16/7: every query row of a call
  *     (a prefill chunk at consecutive positions, or scattered positions)
  *     with 1, 2 and 3 threads equals the row alone.
  * Whole models (wick_decode through the public API; llama, mistral with its
- * sliding window, qwen2, qwen3; f32, f16, bf16, q8_0, q4_0 — repacked to R16
+ * sliding window, qwen2, qwen3, granite, gemma2 and gemma3 with soft-caps and
+ * sliding layers, phi3 with fused projections and with LongRoPE; f32, f16,
+ * bf16, q8_0, q4_0 — repacked to R16
  * and with WICK_REPACK=0 where the CPU has AVX-512 VNNI — and q6_k), at every
  * ISA level, F32 and F16 KV cache: a sequence A's logits at every position
  * are compared with a reference run (A alone, whole prompt in one chunk,
@@ -151,7 +153,8 @@ static void test_attention(void) {
                     quantize_row(type, tmp, v, (int64_t)(pool_rows * row));
                     /* the engine's layout: head-major within a block */
                     attn_kv kv = {k, v, type, table, bs, (size_t)bs * row * esz, (size_t)bs * hd * esz, (size_t)hd * esz};
-                    attn_params ap = {n_heads, n_kv, hd, 1.0f / sqrtf((float)hd), WINDOWS[wi]};
+                    /* soft-capped scores (Gemma 2) for half the cases */
+                    attn_params ap = {n_heads, n_kv, hd, 1.0f / sqrtf((float)hd), WINDOWS[wi], (gi + wi) % 2 ? 0.75f : 0.0f};
                     enum { NQ = 24 };
                     const size_t qrow = (size_t)n_heads * hd;
                     float *q = malloc(sizeof(float) * NQ * qrow), *ref = malloc(sizeof(float) * NQ * qrow),
@@ -372,20 +375,28 @@ static void model_close(model_run *mr) {
 }
 
 static void test_models(void) {
-    static const char *const ARCHS[] = {"llama", "mistral", "qwen2", "qwen3"};
+    /* the issue-17 archs with their features on (make-test-model's profiles:
+     * windows of 16/32 tokens, Gemma's soft-caps and local/global layers,
+     * Granite's multipliers, Phi-3's fused projections, LongRoPE) */
+    static const struct {
+        const char *arch, *rope;
+    } ARCHS[] = {{"llama", NULL},  {"mistral", NULL}, {"qwen2", NULL}, {"qwen3", NULL}, {"granite", NULL},
+                 {"gemma2", NULL}, {"gemma3", NULL},  {"phi3", NULL},  {"phi3", "longrope"}};
     static const char *const DTYPES[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k"};
+    const int n_archs = (int)(sizeof ARCHS / sizeof ARCHS[0]);
     const cpu_isa saved = cpu_isa_active();
-    for (int ai = 0; ai < 4; ai++)
+    for (int ai = 0; ai < n_archs; ai++)
         for (int di = 0; di < 6; di++) {
             char path[128];
-            snprintf(path, sizeof path, "%s/%s-%s.gguf", tmpdir, ARCHS[ai], DTYPES[di]);
+            snprintf(path, sizeof path, "%s/%s-%s.gguf", tmpdir, ARCHS[ai].arch, DTYPES[di]);
             wick_error err;
-            test_model_params p = {.arch = ARCHS[ai], .format = "gguf", .shape = di == 5 ? "tiny256" : "tiny",
-                                   .dtype = DTYPES[di], .seed = 11 + (uint64_t)ai, .out = path};
+            test_model_params p = {.arch = ARCHS[ai].arch, .format = "gguf", .shape = di == 5 ? "tiny256" : "tiny",
+                                   .dtype = DTYPES[di], .rope_scaling = ARCHS[ai].rope, .seed = 11 + (uint64_t)ai,
+                                   .out = path};
             CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
             const bool quant_r16 = di == 3 || di == 4;
             /* one prompt per arch crosses a KV block (128 positions) */
-            const int prompt = di == ai ? 133 : 45;
+            const int prompt = di == ai % 6 ? 133 : 45;
             for (int isa = n_isas() - 1; isa >= 0; isa--) {
                 CHECK(cpu_set_isa((cpu_isa)isa));
                 const bool best = isa == n_isas() - 1;
@@ -394,7 +405,8 @@ static void test_models(void) {
                         model_run mr;
                         if (model_open(&mr, path, kvt, rp == 0) == 0) {
                             char what[128];
-                            snprintf(what, sizeof what, "%s %s %s%s%s", ARCHS[ai], DTYPES[di], cpu_isa_name((cpu_isa)isa),
+                            snprintf(what, sizeof what, "%s%s %s %s%s%s", ARCHS[ai].arch, ARCHS[ai].rope ? " longrope" : "",
+                                     DTYPES[di], cpu_isa_name((cpu_isa)isa),
                                      rp ? " WICK_REPACK=0" : "", kvt ? " f16 KV" : "");
                             model_scenarios(what, &mr, prompt, !best ? 0 : kvt == 0 && rp == 0 ? 2 : 1);
                         }

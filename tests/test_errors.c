@@ -1,8 +1,11 @@
 /* test_errors.c — bad input is an error, never a crash: missing, truncated
  * and corrupt files, unknown architectures, missing tensors, wrong shapes,
  * unsupported tensor types, broken HF directories, prompts longer than the
- * context and -n past the room left. Each is checked through the library
+ * context and -n past the room left, the new architectures' malformed fused
+ * tensors, missing post-norms and LongRoPE factors and impossible config
+ * values. Each is checked through the library
  * (an error message) and through the CLI (exit 1, one "wick: error:" line). */
+#include <cJSON.h>
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -232,6 +235,83 @@ static void hf_errors(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Write dir/config.json as the test model's with one key set (value: JSON text; NULL = removed). */
+static void set_config_key(const char *dir, const char *orig, const char *key, const char *value) {
+    cJSON *c = cJSON_Parse(orig);
+    if (!c) return;
+    cJSON_DeleteItemFromObjectCaseSensitive(c, key);
+    if (value) cJSON_AddItemToObject(c, key, cJSON_Parse(value));
+    char *text = cJSON_PrintUnformatted(c), path[600];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    write_bytes(path, text, strlen(text));
+    free(text);
+    cJSON_Delete(c);
+}
+
+/* The issue-17 architectures: malformed fused tensors, missing post-norms or
+ * LongRoPE factors, and config values wick cannot run are clear errors. */
+static void arch_errors(void) {
+    wick_error err;
+    char src[512];
+    snprintf(src, sizeof src, "%s", tmp_path("phi3.gguf"));
+    test_model_params p = {.arch = "phi3", .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 3,
+                           .rope_scaling = "longrope", .out = src};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    CHECK(copy_gguf(src, tmp_path("qkv.gguf"), &(edit){.reshape = "blk.1.attn_qkv.weight"}) == 0);
+    both(tmp_path("qkv.gguf"), "blk.1.attn_qkv.weight' has shape");
+    CHECK(copy_gguf(src, tmp_path("gu.gguf"), &(edit){.reshape = "blk.0.ffn_up.weight"}) == 0);
+    both(tmp_path("gu.gguf"), "blk.0.ffn_up.weight' has shape");
+    CHECK(copy_gguf(src, tmp_path("lr.gguf"), &(edit){.drop = "rope_factors_long.weight"}) == 0);
+    both(tmp_path("lr.gguf"), "missing tensor 'rope_factors_long.weight'");
+    snprintf(src, sizeof src, "%s", tmp_path("gemma2.gguf"));
+    p = (test_model_params){.arch = "gemma2", .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = src};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    CHECK(copy_gguf(src, tmp_path("post.gguf"), &(edit){.drop = "blk.1.post_ffw_norm.weight"}) == 0);
+    both(tmp_path("post.gguf"), "missing tensor 'blk.1.post_ffw_norm.weight'");
+
+    static const struct {
+        const char *arch, *key, *value, *needle;
+    } CFG[] = {
+        {"gemma3", "layer_types",
+         "[\"sliding_attention\", \"full_attention\", \"full_attention\", \"sliding_attention\", "
+         "\"sliding_attention\", \"sliding_attention\", \"full_attention\"]",
+         "layer_types"},
+        {"gemma3", "layer_types", "[\"sliding_attention\"]", "layer_types"},
+        {"gemma2", "attn_logit_softcapping", "-1", "attn_logit_softcapping"},
+        {"granite", "logits_scaling", "0", "logits_scaling"},
+        {"phi3", "partial_rotary_factor", "1.5", "partial_rotary_factor"},
+        {"gemma3", "model_type", "\"gemma3\"", "text_config"},
+    };
+    for (size_t i = 0; i < sizeof CFG / sizeof CFG[0]; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s", tmp_path("hf-arch"));
+        p = (test_model_params){.arch = CFG[i].arch, .format = "hf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = dir};
+        CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+        char cfg[600];
+        snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+        size_t n;
+        char *text = slurp(cfg, &n);
+        if (!text) continue;
+        set_config_key(dir, text, CFG[i].key, CFG[i].value);
+        both(dir, CFG[i].needle);
+        free(text);
+    }
+    /* LongRoPE factor lists of the wrong length */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("hf-lr"));
+    p = (test_model_params){.arch = "phi3", .format = "hf", .shape = "tiny", .dtype = "f32", .seed = 3,
+                            .rope_scaling = "longrope", .out = dir};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    size_t n;
+    char *text = slurp(cfg, &n);
+    if (!text) return;
+    set_config_key(dir, text, "rope_scaling", "{\"type\": \"longrope\", \"short_factor\": [1, 1], \"long_factor\": [1, 2]}");
+    both(dir, "short_factor");
+    free(text);
+}
+
 static void limit_errors(void) {
     const char *model = shared_path("models/stories260K/stories260K-f32.gguf");
     if (!model) SKIP("stories260K not found in the shared folder");
@@ -254,6 +334,7 @@ int main(void) {
     if (!mkdtemp(tmp)) return 1;
     RUN(gguf_errors);
     RUN(hf_errors);
+    RUN(arch_errors);
     RUN(limit_errors);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

@@ -172,7 +172,10 @@ static wick_model *make_model(const char *arch, const char *dtype, const char *s
     char path[256];
     snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, arch, dtype);
     wick_error err;
-    test_model_params p = {.arch = arch, .format = "gguf", .shape = shape, .dtype = dtype, .seed = 7, .out = path};
+    /* "phi3+longrope": phi3 with LongRoPE scaling */
+    const bool longrope = strcmp(arch, "phi3+longrope") == 0;
+    test_model_params p = {.arch = longrope ? "phi3" : arch, .format = "gguf", .shape = shape, .dtype = dtype,
+                           .rope_scaling = longrope ? "longrope" : NULL, .seed = 7, .out = path};
     CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
     wick_model *m = wick_model_load(path, NULL, &err);
     CHECK_MSG(m != NULL, "%s", err.msg);
@@ -182,9 +185,10 @@ static wick_model *make_model(const char *arch, const char *dtype, const char *s
 static void every_weight_type(void) {
     char dir[] = "/tmp/wick-sched-XXXXXX";
     if (!mkdtemp(dir)) return;
-    const char *dtypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k"};
-    const char *archs[] = {"llama", "qwen2", "qwen3", "mistral", "qwen3", "qwen2"};
-    for (int i = 0; i < 6; i++) {
+    const char *dtypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k", "q8_0", "f16", "bf16", "q4_0", "f32"};
+    const char *archs[] = {"llama",   "qwen2",  "qwen3",  "mistral", "qwen3",        "qwen2",
+                           "granite", "gemma2", "gemma3", "phi3",    "phi3+longrope"};
+    for (int i = 0; i < (int)(sizeof archs / sizeof archs[0]); i++) {
         wick_model *m = make_model(archs[i], dtypes[i], "tiny256", dir);
         if (!m) continue;
         char label[64];

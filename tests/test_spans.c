@@ -144,7 +144,9 @@ static int placed_tokens(const sreq *q) {
 }
 
 /* The oracle: span requests that are ordinary prefills by definition. */
-static void oracle(wick_model *m, const char *label, int V) {
+/* windowed: every layer of the model slides (phi3's 32-token test window over
+ * its 2 layers), so the suffix cannot tell isolated spans from full attention. */
+static void oracle(wick_model *m, const char *label, int V, bool windowed) {
     wick_error err;
     wick_context *c = new_ctx(m, 2, 0, false, NULL);
     wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
@@ -179,7 +181,7 @@ static void oracle(wick_model *m, const char *label, int V) {
     /* and a real difference: two spans do not see each other */
     q.blend = 0;
     run_one(s, &q, false, &a);
-    CHECK_MSG(!same(&a, &b), "%s: isolated spans gave the same logits as full attention", label);
+    CHECK_MSG(windowed || !same(&a, &b), "%s: isolated spans gave the same logits as full attention", label);
     wick_sched_free(s);
     wick_context_free(c);
 }
@@ -388,15 +390,18 @@ static void refused(wick_model *m, int V) {
 int main(void) {
     char dir[] = "/tmp/wick-spans-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    const char *dtypes[] = {"f32", "q4_0"};
-    const char *archs[] = {"qwen3", "llama"};
-    for (int i = 0; i < 2; i++) {
+    /* gemma3: placement rotates each layer's K with its RoPE set (local or
+     * global); phi3 with LongRoPE: cos/sin carry its attention factor */
+    const char *dtypes[] = {"f32", "q4_0", "f32", "q4_0"};
+    const char *archs[] = {"qwen3", "llama", "gemma3", "phi3"};
+    const char *ropes[] = {NULL, NULL, NULL, "longrope"};
+    for (int i = 0; i < 4; i++) {
         char path[300], cache[320];
         snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, archs[i], dtypes[i]);
         snprintf(cache, sizeof cache, "%s/cache-%d", dir, i);
         wick_error err;
         test_model_params p = {.arch = archs[i], .format = "gguf", .shape = "tiny256", .dtype = dtypes[i],
-                               .seed = 11, .out = path};
+                               .rope_scaling = ropes[i], .seed = 11, .out = path};
         CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
         wick_model *m = wick_model_load(path, NULL, &err);
         CHECK_MSG(m != NULL, "%s", err.msg);
@@ -405,8 +410,8 @@ int main(void) {
         wick_model_get_info(m, &info);
         char label[64];
         snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
-        oracle(m, label, info.n_vocab);
-        modes(m, label, info.n_vocab, i, cache);
+        oracle(m, label, info.n_vocab, strcmp(archs[i], "phi3") == 0);
+        modes(m, label, info.n_vocab, i % 2, cache); /* F32 or F16 KV */
         together(m, label, info.n_vocab, 0);
         together(m, label, info.n_vocab, 9);
         cancelled(m, label, info.n_vocab);

@@ -37,7 +37,21 @@ int cmd_info(int argc, char **argv) {
     printf("tied embeddings:  %s\n", i.tied_embeddings ? "yes" : "no");
     printf("qkv bias:         %s\n", i.qkv_bias ? "yes" : "no");
     printf("q/k norm:         %s\n", i.qk_norm ? "yes" : "no");
-    if (i.sliding_window) printf("sliding window:   %d\n", i.sliding_window);
+    if (i.sliding_window) {
+        printf("sliding window:   %d", i.sliding_window);
+        if (i.sliding_period == 1) printf(" (no layer)");
+        else if (i.sliding_period > 1) printf(" (layers i %% %d < %d)", i.sliding_period, i.sliding_period - 1);
+        if (i.rope_theta_local > 0) printf(", RoPE theta %g there", i.rope_theta_local);
+        printf("\n");
+    }
+    printf("ffn:              %s%s%s\n", strcmp(i.ffn_act, "silu") == 0 ? "SwiGLU" : "GeGLU (tanh GELU)",
+           i.fused_qkv ? ", fused qkv / gate-up" : "", i.post_norms ? ", post-norms" : "");
+    printf("attention scale:  %g", i.attn_scale);
+    if (i.attn_softcap > 0) printf(", soft-cap %g", i.attn_softcap);
+    printf("\n");
+    if (i.embd_scale != 1.0f || i.resid_scale != 1.0f || i.logit_scale != 1.0f)
+        printf("multipliers:      embeddings %g, residuals %g, logits %g\n", i.embd_scale, i.resid_scale, i.logit_scale);
+    if (i.final_softcap > 0) printf("logit soft-cap:   %g\n", i.final_softcap);
 
     /* Tensor types: a count per type, then every tensor with --tensors. */
     int n = wick_model_n_tensors(m);

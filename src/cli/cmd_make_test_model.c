@@ -1,6 +1,7 @@
 /* cmd_make_test_model.c — `wick make-test-model`: write a deterministic
  * random-weight model of a real shape (see model/testmodel.h). */
 #include "cli/cli.h"
+#include "model/arch.h"
 #include "model/testmodel.h"
 
 int cmd_make_test_model(int argc, char **argv) {
@@ -16,7 +17,7 @@ int cmd_make_test_model(int argc, char **argv) {
         {"--rope-scaling", NULL, OPT_STR, &p.rope_scaling, NULL},
     };
     if (cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
-    if (!p.arch) return cli_error("make-test-model: --arch is required (llama, mistral, qwen2, qwen3)");
+    if (!p.arch) return cli_error("make-test-model: --arch is required (%s)", arch_list());
     if (!p.out) return cli_error("make-test-model: --out is required");
     wick_error err;
     if (make_test_model(&p, &err) < 0) return cli_error("%s", err.msg);

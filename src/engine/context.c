@@ -58,10 +58,14 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     c->span_pre = c->n_seq + 1;
     c->span_look = c->n_seq + 2;
     c->no_span_cache = p->no_span_cache;
+    /* A LongRoPE context longer than the original one rotates by other
+     * frequencies: its cached KV is another model's. */
+    const bool rope_long = m->inv_freq_long && c->n_ctx > m->hp.rope_orig_ctx;
+    const kv_key identity = {m->identity[0] ^ (rope_long ? 0x4c4f4e47524f5045ull : 0), m->identity[1]};
     if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq + 3,
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         (!p->no_prefix_cache &&
-         prefix_cache_enable(&c->kv, (kv_key){m->identity[0], m->identity[1]}, p->cache_blocks, err) < 0) ||
+         prefix_cache_enable(&c->kv, identity, p->cache_blocks, err) < 0) ||
         (!p->no_prefix_cache && p->cache_dir && prefix_cache_set_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, err) < 0) ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
@@ -69,6 +73,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
         wick_context_free(c);
         return NULL;
     }
+    forward_scratch_set_ctx(&c->fs, m, c->n_ctx);
     const char *prof = getenv("WICK_PROFILE");
     wick_context_set_profiling(c, prof && *prof && strcmp(prof, "0") != 0);
     return c;

@@ -221,7 +221,7 @@ typedef struct place_job {
     wick_context *c;
     const span_seg *g;
     int src, seq;
-    const float *cs, *sn; /* [rows][rot_dim / 2]: angles of each placed row */
+    const float *cs, *sn; /* [rope sets][rows][rot_dim / 2]: angles of each placed row */
 } place_job;
 
 static void place_task(void *arg, int ith, int nth) {
@@ -236,6 +236,8 @@ static void place_task(void *arg, int ith, int nth) {
     for (int64_t u = lo; u < hi; u++) {
         const int il = (int)(u / kv->n_kv_heads), h = (int)(u % kv->n_kv_heads);
         const attn_kv src = kv_view(kv, il, j->src), dst = kv_view(kv, il, j->seq);
+        /* the layer's RoPE set, as the forward pass rotates it (Gemma 3's local layers) */
+        const size_t set_off = hparams_layer_rope_local(&m->hp, il) ? (size_t)rows * half : 0;
         /* V: runs of rows contiguous in both sequences, one copy each */
         for (int r = 0; r < rows;) {
             const int row = g->blend + r, slot = g->slot + row;
@@ -250,7 +252,7 @@ static void place_task(void *arg, int ith, int nth) {
             const int row = g->blend + r, slot = g->slot + row;
             const char *ks = attn_kv_at(&src, src.k, row, h);
             char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
-            const float *cs = j->cs + (size_t)r * half, *sn = j->sn + (size_t)r * half;
+            const float *cs = j->cs + set_off + (size_t)r * half, *sn = j->sn + set_off + (size_t)r * half;
             if (kv->type == WICK_F16) {
                 rope_rotate_f16((const uint16_t *)ks, (uint16_t *)kd, hd, m->hp.rot_dim, cs, sn, m->rope);
             } else {
@@ -264,12 +266,15 @@ static void place_task(void *arg, int ith, int nth) {
 /* Place g's stored rows (held by sequence src) into seq. */
 static int place(wick_context *c, const span_seg *g, int src, int seq, wick_error *err) {
     const wick_model *m = c->m;
-    const int half = m->hp.rot_dim / 2, rows = g->len - g->blend;
-    float *cs = malloc(sizeof(float) * (size_t)rows * (size_t)half * 2);
+    const int half = m->hp.rot_dim / 2, rows = g->len - g->blend, n_sets = model_n_rope_sets(m);
+    float *cs = malloc(sizeof(float) * (size_t)rows * (size_t)half * 2 * (size_t)n_sets);
     if (!cs) return wick_fail(err, "out of memory");
-    float *sn = cs + (size_t)rows * half;
-    for (int r = 0; r < rows; r++)
-        rope_angles(g->rope + g->blend + r, m->inv_freq, 0, half, cs + (size_t)r * half, sn + (size_t)r * half);
+    float *sn = cs + (size_t)rows * half * n_sets;
+    for (int set = 0; set < n_sets; set++)
+        for (int r = 0; r < rows; r++) {
+            const size_t o = ((size_t)set * rows + r) * half;
+            forward_rope_angles(m, &c->fs, set, g->rope + g->blend + r, cs + o, sn + o);
+        }
     place_job j = {c, g, src, seq, cs, sn};
     pool_run(c->pool, place_task, &j);
     free(cs);

@@ -8,7 +8,9 @@
  * m' = max(m, max_t s_t), rescales l and acc by exp(m - m'), then adds
  * exp(s_t - m') and exp(s_t - m')·v_t. out = acc / l at the end. Nothing is
  * allocated: the scores of a tile and acc live on the stack (block_size and
- * head_dim are at most ATTN_MAX). Work is split over (row, head) pairs. */
+ * head_dim are at most ATTN_MAX). Work is split over (row, head) pairs.
+ * Soft-capping (Gemma 2) maps each scaled score through softcap·tanh(s/softcap)
+ * before the softmax, elementwise, so it changes nothing of the tiling. */
 #include "kernels/attention.h"
 
 #include <math.h>
@@ -148,6 +150,7 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
             const char *kr = kb + (size_t)t * rs;
             float sc = f16 ? o->dot_f16(q, (const uint16_t *)kr, D) : o->dot_f32(q, (const float *)kr, D);
             sc *= p->scale;
+            if (p->softcap > 0.0f) sc = p->softcap * tanhf(sc / p->softcap);
             s[t] = sc;
             if (sc > tmax) tmax = sc;
         }
@@ -334,6 +337,13 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const attn_param
         /* scores S[m][t] for t < cnt, 16 keys at a time, GM query vectors at a time */
         for (int t0 = 0; t0 < cnt; t0 += 16)
             for (int m0 = 0; m0 < MM; m0 += GM) score16(GM, f16, w, m0, kb, rs, t0, cnt - t0 < 16 ? cnt - t0 : 16, D);
+        /* soft-capping: softcap·tanh(s/softcap), elementwise (lanes past cnt are never read) */
+        if (p->softcap > 0.0f) {
+            const __m512 vc = _mm512_set1_ps(p->softcap), vinv = _mm512_set1_ps(1.0f / p->softcap);
+            for (int m = 0; m < MM; m++)
+                for (int t0 = 0; t0 < cnt; t0 += 16)
+                    _mm512_storeu_ps(&w->sc[m][t0], _mm512_mul_ps(vc, tanh512(_mm512_mul_ps(_mm512_loadu_ps(&w->sc[m][t0]), vinv))));
+        }
         /* online softmax update per query vector */
         for (int m = 0; m < MM; m++) {
             const int a = (st[m] > p0 ? st[m] : p0) - p0;
@@ -566,7 +576,8 @@ static double ref_score(const attn_params *p, const float *q, const attn_kv *kv,
                         int32_t pk) {
     double s = 0.0;
     for (int d = 0; d < p->head_dim; d++) s += (double)q[d] * ref_load(kv, kv->k, pk, kvh, d);
-    return s * p->scale;
+    s *= p->scale;
+    return p->softcap > 0.0f ? p->softcap * tanh(s / p->softcap) : s;
 }
 
 void attention_reference(const attn_params *p, const float *q, int n_q, const int32_t *pos,

@@ -41,6 +41,7 @@ typedef struct attn_params {
     int n_heads, n_kv_heads, head_dim;
     float scale;  /* usually 1/sqrt(head_dim) */
     int window;   /* sliding window in tokens (keys p with pos-window < p <= pos); 0 = none */
+    float softcap; /* > 0: scores become softcap·tanh(score/softcap) before the softmax (Gemma 2); 0 = none */
 } attn_params;
 
 /* For each of n_q query rows (q + i*n_heads*head_dim) at position pos[i],

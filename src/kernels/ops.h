@@ -40,6 +40,19 @@ void rope_rotate_f16_scalar(const uint16_t *src, uint16_t *dst, int head_dim, in
 
 /* g[i] = silu(g[i]) * u[i] */
 void silu_mul(float *g, const float *u, int n);
+/* g[i] = gelu(g[i]) * u[i], GELU's tanh approximation (HF gelu_pytorch_tanh):
+ * 0.5·x·(1 + tanh(sqrt(2/pi)·(x + 0.044715·x³))), computed as x / (1 + e^{-2t}),
+ * the same function without the cancellation of 1 + tanh (ops_tanh.c). */
+void gelu_mul(float *g, const float *u, int n);
+/* x[i] = cap · tanh(x[i] / cap): soft-capping (Gemma 2 logits); cap > 0. */
+void softcap_row(float *x, int n, float cap);
+/* x[i] *= s */
+void vec_scale(float *x, int n, float s);
+/* y[i] += s · x[i] (a residual add scaled, Granite's residual_multiplier) */
+void vec_add_scaled(float *restrict y, const float *restrict x, float s, int n);
+/* rope_angles with cos and sin times mscale (LongRoPE's attention factor),
+ * in double and rounded once; mscale 1 gives rope_angles' bits. */
+void rope_angles_scaled(int32_t pos, const float *inv_freq, double mscale, int i0, int i1, float *cs, float *sn);
 /* y[i] += x[i] */
 void vec_add(float *restrict y, const float *restrict x, int n);
 /* y[i] = fp16(x[i]), round to nearest even (F16 KV cache rows). The F16C /

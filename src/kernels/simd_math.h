@@ -4,7 +4,11 @@
  * exp256/exp512: x is clamped to [-87, 88]; n = round(x·log2 e), r = x - n·ln 2
  * (two-part ln 2), e^r by its degree-7 Taylor polynomial (|r| <= 0.35, so the
  * truncation error is below 1e-8), then scaled by 2^n. Relative error about
- * 2 ulp over the range; inputs below -87 give ~1e-38 instead of 0. */
+ * 2 ulp over the range; inputs below -87 give ~1e-38 instead of 0.
+ *
+ * tanh256/tanh512: for |x| < 0.25 the odd Taylor polynomial to x^7 (relative
+ * error below 1e-7), else 1 - 2/(e^{2|x|} + 1) (absolute error ~1e-7), with
+ * the sign of x; ±1 beyond |x| ~ 44. */
 #ifndef WICK_KERNELS_SIMD_MATH_H
 #define WICK_KERNELS_SIMD_MATH_H
 
@@ -55,6 +59,35 @@ static inline SM_T512 __m512 exp512(__m512 x) {
     __m512 p;
     SM_EXP_POLY(_mm512_fmadd_ps, _mm512_set1_ps, r);
     return _mm512_scalef_ps(p, n);
+}
+
+static inline SM_T256 __m256 tanh256(__m256 x) {
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
+    const __m256 ax = _mm256_andnot_ps(sign, x), one = _mm256_set1_ps(1.0f);
+    const __m256 e = exp256(_mm256_add_ps(ax, ax));
+    const __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+    const __m256 x2 = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_set1_ps(-17.0f / 315.0f);
+    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.0f / 15.0f));
+    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 3.0f));
+    const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, x2), ax, ax);
+    const __m256 r = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.25f), _CMP_LT_OQ));
+    return _mm256_or_ps(r, _mm256_and_ps(x, sign));
+}
+
+static inline SM_T512 __m512 tanh512(__m512 x) {
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    const __m512 ax = _mm512_abs_ps(x), one = _mm512_set1_ps(1.0f);
+    const __m512 e = exp512(_mm512_add_ps(ax, ax));
+    const __m512 big = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, one)));
+    const __m512 x2 = _mm512_mul_ps(x, x);
+    __m512 p = _mm512_set1_ps(-17.0f / 315.0f);
+    p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.0f / 15.0f));
+    p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.0f / 3.0f));
+    const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, x2), ax, ax);
+    const __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.25f), _CMP_LT_OQ), big, small);
+    return _mm512_castsi512_ps(
+        _mm512_or_si512(_mm512_castps_si512(r), _mm512_and_si512(_mm512_castps_si512(x), sign)));
 }
 
 #endif

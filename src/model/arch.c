@@ -4,6 +4,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Gemma's HF files name the norm before the FFN pre_feedforward_layernorm and
+ * call the attention output's post-norm post_attention_layernorm (the name
+ * Llama uses for its FFN norm). */
+static const role_name GEMMA_NAMES[] = {
+    {T_FFN_NORM, "blk.%d.ffn_norm.weight", "model.layers.%d.pre_feedforward_layernorm.weight"},
+    {T_ATTN_POST_NORM, "blk.%d.post_attention_norm.weight", "model.layers.%d.post_attention_layernorm.weight"},
+    {T_ROLE_COUNT, NULL, NULL},
+};
+
+/* Gemma3TextConfig's defaults (transformers), for the keys a Gemma 3
+ * multimodal config's text_config may leave out. */
+static const char GEMMA3_TEXT_DEFAULTS[] =
+    "{\"model_type\": \"gemma3_text\", \"vocab_size\": 262208, \"hidden_size\": 2304, \"intermediate_size\": 9216,"
+    " \"num_hidden_layers\": 26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 256,"
+    " \"max_position_embeddings\": 131072, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0,"
+    " \"rope_local_base_freq\": 10000.0, \"query_pre_attn_scalar\": 256, \"sliding_window\": 4096,"
+    " \"sliding_window_pattern\": 6, \"tie_word_embeddings\": true}";
+
 static const arch_desc ARCHS[] = {
     {.name = "llama",
      .gguf_arch = "llama",
@@ -36,6 +54,70 @@ static const arch_desc ARCHS[] = {
      .qk_norm = true,
      .rope_gguf = ROPE_HALVES,
      .rope_hf = ROPE_HALVES},
+    /* Granite: Llama with multipliers (embedding, residual, attention, logits:
+     * hyperparameters, see hparams.h); llama.cpp's converter permutes q/k as for Llama. */
+    {.name = "granite",
+     .gguf_arch = "granite",
+     .gguf_names = {"granite"},
+     .hf_model_types = {"granite"},
+     .hf_class = "GraniteForCausalLM",
+     .rope_gguf = ROPE_INTERLEAVED,
+     .rope_hf = ROPE_HALVES},
+    /* Gemma 2: GeGLU, pre- and post-norms, soft-capped attention scores and
+     * logits, a 4096-token window on even layers. Defaults as HF's Gemma2Config
+     * and llama.cpp. */
+    {.name = "gemma2",
+     .gguf_arch = "gemma2",
+     .gguf_names = {"gemma2"},
+     .hf_model_types = {"gemma2"},
+     .hf_class = "Gemma2ForCausalLM",
+     .rope_gguf = ROPE_HALVES,
+     .rope_hf = ROPE_HALVES,
+     .act = FFN_GELU_TANH,
+     .post_norms = true,
+     .hf_norm_plus_one = true,
+     .embd_scale_sqrt = true,
+     .hf_tied = true,
+     .sliding_window = 4096,
+     .swa_period = 2,
+     .attn_softcap = 50.0f,
+     .final_softcap = 30.0f,
+     .gguf_scale_by_embd_layers = 46,
+     .names = GEMMA_NAMES},
+    /* Gemma 3 (text): Gemma 2 without soft-capping, with q/k norms; five
+     * sliding layers (RoPE base 10000) to one global layer (rope_theta and
+     * the config's scaling). */
+    {.name = "gemma3",
+     .gguf_arch = "gemma3",
+     .gguf_names = {"gemma3"},
+     .hf_model_types = {"gemma3_text", "gemma3"},
+     .hf_multimodal_type = "gemma3",
+     .hf_text_defaults = GEMMA3_TEXT_DEFAULTS,
+     .hf_class = "Gemma3ForCausalLM",
+     .qk_norm = true,
+     .rope_gguf = ROPE_HALVES,
+     .rope_hf = ROPE_HALVES,
+     .act = FFN_GELU_TANH,
+     .post_norms = true,
+     .hf_norm_plus_one = true,
+     .embd_scale_sqrt = true,
+     .hf_tied = true,
+     .sliding_window = 4096,
+     .swa_period = 6,
+     .rope_theta_local = 10000.0f,
+     .gguf_scale_by_embd_layers = 62,
+     .names = GEMMA_NAMES},
+    /* Phi-3: fused QKV and gate/up projections, NeoX RoPE (with LongRoPE
+     * scaling in the 128k models), its config's sliding window on every layer. */
+    {.name = "phi3",
+     .gguf_arch = "phi3",
+     .gguf_names = {"phi3"},
+     .hf_model_types = {"phi3"},
+     .hf_class = "Phi3ForCausalLM",
+     .rope_gguf = ROPE_HALVES,
+     .rope_hf = ROPE_HALVES,
+     .fused_qkv = true,
+     .fused_gate_up = true},
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
 
@@ -63,7 +145,7 @@ const arch_desc *arch_by_hf(const char *model_type) {
     return NULL;
 }
 
-const char *arch_list(void) { return "llama, mistral, qwen2, qwen3"; }
+const char *arch_list(void) { return "llama, mistral, qwen2, qwen3, granite, gemma2, gemma3, phi3"; }
 
 /* {GGUF name, HF name}; per-layer names take the layer number. */
 static const char *const NAMES[T_ROLE_COUNT][2] = {
@@ -85,17 +167,33 @@ static const char *const NAMES[T_ROLE_COUNT][2] = {
     [T_FFN_GATE] = {"blk.%d.ffn_gate.weight", "model.layers.%d.mlp.gate_proj.weight"},
     [T_FFN_UP] = {"blk.%d.ffn_up.weight", "model.layers.%d.mlp.up_proj.weight"},
     [T_FFN_DOWN] = {"blk.%d.ffn_down.weight", "model.layers.%d.mlp.down_proj.weight"},
+    [T_ATTN_QKV] = {"blk.%d.attn_qkv.weight", "model.layers.%d.self_attn.qkv_proj.weight"},
+    [T_FFN_GATE_UP] = {"blk.%d.ffn_up.weight", "model.layers.%d.mlp.gate_up_proj.weight"},
+    [T_ATTN_POST_NORM] = {"blk.%d.post_attention_norm.weight", NULL},
+    [T_FFN_POST_NORM] = {"blk.%d.post_ffw_norm.weight", "model.layers.%d.post_feedforward_layernorm.weight"},
+    [T_ROPE_LONG] = {"rope_factors_long.weight", NULL},
+    [T_ROPE_SHORT] = {"rope_factors_short.weight", NULL},
 };
 
-bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int layer) {
-    const char *pat = NAMES[role][fmt];
+/* Patterns with a %d take the layer number. */
+static bool format_name(char *buf, int cap, const char *pat, int layer) {
     if (!pat) return false;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-    if (role >= T_FIRST_LAYER_ROLE)
+    if (strstr(pat, "%d"))
         snprintf(buf, (size_t)cap, pat, layer);
     else
         snprintf(buf, (size_t)cap, "%s", pat);
 #pragma GCC diagnostic pop
     return true;
+}
+
+bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int layer) {
+    return format_name(buf, cap, NAMES[role][fmt], layer);
+}
+
+bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer) {
+    for (const role_name *o = a ? a->names : NULL; o && o->role != T_ROLE_COUNT; o++)
+        if (o->role == role) return format_name(buf, cap, fmt == FORMAT_GGUF ? o->gguf : o->hf, layer);
+    return tensor_name(buf, cap, fmt, role, layer);
 }

@@ -1,10 +1,13 @@
 /* arch.h — architecture facts as data.
  *
- * Everything that differs between Llama, Mistral, Qwen2 and Qwen3 lives in the
- * arch_desc table (arch.c): which names identify it in GGUF and HF files,
- * whether it has QKV biases or per-head q/k RMSNorm, and which RoPE pair
- * layout each file format stores. Tensor names per role and format are in a
- * second table, so the loader and the test-model writer share one source. */
+ * Everything that differs between Llama, Mistral, Qwen2, Qwen3, Granite,
+ * Gemma 2/3 and Phi-3 lives in the arch_desc table (arch.c): which names
+ * identify it in GGUF and HF files, whether it has QKV biases or per-head q/k
+ * RMSNorm, which RoPE pair layout each file format stores, and the features
+ * of the forward pass it turns on (fused projections, post-norms, GeGLU,
+ * scaled embeddings) with the defaults of its hyperparameters. Tensor names
+ * per role and format are in a second table (with per-arch overrides), so
+ * the loader and the test-model writer share one source. */
 #ifndef WICK_MODEL_ARCH_H
 #define WICK_MODEL_ARCH_H
 
@@ -13,6 +16,14 @@
 #include "kernels/ops.h"
 
 typedef enum model_format { FORMAT_GGUF = 0, FORMAT_HF = 1 } model_format;
+
+/* The activation of the gated feed-forward: act(gate) * up. */
+typedef enum ffn_act {
+    FFN_SILU = 0,      /* SwiGLU */
+    FFN_GELU_TANH = 1, /* GeGLU with the tanh-approximated GELU (gelu_pytorch_tanh) */
+} ffn_act;
+
+struct role_name; /* a tensor name that differs from the common table (below) */
 
 typedef struct arch_desc {
     const char *name;              /* canonical: "llama", "mistral", "qwen2", "qwen3" */
@@ -24,13 +35,33 @@ typedef struct arch_desc {
     bool qk_norm;                  /* per-head RMSNorm of q and k before RoPE */
     rope_style rope_gguf;          /* pair layout of q/k rows in GGUF files */
     rope_style rope_hf;            /* pair layout of q/k rows in HF files */
+    /* Features of the forward pass (all off = the Llama path): */
+    ffn_act act;                   /* gate activation */
+    bool fused_qkv;                /* one [q; k; v] projection, split into row views at load */
+    bool fused_gate_up;            /* one [gate; up] projection (2·n_ff rows), split likewise */
+    bool post_norms;               /* RMSNorm of the attention and FFN outputs before each residual add */
+    bool hf_norm_plus_one;         /* HF RMSNorm weights w act as 1 + w (llama.cpp's converter stores w + 1) */
+    bool embd_scale_sqrt;          /* embeddings times sqrt(n_embd) */
+    bool hf_tied;                  /* tie_word_embeddings when config.json does not say */
+    /* Hyperparameter defaults when a file does not give them: */
+    int sliding_window;            /* tokens (0 = none) */
+    int swa_period;                /* layer il slides iff il % P < P - 1; 0 = every layer */
+    float attn_softcap, final_softcap;  /* c·tanh(x/c) of attention scores / logits; 0 = none */
+    float rope_theta_local;        /* RoPE base of the sliding layers (0 = the global one) */
+    int gguf_scale_by_embd_layers; /* GGUF files hold no query scale: llama.cpp uses
+                                      1/sqrt(n_embd/n_head) at this layer count (Gemma 27B), else 1/sqrt(head_dim) */
+    const struct role_name *names; /* overrides of the common tensor names, {T_ROLE_COUNT}-terminated */
+    /* A multimodal HF checkpoint of this text model: its config.json model_type
+     * (the text model's settings in "text_config", tensors under a prefix, see
+     * loader.c) and the defaults of the text config's class as JSON (NULL = none). */
+    const char *hf_multimodal_type, *hf_text_defaults;
 } arch_desc;
 
 /* Find by canonical name, GGUF general.architecture or HF model_type. NULL if unknown. */
 const arch_desc *arch_by_name(const char *name);
 const arch_desc *arch_by_gguf(const char *gguf_arch);
 const arch_desc *arch_by_hf(const char *model_type);
-/* "llama, mistral, qwen2, qwen3" — for error messages. */
+/* "llama, mistral, qwen2, ..." (every canonical name, in table order) — for error messages. */
 const char *arch_list(void);
 
 typedef enum tensor_role {
@@ -53,14 +84,27 @@ typedef enum tensor_role {
     T_FFN_GATE,
     T_FFN_UP,
     T_FFN_DOWN,
+    /* issue 17 architectures: */
+    T_ATTN_QKV,        /* fused q/k/v projection (Phi-3) */
+    T_FFN_GATE_UP,     /* fused gate/up projection (Phi-3) */
+    T_ATTN_POST_NORM,  /* RMSNorm of the attention output (Gemma 2/3) */
+    T_FFN_POST_NORM,   /* RMSNorm of the FFN output (Gemma 2/3) */
+    T_ROPE_LONG,       /* LongRoPE frequency divisors, long context (Phi-3), one per model */
+    T_ROPE_SHORT,      /* LongRoPE frequency divisors, short context (Phi-3), one per model */
     T_ROLE_COUNT
 } tensor_role;
 
-#define T_FIRST_LAYER_ROLE T_ATTN_NORM
+typedef struct role_name {
+    tensor_role role;
+    const char *gguf, *hf; /* NULL = no such tensor in that format */
+} role_name;
 
 /* Write the tensor name of `role` (for layer `layer` when per-layer) in the
  * given format into buf. Returns false if the role has no name in that format
  * (HF has no rope_freqs tensor). */
 bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int layer);
+/* The same for one architecture: its overrides first (Gemma's HF
+ * post_attention_layernorm is a post-norm, not the FFN norm), then the common table. */
+bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer);
 
 #endif

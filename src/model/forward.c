@@ -45,7 +45,7 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     }
     size_t bo = matmul_scratch_bytes(m->output->type, hp->n_embd, max_logits);
     if (bo > mm) mm = bo;
-    const size_t half = (size_t)(hp->rot_dim / 2);
+    const size_t half = (size_t)(hp->rot_dim / 2) * (size_t)model_n_rope_sets(m);
     /* Live for the whole pass: x, xb, the RoPE angles, the output's inputs and
      * the matmul scratch. The rest is one shared region, since its three
      * groups are never live at once: q, k, v and att (attention), hb and hb2
@@ -92,24 +92,38 @@ void forward_scratch_free(forward_scratch *s) {
     memset(s, 0, sizeof *s);
 }
 
+void forward_scratch_set_ctx(forward_scratch *s, const wick_model *m, int n_ctx) {
+    s->rope_long = m->inv_freq_long && n_ctx > m->hp.rope_orig_ctx;
+}
+
+void forward_rope_angles(const wick_model *m, const forward_scratch *s, int set, int32_t pos, float *cs, float *sn) {
+    const int half = m->hp.rot_dim / 2;
+    const double mscale = forward_rope_mscale(m, set);
+    if (mscale == 1.0) rope_angles(pos, forward_rope_freqs(m, s, set), 0, half, cs, sn);
+    else rope_angles_scaled(pos, forward_rope_freqs(m, s, set), mscale, 0, half, cs, sn);
+}
+
 /* ---- row stages ---- */
 
+/* In the order a fused stage applies them (and profiling runs them). */
 enum {
-    ST_EMBED = 1 << 0,    /* x[t] = embedding row of token t; RoPE angles of its position */
-    ST_RESID = 1 << 1,    /* x[t] += xb[t] */
-    ST_NORM = 1 << 2,     /* xb[t] = rmsnorm(x[t]) * norm_w */
-    ST_BIAS = 1 << 3,     /* q/k/v += biases */
-    ST_QKNORM = 1 << 4,   /* per-head RMSNorm of q and k (Qwen3) */
-    ST_ROPE = 1 << 5,     /* rotate q and k */
-    ST_STORE = 1 << 6,    /* write k/v rows into the KV cache */
-    ST_SILU = 1 << 7,     /* hb = silu(hb) * hb2 */
+    ST_EMBED = 1 << 0,    /* x[t] = embedding row of token t (× embd_scale); RoPE angles of its position */
+    ST_POST_NORM = 1 << 1, /* xb[t] = rmsnorm(xb[t]) * post_w (Gemma's post-norms) */
+    ST_RESID = 1 << 2,    /* x[t] += xb[t] (× resid_scale) */
+    ST_NORM = 1 << 3,     /* xb[t] = rmsnorm(x[t]) * norm_w */
+    ST_BIAS = 1 << 4,     /* q/k/v += biases */
+    ST_QKNORM = 1 << 5,   /* per-head RMSNorm of q and k (Qwen3, Gemma 3) */
+    ST_ROPE = 1 << 6,     /* rotate q and k */
+    ST_STORE = 1 << 7,    /* write k/v rows into the KV cache */
+    ST_GLU = 1 << 8,      /* hb = act(hb) * hb2 (SwiGLU / GeGLU) */
+    ST_LAST = ST_GLU,
 };
 
 typedef struct stage_job {
     unsigned ops;
     const wick_model *m;
     const layer_weights *w;
-    const float *norm_w;
+    const float *norm_w, *post_w;
     kv_cache *kv;
     forward_scratch *s;
     const wick_batch *b;
@@ -127,16 +141,24 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
     const wick_batch *b = j->b;
     const layer_weights *w = j->w;
     const int D = hp->n_embd, q_dim = model_q_dim(m), kv_dim = model_kv_dim(m), F = hp->n_ff;
+    const int half = hp->rot_dim / 2, n_sets = model_n_rope_sets(m);
+    /* this layer's RoPE set: Gemma 3's sliding layers use the local one */
+    const int set = (j->ops & ST_ROPE) && hparams_layer_rope_local(hp, j->il) ? 1 : 0;
     for (int t = t0; t < t1; t++) {
         float *x = s->x + (size_t)t * D, *xb = s->xb + (size_t)t * D;
         float *q = s->q + (size_t)t * q_dim, *k = s->k + (size_t)t * kv_dim, *v = s->v + (size_t)t * kv_dim;
-        const int half = hp->rot_dim / 2;
-        float *cs = s->rope_cs + (size_t)t * half, *sn = s->rope_sn + (size_t)t * half;
+        float *cs = s->rope_cs + (size_t)t * half * n_sets, *sn = s->rope_sn + (size_t)t * half * n_sets;
         if (j->ops & ST_EMBED) {
             matmul_weight_row(m->tok_embd, b->tokens[t], x);
-            rope_angles(b->rope_pos ? b->rope_pos[t] : b->pos[t], m->inv_freq, 0, half, cs, sn); /* for every layer */
+            if (hp->embd_scale != 1.0f) vec_scale(x, D, hp->embd_scale);
+            for (int r = 0; r < n_sets; r++) /* for every layer */
+                forward_rope_angles(m, s, r, b->rope_pos ? b->rope_pos[t] : b->pos[t], cs + r * half, sn + r * half);
         }
-        if (j->ops & ST_RESID) vec_add(x, xb, D);
+        if (j->ops & ST_POST_NORM) rmsnorm(xb, xb, j->post_w, D, hp->rms_eps);
+        if (j->ops & ST_RESID) {
+            if (hp->resid_scale == 1.0f) vec_add(x, xb, D);
+            else vec_add_scaled(x, xb, hp->resid_scale, D);
+        }
         if (j->ops & ST_NORM) rmsnorm(xb, x, j->norm_w, D, hp->rms_eps);
         if (j->ops & ST_BIAS) {
             if (w->bq) vec_add(q, w->bq, q_dim);
@@ -151,13 +173,16 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
             const fwd_capture *cap = s->capture;
             if (cap && b->seq[t] == cap->seq && b->pos[t] >= cap->from)
                 kv_store(j->kv, j->il, cap->dst, b->pos[t] - cap->from, k, v);
-            rope_rotate(q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
-            rope_rotate(k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs, sn, m->rope);
+            rope_rotate(q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
+            rope_rotate(k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
         }
         if (j->ops & ST_STORE) {
             kv_store(j->kv, j->il, b->seq[t], b->pos[t], k, v);
         }
-        if (j->ops & ST_SILU) silu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
+        if (j->ops & ST_GLU) {
+            if (m->arch->act == FFN_GELU_TANH) gelu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
+            else silu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
+        }
     }
 }
 
@@ -176,7 +201,7 @@ static double now_ms(void) {
 
 /* The op type a stage's time is booked to when profiling (one op per stage then). */
 static int stage_op(unsigned ops) {
-    if (ops & ST_NORM || ops & ST_QKNORM) return WICK_OP_NORM;
+    if (ops & ST_NORM || ops & ST_QKNORM || ops & ST_POST_NORM) return WICK_OP_NORM;
     if (ops & ST_ROPE) return WICK_OP_ROPE;
     return WICK_OP_ELEMENTWISE;
 }
@@ -198,16 +223,18 @@ static void mark(fwd *f, int op) {
     f->t = t;
 }
 
-/* Run the ops of a row stage: fused in one hand-off, or one by one when profiling. */
-static void stage(fwd *f, unsigned ops, const layer_weights *w, const float *norm_w, int il) {
-    stage_job j = {0, f->m, w, norm_w, f->kv, f->s, f->b, il};
+/* Run the ops of a row stage: fused in one hand-off, or one by one when
+ * profiling. A post_w adds ST_POST_NORM (the norm of xb before the residual add). */
+static void stage(fwd *f, unsigned ops, const layer_weights *w, const float *norm_w, const float *post_w, int il) {
+    if (post_w) ops |= ST_POST_NORM;
+    stage_job j = {0, f->m, w, norm_w, post_w, f->kv, f->s, f->b, il};
     wick_pool *pool = f->b->n >= ROW_STAGE_MIN_TOKENS ? f->pool : NULL;
     if (!f->prof) {
         j.ops = ops;
         pool_run(pool, stage_task, &j);
         return;
     }
-    for (unsigned bit = 1; bit <= ST_SILU; bit <<= 1) {
+    for (unsigned bit = 1; bit <= ST_LAST; bit <<= 1) {
         if (!(ops & bit)) continue;
         j.ops = bit;
         pool_run(pool, stage_task, &j);
@@ -228,21 +255,22 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         .n_heads = hp->n_head,
         .n_kv_heads = hp->n_head_kv,
         .head_dim = hp->head_dim,
-        .scale = 1.0f / sqrtf((float)hp->head_dim),
-        .window = hp->sliding_window,
+        .scale = hp->attn_scale,
+        .softcap = hp->attn_softcap,
     };
 
     /* Embedding lookup, fused with the first layer's attention norm. */
-    stage(&f, ST_EMBED | ST_NORM, &m->layers[0], m->layers[0].attn_norm, 0);
+    stage(&f, ST_EMBED | ST_NORM, &m->layers[0], m->layers[0].attn_norm, NULL, 0);
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *w = &m->layers[il];
+        ap.window = hparams_layer_window(hp, il);
         /* Attention block: xb = norm(x) is ready. */
         const wick_tensor *qkv[3] = {w->wq, w->wk, w->wv};
         float *const qkv_out[3] = {s->q, s->k, s->v};
         const int qkv_ld[3] = {q_dim, kv_dim, kv_dim};
         matmul_multi(pool, qkv, 3, s->xb, T, qkv_out, qkv_ld, s->mm);
         mark(&f, WICK_OP_MATMUL);
-        stage(&f, ST_BIAS | ST_QKNORM | ST_ROPE | ST_STORE, w, NULL, il);
+        stage(&f, ST_BIAS | ST_QKNORM | ST_ROPE | ST_STORE, w, NULL, NULL, il);
         /* Each run of tokens from one sequence attends over its own KV view;
          * the runs share pool hand-offs (a decode step of many sequences
          * would otherwise pay one per sequence and layer). */
@@ -265,19 +293,20 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         matmul(pool, w->wo, s->att, T, s->xb, D, s->mm);
         mark(&f, WICK_OP_MATMUL);
 
-        /* Feed-forward block (SwiGLU): residual, then xb = norm(x). */
-        stage(&f, ST_RESID | ST_NORM, w, w->ffn_norm, il);
+        /* Feed-forward block: residual, then xb = norm(x). */
+        stage(&f, ST_RESID | ST_NORM, w, w->ffn_norm, w->attn_post_norm, il);
         const wick_tensor *gu[2] = {w->w_gate, w->w_up};
         float *const gu_out[2] = {s->hb, s->hb2};
         const int gu_ld[2] = {hp->n_ff, hp->n_ff};
         matmul_multi(pool, gu, 2, s->xb, T, gu_out, gu_ld, s->mm);
         mark(&f, WICK_OP_MATMUL);
-        stage(&f, ST_SILU, w, NULL, il);
+        stage(&f, ST_GLU, w, NULL, NULL, il);
         matmul(pool, w->w_down, s->hb, T, s->xb, D, s->mm);
         mark(&f, WICK_OP_MATMUL);
         /* Residual, fused with the next layer's attention norm. */
-        if (il + 1 < hp->n_layer) stage(&f, ST_RESID | ST_NORM, &m->layers[il + 1], m->layers[il + 1].attn_norm, il + 1);
-        else stage(&f, ST_RESID, w, NULL, il);
+        if (il + 1 < hp->n_layer)
+            stage(&f, ST_RESID | ST_NORM, &m->layers[il + 1], m->layers[il + 1].attn_norm, w->ffn_post_norm, il + 1);
+        else stage(&f, ST_RESID, w, NULL, w->ffn_post_norm, il);
     }
 
     /* Record what the cache now holds. */
@@ -300,6 +329,15 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
     mark(&f, WICK_OP_NORM);
     if (n_out) matmul(pool, m->output, s->out_in, n_out, s->logits, hp->n_vocab, s->mm);
     mark(&f, WICK_OP_MATMUL);
+    /* Granite divides the logits by logits_scaling, Gemma 2 soft-caps them. */
+    if (hp->logit_scale != 1.0f || hp->final_softcap > 0.0f) {
+        for (int r = 0; r < n_out; r++) {
+            float *lg = s->logits + (size_t)r * hp->n_vocab;
+            if (hp->logit_scale != 1.0f) vec_scale(lg, hp->n_vocab, hp->logit_scale);
+            if (hp->final_softcap > 0.0f) softcap_row(lg, hp->n_vocab, hp->final_softcap);
+        }
+        mark(&f, WICK_OP_ELEMENTWISE);
+    }
     if (f.prof) {
         f.prof->n_forward++;
         f.prof->n_tokens += T;

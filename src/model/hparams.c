@@ -42,6 +42,7 @@ static void set_defaults(hparams *hp) {
     hp->rms_eps = 1e-5f;
     hp->rope_theta = 10000.0f;
     hp->rope_factor = 1.0f;
+    hp->embd_scale = hp->resid_scale = hp->logit_scale = hp->rope_attn_factor = 1.0f;
 }
 
 /* Fill unset derived fields. */
@@ -112,6 +113,10 @@ static int hf_rope_scaling(hparams *hp, const cJSON *rs, wick_error *err) {
     if (json_get_string(rs, "rope_type", &type, what, err) < 0) return -1;
     if (!type && json_get_string(rs, "type", &type, what, err) < 0) return -1;
     if (!type || strcmp(type, "default") == 0) return 0;
+    if (strcmp(type, "longrope") == 0 || strcmp(type, "su") == 0) {
+        hp->rope_scaling = ROPE_SCALING_LONGROPE; /* factors and attention factor: arch_hparams.c */
+        return 0;
+    }
     double factor = 1.0;
     if (json_get_double(rs, "factor", &factor, what, err) < 0) return -1;
     if (!(factor > 0)) return wick_fail(err, "%s: factor must be > 0", what);
@@ -198,6 +203,7 @@ const char *rope_scaling_name(rope_scaling_type t) {
     switch (t) {
     case ROPE_SCALING_LINEAR: return "linear";
     case ROPE_SCALING_LLAMA3: return "llama3";
+    case ROPE_SCALING_LONGROPE: return "longrope";
     default: return "none";
     }
 }

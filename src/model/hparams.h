@@ -14,6 +14,7 @@ typedef enum rope_scaling_type {
     ROPE_SCALING_NONE = 0,
     ROPE_SCALING_LINEAR = 1,
     ROPE_SCALING_LLAMA3 = 2,
+    ROPE_SCALING_LONGROPE = 3, /* Phi-3 "longrope"/"su": per-frequency short/long divisors (model.h) */
 } rope_scaling_type;
 
 typedef struct hparams {
@@ -26,6 +27,17 @@ typedef struct hparams {
     int rope_orig_ctx;
     int sliding_window; /* 0 = none */
     bool tied;          /* HF tie_word_embeddings (GGUF: output.weight absent) */
+    /* The features of the issue-17 architectures (read and defaulted by
+     * arch_hparams.c; the values below are all "off"): */
+    float attn_scale;       /* attention score scale; 0 until arch_hparams_finish sets it */
+    float query_pre_attn_scalar; /* Gemma: attn_scale = this^-0.5 (0 = not given) */
+    float embd_scale;       /* embeddings times this (Gemma sqrt(n_embd), Granite embedding_multiplier) */
+    float resid_scale;      /* each block's output times this before its residual add (Granite) */
+    float logit_scale;      /* logits times this (Granite: 1 / logits_scaling) */
+    float attn_softcap, final_softcap; /* c·tanh(x/c) of scores / logits (Gemma 2); 0 = none */
+    int swa_period;         /* layer il slides iff il % P < P - 1; 0 = every layer (when sliding_window > 0) */
+    float rope_theta_local; /* RoPE base of the sliding layers (Gemma 3); 0 = one RoPE for all layers */
+    float rope_attn_factor; /* LongRoPE: cos and sin times this */
 } hparams;
 
 /* `arch` is the general.architecture string that prefixes the keys. */
@@ -34,6 +46,17 @@ int hparams_from_hf(hparams *hp, const cJSON *config, const char *model_type, wi
 int hparams_validate(const hparams *hp, wick_error *err);
 
 const char *rope_scaling_name(rope_scaling_type t);
+
+/* Layer il's attention window (0 = full attention) and whether it uses the
+ * local RoPE frequencies (Gemma 3's sliding layers). */
+static inline int hparams_layer_window(const hparams *hp, int il) {
+    if (hp->sliding_window <= 0) return 0;
+    const int p = hp->swa_period;
+    return p == 0 || il % p < p - 1 ? hp->sliding_window : 0;
+}
+static inline bool hparams_layer_rope_local(const hparams *hp, int il) {
+    return hp->rope_theta_local > 0 && hparams_layer_window(hp, il) > 0;
+}
 
 /* inv_freq[i] for i < rot_dim/2: theta^(-2i/rot_dim), adjusted by the scaling
  * (llama3: HF's smooth interpolation; linear: / factor). freq_factors (GGUF

@@ -2,6 +2,7 @@
  * hyperparameters, bind every weight tensor by role (checking type and
  * shape), load the tokenizer and generation defaults. */
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "kernels/convert.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "model/arch_hparams.h"
 #include "model/model.h"
 
 #include <sys/mman.h>
@@ -26,8 +28,20 @@ typedef struct loader {
     wick_error *err;
 } loader;
 
+/* HF Gemma 3 multimodal checkpoints keep the text model's "model.X" as
+ * "language_model.model.X" (or, saved by newer transformers, "model.language_model.X"). */
+static const char *const TEXT_PREFIXES[] = {"language_model.model.", "model.language_model."};
+
 static const wick_tensor *find_tensor(const wick_model *m, const char *name) {
-    return m->format == FORMAT_GGUF ? gguf_find_tensor(m->gguf, name) : st_find_tensor(m->st, name);
+    if (m->format == FORMAT_GGUF) return gguf_find_tensor(m->gguf, name);
+    const wick_tensor *t = st_find_tensor(m->st, name);
+    if (t || !m->hf_multimodal || strncmp(name, "model.", 6) != 0) return t;
+    for (size_t i = 0; i < sizeof TEXT_PREFIXES / sizeof TEXT_PREFIXES[0] && !t; i++) {
+        char alt[256];
+        snprintf(alt, sizeof alt, "%s%s", TEXT_PREFIXES[i], name + 6);
+        t = st_find_tensor(m->st, alt);
+    }
+    return t;
 }
 
 static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t);
@@ -38,7 +52,7 @@ static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t);
 static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0, int64_t ne1,
                                bool required, bool matmul) {
     char name[128];
-    if (!tensor_name(name, sizeof name, L->m->format, role, il)) return NULL;
+    if (!arch_tensor_name(L->m->arch, name, sizeof name, L->m->format, role, il)) return NULL;
     const wick_tensor *t = find_tensor(L->m, name);
     if (!t) {
         if (required) wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
@@ -134,6 +148,97 @@ static const float *bind_vec(loader *L, tensor_role role, int il, int64_t n, boo
     return v;
 }
 
+/* A norm weight: bind_vec, plus one where the arch's HF files store w for a
+ * norm that scales by 1 + w (Gemma; llama.cpp's converter already added it). */
+static const float *bind_norm(loader *L, tensor_role role, int il, int64_t n, bool required, bool *failed) {
+    float *v = (float *)bind_vec(L, role, il, n, required, failed);
+    if (v && L->m->format == FORMAT_HF && L->m->arch->hf_norm_plus_one)
+        for (int64_t i = 0; i < n; i++) v[i] += 1.0f;
+    return v;
+}
+
+/* Rows [r0, r0 + n) of matrix t as a tensor of their own (no copy: the rows
+ * of every supported type are contiguous). A fused projection is split this
+ * way so that matmul_multi, --dtype and the R16 repack see ordinary
+ * matrices: each part is repacked by itself, so no 16-row group straddles
+ * two parts (a part of fewer than 16·k rows keeps the file layout). */
+static const wick_tensor *rows_view(loader *L, const wick_tensor *t, int64_t r0, int64_t n) {
+    wick_tensor *v = own(L->m, malloc(sizeof *v));
+    if (!v) {
+        wick_fail(L->err, "out of memory");
+        return NULL;
+    }
+    const size_t rb = dtype_row_bytes(t->type, t->ne[0]);
+    *v = *t;
+    v->ne[1] = n;
+    v->data = (const char *)t->data + (size_t)r0 * rb;
+    v->nbytes = (size_t)n * rb;
+    return v;
+}
+
+/* Bind a fused projection of sum(rows) rows (optional: NULL without error if
+ * absent) and split it into parts. Returns 1 if bound, 0 if absent, -1 on error. */
+static int bind_fused(loader *L, tensor_role role, int il, int64_t cols, const int64_t *rows, int n,
+                      const wick_tensor **out[]) {
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += rows[i];
+    const wick_tensor *t = bind(L, role, il, cols, total, false, true);
+    if (!t) return L->err->msg[0] ? -1 : 0;
+    int64_t r0 = 0;
+    for (int i = 0; i < n; r0 += rows[i], i++)
+        if (!(*out[i] = rows_view(L, t, r0, rows[i]))) return -1;
+    return 1;
+}
+
+/* The RoPE frequency sets (model.h): global (with the file's scaling), the
+ * sliding layers' local one, LongRoPE's long one. */
+static int rope_frequencies(loader *L) {
+    wick_model *m = L->m;
+    hparams *hp = &m->hp;
+    const int half = hp->rot_dim / 2;
+    bool failed = false;
+    const float *freq_factors = NULL, *lr_short = m->longrope_factors, *lr_long = NULL;
+    if (m->format == FORMAT_GGUF) {
+        freq_factors = bind_vec(L, T_ROPE_FREQS, 0, half, false, &failed);
+        /* LongRoPE in GGUF: the two factor tensors (llama.cpp's phi3) */
+        if (!failed) lr_short = bind_vec(L, T_ROPE_SHORT, 0, half, false, &failed);
+        if (!failed && lr_short) lr_long = bind_vec(L, T_ROPE_LONG, 0, half, true, &failed);
+        if (failed) return -1;
+        if (lr_short) {
+            hp->rope_scaling = ROPE_SCALING_LONGROPE;
+            if (hp->rope_orig_ctx <= 0)
+                return wick_fail(L->err, "LongRoPE factors without %s.rope.scaling.original_context_length (%s)",
+                                 m->arch->gguf_arch, L->path);
+        }
+    } else if (lr_short) {
+        lr_long = lr_short + half;
+    }
+    if (hp->rope_scaling == ROPE_SCALING_LONGROPE && !lr_short)
+        return wick_fail(L->err, "LongRoPE scaling without its short/long factors (%s)", L->path);
+    for (int i = 0; lr_short && i < half; i++)
+        if (!(lr_short[i] > 0) || !(lr_long[i] > 0) || !isfinite(lr_short[i]) || !isfinite(lr_long[i]))
+            return wick_fail(L->err, "LongRoPE factors must be positive and finite (%s)", L->path);
+    const size_t bytes = (size_t)half * sizeof(float);
+    m->inv_freq = malloc(bytes);
+    if (!m->inv_freq) return wick_fail(L->err, "out of memory");
+    hparams_rope_inv_freq(hp, lr_short ? lr_short : freq_factors, m->inv_freq);
+    if (freq_factors && hp->rope_scaling == ROPE_SCALING_NONE) hp->rope_scaling = ROPE_SCALING_LLAMA3;
+    if (lr_long) {
+        if (!(m->inv_freq_long = own(m, malloc(bytes)))) return wick_fail(L->err, "out of memory");
+        hparams_rope_inv_freq(hp, lr_long, m->inv_freq_long);
+    }
+    bool local = false;
+    for (int il = 0; il < hp->n_layer; il++) local |= hparams_layer_rope_local(hp, il);
+    if (local) {
+        hparams h = *hp; /* the local base, unscaled (HF rope_local_base_freq with the default RoPE) */
+        h.rope_theta = hp->rope_theta_local;
+        h.rope_scaling = ROPE_SCALING_NONE;
+        if (!(m->inv_freq_local = own(m, malloc(bytes)))) return wick_fail(L->err, "out of memory");
+        hparams_rope_inv_freq(&h, NULL, m->inv_freq_local);
+    }
+    return 0;
+}
+
 static int bind_weights(loader *L) {
     wick_model *m = L->m;
     hparams *hp = &m->hp;
@@ -157,7 +262,7 @@ static int bind_weights(loader *L) {
     hp->n_vocab = (int)n_vocab;
 
     bool failed = false;
-    m->out_norm = bind_vec(L, T_OUTPUT_NORM, 0, hp->n_embd, true, &failed);
+    m->out_norm = bind_norm(L, T_OUTPUT_NORM, 0, hp->n_embd, true, &failed);
     if (failed) return -1;
     m->output = bind(L, T_OUTPUT, 0, hp->n_embd, n_vocab, false, true);
     if (!m->output) {
@@ -178,38 +283,41 @@ static int bind_weights(loader *L) {
     if (!m->layers) return wick_fail(L->err, "out of memory");
     for (int il = 0; il < hp->n_layer; il++) {
         layer_weights *w = &m->layers[il];
-        if (!(w->wq = bind(L, T_ATTN_Q, il, hp->n_embd, q_dim, true, true)) ||
-            !(w->wk = bind(L, T_ATTN_K, il, hp->n_embd, kv_dim, true, true)) ||
-            !(w->wv = bind(L, T_ATTN_V, il, hp->n_embd, kv_dim, true, true)) ||
+        /* Phi-3 fuses q/k/v and gate/up (split into row views); separate
+         * tensors are accepted too, as llama.cpp does. */
+        const int64_t qkv_rows[3] = {q_dim, kv_dim, kv_dim}, gu_rows[2] = {hp->n_ff, hp->n_ff};
+        const wick_tensor **qkv_out[3] = {&w->wq, &w->wk, &w->wv}, **gu_out[2] = {&w->w_gate, &w->w_up};
+        int fused_qkv = 0, fused_gu = 0;
+        if (m->arch->fused_qkv && (fused_qkv = bind_fused(L, T_ATTN_QKV, il, hp->n_embd, qkv_rows, 3, qkv_out)) < 0)
+            return -1;
+        if (m->arch->fused_gate_up && (fused_gu = bind_fused(L, T_FFN_GATE_UP, il, hp->n_embd, gu_rows, 2, gu_out)) < 0)
+            return -1;
+        if ((!fused_qkv && (!(w->wq = bind(L, T_ATTN_Q, il, hp->n_embd, q_dim, true, true)) ||
+                            !(w->wk = bind(L, T_ATTN_K, il, hp->n_embd, kv_dim, true, true)) ||
+                            !(w->wv = bind(L, T_ATTN_V, il, hp->n_embd, kv_dim, true, true)))) ||
             !(w->wo = bind(L, T_ATTN_O, il, q_dim, hp->n_embd, true, true)) ||
-            !(w->w_gate = bind(L, T_FFN_GATE, il, hp->n_embd, hp->n_ff, true, true)) ||
-            !(w->w_up = bind(L, T_FFN_UP, il, hp->n_embd, hp->n_ff, true, true)) ||
+            (!fused_gu && (!(w->w_gate = bind(L, T_FFN_GATE, il, hp->n_embd, hp->n_ff, true, true)) ||
+                           !(w->w_up = bind(L, T_FFN_UP, il, hp->n_embd, hp->n_ff, true, true)))) ||
             !(w->w_down = bind(L, T_FFN_DOWN, il, hp->n_ff, hp->n_embd, true, true)))
             return -1;
-        w->attn_norm = bind_vec(L, T_ATTN_NORM, il, hp->n_embd, true, &failed);
-        if (!failed) w->ffn_norm = bind_vec(L, T_FFN_NORM, il, hp->n_embd, true, &failed);
+        w->attn_norm = bind_norm(L, T_ATTN_NORM, il, hp->n_embd, true, &failed);
+        if (!failed) w->ffn_norm = bind_norm(L, T_FFN_NORM, il, hp->n_embd, true, &failed);
+        if (m->arch->post_norms) {
+            if (!failed) w->attn_post_norm = bind_norm(L, T_ATTN_POST_NORM, il, hp->n_embd, true, &failed);
+            if (!failed) w->ffn_post_norm = bind_norm(L, T_FFN_POST_NORM, il, hp->n_embd, true, &failed);
+        }
         /* Biases are required for Qwen2 and accepted for any architecture. */
         bool bias = m->arch->qkv_bias;
         if (!failed) w->bq = bind_vec(L, T_ATTN_Q_BIAS, il, q_dim, bias, &failed);
         if (!failed) w->bk = bind_vec(L, T_ATTN_K_BIAS, il, kv_dim, bias, &failed);
         if (!failed) w->bv = bind_vec(L, T_ATTN_V_BIAS, il, kv_dim, bias, &failed);
         if (m->arch->qk_norm) {
-            if (!failed) w->q_norm = bind_vec(L, T_ATTN_Q_NORM, il, hp->head_dim, true, &failed);
-            if (!failed) w->k_norm = bind_vec(L, T_ATTN_K_NORM, il, hp->head_dim, true, &failed);
+            if (!failed) w->q_norm = bind_norm(L, T_ATTN_Q_NORM, il, hp->head_dim, true, &failed);
+            if (!failed) w->k_norm = bind_norm(L, T_ATTN_K_NORM, il, hp->head_dim, true, &failed);
         }
         if (failed) return -1;
     }
-
-    const float *freq_factors = NULL;
-    if (m->format == FORMAT_GGUF) {
-        freq_factors = bind_vec(L, T_ROPE_FREQS, 0, hp->rot_dim / 2, false, &failed);
-        if (failed) return -1;
-    }
-    m->inv_freq = malloc((size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
-    if (!m->inv_freq) return wick_fail(L->err, "out of memory");
-    hparams_rope_inv_freq(hp, freq_factors, m->inv_freq);
-    if (freq_factors && hp->rope_scaling == ROPE_SCALING_NONE) hp->rope_scaling = ROPE_SCALING_LLAMA3;
-    return 0;
+    return rope_frequencies(L);
 }
 
 static void count_params(wick_model *m) {
@@ -294,11 +402,36 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
         return -1;
     }
     int rc = hparams_from_gguf(&m->hp, m->gguf, arch, err);
+    if (rc == 0) rc = arch_hparams_gguf(&m->hp, m->arch, m->gguf, arch, err);
+    if (rc == 0) rc = arch_hparams_finish(&m->hp, m->arch, FORMAT_GGUF, err);
     free(arch);
     if (rc < 0) return wick_fail_prefix(err, "%s: ", path);
     m->rope = m->arch->rope_gguf;
     m->tok = tok_load_gguf(m->gguf, err);
     if (!m->tok) return wick_fail_prefix(err, "%s: ", path);
+    return 0;
+}
+
+/* HF LongRoPE: rope_scaling's short_factor and long_factor lists, rot_dim/2 each. */
+static int read_longrope_factors(wick_model *m, const cJSON *cfg, wick_error *err) {
+    if (m->hp.rope_scaling != ROPE_SCALING_LONGROPE) return 0;
+    const int half = m->hp.rot_dim / 2;
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling");
+    float *f = own(m, malloc(2 * (size_t)half * sizeof *f));
+    if (!f) return wick_fail(err, "out of memory");
+    static const char *const KEYS[2] = {"short_factor", "long_factor"};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(rs, KEYS[k]);
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != half)
+            return wick_fail(err, "config.json rope_scaling: \"%s\" must be a list of %d numbers", KEYS[k], half);
+        int i = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, a) {
+            if (!cJSON_IsNumber(e)) return wick_fail(err, "config.json rope_scaling: \"%s\" must hold numbers", KEYS[k]);
+            f[k * half + i++] = (float)e->valuedouble;
+        }
+    }
+    m->longrope_factors = f;
     return 0;
 }
 
@@ -313,16 +446,24 @@ static int load_hf(wick_model *m, const char *dir, wick_error *err) {
     const char *model_type = NULL;
     int rc = json_get_string(cfg, "model_type", &model_type, "config.json", err);
     if (rc == 0) rc = wick_fail(err, "config.json has no \"model_type\" (%s)", path);
+    cJSON *text = NULL; /* Gemma 3 multimodal: the text model's config */
     if (rc > 0) {
         m->arch = arch_by_hf(model_type);
         if (!m->arch) {
             rc = wick_fail(err, "unknown architecture \"%s\" (%s); wick runs %s", model_type, path,
                            arch_list());
         } else {
-            rc = hparams_from_hf(&m->hp, cfg, model_type, err);
+            m->hf_multimodal = m->arch->hf_multimodal_type && strcmp(model_type, m->arch->hf_multimodal_type) == 0;
+            if (m->hf_multimodal) text = arch_hf_text_config(m->arch, cfg, err);
+            const cJSON *c = text ? text : cfg;
+            rc = text || !m->hf_multimodal ? hparams_from_hf(&m->hp, c, model_type, err) : -1;
+            if (rc == 0) rc = arch_hparams_hf(&m->hp, m->arch, c, err);
+            if (rc == 0) rc = read_longrope_factors(m, c, err);
+            if (rc == 0) rc = arch_hparams_finish(&m->hp, m->arch, FORMAT_HF, err);
             if (rc < 0) wick_fail_prefix(err, "%s: ", path);
         }
     }
+    cJSON_Delete(text);
     cJSON_Delete(cfg);
     if (rc < 0) return -1;
     m->rope = m->arch->rope_hf;

@@ -20,6 +20,7 @@ typedef struct layer_weights {
     const float *attn_norm, *ffn_norm;
     const float *bq, *bk, *bv;     /* NULL when the model has no QKV bias */
     const float *q_norm, *k_norm;  /* NULL unless qk_norm */
+    const float *attn_post_norm, *ffn_post_norm; /* NULL unless the arch has post_norms (Gemma) */
 } layer_weights;
 
 #define WICK_MAX_EOG 16
@@ -38,7 +39,15 @@ struct wick_model {
     layer_weights *layers;
 
     rope_style rope;
-    float *inv_freq; /* rot_dim/2 */
+    float *inv_freq; /* rot_dim/2; LongRoPE: the short-context frequencies */
+    /* Second RoPE frequency sets (rot_dim/2 each; NULL = none): the sliding
+     * layers' local frequencies (Gemma 3, hparams_layer_rope_local), and
+     * LongRoPE's long-context frequencies, used by a context longer than
+     * rope_orig_ctx (as llama.cpp chooses: by the context size, so a
+     * request's logits never depend on what else is batched). */
+    float *inv_freq_local, *inv_freq_long;
+    bool hf_multimodal;       /* HF Gemma 3 multimodal files: the text model's tensors under a prefix (loader.c) */
+    const float *longrope_factors; /* HF LongRoPE: short then long divisors (2 × rot_dim/2) from config.json */
 
     int32_t eog[WICK_MAX_EOG]; /* end-of-generation ids */
     int n_eog;
@@ -59,6 +68,10 @@ struct wick_model {
  * matrices were converted to, and every tensor's name, type, shape and first
  * and last bytes: the prefix cache's model identity (stable across runs). */
 void model_compute_identity(struct wick_model *m);
+
+/* RoPE frequency sets a forward pass computes angles for: 1, or 2 when some
+ * layers use local frequencies (set 1). */
+static inline int model_n_rope_sets(const struct wick_model *m) { return m->inv_freq_local ? 2 : 1; }
 
 /* Dims of the tensor views of Q, K, V rows. */
 static inline int model_q_dim(const struct wick_model *m) { return m->hp.n_head * m->hp.head_dim; }

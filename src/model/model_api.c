@@ -39,6 +39,17 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     info->has_chat_template = tok_chat_template(m->tok) != NULL;
     info->decode_bytes = m->decode_bytes;
     info->converted_to = m->converted_type >= 0 ? dtype_name(m->converted_type) : NULL;
+    info->ffn_act = m->arch->act == FFN_GELU_TANH ? "gelu_tanh" : "silu";
+    info->attn_scale = hp->attn_scale;
+    info->embd_scale = hp->embd_scale;
+    info->resid_scale = hp->resid_scale;
+    info->logit_scale = hp->logit_scale;
+    info->attn_softcap = hp->attn_softcap;
+    info->final_softcap = hp->final_softcap;
+    info->sliding_period = hp->swa_period;
+    info->rope_theta_local = m->inv_freq_local ? hp->rope_theta_local : 0.0f;
+    info->fused_qkv = m->arch->fused_qkv;
+    info->post_norms = m->arch->post_norms;
 }
 
 static const wick_tensor *tensor_at(const wick_model *m, int i) {
@@ -55,6 +66,12 @@ void model_compute_identity(wick_model *m) {
     XXH3_128bits_update(&st, ints, sizeof ints);
     XXH3_128bits_update(&st, &hp->rms_eps, sizeof hp->rms_eps);
     if (m->inv_freq) XXH3_128bits_update(&st, m->inv_freq, (size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
+    /* the features of the issue-17 archs (all 1 / 0 for the others) */
+    const float feats[] = {hp->attn_scale, hp->embd_scale, hp->resid_scale, hp->logit_scale, hp->attn_softcap,
+                           hp->final_softcap, hp->rope_attn_factor, (float)hp->swa_period};
+    XXH3_128bits_update(&st, feats, sizeof feats);
+    if (m->inv_freq_local) XXH3_128bits_update(&st, m->inv_freq_local, (size_t)(hp->rot_dim / 2) * sizeof(float));
+    if (m->inv_freq_long) XXH3_128bits_update(&st, m->inv_freq_long, (size_t)(hp->rot_dim / 2) * sizeof(float));
     const int n = wick_model_n_tensors(m);
     for (int i = 0; i < n; i++) {
         const wick_tensor *t = tensor_at(m, i);

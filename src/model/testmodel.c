@@ -37,6 +37,44 @@ static const shape_desc SHAPES[] = {
 
 const char *test_model_shapes(void) { return "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b"; }
 
+/* What a test model of each arch turns on, so that even the tiny shapes
+ * exercise every feature: multipliers other than 1, soft-caps that bite, a
+ * sliding window shorter than the tests' prompts (small shapes; large ones
+ * get the real window), local and global layers. */
+typedef struct test_profile {
+    const char *arch;
+    int window, window_large;   /* sliding window (0 = none) */
+    int min_layers;             /* Gemma 3: five local layers, a global one, one more local */
+    bool decoupled_head_dim;    /* the shape's head_dim_qk_norm although the arch has no q/k norm (Gemma 2) */
+    bool tied;
+    float embd_mult, resid_mult, attn_mult, logits_scaling; /* Granite (0 = not written) */
+    float attn_softcap, final_softcap;                      /* Gemma 2 */
+    float rope_theta;           /* 0 = the shape's (Gemma 3: 1e6 globally, 1e4 locally) */
+    const char *rope_scaling;   /* when --rope-scaling is not given */
+    const char *hidden_act;
+} test_profile;
+
+static const test_profile PROFILES[] = {
+    {.arch = "llama", .hidden_act = "silu"},
+    {.arch = "mistral", .window = 16, .window_large = 4096, .hidden_act = "silu"},
+    {.arch = "qwen2", .tied = true, .hidden_act = "silu"},
+    {.arch = "qwen3", .tied = true, .hidden_act = "silu"},
+    {.arch = "granite", .tied = true, .embd_mult = 3.0f, .resid_mult = 0.5f, .attn_mult = 0.15f, .logits_scaling = 2.5f,
+     .hidden_act = "silu"},
+    {.arch = "gemma2", .window = 16, .window_large = 4096, .decoupled_head_dim = true, .tied = true,
+     .attn_softcap = 4.0f, .final_softcap = 20.0f, .hidden_act = "gelu_pytorch_tanh"},
+    {.arch = "gemma3", .window = 16, .window_large = 1024, .min_layers = 7, .tied = true, .rope_theta = 1e6f,
+     .rope_scaling = "linear", .hidden_act = "gelu_pytorch_tanh"},
+    /* above the llama.cpp test's prompt (recent llama.cpp ignores Phi-3's window), below the reference test's */
+    {.arch = "phi3", .window = 32, .window_large = 2047, .hidden_act = "silu"},
+};
+
+static const test_profile *profile_of(const char *arch) {
+    for (size_t i = 0; i < sizeof PROFILES / sizeof PROFILES[0]; i++)
+        if (strcmp(PROFILES[i].arch, arch) == 0) return &PROFILES[i];
+    return &PROFILES[0];
+}
+
 /* ---- deterministic values ---- */
 
 static uint64_t mix(uint64_t x) {
@@ -104,29 +142,67 @@ static int sink_add(sink *k, const char *name, int type, int rows, int cols, con
 typedef struct gen {
     const test_model_params *p;
     const arch_desc *arch;
+    const test_profile *prof;
     model_format fmt;
     hparams hp;
     sink k;
     int n_vocab;
+    float *longrope; /* LongRoPE: short then long factors (rot_dim/2 each), NULL = none */
 } gen;
 
-/* Generate one tensor by role and add it. */
-static int add_role(gen *g, tensor_role role, int layer, int rows, int cols, float center, float a,
-                    bool matrix, wick_error *err) {
-    char name[128];
-    if (!tensor_name(name, sizeof name, g->fmt, role, layer)) return 0;
-    size_t n = (size_t)rows * cols;
-    float *x = malloc(n * sizeof *x);
-    if (!x) return wick_fail(err, "out of memory");
-    fill(x, n, g->p->seed, role, layer, center, a);
+/* Fill x (rows × cols) with the values of `role` and permute q/k rows for
+ * GGUF's interleaved RoPE layout. */
+static void gen_role(const gen *g, tensor_role role, int layer, int rows, int cols, float center, float a, float *x) {
+    fill(x, (size_t)rows * cols, g->p->seed, role, layer, center, a);
     bool permute = g->fmt == FORMAT_GGUF && g->arch->rope_gguf == ROPE_INTERLEAVED;
     if (permute && role == T_ATTN_Q) permute_rows(x, g->hp.n_head, g->hp.head_dim, cols);
     if (permute && role == T_ATTN_K) permute_rows(x, g->hp.n_head_kv, g->hp.head_dim, cols);
     if (permute && (role == T_ATTN_Q_BIAS || role == T_ATTN_K_BIAS))
         permute_rows(x, (role == T_ATTN_Q_BIAS ? g->hp.n_head : g->hp.n_head_kv), g->hp.head_dim, 1);
+}
+
+static bool is_norm(tensor_role r) {
+    return r == T_ATTN_NORM || r == T_FFN_NORM || r == T_OUTPUT_NORM || r == T_ATTN_Q_NORM || r == T_ATTN_K_NORM ||
+           r == T_ATTN_POST_NORM || r == T_FFN_POST_NORM;
+}
+
+/* Add x (rows × cols) under role's name. Norm weights are generated as the
+ * multiplier they apply; Gemma's HF files store it minus one (llama.cpp's
+ * GGUF files store it as it is). */
+static int add_tensor(gen *g, tensor_role role, int layer, int rows, int cols, float *x, bool matrix, wick_error *err) {
+    char name[128];
+    if (!arch_tensor_name(g->arch, name, sizeof name, g->fmt, role, layer)) return 0;
+    if (g->fmt == FORMAT_HF && g->arch->hf_norm_plus_one && is_norm(role))
+        for (size_t i = 0; i < (size_t)rows * cols; i++) x[i] -= 1.0f;
     /* GGUF keeps vectors in F32 (as llama.cpp does); HF stores everything in the dtype. */
     int type = matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : (g->k.dtype));
-    int rc = sink_add(&g->k, name, type, rows, cols, x, err);
+    return sink_add(&g->k, name, type, rows, cols, x, err);
+}
+
+/* Generate one tensor by role and add it. */
+static int add_role(gen *g, tensor_role role, int layer, int rows, int cols, float center, float a,
+                    bool matrix, wick_error *err) {
+    char name[128];
+    if (!arch_tensor_name(g->arch, name, sizeof name, g->fmt, role, layer)) return 0;
+    float *x = malloc((size_t)rows * cols * sizeof *x);
+    if (!x) return wick_fail(err, "out of memory");
+    gen_role(g, role, layer, rows, cols, center, a, x);
+    int rc = add_tensor(g, role, layer, rows, cols, x, matrix, err);
+    free(x);
+    return rc;
+}
+
+/* A fused projection (Phi-3's attn_qkv, gate_up): the parts' own values
+ * stacked by rows, so the same seed gives the same model as separate tensors. */
+static int add_fused(gen *g, tensor_role fused, const tensor_role *parts, const int *rows, int n, int layer, int cols,
+                     float a, wick_error *err) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += (size_t)rows[i];
+    float *x = malloc(total * cols * sizeof *x);
+    if (!x) return wick_fail(err, "out of memory");
+    for (size_t i = 0, r0 = 0; i < (size_t)n; r0 += (size_t)rows[i], i++)
+        gen_role(g, parts[i], layer, rows[i], cols, 0.0f, a, x + r0 * cols);
+    int rc = add_tensor(g, fused, layer, (int)total, cols, x, true, err);
     free(x);
     return rc;
 }
@@ -137,15 +213,23 @@ static int add_weights(gen *g, wick_error *err) {
     if (add_role(g, T_TOK_EMBD, 0, g->n_vocab, D, 0, 1.0f, true, err) < 0) return -1;
     for (int il = 0; il < hp->n_layer; il++) {
         float aD = sqrtf(3.0f / D), aQ = sqrtf(3.0f / qd), aF = sqrtf(3.0f / F);
+        static const tensor_role QKV[3] = {T_ATTN_Q, T_ATTN_K, T_ATTN_V}, GU[2] = {T_FFN_GATE, T_FFN_UP};
+        const int qkv_rows[3] = {qd, kvd, kvd}, gu_rows[2] = {F, F};
         if (add_role(g, T_ATTN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
-            add_role(g, T_ATTN_Q, il, qd, D, 0, aD, true, err) < 0 ||
-            add_role(g, T_ATTN_K, il, kvd, D, 0, aD, true, err) < 0 ||
-            add_role(g, T_ATTN_V, il, kvd, D, 0, aD, true, err) < 0 ||
+            (g->arch->fused_qkv ? add_fused(g, T_ATTN_QKV, QKV, qkv_rows, 3, il, D, aD, err) < 0
+                                : (add_role(g, T_ATTN_Q, il, qd, D, 0, aD, true, err) < 0 ||
+                                   add_role(g, T_ATTN_K, il, kvd, D, 0, aD, true, err) < 0 ||
+                                   add_role(g, T_ATTN_V, il, kvd, D, 0, aD, true, err) < 0)) ||
             add_role(g, T_ATTN_O, il, D, qd, 0, aQ, true, err) < 0 ||
             add_role(g, T_FFN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
-            add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
-            add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0 ||
+            (g->arch->fused_gate_up ? add_fused(g, T_FFN_GATE_UP, GU, gu_rows, 2, il, D, aD, err) < 0
+                                    : (add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
+                                       add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0)) ||
             add_role(g, T_FFN_DOWN, il, D, F, 0, aF, true, err) < 0)
+            return -1;
+        if (g->arch->post_norms &&
+            (add_role(g, T_ATTN_POST_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
+             add_role(g, T_FFN_POST_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0))
             return -1;
         if (g->arch->qkv_bias &&
             (add_role(g, T_ATTN_Q_BIAS, il, 1, qd, 0, 0.5f, false, err) < 0 ||
@@ -210,8 +294,36 @@ static void gguf_hparams(gen *g, const tokenizer *tok) {
         gguf_set_str(w, KEY("rope.scaling.type"), "linear");
         gguf_set_f32(w, KEY("rope.scaling.factor"), hp->rope_factor);
     }
+    /* llama.cpp's names for the features (convert_hf_to_gguf.py) */
+    const test_profile *pr = g->prof;
+    if (pr->embd_mult) gguf_set_f32(w, KEY("embedding_scale"), pr->embd_mult);
+    if (pr->resid_mult) gguf_set_f32(w, KEY("residual_scale"), pr->resid_mult);
+    if (pr->attn_mult) gguf_set_f32(w, KEY("attention.scale"), pr->attn_mult);
+    if (pr->logits_scaling) gguf_set_f32(w, KEY("logit_scale"), pr->logits_scaling);
+    if (pr->attn_softcap) gguf_set_f32(w, KEY("attn_logit_softcapping"), pr->attn_softcap);
+    if (pr->final_softcap) gguf_set_f32(w, KEY("final_logit_softcapping"), pr->final_softcap);
+    if (hp->rope_scaling == ROPE_SCALING_LONGROPE) {
+        gguf_set_f32(w, KEY("rope.scaling.attn_factor"), hp->rope_attn_factor);
+        gguf_set_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)hp->rope_orig_ctx);
+    }
 #undef KEY
     (void)tok;
+}
+
+/* LongRoPE's factors: short ones near 1, long ones growing with the
+ * wavelength (as Phi-3's do); llama.cpp keeps them as two F32 tensors. */
+static int make_longrope(gen *g, wick_error *err) {
+    const int half = g->hp.rot_dim / 2;
+    if (!(g->longrope = malloc(2 * (size_t)half * sizeof *g->longrope))) return wick_fail(err, "out of memory");
+    for (int i = 0; i < half; i++) {
+        g->longrope[i] = 1.0f + 0.05f * (float)i;
+        g->longrope[half + i] = 1.0f + 2.5f * (float)i * (float)i / (float)half;
+    }
+    if (g->fmt != FORMAT_GGUF) return 0;
+    int64_t ne[1] = {half};
+    if (gguf_add_tensor(g->k.gw, "rope_factors_short.weight", WICK_F32, 1, ne, g->longrope, (size_t)half * 4, err) < 0)
+        return -1;
+    return gguf_add_tensor(g->k.gw, "rope_factors_long.weight", WICK_F32, 1, ne, g->longrope + half, (size_t)half * 4, err);
 }
 
 static cJSON *hf_config(const gen *g, const tokenizer *tok) {
@@ -232,11 +344,35 @@ static cJSON *hf_config(const gen *g, const tokenizer *tok) {
     cJSON_AddNumberToObject(c, "vocab_size", g->n_vocab);
     cJSON_AddBoolToObject(c, "tie_word_embeddings", hp->tied);
     if (hp->sliding_window) cJSON_AddNumberToObject(c, "sliding_window", hp->sliding_window);
-    cJSON_AddStringToObject(c, "hidden_act", "silu");
+    cJSON_AddStringToObject(c, g->arch->act == FFN_GELU_TANH ? "hidden_activation" : "hidden_act", g->prof->hidden_act);
+    /* HF's names for the features */
+    const test_profile *pr = g->prof;
+    if (pr->embd_mult) cJSON_AddNumberToObject(c, "embedding_multiplier", pr->embd_mult);
+    if (pr->resid_mult) cJSON_AddNumberToObject(c, "residual_multiplier", pr->resid_mult);
+    if (pr->attn_mult) cJSON_AddNumberToObject(c, "attention_multiplier", pr->attn_mult);
+    if (pr->logits_scaling) cJSON_AddNumberToObject(c, "logits_scaling", pr->logits_scaling);
+    if (g->arch->post_norms) { /* Gemma */
+        cJSON_AddNumberToObject(c, "query_pre_attn_scalar", hp->head_dim);
+        if (pr->attn_softcap) cJSON_AddNumberToObject(c, "attn_logit_softcapping", pr->attn_softcap);
+        else cJSON_AddNullToObject(c, "attn_logit_softcapping");
+        if (pr->final_softcap) cJSON_AddNumberToObject(c, "final_logit_softcapping", pr->final_softcap);
+        else cJSON_AddNullToObject(c, "final_logit_softcapping");
+    }
+    if (g->arch->rope_theta_local > 0) {
+        cJSON_AddNumberToObject(c, "rope_local_base_freq", g->arch->rope_theta_local);
+        cJSON_AddNumberToObject(c, "sliding_window_pattern", g->arch->swa_period);
+    }
     cJSON_AddStringToObject(c, "torch_dtype", g->k.dtype == WICK_F32 ? "float32" : g->k.dtype == WICK_F16 ? "float16" : "bfloat16");
     if (tok_bos(tok) >= 0) cJSON_AddNumberToObject(c, "bos_token_id", tok_bos(tok));
     if (tok_eos(tok) >= 0) cJSON_AddNumberToObject(c, "eos_token_id", tok_eos(tok));
-    if (hp->rope_scaling != ROPE_SCALING_NONE) {
+    if (hp->rope_scaling == ROPE_SCALING_LONGROPE) {
+        const int half = hp->rot_dim / 2;
+        cJSON_AddNumberToObject(c, "original_max_position_embeddings", hp->rope_orig_ctx);
+        cJSON *rs = cJSON_AddObjectToObject(c, "rope_scaling");
+        cJSON_AddStringToObject(rs, "type", "longrope");
+        cJSON_AddItemToObject(rs, "short_factor", cJSON_CreateFloatArray(g->longrope, half));
+        cJSON_AddItemToObject(rs, "long_factor", cJSON_CreateFloatArray(g->longrope + half, half));
+    } else if (hp->rope_scaling != ROPE_SCALING_NONE) {
         cJSON *rs = cJSON_AddObjectToObject(c, "rope_scaling");
         cJSON_AddStringToObject(rs, "rope_type", rope_scaling_name(hp->rope_scaling));
         cJSON_AddNumberToObject(rs, "factor", hp->rope_factor);
@@ -322,24 +458,26 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
     g->k.gguf = g->fmt == FORMAT_GGUF;
     g->k.dtype = dt;
 
+    const test_profile *pr = g->prof = profile_of(g->arch->name);
     hparams *hp = &g->hp;
     memset(hp, 0, sizeof *hp);
     hp->n_embd = sh->n_embd;
-    hp->n_layer = sh->n_layer;
+    hp->n_layer = sh->n_layer < pr->min_layers ? pr->min_layers : sh->n_layer;
     hp->n_head = sh->n_head;
     hp->n_head_kv = sh->n_head_kv;
-    hp->head_dim = g->arch->qk_norm ? sh->head_dim_qk_norm : sh->head_dim;
+    hp->head_dim = g->arch->qk_norm || pr->decoupled_head_dim ? sh->head_dim_qk_norm : sh->head_dim;
     hp->rot_dim = hp->head_dim;
     hp->n_ff = sh->n_ff;
     hp->n_ctx_train = sh->n_ctx;
-    hp->rope_theta = sh->theta;
+    hp->rope_theta = pr->rope_theta ? pr->rope_theta : sh->theta;
     hp->rms_eps = sh->eps;
     hp->rope_factor = 1.0f;
-    /* Mistral's sliding-window attention, small enough that tiny test prompts cross it. */
-    if (strcmp(g->arch->name, "mistral") == 0) hp->sliding_window = sh->n_ctx < 8192 ? 16 : 4096;
-    /* Qwen models tie the output to the embedding; Llama/Mistral do not. */
-    hp->tied = strncmp(g->arch->name, "qwen", 4) == 0;
-    const char *rs = p->rope_scaling ? p->rope_scaling : "none";
+    hp->rope_attn_factor = 1.0f;
+    /* A sliding window small enough that tiny test prompts cross it. */
+    hp->sliding_window = sh->n_ctx < 8192 ? pr->window : pr->window_large;
+    /* Qwen, Granite and Gemma models tie the output to the embedding; Llama/Mistral/Phi-3 do not. */
+    hp->tied = pr->tied;
+    const char *rs = p->rope_scaling ? p->rope_scaling : pr->rope_scaling ? pr->rope_scaling : "none";
     if (strcmp(rs, "linear") == 0) {
         hp->rope_scaling = ROPE_SCALING_LINEAR;
         hp->rope_factor = 2.0f;
@@ -350,8 +488,16 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
         hp->rope_low_freq_factor = 1.0f;
         hp->rope_high_freq_factor = 4.0f;
         hp->rope_orig_ctx = sh->n_ctx < 8192 ? 64 : 8192;
+    } else if (strcmp(rs, "longrope") == 0) {
+        if (!g->arch->fused_qkv) return wick_fail(err, "--rope-scaling longrope is for phi3");
+        /* An original context the tests' prompts pass (HF then uses the
+         * long factors, as does a context longer than it in wick and llama.cpp). */
+        hp->rope_scaling = ROPE_SCALING_LONGROPE;
+        hp->rope_orig_ctx = sh->n_ctx < 8192 ? 32 : 4096;
+        const double s = (double)hp->n_ctx_train / hp->rope_orig_ctx;
+        hp->rope_attn_factor = (float)sqrt(1.0 + log(s) / log((double)hp->rope_orig_ctx));
     } else if (strcmp(rs, "none") != 0) {
-        return wick_fail(err, "unknown rope scaling \"%s\"; choose none, linear or llama3", rs);
+        return wick_fail(err, "unknown rope scaling \"%s\"; choose none, linear, llama3 or longrope (phi3)", rs);
     }
     g->n_vocab = sh->n_vocab ? sh->n_vocab : tok_n_vocab(tok);
     if (g->n_vocab < tok_n_vocab(tok))
@@ -376,11 +522,13 @@ int make_test_model(const test_model_params *p, wick_error *err) {
         } else {
             g.k.sw = st_writer_new();
         }
+        if (rc == 0 && g.hp.rope_scaling == ROPE_SCALING_LONGROPE) rc = make_longrope(&g, err);
     }
     if (rc == 0) rc = add_weights(&g, err);
     if (rc == 0) rc = g.fmt == FORMAT_GGUF ? gguf_write(g.k.gw, p->out, err) : write_hf(&g, tok, err);
     if (g.k.gw) gguf_writer_free(g.k.gw);
     if (g.k.sw) st_writer_free(g.k.sw);
+    free(g.longrope);
     tok_free(tok);
     return rc;
 }

@@ -10,6 +10,10 @@ reference on the same token ids, and compares:
 (the reference runs on the dequantized weights it reads from the file).
 Q6_K models (qwen3, llama) use the tiny256 shape, whose rows are whole
 256-element super-blocks; qwen3 ties the output to the Q6_K embedding.
+The issue-17 archs (granite, gemma2, gemma3, phi3) run with their features on
+(make-test-model's profiles: Granite multipliers, Gemma soft-caps that bite,
+sliding windows shorter than the prompt, Gemma 3's local and global layers,
+Phi-3's fused projections, and LongRoPE as an extra case).
 Also checks, with the reference alone, that the same-seed GGUF and HF F32 models
 are the same model (their reference logits agree to 1e-4 relative).
 Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
@@ -17,6 +21,8 @@ Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
 import argparse
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -26,9 +32,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model as refmodel  # noqa: E402
 
-ARCHS = ["llama", "mistral", "qwen2", "qwen3"]
+ARCHS = ["llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3"]
 DTYPES = {"gguf": ["f32", "f16", "bf16", "q8_0", "q4_0"], "hf": ["f32", "f16", "bf16"]}
 PROMPT = "Once upon a time, a small robot named Pip counted the stars every night."
+SHORT_PROMPT = "Pip counted the stars."  # fewer tokens than LongRoPE's original context (32)
 F32_TOL = 1e-4
 COS_MIN = 0.999
 
@@ -52,6 +59,57 @@ def parse_json(text):
             if line.startswith("{"):
                 return json.loads(line)
         raise
+
+
+def to_gemma3_multimodal(src, dst):
+    """Rewrite a gemma3 (text) HF directory as a Gemma3ForConditionalGeneration checkpoint:
+    config.json {"model_type": "gemma3", "text_config": {...}} leaving out keys at
+    Gemma3TextConfig's defaults, and the text model's tensors under language_model.model."""
+    os.makedirs(dst, exist_ok=True)
+    for f in os.listdir(src):
+        if f not in ("config.json", "model.safetensors"):
+            shutil.copy(os.path.join(src, f), os.path.join(dst, f))
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    for k in ("rope_local_base_freq", "sliding_window_pattern", "tie_word_embeddings", "model_type",
+              "architectures"):
+        cfg.pop(k, None)
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        json.dump({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                   "text_config": cfg}, f)
+    with open(os.path.join(src, "model.safetensors"), "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header = {("language_model." + k if k.startswith("model.") else k): v for k, v in header.items()}
+    hb = json.dumps(header).encode()
+    hb += b" " * (-len(hb) % 8)
+    with open(os.path.join(dst, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(hb)) + hb + raw[8 + n:])
+
+
+# config.json edits for the "hf-edited" cases: HF keys the test models do not write
+# (wick and the reference must read them the same way)
+HF_EDITS = {
+    # query_pre_attn_scalar other than head_dim, per-layer layer_types (both sliding),
+    # tie_word_embeddings left to Gemma's default (true)
+    "gemma2": {"query_pre_attn_scalar": 20, "layer_types": ["sliding_attention", "sliding_attention"],
+               "tie_word_embeddings": None},
+    # Phi-3.5 / Phi-4-mini rotate part of each head; LongRoPE with an explicit attention factor
+    "phi3": {"partial_rotary_factor": 0.5},
+}
+
+
+def edit_config(path, edits):
+    with open(os.path.join(path, "config.json")) as f:
+        cfg = json.load(f)
+    for k, v in edits.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(cfg, f)
 
 
 def compare(ours, ref, dtype):
@@ -93,6 +151,18 @@ def main():
     cases.append(("llama", "gguf", "q6_k", None))
     cases.append(("llama", "gguf", "f32", "llama3"))
     cases.append(("llama", "hf", "f32", "llama3"))
+    # Phi-3 128k's LongRoPE (the prompt is longer than the test model's original context)
+    cases.append(("phi3", "gguf", "f32", "longrope"))
+    cases.append(("phi3", "hf", "f32", "longrope"))
+    cases.append(("phi3", "gguf", "q8_0", "longrope"))
+    # ... and with a context no longer than the original one (wick then uses the short
+    # factors, as does HF for a sequence that fits the original context)
+    cases.append(("phi3", "hf", "f32", "longrope-short"))
+    cases.append(("phi3", "gguf", "f32", "longrope-short"))
+    # Gemma 3's multimodal checkpoint layout (text_config, language_model.model.* tensors)
+    cases.append(("gemma3", "hf-multimodal", "f32", None))
+    for arch in sorted(HF_EDITS):
+        cases.append((arch, "hf-edited", "f32", None))
 
     passed, failed = (int(v) for v in args.prior.split(","))
     ref_f32 = {}   # (arch, rope) -> {fmt: (tokens, ref logits all positions)}
@@ -104,12 +174,21 @@ def main():
         base = os.path.join(args.tmp, "%s-%s-%s%s" % (arch, fmt, dt, "-" + rope if rope else ""))
         path = base + ".gguf" if fmt == "gguf" else base
         try:
-            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", fmt, "--dtype", dt,
-                   "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7", "--out", path]
+            multimodal = fmt == "hf-multimodal"
+            cmd = [args.wick, "make-test-model", "--arch", arch, "--format", "hf" if fmt.startswith("hf") else fmt,
+                   "--dtype", dt, "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7",
+                   "--out", path + "-text" if multimodal else path]
+            prompt, extra = args.prompt, []
+            if rope == "longrope-short":
+                prompt, extra = SHORT_PROMPT, ["--ctx", "32"]
             if rope:
-                cmd += ["--rope-scaling", rope]
+                cmd += ["--rope-scaling", rope.split("-")[0]]
             run(cmd)
-            out = parse_json(run([args.wick, "logits", "-m", path, "-p", args.prompt]))
+            if multimodal:
+                to_gemma3_multimodal(path + "-text", path)
+            if fmt == "hf-edited":
+                edit_config(path, HF_EDITS[arch])
+            out = parse_json(run([args.wick, "logits", "-m", path, "-p", prompt] + extra))
             toks = [int(t) for t in out["tokens"]]
             if not toks:
                 raise RuntimeError("wick logits returned no tokens")

@@ -1,7 +1,9 @@
-"""Independent NumPy reference forward pass for llama / mistral / qwen2 / qwen3.
+"""Independent NumPy reference forward pass for llama / mistral / qwen2 / qwen3 /
+granite / gemma2 / gemma3 / phi3.
 
-Written from the papers (RMSNorm, RoPE/RoFormer, GQA, SwiGLU) and the Hugging
-Face transformers modelling semantics, NOT from wick's C code. Math is float64.
+Written from the papers (RMSNorm, RoPE/RoFormer, GQA, SwiGLU, GeGLU) and the
+Hugging Face transformers modelling semantics (modeling_llama, _granite,
+_gemma2, _gemma3, _phi3), NOT from wick's C code. Math is float64.
 
     model = load_model(path)          # GGUF file or HF directory (config.json + safetensors)
     logits = model.forward([1, 2, 3]) # numpy [T, vocab], float64, every position
@@ -10,12 +12,31 @@ Face transformers modelling semantics, NOT from wick's C code. Math is float64.
 Internally every checkpoint is brought to the HF layout:
   * weights named after HF (model.layers.N.self_attn.q_proj.weight, ...)
   * q/k projection rows in the rotate_half ("NeoX") order: head dim pairs (i, i + d/2).
-GGUF `llama` files (llama.cpp convert) store q/k rows permuted for the interleaved
-(pairs (2i, 2i+1)) layout: HF -> GGUF is
+  * Gemma RMSNorm weights as HF stores them: w, applied as x_normed * (1 + w).
+GGUF `llama`/`mistral`/`granite` files (llama.cpp convert) store q/k rows permuted for
+the interleaved (pairs (2i, 2i+1)) layout: HF -> GGUF is
     w.reshape(n_head, 2, hd/2, cols).swapaxes(1, 2).reshape(rows, cols)
 so on load we invert it: w.reshape(n_head, hd/2, 2, cols).swapaxes(1, 2).reshape(rows, cols).
 This is exactly equivalent to applying interleaved RoPE on the stored rows.
-GGUF qwen2 / qwen3 are not permuted (NeoX RoPE).
+GGUF qwen2 / qwen3 / gemma2 / gemma3 / phi3 are not permuted (NeoX RoPE).
+llama.cpp's converter stores Gemma norm weights as w + 1 (its RMSNorm multiplies by the
+stored weight); on load we subtract 1 again.
+
+Architecture semantics beyond Llama (HF):
+  granite: embeddings * embedding_multiplier; attention scores * attention_multiplier
+           (instead of 1/sqrt(head_dim)); each block's output * residual_multiplier before
+           its residual add; logits / logits_scaling.
+  gemma2:  embeddings * sqrt(hidden_size); RMSNorm weights (1 + w); pre- and post-norms
+           around attention and MLP; GeGLU (gelu_pytorch_tanh); scores scaled by
+           query_pre_attn_scalar^-0.5 then soft-capped c*tanh(s/c); a sliding window on
+           even layers; final logits soft-capped.
+  gemma3:  as gemma2 plus per-head q/k RMSNorm (1 + w), no soft-capping by default, sliding
+           layers where (i + 1) % sliding_window_pattern != 0 (or per layer_types) with RoPE
+           base rope_local_base_freq and no scaling, global layers rope_theta + rope_scaling.
+  phi3:    fused qkv_proj (q, k, v rows) and gate_up_proj (gate rows, then up rows); partial
+           rotary (partial_rotary_factor); sliding_window on every layer; LongRoPE: inv_freq
+           divided by short_factor (sequence <= original_max_position_embeddings) or
+           long_factor, cos/sin times the attention factor.
 """
 import json
 import math
@@ -29,7 +50,8 @@ except ImportError:  # run as a script from this directory
     import gguf_reader
     import safetensors_reader
 
-ARCHS = ("llama", "mistral", "qwen2", "qwen3")
+ARCHS = ("llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3")
+GEMMA = ("gemma2", "gemma3")
 
 
 class Config:
@@ -45,12 +67,24 @@ class Config:
         self.eps = 1e-6
         self.theta = 10000.0
         self.vocab = 0
-        self.inv_freq = None        # [rot_dim/2] float64
+        self.inv_freq = None        # [rot_dim/2] float64 (global layers)
+        self.inv_freq_local = None  # [rot_dim/2] float64 for sliding layers (gemma3), or None
+        self.longrope = None        # (short_factor, long_factor, original_ctx) or None
+        self.rope_mscale = 1.0      # cos/sin multiplier (LongRoPE attention factor)
         self.sliding = None         # per-layer window size (int) or None
         self.source = None          # "gguf" or "hf"
+        self.act = "silu"           # gate activation: "silu" or "gelu_tanh"
+        self.norm_offset = 0.0      # RMSNorm multiplies by (offset + w): 1 for Gemma
+        self.embed_scale = 1.0
+        self.residual_mult = 1.0
+        self.attn_scale = None      # None = 1/sqrt(head_dim)
+        self.logits_div = 1.0
+        self.attn_softcap = None
+        self.final_softcap = None
 
     def __repr__(self):
-        return "Config(%r)" % {k: v for k, v in self.__dict__.items() if k != "inv_freq"}
+        return "Config(%r)" % {k: v for k, v in self.__dict__.items()
+                               if k not in ("inv_freq", "inv_freq_local", "longrope")}
 
 
 # ---------------------------------------------------------------- RoPE frequencies
@@ -74,6 +108,15 @@ def llama3_inv_freq(inv_freq, factor, low_freq_factor, high_freq_factor, old_ctx
     return np.where(is_medium, smoothed, out)
 
 
+def gemma_sliding(arch, n_layers, window, pattern=None):
+    """Which layers slide: gemma2 even layers (HF: not layer_idx % 2), gemma3 every layer
+    but each `pattern`-th (HF: bool((layer_idx + 1) % sliding_window_pattern))."""
+    if arch == "gemma2":
+        return [window if i % 2 == 0 else None for i in range(n_layers)]
+    p = pattern or 6
+    return [window if (i + 1) % p else None for i in range(n_layers)]
+
+
 # ---------------------------------------------------------------- loading
 
 def _unpermute_rows(w, n_head):
@@ -90,6 +133,7 @@ _GGUF_LAYER_NAMES = {
     "attn_q.weight": "self_attn.q_proj.weight",
     "attn_k.weight": "self_attn.k_proj.weight",
     "attn_v.weight": "self_attn.v_proj.weight",
+    "attn_qkv.weight": "self_attn.qkv_proj.weight",
     "attn_output.weight": "self_attn.o_proj.weight",
     "attn_q.bias": "self_attn.q_proj.bias",
     "attn_k.bias": "self_attn.k_proj.bias",
@@ -101,6 +145,13 @@ _GGUF_LAYER_NAMES = {
     "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
 }
+# Gemma's HF names: the attention output's post-norm is post_attention_layernorm,
+# the FFN's pre-norm pre_feedforward_layernorm.
+_GGUF_GEMMA_NAMES = dict(_GGUF_LAYER_NAMES, **{
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+    "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+})
 
 
 def load_gguf(path):
@@ -137,14 +188,44 @@ def load_gguf(path):
     c.inv_freq = inv
     sw = g("attention.sliding_window")
     c.sliding = [int(sw) if sw else None] * c.n_layers
+    if "rope_factors_long.weight" in t:  # LongRoPE (llama.cpp's phi3)
+        c.longrope = (t["rope_factors_short.weight"].astype(np.float64).reshape(-1),
+                      t["rope_factors_long.weight"].astype(np.float64).reshape(-1),
+                      int(g("rope.scaling.original_context_length")))
+        c.inv_freq = base_inv_freq(c.theta, c.rot_dim)
+    c.rope_mscale = float(g("rope.scaling.attn_factor", 1.0))
+
+    # granite (llama.cpp's key names for HF's multipliers)
+    c.embed_scale = float(g("embedding_scale", 1.0) or 1.0)
+    c.residual_mult = float(g("residual_scale", 1.0) or 1.0)
+    c.attn_scale = g("attention.scale")
+    ls = g("logit_scale")
+    c.logits_div = float(ls) if ls else 1.0
+    if arch in GEMMA:
+        c.act = "gelu_tanh"
+        c.norm_offset = 1.0
+        c.embed_scale = math.sqrt(c.hidden)
+        # GGUF has no query_pre_attn_scalar: llama.cpp uses n_embd/n_head for the 27B
+        # models (46 / 62 layers), head_dim otherwise
+        big = c.n_layers == (46 if arch == "gemma2" else 62)
+        c.attn_scale = 1.0 / math.sqrt(c.hidden // c.n_heads if big else c.head_dim)
+        c.sliding = gemma_sliding(arch, c.n_layers, int(sw or 4096))
+    if arch == "gemma2":
+        c.attn_softcap = float(g("attn_logit_softcapping", 50.0))
+        c.final_softcap = float(g("final_logit_softcapping", 30.0))
+    if arch == "gemma3":
+        c.inv_freq_local = base_inv_freq(float(g("rope.freq_base_swa", 10000.0)), c.rot_dim)
 
     W = {}
     W["model.embed_tokens.weight"] = t["token_embd.weight"]
     W["model.norm.weight"] = t["output_norm.weight"]
     W["lm_head.weight"] = t.get("output.weight", t["token_embd.weight"])
-    permuted = arch in ("llama", "mistral")
+    permuted = arch in ("llama", "mistral", "granite")
+    names = dict(_GGUF_GEMMA_NAMES if arch in GEMMA else _GGUF_LAYER_NAMES)
+    if arch == "phi3":
+        names["ffn_up.weight"] = "mlp.gate_up_proj.weight"  # gate rows, then up rows
     for i in range(c.n_layers):
-        for gname, hname in _GGUF_LAYER_NAMES.items():
+        for gname, hname in names.items():
             key = "blk.%d.%s" % (i, gname)
             if key not in t:
                 continue
@@ -154,14 +235,33 @@ def load_gguf(path):
             elif permuted and gname.startswith("attn_k."):
                 w = _unpermute_rows(w, c.n_kv)
             W["model.layers.%d.%s" % (i, hname)] = w
+    if arch in GEMMA:  # back to HF's w from llama.cpp's stored w + 1
+        for k in list(W):
+            if k.endswith("norm.weight"):
+                W[k] = W[k].astype(np.float64) - 1.0
     c.vocab = W["model.embed_tokens.weight"].shape[0]
     return c, W
+
+
+# Gemma3TextConfig defaults (transformers), for a multimodal config's sparse text_config
+_GEMMA3_TEXT_DEFAULTS = {
+    "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
+    "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+    "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
+    "tie_word_embeddings": True,
+}
 
 
 def load_hf(path):
     with open(os.path.join(path, "config.json")) as f:
         cfg = json.load(f)
     mt = cfg.get("model_type", "llama")
+    if mt == "gemma3":  # Gemma3ForConditionalGeneration: the text model's config
+        cfg = dict(_GEMMA3_TEXT_DEFAULTS, **cfg["text_config"])
+        mt = "gemma3_text"
+    if mt == "gemma3_text":
+        mt = "gemma3"
     if mt not in ARCHS:
         raise ValueError("unsupported model_type %r" % mt)
     c = Config()
@@ -187,20 +287,57 @@ def load_hf(path):
                                   float(rs["original_max_position_embeddings"]))
         elif rtype == "linear":
             inv = inv / float(rs["factor"])
+        elif rtype in ("longrope", "su"):
+            # HF _compute_longrope_parameters
+            orig = cfg.get("original_max_position_embeddings") or rs.get("original_max_position_embeddings")
+            orig = int(orig or cfg["max_position_embeddings"])
+            c.longrope = (np.asarray(rs["short_factor"], dtype=np.float64),
+                          np.asarray(rs["long_factor"], dtype=np.float64), orig)
+            af = rs.get("attention_factor")
+            if af is None:
+                s = float(cfg["max_position_embeddings"]) / orig
+                af = math.sqrt(1.0 + math.log(s) / math.log(orig)) if s > 1.0 else 1.0
+            c.rope_mscale = float(af)
         elif rtype != "default":
             raise ValueError("unsupported rope_scaling %r" % rs)
     c.inv_freq = inv
     sw = cfg.get("sliding_window")
-    if mt == "mistral":
+    if mt in ("mistral", "phi3"):
         c.sliding = [int(sw) if sw else None] * c.n_layers
     elif mt in ("qwen2", "qwen3") and cfg.get("use_sliding_window") and sw:
         mwl = int(cfg.get("max_window_layers", c.n_layers))
         c.sliding = [int(sw) if i >= mwl else None for i in range(c.n_layers)]
+    elif mt in GEMMA:
+        lt = cfg.get("layer_types")
+        if lt:
+            c.sliding = [int(sw) if t == "sliding_attention" else None for t in lt]
+        else:
+            c.sliding = gemma_sliding(mt, c.n_layers, int(sw or 4096), cfg.get("sliding_window_pattern"))
     else:
         c.sliding = [None] * c.n_layers
 
+    if mt == "granite":
+        c.embed_scale = float(cfg.get("embedding_multiplier", 1.0))
+        c.residual_mult = float(cfg.get("residual_multiplier", 1.0))
+        c.attn_scale = float(cfg.get("attention_multiplier", 1.0 / math.sqrt(c.head_dim)))
+        c.logits_div = float(cfg.get("logits_scaling", 1.0))
+    if mt in GEMMA:
+        c.act = "gelu_tanh"
+        c.norm_offset = 1.0
+        c.embed_scale = math.sqrt(c.hidden)
+        c.attn_scale = float(cfg.get("query_pre_attn_scalar", 256)) ** -0.5
+        dflt = (50.0, 30.0) if mt == "gemma2" else (None, None)
+        c.attn_softcap = cfg.get("attn_logit_softcapping", dflt[0])
+        c.final_softcap = cfg.get("final_logit_softcapping", dflt[1])
+    if mt == "gemma3":
+        c.inv_freq_local = base_inv_freq(float(cfg.get("rope_local_base_freq", 10000.0)), c.rot_dim)
+
     W = safetensors_reader.read_safetensors(path)
-    if "lm_head.weight" not in W or cfg.get("tie_word_embeddings", False):
+    for pre in ("language_model.model.", "model.language_model."):  # Gemma 3 multimodal files
+        for k in [k for k in W if k.startswith(pre)]:
+            W["model." + k[len(pre):]] = W.pop(k)
+    tied = cfg.get("tie_word_embeddings", mt in GEMMA)
+    if "lm_head.weight" not in W or tied:
         W["lm_head.weight"] = W["model.embed_tokens.weight"]
     c.vocab = W["model.embed_tokens.weight"].shape[0]
     return c, W
@@ -208,12 +345,17 @@ def load_hf(path):
 
 # ---------------------------------------------------------------- forward
 
-def rms_norm(x, w, eps):
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+def rms_norm(x, w, eps, offset=0.0):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * (offset + w)
 
 
 def silu(x):
     return x / (1.0 + np.exp(-x))
+
+
+def gelu_tanh(x):
+    # HF gelu_pytorch_tanh
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
 def rope_rotate_half(x, cos, sin, rot_dim):
@@ -235,26 +377,46 @@ class Model:
     def _w(self, name):
         return self.W.get(name)
 
+    def _cos_sin(self, T):
+        c = self.cfg
+        pos = np.arange(T, dtype=np.float64)
+        inv = c.inv_freq
+        if c.longrope is not None:
+            short, long, orig = c.longrope
+            # HF: the long factors once the sequence is longer than the original context
+            inv = c.inv_freq / (long if T > orig else short)
+        ang = pos[:, None] * inv[None, :]
+        glob = (np.cos(ang) * c.rope_mscale, np.sin(ang) * c.rope_mscale)
+        if c.inv_freq_local is None:
+            return glob, glob
+        ang = pos[:, None] * c.inv_freq_local[None, :]
+        return glob, (np.cos(ang), np.sin(ang))
+
     def forward(self, ids):
         c = self.cfg
         W = self.W
         ids = np.asarray(ids, dtype=np.int64)
         T = len(ids)
-        x = W["model.embed_tokens.weight"][ids]                     # [T, hidden]
-        pos = np.arange(T, dtype=np.float64)
-        ang = pos[:, None] * c.inv_freq[None, :]                    # [T, rot/2]
-        cos, sin = np.cos(ang), np.sin(ang)
+        nz = c.norm_offset
+        x = W["model.embed_tokens.weight"][ids] * c.embed_scale      # [T, hidden]
+        rope_global, rope_local = self._cos_sin(T)
         qi = np.arange(T)[:, None]
         kj = np.arange(T)[None, :]
         causal = kj <= qi
         group = c.n_heads // c.n_kv
-        scale = 1.0 / math.sqrt(c.head_dim)
+        scale = c.attn_scale if c.attn_scale is not None else 1.0 / math.sqrt(c.head_dim)
+        q_dim, kv_dim = c.n_heads * c.head_dim, c.n_kv * c.head_dim
         for L in range(c.n_layers):
             p = "model.layers.%d." % L
-            h = rms_norm(x, W[p + "input_layernorm.weight"], c.eps)
-            q = h @ W[p + "self_attn.q_proj.weight"].T
-            k = h @ W[p + "self_attn.k_proj.weight"].T
-            v = h @ W[p + "self_attn.v_proj.weight"].T
+            h = rms_norm(x, W[p + "input_layernorm.weight"], c.eps, nz)
+            qkv = W.get(p + "self_attn.qkv_proj.weight")
+            if qkv is not None:  # phi3: q, k, v rows stacked
+                o = h @ qkv.T
+                q, k, v = o[:, :q_dim], o[:, q_dim:q_dim + kv_dim], o[:, q_dim + kv_dim:]
+            else:
+                q = h @ W[p + "self_attn.q_proj.weight"].T
+                k = h @ W[p + "self_attn.k_proj.weight"].T
+                v = h @ W[p + "self_attn.v_proj.weight"].T
             for nm, arr in (("q", q), ("k", k), ("v", v)):
                 b = W.get(p + "self_attn.%s_proj.bias" % nm)
                 if b is not None:
@@ -265,16 +427,19 @@ class Model:
             qn = W.get(p + "self_attn.q_norm.weight")
             kn = W.get(p + "self_attn.k_norm.weight")
             if qn is not None:
-                q = rms_norm(q, qn, c.eps)
+                q = rms_norm(q, qn, c.eps, nz)
             if kn is not None:
-                k = rms_norm(k, kn, c.eps)
+                k = rms_norm(k, kn, c.eps, nz)
+            win = c.sliding[L]
+            cos, sin = rope_local if win else rope_global
             q = rope_rotate_half(q, cos, sin, c.rot_dim)
             k = rope_rotate_half(k, cos, sin, c.rot_dim)
             k = np.repeat(k, group, axis=0)                                # [H, T, hd]
             v = np.repeat(v, group, axis=0)
             s = (q @ k.transpose(0, 2, 1)) * scale                        # [H, T, T]
+            if c.attn_softcap:
+                s = np.tanh(s / c.attn_softcap) * c.attn_softcap
             mask = causal
-            win = c.sliding[L]
             if win:
                 mask = mask & (kj > qi - win)
             s = np.where(mask[None], s, -np.inf)
@@ -286,13 +451,28 @@ class Model:
             ob = W.get(p + "self_attn.o_proj.bias")
             if ob is not None:
                 o += ob
-            x = x + o
-            h = rms_norm(x, W[p + "post_attention_layernorm.weight"], c.eps)
-            g = h @ W[p + "mlp.gate_proj.weight"].T
-            u = h @ W[p + "mlp.up_proj.weight"].T
-            x = x + (silu(g) * u) @ W[p + "mlp.down_proj.weight"].T
-        x = rms_norm(x, W["model.norm.weight"], c.eps)
-        return x @ W["lm_head.weight"].T                                  # [T, vocab]
+            if c.arch in GEMMA:
+                o = rms_norm(o, W[p + "post_attention_layernorm.weight"], c.eps, nz)
+            x = x + o * c.residual_mult
+            ffn_norm = "pre_feedforward_layernorm.weight" if c.arch in GEMMA else "post_attention_layernorm.weight"
+            h = rms_norm(x, W[p + ffn_norm], c.eps, nz)
+            gu = W.get(p + "mlp.gate_up_proj.weight")
+            if gu is not None:  # phi3: gate rows, then up rows
+                o = h @ gu.T
+                g, u = o[:, :c.inter], o[:, c.inter:]
+            else:
+                g = h @ W[p + "mlp.gate_proj.weight"].T
+                u = h @ W[p + "mlp.up_proj.weight"].T
+            act = gelu_tanh(g) if c.act == "gelu_tanh" else silu(g)
+            f = (act * u) @ W[p + "mlp.down_proj.weight"].T
+            if c.arch in GEMMA:
+                f = rms_norm(f, W[p + "post_feedforward_layernorm.weight"], c.eps, nz)
+            x = x + f * c.residual_mult
+        x = rms_norm(x, W["model.norm.weight"], c.eps, nz)
+        logits = (x @ W["lm_head.weight"].T) / c.logits_div              # [T, vocab]
+        if c.final_softcap:
+            logits = np.tanh(logits / c.final_softcap) * c.final_softcap
+        return logits
 
     def greedy(self, ids, n):
         ids = list(ids)

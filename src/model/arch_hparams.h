@@ -1,0 +1,31 @@
+/* arch_hparams.h — the hyperparameters of the architecture features that
+ * Granite, Gemma 2/3 and Phi-3 turn on: Granite's multipliers, Gemma's
+ * soft-capping, query scale, sliding-window layout and local RoPE base,
+ * Phi-3's partial rotation and LongRoPE attention factor. Read from GGUF keys
+ * (llama.cpp's names) or config.json (HF's names) after hparams_from_*, then
+ * completed from the arch table's defaults by arch_hparams_finish. */
+#ifndef WICK_MODEL_ARCH_HPARAMS_H
+#define WICK_MODEL_ARCH_HPARAMS_H
+
+#include <cJSON.h>
+
+#include "format/gguf.h"
+#include "model/arch.h"
+#include "model/hparams.h"
+#include "wick.h"
+
+/* `gguf_arch` is the general.architecture string that prefixes the keys. */
+int arch_hparams_gguf(hparams *hp, const arch_desc *a, const gguf_file *f, const char *gguf_arch, wick_error *err);
+int arch_hparams_hf(hparams *hp, const arch_desc *a, const cJSON *cfg, wick_error *err);
+/* Fill what the file did not give from the arch's defaults, derive the
+ * attention and embedding scales, and check the values. */
+int arch_hparams_finish(hparams *hp, const arch_desc *a, model_format fmt, wick_error *err);
+
+/* A multimodal config (model_type a->hf_multimodal_type, e.g. Gemma 3's
+ * Gemma3ForConditionalGeneration) keeps the text model's settings in
+ * "text_config", often only those that differ from the text config class's
+ * defaults: a new object (caller cJSON_Delete's) holding text_config with
+ * a->hf_text_defaults filled in; NULL with err if malformed. */
+cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err);
+
+#endif
