@@ -347,3 +347,7 @@ void quantize_row(int type, const float *src, void *dst, int64_t n) {
 bool quantize_row_supported(int type) {
     return dtype_supported(type); /* every type wick computes with, it can also write */
 }
+
+const char *quantize_row_type_names(void) {
+    return "f32, f16, bf16, q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0, iq4_nl, iq4_xs, q3_k, q2_k";
+}

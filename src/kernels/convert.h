@@ -22,6 +22,8 @@ void dequantize_row(int type, const void *src, float *dst, int64_t n);
 void quantize_row(int type, const float *src, void *dst, int64_t n);
 /* True for the types quantize_row can write. */
 bool quantize_row_supported(int type);
+/* Their names, for messages: "f32, f16, bf16, q8_0, ..." */
+const char *quantize_row_type_names(void);
 
 /* Q8_0 quantization at a given ISA level (a cpu_isa no higher than the CPU
  * supports); every level writes the same bytes. quantize_row uses the active one. */

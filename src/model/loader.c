@@ -379,14 +379,13 @@ static void release_pages(const wick_tensor *t) {
     if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* A model-owned copy of t in type `to` (t itself if it already is). */
+/* A model-owned copy of t in type `to` (t itself if it already is); a type
+ * whose block does not divide t's rows falls back per tensor as
+ * llama-quantize does (dtype_fallback: Q4_K -> Q5_0, ..., else F16). */
 static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_tensor *t, int to) {
-    if (!t || t->type == to) return t;
-    if (t->ne[0] % dtype_block_elems(to) != 0) {
-        wick_fail(L->err, "cannot convert tensor '%s' to %s: its row length %lld is not a multiple of %d (%s)",
-                  t->name, dtype_name(to), (long long)t->ne[0], dtype_block_elems(to), L->path);
-        return NULL;
-    }
+    if (!t) return t;
+    to = dtype_fallback(to, t->ne[0]);
+    if (t->type == to) return t;
     const size_t bytes = dtype_row_bytes(to, t->ne[0]) * (size_t)t->ne[1];
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = own(L->m, weight_alloc(bytes));
@@ -412,7 +411,7 @@ static int convert_weights(loader *L, const char *dtype) {
     wick_model *m = L->m;
     int to = dtype_from_name(dtype);
     if (to < 0 || !dtype_supported(to) || !quantize_row_supported(to))
-        return wick_fail(L->err, "unknown dtype \"%s\"; choose q8_0, q4_0, q6_k, f16, bf16 or f32", dtype);
+        return wick_fail(L->err, "unknown dtype \"%s\"; choose one of %s", dtype, quantize_row_type_names());
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
     if (!pool) return -1;
