@@ -84,7 +84,8 @@ int dtype_fallback(int type, int64_t row_len) {
     case WICK_Q4_K: alt = WICK_Q5_0; break;
     case WICK_Q5_K: alt = WICK_Q5_1; break;
     case WICK_Q6_K: alt = WICK_Q8_0; break;
-    case WICK_Q2_K: case WICK_Q3_K: case WICK_IQ4_XS: alt = WICK_IQ4_NL; break;
+    case WICK_Q2_K: case WICK_Q3_K: alt = WICK_Q4_0; break;
+    case WICK_IQ4_XS: alt = WICK_IQ4_NL; break;
     default: alt = WICK_F16; break;
     }
     return dtype_row_bytes(alt, row_len) ? alt : WICK_F16;
