@@ -3,6 +3,7 @@
  * shape), load the tokenizer and generation defaults. */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,45 @@ static int read_generation_config(wick_model *m, const char *dir, wick_error *er
     return rc;
 }
 
+/* llama.cpp's general.sampling.* keys (written from generation_config.json by
+ * its converter and by wick convert) as the model's generation defaults. */
+static int read_gguf_sampling(wick_model *m, wick_error *err) {
+    static const struct {
+        const char *key;
+        size_t off;
+        bool integer;
+    } KEYS[] = {
+        {"general.sampling.temp", offsetof(wick_sampling, temperature), false},
+        {"general.sampling.top_k", offsetof(wick_sampling, top_k), true},
+        {"general.sampling.top_p", offsetof(wick_sampling, top_p), false},
+        {"general.sampling.min_p", offsetof(wick_sampling, min_p), false},
+        {"general.sampling.penalty_repeat", offsetof(wick_sampling, repeat_penalty), false},
+        {"general.sampling.penalty_last_n", offsetof(wick_sampling, repeat_last_n), true},
+    };
+    wick_sampling d = wick_sampling_default();
+    bool any = false;
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        double v;
+        const int found = gguf_get_float(m->gguf, KEYS[i].key, &v, err);
+        if (found < 0) return -1;
+        if (found == 0) continue;
+        any = true;
+        char *p = (char *)&d + KEYS[i].off;
+        if (KEYS[i].integer) {
+            const int x = (int)v;
+            memcpy(p, &x, sizeof x);
+        } else {
+            const float x = (float)v;
+            memcpy(p, &x, sizeof x);
+        }
+    }
+    if (any) {
+        m->gen_defaults = d;
+        m->has_gen_defaults = true;
+    }
+    return 0;
+}
+
 static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     m->format = FORMAT_GGUF;
     m->gguf = gguf_open(path, err);
@@ -299,6 +339,7 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     m->rope = m->arch->rope_gguf;
     m->tok = tok_load_gguf(m->gguf, err);
     if (!m->tok) return wick_fail_prefix(err, "%s: ", path);
+    if (read_gguf_sampling(m, err) < 0) return wick_fail_prefix(err, "%s: ", path);
     return 0;
 }
 
