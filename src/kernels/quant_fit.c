@@ -172,10 +172,10 @@ int qfit_table_index(const int8_t values[16], float v) {
     return v - (float)values[lo] < (float)values[hi] - v ? lo : hi;
 }
 
-float qfit_table(int n, const int8_t values[16], const float *x, const float *w, uint8_t *L, int ntry) {
+float qfit_table(int n, const int8_t values[16], const float *x, const float *w, int ntry) {
     const float m = extreme(n, x);
     if (!(fabsf(m) >= QFIT_EPS) || !isfinite(m)) return 0.0f;
-    float best_sxq = 0.0f, best_sqq = 0.0f, best_inv = 0.0f;
+    float best_sxq = 0.0f, best_sqq = 0.0f;
     bool have = false;
     /* candidate inverse steps: m onto -values[0] (beyond the positive end), then onto
      * values[0] + s, s = -ntry..ntry (onto the negative end and around it). Steps that
@@ -193,14 +193,9 @@ float qfit_table(int n, const int8_t values[16], const float *x, const float *w,
             have = true;
             best_sxq = sxq;
             best_sqq = sqq;
-            best_inv = inv;
         }
     }
-    float step = have ? best_sxq / best_sqq : 0.0f;
-    if (!have || !isfinite(step)) { /* zero weights or sums beyond float's range: m onto -values[0] */
-        best_inv = -(float)values[0] / m;
-        step = 1.0f / best_inv;
-    }
-    for (int i = 0; i < n; i++) L[i] = (uint8_t)qfit_table_index(values, best_inv * x[i]);
-    return step;
+    const float step = have ? best_sxq / best_sqq : 0.0f;
+    /* zero weights or sums beyond float's range: m onto -values[0] */
+    return have && isfinite(step) ? step : m / -(float)values[0];
 }

@@ -59,9 +59,9 @@ float qfit_symmetric_descent(int n, int nmax, const float *x, const float *w, in
  * upper one on a tie). */
 int qfit_table_index(const int8_t values[16], float v);
 
-/* Table fit: L[i] in [0, 16) with x ≈ step·values[L]; candidate steps map the
- * extreme value m onto -values[0] and onto values[0] + s, s = -ntry..ntry;
- * returns step (0 for an all-zero group, L untouched). */
-float qfit_table(int n, const int8_t values[16], const float *x, const float *w, uint8_t *L, int ntry);
+/* Table fit: the step of x ≈ step·values[L] (L the nearest entry to x/step);
+ * candidate steps map the extreme value m onto -values[0] and onto
+ * values[0] + s, s = -ntry..ntry; returns the step (0 for an all-zero group). */
+float qfit_table(int n, const int8_t values[16], const float *x, const float *w, int ntry);
 
 #endif

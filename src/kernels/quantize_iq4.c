@@ -2,7 +2,8 @@
  * core/tensor.h): 4-bit indices into the non-linear table IQ4_NL_VALUES.
  * As llama.cpp's quantize_iq4_nl / quantize_iq4_xs do without an importance
  * matrix, each block of 32 gets the step of quant_fit.c's table search with
- * weights x² (candidates mapping its extreme value onto the table's ends);
+ * weights x² (candidates mapping its extreme value onto the table's ends,
+ * the negative one and just past the positive one);
  * IQ4_NL stores that step as the block's fp16 d, IQ4_XS quantizes the eight
  * steps of a super-block onto signed 6-bit scales under one fp16 d (the
  * largest step on -32). Every index is then chosen against the step as
@@ -29,10 +30,9 @@ static void pack_iq4_block(const float *x, float step, uint8_t qs[16]) {
 
 static void quantize_iq4_nl(const float *x, block_iq4_nl *y, int64_t nb) {
     float w[32];
-    uint8_t L[32];
     for (int64_t i = 0; i < nb; i++, x += WICK_QK) {
         for (int j = 0; j < 32; j++) w[j] = x[j] * x[j];
-        const float step = qfit_table(32, IQ4_NL_VALUES, x, w, L, IQ4_NTRY);
+        const float step = qfit_table(32, IQ4_NL_VALUES, x, w, IQ4_NTRY);
         y[i].d = qfit_fp16(step);
         pack_iq4_block(x, fp16_to_f32(y[i].d), y[i].qs);
     }
@@ -40,13 +40,12 @@ static void quantize_iq4_nl(const float *x, block_iq4_nl *y, int64_t nb) {
 
 static void quantize_iq4_xs(const float *x, block_iq4_xs *y, int64_t nb) {
     float w[32];
-    uint8_t L[32];
     for (int64_t i = 0; i < nb; i++, x += WICK_QK_K) {
         float step[8], amax = 0.0f, m = 0.0f;
         for (int j = 0; j < 8; j++) {
             const float *xb = x + 32 * j;
             for (int l = 0; l < 32; l++) w[l] = xb[l] * xb[l];
-            step[j] = qfit_table(32, IQ4_NL_VALUES, xb, w, L, IQ4_NTRY);
+            step[j] = qfit_table(32, IQ4_NL_VALUES, xb, w, IQ4_NTRY);
             if (fabsf(step[j]) > amax) {
                 amax = fabsf(step[j]);
                 m = step[j];
