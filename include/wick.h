@@ -56,8 +56,10 @@ wick_sampling wick_sampling_default(void);
 typedef struct wick_model_params {
     int reserved; /* zero-initialize */
     /* Convert the matrix weights (2-D, embedding and output included) at load
-     * to this type: "q8_0", "q4_0", "f16", "bf16" or "f32"; NULL or "" = as
-     * stored. Quantizing needs rows that are multiples of 32. */
+     * to this type: "q8_0", "q6_k", "q5_k", "q5_1", "q5_0", "q4_k", "q4_1",
+     * "q4_0", "iq4_nl", "iq4_xs", "q3_k", "q2_k", "f16", "bf16" or "f32"; NULL
+     * or "" = as stored. A matrix whose rows are not whole blocks of the type
+     * gets llama-quantize's fallback type (Q4_K -> Q5_0, ..., else F16). */
     const char *dtype;
 } wick_model_params;
 

@@ -28,6 +28,10 @@
  *     middle and last, with A's chunks and decode tokens;
  *   - 1, 2 and 3 threads (more threads for fewer scenarios: the hand-offs
  *     of 3 threads on a 2-core machine dominate the run time).
+ * The other weight types (q4_k, q5_k, q3_k, q2_k, iq4_xs, q4_1, q5_0, q5_1,
+ * iq4_nl) and two llama-quantize mixes written by wick quantize (Q4_K_M;
+ * Q3_K_M of 64-wide rows, all fallback types) run the same scenarios at the
+ * best ISA and the scalar twin.
  * BINV_ONLY=matmul|attention|models runs one part (for debugging). */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +47,7 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "model/testmodel.h"
+#include "tools/quantize.h"
 #include "rng.h"
 #include "wick.h"
 
@@ -418,6 +423,52 @@ static void test_models(void) {
         }
 }
 
+/* The weight types beyond those above, and llama-quantize's mixes of them
+ * (a Q4_K_M file mixes Q4_K and Q6_K; a Q3_K_M file of 64-wide rows mixes the
+ * fallbacks Q4_0, Q5_0, Q5_1 and Q8_0): the same scenarios at the best ISA and
+ * the scalar twin. Written by make-test-model and by wick quantize. */
+static void test_models_more_types(void) {
+    static const struct {
+        const char *arch, *shape, *dtype, *mix; /* mix: wick quantize the f32 model instead */
+    } CASES[] = {
+        {"llama", "tiny256", "q4_k", NULL},   {"qwen3", "tiny256", "q5_k", NULL},  {"qwen2", "tiny256", "q3_k", NULL},
+        {"mistral", "tiny256", "q2_k", NULL}, {"llama", "tiny256", "iq4_xs", NULL}, {"qwen3", "tiny", "q4_1", NULL},
+        {"qwen2", "tiny", "q5_0", NULL},      {"llama", "tiny", "q5_1", NULL},     {"qwen3", "tiny", "iq4_nl", NULL},
+        {"qwen3", "tiny256", "f32", "Q4_K_M"}, {"llama", "tiny", "f32", "Q3_K_M"},
+    };
+    const cpu_isa saved = cpu_isa_active();
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        char path[128], mixed[128];
+        snprintf(path, sizeof path, "%s/more-%s-%s.gguf", tmpdir, CASES[k].arch, CASES[k].dtype);
+        wick_error err;
+        test_model_params p = {.arch = CASES[k].arch, .format = "gguf", .shape = CASES[k].shape,
+                               .dtype = CASES[k].dtype, .seed = 23 + (uint64_t)k, .out = path};
+        CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+        const char *use = path;
+        if (CASES[k].mix) {
+            snprintf(mixed, sizeof mixed, "%s/more-%s-%s.gguf", tmpdir, CASES[k].arch, CASES[k].mix);
+            quantize_params qp = {.type = CASES[k].mix, .n_threads = 2};
+            CHECK_MSG(model_quantize(path, mixed, &qp, NULL, &err) == 0, "%s", err.msg);
+            use = mixed;
+        }
+        for (int isa = n_isas() - 1; isa >= 0; isa -= n_isas() - 1 > 0 ? n_isas() - 1 : 1) {
+            CHECK(cpu_set_isa((cpu_isa)isa));
+            model_run mr;
+            if (model_open(&mr, use, 0, true) == 0) {
+                char what[128];
+                snprintf(what, sizeof what, "%s %s %s", CASES[k].arch, CASES[k].mix ? CASES[k].mix : CASES[k].dtype,
+                         cpu_isa_name((cpu_isa)isa));
+                model_scenarios(what, &mr, 45, isa == n_isas() - 1 ? 1 : 0);
+            }
+            model_close(&mr);
+            if (isa == 0) break;
+        }
+        cpu_set_isa(saved);
+        unlink(path);
+        if (CASES[k].mix) unlink(mixed);
+    }
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-binv-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
@@ -431,6 +482,7 @@ int main(void) {
     if (!only || strcmp(only, "matmul") == 0) RUN(test_matmul);
     if (!only || strcmp(only, "attention") == 0) RUN(test_attention);
     if (!only || strcmp(only, "models") == 0) RUN(test_models);
+    if (!only || strcmp(only, "models") == 0) RUN(test_models_more_types);
     pool_free(g_pools[2]);
     pool_free(g_pools[3]);
     rmdir(tmpdir);

@@ -455,6 +455,55 @@ static gguf_file *open_bytes(const void *p, size_t n, wick_error *err) {
     return gguf_open(path, err);
 }
 
+/* The streaming writer: the same file as gguf_write for the same tensors fed
+ * in pieces of any size; a short or long stream is an error that removes the file. */
+static void test_stream(void) {
+    wick_error err;
+    float a[96], b[7];
+    for (int i = 0; i < 96; i++) a[i] = (float)i * 0.5f;
+    for (int i = 0; i < 7; i++) b[i] = -(float)i;
+    const int64_t ne_a[2] = {32, 3}, ne_b[1] = {7};
+    gguf_writer *w1 = gguf_writer_new(), *w2 = gguf_writer_new();
+    gguf_set_str(w1, "general.architecture", "llama");
+    gguf_set_str(w2, "general.architecture", "llama");
+    CHECK_INT(gguf_add_tensor(w1, "a", WICK_F32, 2, ne_a, a, sizeof a, &err), 0);
+    CHECK_INT(gguf_add_tensor(w1, "b", WICK_F32, 1, ne_b, b, sizeof b, &err), 0);
+    CHECK_INT(gguf_add_tensor_info(w2, "a", WICK_F32, 2, ne_a, &err), 0);
+    CHECK_INT(gguf_add_tensor_info(w2, "b", WICK_F32, 1, ne_b, &err), 0);
+    CHECK_INT(gguf_add_tensor_info(w2, "a", WICK_F32, 1, ne_b, &err), -1); /* duplicate name */
+    CHECK_INT(gguf_write(w2, tmp_path("nope.gguf"), &err), -1);           /* declared only */
+    const char *p1 = tmp_path("whole.gguf"), *p2 = tmp_path("streamed.gguf");
+    CHECK_INT(gguf_write(w1, p1, &err), 0);
+    gguf_stream *s = gguf_write_begin(w2, p2, &err);
+    CHECK(s != NULL);
+    if (s) {
+        /* pieces that cross the tensor boundary */
+        CHECK_INT(gguf_write_data(s, a, 100, &err), 0);
+        CHECK_INT(gguf_write_data(s, (const char *)a + 100, sizeof a - 100, &err), 0);
+        CHECK_INT(gguf_write_data(s, b, sizeof b, &err), 0);
+        CHECK_INT(gguf_write_end(s, &err), 0);
+        size_t n1, n2;
+        char *f1 = file_read_all(p1, &n1, &err), *f2 = file_read_all(p2, &n2, &err);
+        CHECK(f1 && f2 && n1 == n2 && memcmp(f1, f2, n1) == 0);
+        free(f1), free(f2);
+    }
+    /* too little data: an error naming the tensor, and no file left */
+    s = gguf_write_begin(w2, tmp_path("short.gguf"), &err);
+    CHECK(s && gguf_write_data(s, a, sizeof a, &err) == 0);
+    CHECK(s && gguf_write_end(s, &err) == -1 && has(&err, "'b'"));
+    struct stat st;
+    CHECK(stat(tmp_path("short.gguf"), &st) != 0);
+    /* too much */
+    s = gguf_write_begin(w2, tmp_path("long.gguf"), &err);
+    CHECK(s && gguf_write_data(s, a, sizeof a, &err) == 0 && gguf_write_data(s, a, sizeof a, &err) == -1);
+    gguf_write_abort(s);
+    CHECK(stat(tmp_path("long.gguf"), &st) != 0);
+    /* an unwritable place */
+    CHECK(gguf_write_begin(w2, tmp_path("no/such/dir.gguf"), &err) == NULL && has(&err, "cannot create"));
+    gguf_writer_free(w1);
+    gguf_writer_free(w2);
+}
+
 static void test_small_and_v2(void) {
     wick_error err = {{0}};
     for (uint32_t version = 2; version <= 3; version++) {
@@ -765,6 +814,7 @@ static void test_vocab_files(void) {
 int main(void) {
     tmp_setup();
     RUN(test_round_trip);
+    RUN(test_stream);
     RUN(test_small_and_v2);
     RUN(test_hostile_fields);
     RUN(test_truncation);

@@ -5,8 +5,11 @@
  *
  * Tolerances (stated where used):
  *   - dequantization: bit-exact against (d * scale) * (q - 32) in float.
- *   - quantizer round trip: |x - x'| <= half a step d*scale of its group,
- *     and a step <= (group max|x|)/31 + d.
+ *   - quantizer round trip (the quantizer itself is tested with the others in
+ *     test_quantize.c): |x - x'| <= one step |d*scale| of its group (the
+ *     value opposite the group's extreme may clip at +31) + 16|d| (half a
+ *     scale unit times 32) + 4096 * 2^-24 (a subnormal d's rounding), and a
+ *     step <= (group max|x|)/31 + |d| (+ 128 * 2^-24, a subnormal d's rounding).
  *   - matmul scalar vs the double-precision product of the dequantized
  *     operands, and SIMD vs scalar: <= 1e-5 * Σ|w·x| (+1e-30); integer
  *     super-block sums are exact, only float accumulation order differs.
@@ -112,12 +115,13 @@ static void test_quantize(void) {
         dequantize_row(WICK_Q6_K, q, y, N);
         for (int i = 0; i < N; i++) {
             const block_q6_K *b = &q[i / 256];
-            float step = fp16_to_f32(b->d) * fabsf((float)b->scales[(i % 256) / 16]);
+            const float d = fabsf(fp16_to_f32(b->d));
+            float step = d * fabsf((float)b->scales[(i % 256) / 16]);
             float amax = 0;
             for (int j = (i / 16) * 16; j < (i / 16) * 16 + 16; j++) amax = fmaxf(amax, fabsf(x[j]));
-            /* half a step, and a step is at most group max/31 + d */
-            if (!(fabsf(x[i] - y[i]) <= 0.5f * step * 1.0001f + 1e-30f) ||
-                !(step <= (amax / 31.0f + fp16_to_f32(b->d)) * 1.0001f))
+            /* a step (+ scale and subnormal rounding), and a step is at most group max/31 + |d| */
+            if (!(fabsf(x[i] - y[i]) <= step * 1.0001f + 16.0f * d + 4096.0f * 0x1p-24f) ||
+                !(step <= (amax / 31.0f + d) * 1.0001f + 128.0f * 0x1p-24f))
                 if (bad++ < 5) fprintf(stderr, "q6_k round trip it=%d i=%d: %g -> %g (step %g)\n", it, i, x[i], y[i], step);
         }
     }

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "model/testmodel.h"
+#include "tools/quantize.h"
 #include "wick.h"
 
 #define MAX_OUT 256
@@ -196,6 +197,40 @@ static void every_weight_type(void) {
         concurrent_equals_solo(m, label, 6, 0, 40, 2);
         wick_model_free(m);
     }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* Other weight types (a K-quant, a 32-block type), and a llama-quantize mix
+ * (Q4_K_M by wick quantize): concurrent requests equal each run alone. (Every
+ * type's batch invariance is test_batch_invariance's.) */
+static void more_weight_types(void) {
+    char dir[] = "/tmp/wick-sched-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    const char *dtypes[] = {"q4_k", "q5_0"};
+    const char *archs[] = {"llama", "qwen2"};
+    const char *shapes[] = {"tiny256", "tiny"};
+    for (int i = 0; i < 2; i++) {
+        wick_model *m = make_model(archs[i], dtypes[i], shapes[i], dir);
+        if (!m) continue;
+        char label[64];
+        snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
+        concurrent_equals_solo(m, label, 4, 0, 16, 2);
+        wick_model_free(m);
+    }
+    char src[300], mixed[300];
+    snprintf(src, sizeof src, "%s/qwen3-f32.gguf", dir);
+    snprintf(mixed, sizeof mixed, "%s/qwen3-q4_k_m.gguf", dir);
+    wick_model *f = make_model("qwen3", "f32", "tiny256", dir);
+    wick_model_free(f);
+    wick_error err;
+    quantize_params qp = {.type = "Q4_K_M"};
+    CHECK_MSG(model_quantize(src, mixed, &qp, NULL, &err) == 0, "%s", err.msg);
+    wick_model *m = wick_model_load(mixed, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", m ? "" : err.msg);
+    if (m) concurrent_equals_solo(m, "qwen3 Q4_K_M", 4, 0, 16, 2);
+    wick_model_free(m);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
@@ -400,5 +435,6 @@ int main(void) {
     RUN(stories_text);
     RUN(preemption_changes_nothing);
     RUN(every_weight_type);
+    RUN(more_weight_types);
     return check_summary("test_scheduler");
 }

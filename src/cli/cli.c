@@ -102,6 +102,40 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int n
     return 0;
 }
 
+int cli_parse_positional(const char *cmd, int argc, char **argv, const cli_opt *opts, int n_opts, const char **pos,
+                         int max_pos, int *n_pos) {
+    char **rest = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *rest);
+    if (!rest) {
+        cli_error("%s: out of memory", cmd);
+        return -1;
+    }
+    int n_rest = 0;
+    *n_pos = 0;
+    if (argc > 0) rest[n_rest++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1]) { /* an option, and its value when it takes one */
+            rest[n_rest++] = argv[i];
+            for (int k = 0; k < n_opts; k++)
+                if ((strcmp(a, opts[k].name) == 0 || (opts[k].alias && strcmp(a, opts[k].alias) == 0)) &&
+                    opts[k].kind != OPT_FLAG && i + 1 < argc) {
+                    rest[n_rest++] = argv[++i];
+                    break;
+                }
+            continue;
+        }
+        if (*n_pos == max_pos) {
+            cli_error("%s: unexpected argument \"%s\" (see `wick help`)", cmd, a);
+            free(rest);
+            return -1;
+        }
+        pos[(*n_pos)++] = a;
+    }
+    const int rc = cli_parse(cmd, n_rest, rest, opts, n_opts);
+    free(rest);
+    return rc;
+}
+
 char *cli_prompt(const char *cmd, const char *text, const char *file, size_t *len) {
     if (text && file) {
         cli_error("%s: give either -p or -f, not both", cmd);

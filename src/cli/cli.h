@@ -28,6 +28,11 @@ typedef struct cli_opt {
 /* Parse argv[1..] (argv[0] is the subcommand) against opts; on error print
  * one line and return -1. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int n_opts);
+/* The same, for commands that also take positional arguments (any argument
+ * that is not an option or an option's value): up to max_pos of them go to
+ * pos[] (*n_pos set); one more is an error. */
+int cli_parse_positional(const char *cmd, int argc, char **argv, const cli_opt *opts, int n_opts, const char **pos,
+                         int max_pos, int *n_pos);
 
 /* Print "wick: error: <msg>" to stderr and return 1 (the exit status). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,20 +1,70 @@
 /* cmd_info.c — `wick info`: architecture, hyperparameters, tensor types,
- * tokenizer and chat template of a model. */
+ * tokenizer and chat template of a model; `--dump TENSOR` prints one tensor
+ * of the file, dequantized, as JSON. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/fileio.h"
+#include "format/gguf.h"
+#include "format/safetensors.h"
+#include "kernels/convert.h"
+
+/* {"name", "type", "shape": [outer..., ne0], "values": [...]}: the tensor as
+ * the file stores it (no --dtype, no repacking), every value dequantized to
+ * f32 and printed with 9 significant digits (exact for f32). */
+static int dump_tensor(const char *path, const char *name) {
+    wick_error err;
+    gguf_file *g = NULL;
+    st_set *st = NULL;
+    if (dir_exists(path)) st = st_open_dir(path, &err);
+    else g = gguf_open(path, &err);
+    if (!g && !st) return cli_error("%s", err.msg);
+    const wick_tensor *t = g ? gguf_find_tensor(g, name) : st_find_tensor(st, name);
+    int rc = 0;
+    if (!t) {
+        rc = cli_error("info: no tensor '%s' in %s", name, path);
+    } else if (!dtype_supported(t->type)) {
+        rc = cli_error("info: tensor '%s' has type %s, which wick cannot dequantize (%s)", name, t->type < 0 ? "(unknown)" : dtype_name(t->type), path);
+    } else {
+        const int64_t cols = t->ne[0], rows = t->ne[1] * t->ne[2] * t->ne[3];
+        const size_t rb = dtype_row_bytes(t->type, cols);
+        float *row = malloc((size_t)cols * sizeof *row);
+        void *raw = malloc(rb ? rb : 1);
+        if (!row || !raw) {
+            rc = cli_error("info: out of memory");
+        } else {
+            printf("{\"name\":\"%s\",\"type\":\"%s\",\"shape\":[", name, dtype_name(t->type));
+            for (int d = t->n_dims - 1; d >= 0; d--) printf(d == t->n_dims - 1 ? "%lld" : ",%lld", (long long)t->ne[d]);
+            printf("],\"values\":[");
+            for (int64_t r = 0; r < rows; r++) {
+                memcpy(raw, (const char *)t->data + (size_t)r * rb, rb); /* safetensors data may be unaligned */
+                dequantize_row(t->type, raw, row, cols);
+                for (int64_t c = 0; c < cols; c++) printf(r == 0 && c == 0 ? "%.9g" : ",%.9g", row[c]);
+            }
+            printf("]}\n");
+        }
+        free(row);
+        free(raw);
+    }
+    if (g) gguf_close(g);
+    if (st) st_close(st);
+    return rc;
+}
 
 int cmd_info(int argc, char **argv) {
-    const char *model = NULL, *dtype = NULL;
+    const char *model = NULL, *dtype = NULL, *dump = NULL;
     bool tensors = false;
     const cli_opt opts[] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--tensors", NULL, OPT_FLAG, &tensors, NULL},
         {"--dtype", NULL, OPT_STR, &dtype, NULL},
+        {"--dump", NULL, OPT_STR, &dump, NULL},
     };
     if (cli_parse("info", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
     if (!model) model = cli_default_model();
+    if (dump) return model ? dump_tensor(model, dump) : cli_error("info: no model given (-m)");
     wick_model *m = cli_load_model_dtype("info", model, dtype);
     if (!m) return 1;
     wick_model_info i;

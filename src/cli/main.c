@@ -4,7 +4,9 @@
 
 #include "cli/cli.h"
 
-int cmd_serve(int argc, char **argv); /* cmd_serve.c */
+int cmd_serve(int argc, char **argv);    /* cmd_serve.c */
+int cmd_quantize(int argc, char **argv); /* cmd_quantize.c */
+int cmd_convert(int argc, char **argv);  /* cmd_quantize.c */
 
 static const char HELP[] =
     "wick — local LLM inference on the CPU\n"
@@ -16,7 +18,7 @@ static const char HELP[] =
     "             [--min-p P] [--repeat-penalty R] [--repeat-last-n N] [--presence-penalty P]\n"
     "             [--frequency-penalty P] [--seed S] [--stop STRING]... [--stream-every K]\n"
     "             [-t THREADS] [--ctx N] [--prefill-chunk N] [--kv-type f32|f16]\n"
-    "             [--dtype q8_0|q4_0|f16|bf16|f32] [--json]\n"
+    "             [--dtype TYPE] [--json]\n"
     "             [--chat [--system TEXT] [--template chatml|llama3|llama2|mistral]]\n"
     "             Generate text from a prompt, streaming only the new text to stdout.\n"
     "             -n N: tokens to generate (default 128; -1 = until the context is full).\n"
@@ -32,7 +34,11 @@ static const char HELP[] =
     "             (default min(model's, 4096)). -t: threads (default: all cores).\n"
     "             --kv-type: KV cache element type (default f32). --dtype: convert the\n"
     "             weight matrices at load (e.g. run a BF16 checkpoint as Q8_0; env\n"
-    "             WICK_DTYPE does the same for every command).\n"
+    "             WICK_DTYPE does the same for every command): f32, f16, bf16, q8_0,\n"
+    "             q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0, iq4_nl, iq4_xs, q3_k, q2_k; a\n"
+    "             matrix whose rows are not whole blocks of the type falls back as\n"
+    "             llama-quantize does (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/\n"
+    "             Q3_K -> Q4_0, IQ4_XS -> IQ4_NL, else F16).\n"
     "             --json: print one JSON object (text, tokens, prompt_tokens,\n"
     "             finish_reason, timings) instead of streaming. --chat applies the\n"
     "             model's chat template to the prompt as one user message.\n"
@@ -60,8 +66,10 @@ static const char HELP[] =
     "  logits     -m MODEL (-p TEXT | -f FILE) [-t N] [--ctx N] [--prefill-chunk N] [--kv-type T]\n"
     "             [--dtype T] [--no-special]\n"
     "             Print {\"tokens\": [...], \"logits\": [...]} for the last position.\n"
-    "  info       -m MODEL [--tensors] [--dtype T]\n"
+    "  info       -m MODEL [--tensors] [--dtype T] [--dump TENSOR]\n"
     "             Architecture, hyperparameters, tensor types, tokenizer, chat template.\n"
+    "             --dump TENSOR: that tensor of the file, dequantized, as JSON (name, type,\n"
+    "             shape, values).\n"
     "  bench      -m MODEL [-p 512] [-n 128] [-d 0] [-t N] [-r 3] [--chunk 0,128,256,512,1024]\n"
     "             [--prefill-chunk N] [--ctx N] [--kv-type f32|f16] [--dtype T]\n"
     "             [--membw-mib 1024] [--probe-every 32] [--json]\n"
@@ -70,19 +78,32 @@ static const char HELP[] =
     "             repeats), the prefill chunk sweep, memory\n"
     "             read bandwidth (probed every --probe-every decode steps) and the\n"
     "             decode ceiling it implies, decode's share of it, peak RSS.\n"
-    "             --dtype q8_0|q4_0|f16|bf16|f32 converts the matrices at load (also\n"
+    "             --dtype TYPE converts the matrices at load (as for generate; also\n"
     "             env WICK_DTYPE for every command). WICK_PROFILE=1: per-op times.\n"
     "             --prefix-cache [-p N] [--suffix 16] [--cache-dir DIR]: TTFT with a\n"
     "             cached prefix against cold. --spans [--span-words 10,100,500,1000]:\n"
     "             spnl's span-cache protocol (cold, warm, prefix-hit floor).\n"
     "             --span-quality [--trials 8] [--docs 3] [--doc-tokens 64]: each span\n"
     "             mode's KL / top-1 / greedy match against an ordinary prefill.\n"
+    "  quantize   IN OUT TYPE [-t N] [--pure] [--output-type T] [--embd-type T] [-v]\n"
+    "             Write OUT (GGUF) from IN (a GGUF file or an HF directory) with TYPE, a\n"
+    "             llama-quantize file type: Q2_K, Q2_K_S, Q3_K_S, Q3_K_M (Q3_K), Q3_K_L,\n"
+    "             Q4_K_S, Q4_K_M (Q4_K), Q5_K_S, Q5_K_M (Q5_K), Q6_K, IQ4_NL, IQ4_XS, Q4_0,\n"
+    "             Q4_1, Q5_0, Q5_1, Q8_0, F16, BF16 or F32. Per-tensor types follow\n"
+    "             llama-quantize's rules (output Q6_K, attn_v/ffn_down more bits in the\n"
+    "             _M mixes, fallbacks where rows are not whole blocks); --pure gives every\n"
+    "             matrix the base type; --output-type/--embd-type set output.weight's and\n"
+    "             token_embd.weight's. -t: threads (default all cores); -v: one line per tensor.\n"
+    "  convert    HF_DIR OUT.gguf [--outtype f32|f16|bf16|auto] [-t N] [-v]\n"
+    "             An HF safetensors model to GGUF without quantizing (auto: each tensor\n"
+    "             keeps its type), with llama.cpp's names, keys, tokenizer and chat template.\n"
     "  make-test-model --arch llama|mistral|qwen2|qwen3|granite|gemma2|gemma3|phi3 --format gguf|hf\n"
-    "             --out PATH [--shape tiny|tiny256|qwen2.5-0.5b|qwen3-0.6b]\n"
-    "             [--dtype f32|f16|bf16|q8_0|q4_0|q6_k] [--seed N] [--tokenizer DIR]\n"
-    "             [--rope-scaling none|linear|llama3|longrope]\n"
+    "             --out PATH [--shape tiny|tiny256|qwen2.5-0.5b|qwen3-0.6b] [--dtype TYPE]\n"
+    "             [--seed N] [--tokenizer DIR] [--rope-scaling none|linear|llama3|longrope]\n"
     "             Write a deterministic random-weight model of a real shape, with its\n"
-    "             arch's features on (longrope: phi3).\n"
+    "             arch's features on (longrope: phi3). --dtype: f32, f16, bf16, q8_0, q6_k,\n"
+    "             q5_k, q5_1, q5_0, q4_k, q4_1, q4_0, iq4_nl, iq4_xs, q3_k, q2_k (the K-quants\n"
+    "             and iq4_xs need tiny256 or larger).\n"
     "  template   -m SRC -i CONVERSATION.json [--no-generation-prompt]\n"
     "             [--enable-thinking true|false] [--template chatml|llama3|llama2|mistral]\n"
     "             Print the prompt the chat template makes of a conversation ({\"messages\":\n"
@@ -111,6 +132,7 @@ static const command COMMANDS[] = {
     {"bench", cmd_bench},
     {"template", cmd_template},
     {"serve", cmd_serve},
+    {"quantize", cmd_quantize}, {"convert", cmd_convert},
 };
 
 int main(int argc, char **argv) {

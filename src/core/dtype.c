@@ -76,3 +76,17 @@ size_t dtype_row_bytes(int type, int64_t n) {
     if (!i || n < 0 || n % i->block_elems != 0) return 0;
     return (size_t)(n / i->block_elems) * i->block_bytes;
 }
+
+int dtype_fallback(int type, int64_t row_len) {
+    if (dtype_row_bytes(type, row_len)) return type;
+    int alt;
+    switch (type) {
+    case WICK_Q4_K: alt = WICK_Q5_0; break;
+    case WICK_Q5_K: alt = WICK_Q5_1; break;
+    case WICK_Q6_K: alt = WICK_Q8_0; break;
+    case WICK_Q2_K: case WICK_Q3_K: alt = WICK_Q4_0; break;
+    case WICK_IQ4_XS: alt = WICK_IQ4_NL; break;
+    default: alt = WICK_F16; break;
+    }
+    return dtype_row_bytes(alt, row_len) ? alt : WICK_F16;
+}

@@ -202,6 +202,12 @@ size_t dtype_block_bytes(int type);
 /* Bytes taken by n elements (n must be a multiple of the block size);
  * returns 0 if it is not. */
 size_t dtype_row_bytes(int type, int64_t n);
+/* The type a row of row_len elements gets when `type` is asked for: `type`
+ * itself when its block divides row_len, else llama-quantize's fallback
+ * (current llama.cpp: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K / Q3_K
+ * -> Q4_0, IQ4_XS -> IQ4_NL), else F16 (and F16 for any other type whose
+ * block does not divide). */
+int dtype_fallback(int type, int64_t row_len);
 
 #define WICK_MAX_DIMS 4
 

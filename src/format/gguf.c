@@ -663,7 +663,8 @@ struct gguf_writer {
     wkv *kv;
     size_t n_kv, cap_kv;
     tensor_list tensors;
-    bool failed; /* a setter failed; gguf_write reports msg */
+    size_t n_info_only; /* tensors declared without data (gguf_add_tensor_info) */
+    bool failed;        /* a setter failed; gguf_write reports msg */
     char msg[256];
 };
 
@@ -854,36 +855,58 @@ int gguf_set_value(gguf_writer *w, const char *key, const gguf_value *v, wick_er
     return 0;
 }
 
-int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
-                    const void *data, size_t nbytes, wick_error *err) {
-    if (!w || !name || !ne) return wick_fail(err, "gguf_add_tensor: bad arguments");
+/* Check a tensor's name, type and shape; fill t (name, data left unset) and *nbytes. */
+static int tensor_shape(const char *name, int type, int n_dims, const int64_t *ne, tlist_tensor *t,
+                        uint64_t *nbytes, wick_error *err) {
+    if (!name || !ne) return wick_fail(err, "gguf_add_tensor: bad arguments");
     if (!name[0]) return wick_fail(err, "gguf_add_tensor: empty tensor name");
     int be = dtype_block_elems(type);
     if (be == 0) return wick_fail(err, "tensor '%s': unknown type id %d", name, type);
     if (n_dims < 1 || n_dims > WICK_MAX_DIMS)
         return wick_fail(err, "tensor '%s': %d dims (must be 1..%d)", name, n_dims, WICK_MAX_DIMS);
-    tlist_tensor t = {0};
-    t.type = type;
-    t.n_dims = n_dims;
+    memset(t, 0, sizeof *t);
+    t->type = type;
+    t->n_dims = n_dims;
     uint64_t rows = 1;
     for (int d = 0; d < WICK_MAX_DIMS; d++) {
-        t.ne[d] = d < n_dims ? ne[d] : 1;
-        if (t.ne[d] <= 0)
-            return wick_fail(err, "tensor '%s': bad dimension ne[%d] = %" PRId64, name, d, t.ne[d]);
-        if (d > 0 && __builtin_mul_overflow(rows, (uint64_t)t.ne[d], &rows))
+        t->ne[d] = d < n_dims ? ne[d] : 1;
+        if (t->ne[d] <= 0)
+            return wick_fail(err, "tensor '%s': bad dimension ne[%d] = %" PRId64, name, d, t->ne[d]);
+        if (d > 0 && __builtin_mul_overflow(rows, (uint64_t)t->ne[d], &rows))
             return wick_fail(err, "tensor '%s': size overflows", name);
     }
-    if (t.ne[0] % be != 0)
+    if (t->ne[0] % be != 0)
         return wick_fail(err, "tensor '%s': ne[0] = %" PRId64 " is not a multiple of the %s block size %d",
-                         name, t.ne[0], dtype_name(type), be);
-    uint64_t want;
-    if (__builtin_mul_overflow((uint64_t)dtype_row_bytes(type, t.ne[0]), rows, &want))
+                         name, t->ne[0], dtype_name(type), be);
+    if (__builtin_mul_overflow((uint64_t)dtype_row_bytes(type, t->ne[0]), rows, nbytes))
         return wick_fail(err, "tensor '%s': size overflows", name);
+    return 0;
+}
+
+int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                    const void *data, size_t nbytes, wick_error *err) {
+    if (!w) return wick_fail(err, "gguf_add_tensor: bad arguments");
+    tlist_tensor t;
+    uint64_t want;
+    if (tensor_shape(name, type, n_dims, ne, &t, &want, err) < 0) return -1;
     if (want != nbytes)
         return wick_fail(err, "tensor '%s': %zu bytes given, %s shape needs %" PRIu64, name,
                          nbytes, dtype_name(type), want);
     if (!data) return wick_fail(err, "tensor '%s': no data", name);
     return tlist_add(&w->tensors, &t, name, data, nbytes, err);
+}
+
+int gguf_add_tensor_info(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                         wick_error *err) {
+    if (!w) return wick_fail(err, "gguf_add_tensor_info: bad arguments");
+    tlist_tensor t;
+    uint64_t nbytes;
+    if (tensor_shape(name, type, n_dims, ne, &t, &nbytes, err) < 0) return -1;
+    if (nbytes > SIZE_MAX) return wick_fail(err, "tensor '%s': size overflows", name);
+    if (tlist_add(&w->tensors, &t, name, NULL, 0, err) < 0) return -1;
+    w->tensors.t[w->tensors.n - 1].nbytes = (size_t)nbytes; /* its bytes come later, streamed */
+    w->n_info_only++;
+    return 0;
 }
 
 typedef struct fout {
@@ -908,68 +931,189 @@ static void out_pad(fout *o, uint32_t align) {
 
 static uint64_t align_up(uint64_t x, uint32_t a) { return (x + a - 1) / a * a; }
 
-int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
-    if (!w || !path) return wick_fail(err, "gguf_write: bad arguments");
-    if (w->failed) return wick_fail(err, "cannot write %s: %s", path, w->msg);
-
-    /* Honour a general.alignment the caller set; otherwise use the default. */
+/* The data alignment the writer's keys ask for (general.alignment) or the
+ * default; 0 after setting err when the key is malformed. */
+static uint32_t writer_alignment(const gguf_writer *w, const char *path, wick_error *err) {
     uint32_t align = GGUF_DEFAULT_ALIGNMENT;
     for (size_t i = 0; i < w->n_kv; i++) {
         if (strcmp(w->kv[i].key, "general.alignment") != 0) continue;
         uint32_t t, a = 0;
         memcpy(&t, w->kv[i].enc.p, 4);
         if (t == GGUF_UINT32) memcpy(&a, w->kv[i].enc.p + 4, 4);
-        if (t != GGUF_UINT32 || a == 0 || a > (1u << 30) || (a & (a - 1)))
-            return wick_fail(err, "cannot write %s: general.alignment must be a power-of-two uint32",
-                             path);
+        if (t != GGUF_UINT32 || a == 0 || a > (1u << 30) || (a & (a - 1))) {
+            wick_fail(err, "cannot write %s: general.alignment must be a power-of-two uint32", path);
+            return 0;
+        }
         align = a;
     }
+    return align;
+}
 
-    FILE *fp = fopen(path, "wb");
-    if (!fp) return wick_fail(err, "cannot create %s: %s", path, strerror(errno));
-    fout o = {fp, 0, false};
-    out_put(&o, "GGUF", 4);
+/* Magic, counts, keys, tensor infos and the padding before the data. */
+static void write_header(const gguf_writer *w, fout *o, uint32_t align) {
+    out_put(o, "GGUF", 4);
     uint32_t version = 3;
     uint64_t n_t = w->tensors.n, n_kv = w->n_kv;
-    out_put(&o, &version, 4);
-    out_put(&o, &n_t, 8);
-    out_put(&o, &n_kv, 8);
+    out_put(o, &version, 4);
+    out_put(o, &n_t, 8);
+    out_put(o, &n_kv, 8);
     for (size_t i = 0; i < w->n_kv; i++) {
         uint64_t klen = strlen(w->kv[i].key);
-        out_put(&o, &klen, 8);
-        out_put(&o, w->kv[i].key, (size_t)klen);
-        out_put(&o, w->kv[i].enc.p, w->kv[i].enc.len);
+        out_put(o, &klen, 8);
+        out_put(o, w->kv[i].key, (size_t)klen);
+        out_put(o, w->kv[i].enc.p, w->kv[i].enc.len);
     }
     uint64_t off = 0;
     for (size_t i = 0; i < w->tensors.n; i++) {
         const tlist_tensor *t = &w->tensors.t[i];
         uint64_t nlen = strlen(t->name);
         uint32_t nd = (uint32_t)t->n_dims, type = (uint32_t)t->type;
-        out_put(&o, &nlen, 8);
-        out_put(&o, t->name, (size_t)nlen);
-        out_put(&o, &nd, 4);
+        out_put(o, &nlen, 8);
+        out_put(o, t->name, (size_t)nlen);
+        out_put(o, &nd, 4);
         for (int d = 0; d < t->n_dims; d++) {
             uint64_t ne = (uint64_t)t->ne[d];
-            out_put(&o, &ne, 8);
+            out_put(o, &ne, 8);
         }
-        out_put(&o, &type, 4);
-        out_put(&o, &off, 8);
+        out_put(o, &type, 4);
+        out_put(o, &off, 8);
         off += align_up(t->nbytes, align);
     }
-    out_pad(&o, align);
+    out_pad(o, align);
+}
+
+/* Close the file; on any write error remove it and fill err. */
+static int finish_file(fout *o, const char *path, wick_error *err) {
+    bool bad = o->bad;
+    int saved = errno;
+    if (fclose(o->fp) != 0 && !bad) {
+        bad = true;
+        saved = errno;
+    }
+    o->fp = NULL;
+    if (bad) {
+        remove(path);
+        return wick_fail(err, "write error on %s: %s", path, strerror(saved ? saved : EIO));
+    }
+    return 0;
+}
+
+int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
+    if (!w || !path) return wick_fail(err, "gguf_write: bad arguments");
+    if (w->failed) return wick_fail(err, "cannot write %s: %s", path, w->msg);
+    if (w->n_info_only) return wick_fail(err, "cannot write %s: tensors declared without data (use gguf_write_begin)", path);
+    const uint32_t align = writer_alignment(w, path, err);
+    if (!align) return -1;
+    FILE *fp = fopen(path, "wb");
+    if (!fp) return wick_fail(err, "cannot create %s: %s", path, strerror(errno));
+    fout o = {fp, 0, false};
+    write_header(w, &o, align);
     for (size_t i = 0; i < w->tensors.n; i++) {
         out_put(&o, w->tensors.t[i].data, w->tensors.t[i].nbytes);
         out_pad(&o, align);
     }
-    bool bad = o.bad;
-    int saved = errno;
-    if (fclose(fp) != 0 && !bad) {
-        bad = true;
-        saved = errno;
+    return finish_file(&o, path, err);
+}
+
+/* ---- the streaming writer ---- */
+
+struct gguf_stream {
+    const gguf_writer *w;
+    char *path;
+    fout o;
+    uint32_t align;
+    size_t tensor;   /* index of the tensor whose bytes come next */
+    size_t written;  /* of that tensor's bytes so far */
+};
+
+gguf_stream *gguf_write_begin(gguf_writer *w, const char *path, wick_error *err) {
+    if (!w || !path) {
+        wick_fail(err, "gguf_write_begin: bad arguments");
+        return NULL;
     }
-    if (bad) {
-        remove(path);
-        return wick_fail(err, "write error on %s: %s", path, strerror(saved));
+    if (w->failed) {
+        wick_fail(err, "cannot write %s: %s", path, w->msg);
+        return NULL;
     }
+    if (w->n_info_only != w->tensors.n) {
+        wick_fail(err, "cannot write %s: a streamed file takes only tensors declared with gguf_add_tensor_info", path);
+        return NULL;
+    }
+    const uint32_t align = writer_alignment(w, path, err);
+    if (!align) return NULL;
+    gguf_stream *s = calloc(1, sizeof *s);
+    char *p = strdup(path);
+    if (!s || !p) {
+        free(s);
+        free(p);
+        wick_fail(err, "out of memory");
+        return NULL;
+    }
+    FILE *fp = fopen(path, "wb");
+    if (!fp) {
+        wick_fail(err, "cannot create %s: %s", path, strerror(errno));
+        free(s);
+        free(p);
+        return NULL;
+    }
+    s->w = w;
+    s->path = p;
+    s->o = (fout){fp, 0, false};
+    s->align = align;
+    write_header(w, &s->o, align);
+    if (s->o.bad) {
+        finish_file(&s->o, path, err);
+        free(s->path);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int gguf_write_data(gguf_stream *s, const void *data, size_t n, wick_error *err) {
+    if (!s || (n && !data)) return wick_fail(err, "gguf_write_data: bad arguments");
+    while (n > 0) {
+        if (s->tensor >= s->w->tensors.n)
+            return wick_fail(err, "%s: more data than the declared tensors hold", s->path);
+        const tlist_tensor *t = &s->w->tensors.t[s->tensor];
+        size_t k = t->nbytes - s->written < n ? t->nbytes - s->written : n;
+        out_put(&s->o, data, k);
+        data = (const char *)data + k;
+        n -= k;
+        s->written += k;
+        if (s->written == t->nbytes) {
+            out_pad(&s->o, s->align);
+            s->tensor++;
+            s->written = 0;
+        }
+    }
+    if (s->o.bad) return wick_fail(err, "write error on %s: %s", s->path, strerror(errno));
     return 0;
+}
+
+int gguf_write_end(gguf_stream *s, wick_error *err) {
+    if (!s) return wick_fail(err, "gguf_write_end: bad arguments");
+    /* zero-byte tensors need no data; skip past them */
+    while (s->tensor < s->w->tensors.n && s->w->tensors.t[s->tensor].nbytes == 0) s->tensor++;
+    int rc = 0;
+    if (s->tensor < s->w->tensors.n) {
+        rc = wick_fail(err, "%s: tensor '%s' got %zu of its %zu bytes", s->path,
+                       s->w->tensors.t[s->tensor].name, s->written, s->w->tensors.t[s->tensor].nbytes);
+        s->o.bad = true;
+        fclose(s->o.fp);
+        remove(s->path);
+    } else {
+        rc = finish_file(&s->o, s->path, err);
+    }
+    free(s->path);
+    free(s);
+    return rc;
+}
+
+void gguf_write_abort(gguf_stream *s) {
+    if (!s) return;
+    if (s->o.fp) fclose(s->o.fp);
+    remove(s->path);
+    free(s->path);
+    free(s);
 }

@@ -111,6 +111,21 @@ int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, cons
 /* Write a GGUF v3 file (alignment 32). */
 int gguf_write(gguf_writer *w, const char *path, wick_error *err);
 
+/* Streaming (a file larger than memory, e.g. a quantized model): declare every
+ * tensor with gguf_add_tensor_info (no data), then gguf_write_begin writes the
+ * header and gguf_write_data takes the tensors' bytes in declaration order, in
+ * pieces of any size (padding between tensors is added); gguf_write_end checks
+ * that every declared byte came and closes the file. Any failure, and
+ * gguf_write_abort, remove the file. A writer used this way holds only
+ * declared tensors (gguf_write refuses them). */
+int gguf_add_tensor_info(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                         wick_error *err);
+typedef struct gguf_stream gguf_stream;
+gguf_stream *gguf_write_begin(gguf_writer *w, const char *path, wick_error *err);
+int gguf_write_data(gguf_stream *s, const void *data, size_t n, wick_error *err);
+int gguf_write_end(gguf_stream *s, wick_error *err);
+void gguf_write_abort(gguf_stream *s);
+
 /* ---- additions (format layer) ----
  * gguf_write uses general.alignment instead of 32 when the caller set it
  * (it must then be a power-of-two uint32). */

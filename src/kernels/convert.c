@@ -1,5 +1,7 @@
 /* convert.c — owns element conversions: fp16/bf16 <-> f32 and whole-row
- * quantization/dequantization for F32, F16, BF16, Q8_0, Q4_0 and Q6_K (see convert.h).
+ * quantization/dequantization for F32, F16, BF16, Q8_0, Q4_0 and Q6_K, and
+ * the dispatch to the other block types' quantizers (quantize.h) and
+ * dequantizers (dequant.h); see convert.h.
  *
  * The scalar quantizers follow llama.cpp's reference definitions exactly:
  *   Q8_0: amax = max|x|, d = amax/127, id = d ? 1/d : 0, q = roundf(x*id)
@@ -17,6 +19,7 @@
 #include "core/tensor.h"
 #include "kernels/cpu.h"
 #include "kernels/dequant.h"
+#include "kernels/quantize.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -150,14 +153,9 @@ static void quantize_q8_k_scalar(const float *x, block_q8_K *y, int64_t nb) {
     }
 }
 
-/* Q6_K (layout in tensor.h). Dequantization is llama.cpp's dequantize_row_q6_K
- * bit for bit: x = (d * scale) * (q - 32) in float. Quantization is wick's own
- * simple scheme, NOT llama.cpp's (which searches scales): per 16-element group
- * s_g = max|x|/31; d = max_g s_g / 127 rounded up to fp16; scales[g] =
- * round(s_g / d), plus 1 if the group's max|x| would otherwise exceed 31.5
- * steps, at most 127; q = clamp(round(x / (d*scales[g])),
- * -32, 31) + 32 (q = 32 where the group scale is 0). Good enough for tests
- * and test models; files made by llama-quantize are read exactly as written. */
+/* Q6_K (layout in tensor.h): dequantization is llama.cpp's
+ * dequantize_row_q6_K bit for bit, x = (d * scale) * (q - 32) in float. Its
+ * quantizer is in quantize_k.c with the other K-quants. */
 static inline int q6k_q(const block_q6_K *b, int e) {
     const int h = e >> 7, k = (e >> 5) & 3, l = e & 31;
     const uint8_t lo = b->ql[64 * h + 32 * (k & 1) + l];
@@ -171,41 +169,6 @@ static void dequantize_q6_k(const block_q6_K *x, float *y, int64_t nb) {
         const float d = fp16_to_f32(x[i].d);
         for (int e = 0; e < WICK_QK_K; e++)
             y[i * WICK_QK_K + e] = d * (float)x[i].scales[e / 16] * (float)(q6k_q(&x[i], e) - 32);
-    }
-}
-
-static void quantize_q6_k(const float *x, block_q6_K *y, int64_t nb) {
-    for (int64_t i = 0; i < nb; i++) {
-        const float *xb = x + i * WICK_QK_K;
-        block_q6_K *b = &y[i];
-        float s[16], smax = 0.0f;
-        for (int g = 0; g < 16; g++) {
-            float amax = 0.0f;
-            for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(xb[16 * g + j]));
-            s[g] = amax / 31.0f;
-            smax = fmaxf(smax, s[g]);
-        }
-        b->d = f32_to_fp16(smax / 127.0f);
-        if (fp16_to_f32(b->d) * 127.0f < smax && b->d < 0x7bff) b->d++; /* round d up: scales fit */
-        const float d = fp16_to_f32(b->d);
-        memset(b->ql, 0, sizeof b->ql);
-        memset(b->qh, 0, sizeof b->qh);
-        for (int g = 0; g < 16; g++) {
-            float sc = d > 0.0f ? roundf(s[g] / d) : 0.0f;
-            if (sc < 127.0f && 31.5f * d * sc < 31.0f * s[g]) sc += 1.0f; /* no clamping past half a step */
-            b->scales[g] = (int8_t)(sc > 127.0f ? 127.0f : sc);
-        }
-        for (int e = 0; e < WICK_QK_K; e++) {
-            const float eff = d * (float)b->scales[e / 16];
-            int q = 0;
-            if (eff > 0.0f) {
-                float v = roundf(xb[e] / eff);
-                q = v < -32.0f ? -32 : v > 31.0f ? 31 : (int)v;
-            }
-            const int u = q + 32, h = e >> 7, k = (e >> 5) & 3, l = e & 31;
-            b->ql[64 * h + 32 * (k & 1) + l] |= (uint8_t)((u & 15) << (k < 2 ? 0 : 4));
-            b->qh[32 * h + l] |= (uint8_t)((u >> 4) << (2 * k));
-        }
     }
 }
 
@@ -465,15 +428,16 @@ void quantize_row(int type, const float *src, void *dst, int64_t n) {
     case WICK_Q4_0:
         quantize_q4_0_scalar(src, dst, n / WICK_QK);
         break;
-    case WICK_Q6_K:
-        quantize_q6_k(src, dst, n / WICK_QK_K);
-        break;
     default:
+        quantize_row_more(type, src, dst, n); /* the other block types (quantize.h) */
         break;
     }
 }
 
 bool quantize_row_supported(int type) {
-    return type == WICK_F32 || type == WICK_F16 || type == WICK_BF16 || type == WICK_Q8_0 || type == WICK_Q4_0 ||
-           type == WICK_Q6_K;
+    return dtype_supported(type); /* every type wick computes with, it can also write */
+}
+
+const char *quantize_row_type_names(void) {
+    return "f32, f16, bf16, q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0, iq4_nl, iq4_xs, q3_k, q2_k";
 }

@@ -1,8 +1,10 @@
-/* convert.h — element conversions: fp16/bf16 <-> f32, Q8_0/Q4_0 quantization
- * and dequantization of whole rows (bit-exact with llama.cpp's reference
- * quantizers quantize_row_q8_0_ref / quantize_row_q4_0_ref). Q6_K rows are
- * dequantized bit-exactly as llama.cpp does, but quantized with a simpler
- * scheme of wick's own (documented in convert.c; not llama.cpp's bytes). */
+/* convert.h — element conversions: fp16/bf16 <-> f32, and quantization and
+ * dequantization of whole rows of every type wick computes with.
+ * Dequantization equals llama.cpp's dequantize_row_* bit for bit. Q8_0, Q4_0,
+ * Q4_1, Q5_0 and Q5_1 quantize to llama.cpp's reference quantizers' bytes;
+ * the K-quants and IQ4_NL/IQ4_XS are quantized by the same method as
+ * llama.cpp's (searched scales; quantize_k.c, quantize_iq4.c), not
+ * necessarily to the same bytes. */
 #ifndef WICK_KERNELS_CONVERT_H
 #define WICK_KERNELS_CONVERT_H
 
@@ -20,6 +22,8 @@ void dequantize_row(int type, const void *src, float *dst, int64_t n);
 void quantize_row(int type, const float *src, void *dst, int64_t n);
 /* True for the types quantize_row can write. */
 bool quantize_row_supported(int type);
+/* Their names, for messages: "f32, f16, bf16, q8_0, ..." */
+const char *quantize_row_type_names(void);
 
 /* Q8_0 quantization at a given ISA level (a cpu_isa no higher than the CPU
  * supports); every level writes the same bytes. quantize_row uses the active one. */

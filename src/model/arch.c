@@ -192,6 +192,8 @@ bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int lay
     return format_name(buf, cap, NAMES[role][fmt], layer);
 }
 
+bool tensor_role_per_layer(tensor_role role) { return strstr(NAMES[role][FORMAT_GGUF], "%d") != NULL; }
+
 bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer) {
     for (const role_name *o = a ? a->names : NULL; o && o->role != T_ROLE_COUNT; o++)
         if (o->role == role) return format_name(buf, cap, fmt == FORMAT_GGUF ? o->gguf : o->hf, layer);

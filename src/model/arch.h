@@ -103,6 +103,8 @@ typedef struct role_name {
  * given format into buf. Returns false if the role has no name in that format
  * (HF has no rope_freqs tensor). */
 bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int layer);
+/* True for the roles every layer has one of (their names take the layer number). */
+bool tensor_role_per_layer(tensor_role role);
 /* The same for one architecture: its overrides first (Gemma's HF
  * post_attention_layernorm is a post-norm, not the FFN norm), then the common table. */
 bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer);

@@ -107,6 +107,44 @@ int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_er
     return 0;
 }
 
+void hparams_to_gguf(const hparams *hp, const char *arch, gguf_writer *w) {
+    char key[160];
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        const key_spec *k = &KEYS[i];
+        const char *p = (const char *)hp + k->offset;
+        snprintf(key, sizeof key, "%s.%s", arch, k->gguf);
+        if (k->kind == K_INT) {
+            int v;
+            memcpy(&v, p, sizeof v);
+            if (v > 0) gguf_set_u32(w, key, (uint32_t)v); /* 0: not set (sliding window, vocab size) */
+        } else {
+            float v;
+            memcpy(&v, p, sizeof v);
+            gguf_set_f32(w, key, v);
+        }
+    }
+    /* llama.cpp takes the value head size from its own key (default hidden / heads) */
+    snprintf(key, sizeof key, "%s.attention.value_length", arch);
+    gguf_set_u32(w, key, (uint32_t)hp->head_dim);
+    if (hp->rope_scaling == ROPE_SCALING_LINEAR) {
+        snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+        gguf_set_str(w, key, "linear");
+        snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
+        gguf_set_f32(w, key, hp->rope_factor);
+    }
+}
+
+void hparams_rope_freq_factors(const hparams *hp, float *factors) {
+    const int half = hp->rot_dim / 2;
+    float scaled[256];
+    if (half <= 0 || half > 256) return; /* hparams_validate keeps rot_dim <= 256 */
+    hparams plain = *hp;
+    plain.rope_scaling = ROPE_SCALING_NONE;
+    hparams_rope_inv_freq(&plain, NULL, factors);
+    hparams_rope_inv_freq(hp, NULL, scaled);
+    for (int i = 0; i < half; i++) factors[i] /= scaled[i];
+}
+
 static int hf_rope_scaling(hparams *hp, const cJSON *rs, wick_error *err) {
     const char *what = "config.json rope_scaling";
     const char *type = NULL;

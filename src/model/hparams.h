@@ -44,6 +44,14 @@ typedef struct hparams {
 int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_error *err);
 int hparams_from_hf(hparams *hp, const cJSON *config, const char *model_type, wick_error *err);
 int hparams_validate(const hparams *hp, wick_error *err);
+/* The GGUF keys of hp for architecture `arch` (the general.architecture
+ * string), as llama.cpp reads them: every entry of the key table whose value
+ * is set, attention.value_length, and linear RoPE scaling. Llama-3 scaling
+ * travels as the rope_freqs.weight tensor (hparams_rope_freq_factors). */
+void hparams_to_gguf(const hparams *hp, const char *arch, gguf_writer *w);
+/* The rot_dim/2 divisors llama.cpp's rope_freqs.weight holds for hp's RoPE
+ * scaling: unscaled frequency / scaled frequency. */
+void hparams_rope_freq_factors(const hparams *hp, float *factors);
 
 const char *rope_scaling_name(rope_scaling_type t);
 

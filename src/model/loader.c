@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +388,45 @@ static int read_generation_config(wick_model *m, const char *dir, wick_error *er
     return rc;
 }
 
+/* llama.cpp's general.sampling.* keys (written from generation_config.json by
+ * its converter and by wick convert) as the model's generation defaults. */
+static int read_gguf_sampling(wick_model *m, wick_error *err) {
+    static const struct {
+        const char *key;
+        size_t off;
+        bool integer;
+    } KEYS[] = {
+        {"general.sampling.temp", offsetof(wick_sampling, temperature), false},
+        {"general.sampling.top_k", offsetof(wick_sampling, top_k), true},
+        {"general.sampling.top_p", offsetof(wick_sampling, top_p), false},
+        {"general.sampling.min_p", offsetof(wick_sampling, min_p), false},
+        {"general.sampling.penalty_repeat", offsetof(wick_sampling, repeat_penalty), false},
+        {"general.sampling.penalty_last_n", offsetof(wick_sampling, repeat_last_n), true},
+    };
+    wick_sampling d = wick_sampling_default();
+    bool any = false;
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        double v;
+        const int found = gguf_get_float(m->gguf, KEYS[i].key, &v, err);
+        if (found < 0) return -1;
+        if (found == 0) continue;
+        any = true;
+        char *p = (char *)&d + KEYS[i].off;
+        if (KEYS[i].integer) {
+            const int x = (int)v;
+            memcpy(p, &x, sizeof x);
+        } else {
+            const float x = (float)v;
+            memcpy(p, &x, sizeof x);
+        }
+    }
+    if (any) {
+        m->gen_defaults = d;
+        m->has_gen_defaults = true;
+    }
+    return 0;
+}
+
 static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     m->format = FORMAT_GGUF;
     m->gguf = gguf_open(path, err);
@@ -409,6 +449,7 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     m->rope = m->arch->rope_gguf;
     m->tok = tok_load_gguf(m->gguf, err);
     if (!m->tok) return wick_fail_prefix(err, "%s: ", path);
+    if (read_gguf_sampling(m, err) < 0) return wick_fail_prefix(err, "%s: ", path);
     return 0;
 }
 
@@ -520,14 +561,13 @@ static void release_pages(const wick_tensor *t) {
     if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* A model-owned copy of t in type `to` (t itself if it already is). */
+/* A model-owned copy of t in type `to` (t itself if it already is); a type
+ * whose block does not divide t's rows falls back per tensor as
+ * llama-quantize does (dtype_fallback: Q4_K -> Q5_0, ..., else F16). */
 static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_tensor *t, int to) {
-    if (!t || t->type == to) return t;
-    if (t->ne[0] % dtype_block_elems(to) != 0) {
-        wick_fail(L->err, "cannot convert tensor '%s' to %s: its row length %lld is not a multiple of %d (%s)",
-                  t->name, dtype_name(to), (long long)t->ne[0], dtype_block_elems(to), L->path);
-        return NULL;
-    }
+    if (!t) return t;
+    to = dtype_fallback(to, t->ne[0]);
+    if (t->type == to) return t;
     const size_t bytes = dtype_row_bytes(to, t->ne[0]) * (size_t)t->ne[1];
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = own(L->m, weight_alloc(bytes));
@@ -553,7 +593,7 @@ static int convert_weights(loader *L, const char *dtype) {
     wick_model *m = L->m;
     int to = dtype_from_name(dtype);
     if (to < 0 || !dtype_supported(to) || !quantize_row_supported(to))
-        return wick_fail(L->err, "unknown dtype \"%s\"; choose q8_0, q4_0, q6_k, f16, bf16 or f32", dtype);
+        return wick_fail(L->err, "unknown dtype \"%s\"; choose one of %s", dtype, quantize_row_type_names());
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
     if (!pool) return -1;

@@ -452,7 +452,7 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
         if (strcmp(SHAPES[i].name, p->shape ? p->shape : "tiny") == 0) sh = &SHAPES[i];
     if (!sh) return wick_fail(err, "unknown shape \"%s\"; choose one of %s", p->shape, test_model_shapes());
     int dt = dtype_from_name(p->dtype ? p->dtype : "f32");
-    if (dt < 0 || !dtype_supported(dt) || !quantize_row_supported(dt)) return wick_fail(err, "unknown dtype \"%s\"; choose f32, f16, bf16, q8_0, q4_0 or q6_k", p->dtype);
+    if (dt < 0 || !dtype_supported(dt) || !quantize_row_supported(dt)) return wick_fail(err, "unknown dtype \"%s\"; choose one of %s", p->dtype, quantize_row_type_names());
     if (g->fmt == FORMAT_HF && dt != WICK_F32 && dt != WICK_F16 && dt != WICK_BF16)
         return wick_fail(err, "safetensors holds f32, f16 or bf16, not %s (use --format gguf)", p->dtype);
     g->k.gguf = g->fmt == FORMAT_GGUF;

@@ -19,7 +19,7 @@ typedef struct test_model_params {
     const char *arch;          /* llama | mistral | qwen2 | qwen3 | granite | gemma2 | gemma3 | phi3 */
     const char *format;        /* gguf | hf */
     const char *shape;         /* tiny | tiny256 | qwen2.5-0.5b | qwen3-0.6b */
-    const char *dtype;         /* f32 | f16 | bf16 | q8_0 | q4_0 | q6_k (q6_k: tiny256 or larger) */
+    const char *dtype;         /* any type quantize_row writes (K-quants, IQ4_XS: tiny256 or larger) */
     const char *rope_scaling;  /* none | linear | llama3 | longrope (phi3) (NULL = the arch's default:
                                   none, gemma3 linear) */
     const char *tokenizer_dir; /* NULL = a small synthetic byte-level BPE */

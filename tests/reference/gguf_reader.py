@@ -12,6 +12,8 @@ import struct
 
 import numpy as np
 
+import dequant
+
 GGUF_MAGIC = b"GGUF"
 
 # metadata value types
@@ -27,16 +29,9 @@ _SCALAR = {
     _T_FLOAT64: ("<d", 8, np.dtype("<f8")),
 }
 
-# ggml tensor types we can read: id -> (name, block elements, block bytes)
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q6_K, GGML_BF16 = 0, 1, 2, 8, 14, 30
-_GGML = {
-    GGML_F32: ("F32", 1, 4),
-    GGML_F16: ("F16", 1, 2),
-    GGML_Q4_0: ("Q4_0", 32, 18),
-    GGML_Q8_0: ("Q8_0", 32, 34),
-    GGML_Q6_K: ("Q6_K", 256, 210),
-    GGML_BF16: ("BF16", 1, 2),
-}
+# ggml tensor types we can read: id -> (name, block elements, block bytes);
+# dequant.py decodes every one of them from its definition
+_GGML = dict(dequant.TYPES)
 
 
 class GGUFError(Exception):
@@ -90,70 +85,11 @@ class _Cursor:
         raise GGUFError("unknown GGUF value type %d" % vtype)
 
 
-def _f16(raw):
-    return np.frombuffer(raw, dtype="<f2").astype(np.float32)
-
-
-def _bf16(raw):
-    u = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
-    return u.view(np.float32)
-
-
-def _dequant_q8_0(raw, n):
-    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 34)
-    d = blocks[:, 0:2].copy().view("<f2").astype(np.float32)          # [nb, 1]
-    q = blocks[:, 2:34].copy().view(np.int8).astype(np.float32)      # [nb, 32]
-    return (d * q).reshape(-1)[:n]
-
-
-def _dequant_q4_0(raw, n):
-    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 18)
-    d = blocks[:, 0:2].copy().view("<f2").astype(np.float32)          # [nb, 1]
-    b = blocks[:, 2:18].astype(np.int32)                              # [nb, 16]
-    lo = (b & 15) - 8          # elements 0..15
-    hi = (b >> 4) - 8          # elements 16..31
-    q = np.concatenate([lo, hi], axis=1).astype(np.float32)           # [nb, 32]
-    return (d * q).reshape(-1)[:n]
-
-
-# Q6_K super-block (ggml-common.h block_q6_K): ql[128] low 4 bits, qh[64] high
-# 2 bits, int8 scales[16] (one per 16 elements), fp16 d. Element e = 128h +
-# 32k + l (h < 2, k < 4, l < 32): low 4 bits from ql[64h + 32(k % 2) + l], the
-# low nibble for k < 2 and the high one for k >= 2; high 2 bits are bits
-# 2k, 2k+1 of qh[32h + l]. Value = d * scales[e // 16] * (q - 32).
-_E = np.arange(256)
-_H, _K, _L = _E // 128, (_E % 128) // 32, _E % 32
-_QL_IDX = 64 * _H + 32 * (_K % 2) + _L
-_QL_SHIFT = np.where(_K >= 2, 4, 0)
-_QH_IDX = 32 * _H + _L
-_QH_SHIFT = 2 * _K
-
-
-def _dequant_q6_k(raw, n):
-    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 210)
-    ql = blocks[:, 0:128].astype(np.int32)
-    qh = blocks[:, 128:192].astype(np.int32)
-    sc = blocks[:, 192:208].copy().view(np.int8).astype(np.float32)   # [nb, 16]
-    d = blocks[:, 208:210].copy().view("<f2").astype(np.float32)      # [nb, 1]
-    q = ((ql[:, _QL_IDX] >> _QL_SHIFT) & 15) | (((qh[:, _QH_IDX] >> _QH_SHIFT) & 3) << 4)
-    y = (d * sc[:, _E // 16]) * (q - 32).astype(np.float32)
-    return y.reshape(-1)[:n]
-
-
 def _decode(ttype, raw, n):
-    if ttype == GGML_F32:
-        return np.frombuffer(raw, dtype="<f4", count=n).astype(np.float32)
-    if ttype == GGML_F16:
-        return _f16(raw)
-    if ttype == GGML_BF16:
-        return _bf16(raw)
-    if ttype == GGML_Q8_0:
-        return _dequant_q8_0(raw, n)
-    if ttype == GGML_Q4_0:
-        return _dequant_q4_0(raw, n)
-    if ttype == GGML_Q6_K:
-        return _dequant_q6_k(raw, n)
-    raise GGUFError("unsupported ggml type %d" % ttype)
+    try:
+        return dequant.dequantize(ttype, raw, n)
+    except ValueError as e:
+        raise GGUFError(str(e))
 
 
 def read_gguf(path, load_tensors=True):
