@@ -66,7 +66,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
 void wick_model_free(wick_model *m);
 
 typedef struct wick_model_info {
-    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3" */
+    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "mixtral" */
     const char *format;      /* "gguf" or "hf" */
     int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx_train;
     float rms_eps, rope_theta;
@@ -83,6 +83,9 @@ typedef struct wick_model_info {
     bool has_chat_template;
     size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once) */
     const char *converted_to; /* "Q8_0" etc. when matrices were converted at load, else NULL */
+    /* mixture of experts (n_expert 0 = dense) */
+    int n_expert, n_expert_used, n_ff_exp, n_ff_shexp; /* n_ff_shexp 0 = no shared expert */
+    int n_moe_layers;
 } wick_model_info;
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info);

@@ -14,9 +14,10 @@ int cmd_make_test_model(int argc, char **argv) {
         {"--seed", NULL, OPT_U64, &p.seed, NULL},
         {"--tokenizer", NULL, OPT_STR, &p.tokenizer_dir, NULL},
         {"--rope-scaling", NULL, OPT_STR, &p.rope_scaling, NULL},
+        {"--split-experts", NULL, OPT_FLAG, &p.split_experts, NULL},
     };
     if (cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
-    if (!p.arch) return cli_error("make-test-model: --arch is required (llama, mistral, qwen2, qwen3)");
+    if (!p.arch) return cli_error("make-test-model: --arch is required (llama, mistral, qwen2, qwen3, qwen2moe, qwen3moe, mixtral)");
     if (!p.out) return cli_error("make-test-model: --out is required");
     wick_error err;
     if (make_test_model(&p, &err) < 0) return cli_error("%s", err.msg);

@@ -854,36 +854,52 @@ int gguf_set_value(gguf_writer *w, const char *key, const gguf_value *v, wick_er
     return 0;
 }
 
-int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
-                    const void *data, size_t nbytes, wick_error *err) {
+/* Check a tensor's name, type, shape and size; fill *t. */
+static int check_tensor(gguf_writer *w, tlist_tensor *t, const char *name, int type, int n_dims,
+                        const int64_t *ne, size_t nbytes, wick_error *err) {
     if (!w || !name || !ne) return wick_fail(err, "gguf_add_tensor: bad arguments");
     if (!name[0]) return wick_fail(err, "gguf_add_tensor: empty tensor name");
     int be = dtype_block_elems(type);
     if (be == 0) return wick_fail(err, "tensor '%s': unknown type id %d", name, type);
     if (n_dims < 1 || n_dims > WICK_MAX_DIMS)
         return wick_fail(err, "tensor '%s': %d dims (must be 1..%d)", name, n_dims, WICK_MAX_DIMS);
-    tlist_tensor t = {0};
-    t.type = type;
-    t.n_dims = n_dims;
+    memset(t, 0, sizeof *t);
+    t->type = type;
+    t->n_dims = n_dims;
     uint64_t rows = 1;
     for (int d = 0; d < WICK_MAX_DIMS; d++) {
-        t.ne[d] = d < n_dims ? ne[d] : 1;
-        if (t.ne[d] <= 0)
-            return wick_fail(err, "tensor '%s': bad dimension ne[%d] = %" PRId64, name, d, t.ne[d]);
-        if (d > 0 && __builtin_mul_overflow(rows, (uint64_t)t.ne[d], &rows))
+        t->ne[d] = d < n_dims ? ne[d] : 1;
+        if (t->ne[d] <= 0)
+            return wick_fail(err, "tensor '%s': bad dimension ne[%d] = %" PRId64, name, d, t->ne[d]);
+        if (d > 0 && __builtin_mul_overflow(rows, (uint64_t)t->ne[d], &rows))
             return wick_fail(err, "tensor '%s': size overflows", name);
     }
-    if (t.ne[0] % be != 0)
+    if (t->ne[0] % be != 0)
         return wick_fail(err, "tensor '%s': ne[0] = %" PRId64 " is not a multiple of the %s block size %d",
-                         name, t.ne[0], dtype_name(type), be);
+                         name, t->ne[0], dtype_name(type), be);
     uint64_t want;
-    if (__builtin_mul_overflow((uint64_t)dtype_row_bytes(type, t.ne[0]), rows, &want))
+    if (__builtin_mul_overflow((uint64_t)dtype_row_bytes(type, t->ne[0]), rows, &want))
         return wick_fail(err, "tensor '%s': size overflows", name);
     if (want != nbytes)
         return wick_fail(err, "tensor '%s': %zu bytes given, %s shape needs %" PRIu64, name,
                          nbytes, dtype_name(type), want);
+    return 0;
+}
+
+int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                    const void *data, size_t nbytes, wick_error *err) {
+    tlist_tensor t;
+    if (check_tensor(w, &t, name, type, n_dims, ne, nbytes, err) < 0) return -1;
     if (!data) return wick_fail(err, "tensor '%s': no data", name);
     return tlist_add(&w->tensors, &t, name, data, nbytes, err);
+}
+
+int gguf_add_tensor_deferred(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                             size_t nbytes, tlist_fill_fn fill, void *ctx, wick_error *err) {
+    tlist_tensor t;
+    if (check_tensor(w, &t, name, type, n_dims, ne, nbytes, err) < 0) return -1;
+    if (!fill) return wick_fail(err, "tensor '%s': no data", name);
+    return tlist_add_deferred(&w->tensors, &t, name, nbytes, fill, ctx, err);
 }
 
 typedef struct fout {
@@ -957,9 +973,22 @@ int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
         off += align_up(t->nbytes, align);
     }
     out_pad(&o, align);
-    for (size_t i = 0; i < w->tensors.n; i++) {
-        out_put(&o, w->tensors.t[i].data, w->tensors.t[i].nbytes);
+    bool fill_failed = false;
+    for (size_t i = 0; i < w->tensors.n && !o.bad && !fill_failed; i++) {
+        void *tmp;
+        const void *data = tlist_data(&w->tensors.t[i], &tmp, err);
+        if (!data) {
+            fill_failed = true;
+            break;
+        }
+        out_put(&o, data, w->tensors.t[i].nbytes);
+        free(tmp);
         out_pad(&o, align);
+    }
+    if (fill_failed) {
+        fclose(fp);
+        remove(path);
+        return -1;
     }
     bool bad = o.bad;
     int saved = errno;

@@ -4,7 +4,8 @@
  *
  * Per layer: RMSNorm → Q/K/V projections (+bias) → per-head q/k RMSNorm
  * (Qwen3) → RoPE (its own step) → store K/V → attention per sequence →
- * output projection + residual → RMSNorm → SwiGLU FFN + residual. */
+ * output projection + residual → RMSNorm → SwiGLU FFN (or a mixture of
+ * experts, model/moe.h) + residual. */
 #ifndef WICK_MODEL_FORWARD_H
 #define WICK_MODEL_FORWARD_H
 
@@ -33,6 +34,7 @@ typedef struct forward_scratch {
     void *block; /* the single allocation behind all of the above */
     wick_profile *prof; /* non-NULL: time every op into it (see forward.c) */
     const fwd_capture *capture; /* NULL = none */
+    struct moe_scratch *moe;    /* mixture-of-experts layers' buffers (model/moe.h); NULL = none */
 } forward_scratch;
 
 int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens, int max_logits,

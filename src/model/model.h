@@ -20,6 +20,7 @@ typedef struct layer_weights {
     const float *attn_norm, *ffn_norm;
     const float *bq, *bk, *bv;     /* NULL when the model has no QKV bias */
     const float *q_norm, *k_norm;  /* NULL unless qk_norm */
+    struct moe_weights *moe;       /* a mixture-of-experts layer (model/moe.h); w_gate/w_up/w_down are NULL */
 } layer_weights;
 
 #define WICK_MAX_EOG 16

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "model/model.h"
+#include "model/moe.h"
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     const hparams *hp = &m->hp;
@@ -39,6 +40,15 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     info->has_chat_template = tok_chat_template(m->tok) != NULL;
     info->decode_bytes = m->decode_bytes;
     info->converted_to = m->converted_type >= 0 ? dtype_name(m->converted_type) : NULL;
+    for (int il = 0; il < hp->n_layer; il++) {
+        const struct moe_weights *mw = m->layers[il].moe;
+        if (!mw) continue;
+        info->n_moe_layers++;
+        info->n_expert = mw->n_expert;
+        info->n_expert_used = mw->n_used;
+        info->n_ff_exp = mw->n_ff;
+        info->n_ff_shexp = mw->n_ff_shared;
+    }
 }
 
 static const wick_tensor *tensor_at(const wick_model *m, int i) {
@@ -54,6 +64,12 @@ void model_compute_identity(wick_model *m) {
                             hp->n_ff, hp->rot_dim, hp->sliding_window, (int32_t)m->rope, m->converted_type};
     XXH3_128bits_update(&st, ints, sizeof ints);
     XXH3_128bits_update(&st, &hp->rms_eps, sizeof hp->rms_eps);
+    if (hp->n_expert > 0) { /* routing: which experts and how they are weighed */
+        const int32_t moe[] = {hp->n_expert, hp->n_expert_used, hp->n_ff_exp, hp->n_ff_shexp, hp->moe_norm_topk,
+                               hp->moe_step};
+        XXH3_128bits_update(&st, moe, sizeof moe);
+        XXH3_128bits_update(&st, hp->moe_dense, sizeof hp->moe_dense);
+    }
     if (m->inv_freq) XXH3_128bits_update(&st, m->inv_freq, (size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
     const int n = wick_model_n_tensors(m);
     for (int i = 0; i < n; i++) {

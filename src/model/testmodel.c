@@ -23,19 +23,27 @@ typedef struct shape_desc {
     const char *name;
     int n_embd, n_layer, n_head, n_head_kv, head_dim, head_dim_qk_norm, n_ff, n_ctx, n_vocab;
     float theta, eps;
+    /* mixture-of-experts archs: experts, used per token, expert / shared widths (0 = no MoE form) */
+    int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
+    int tied; /* -1 = the arch's habit (Qwen ties), else 0/1 */
 } shape_desc;
 
 /* n_vocab 0 = the tokenizer's size. head_dim_qk_norm: head_dim for archs with
- * q/k norm (Qwen3 decouples head_dim from hidden / heads). */
+ * q/k norm (Qwen3 decouples head_dim from hidden / heads). The tiny shapes
+ * give MoE archs 8 experts, 2 per token, so routing varies token by token. */
 static const shape_desc SHAPES[] = {
-    {"tiny", 64, 2, 4, 2, 16, 32, 128, 512, 0, 10000.0f, 1e-5f},
+    {"tiny", 64, 2, 4, 2, 16, 32, 128, 512, 0, 10000.0f, 1e-5f, 8, 2, 32, 64, -1},
     /* every row length a multiple of 256, for K-quant (Q6_K) tensors */
-    {"tiny256", 256, 2, 4, 2, 64, 64, 512, 512, 0, 10000.0f, 1e-5f},
-    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f},
-    {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f},
+    {"tiny256", 256, 2, 4, 2, 64, 64, 512, 512, 0, 10000.0f, 1e-5f, 8, 2, 256, 512, -1},
+    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f, 0, 0, 0, 0, -1},
+    {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f, 0, 0, 0, 0, -1},
+    /* Qwen3-30B-A3B's width (128 experts, top-8, expert width 768, untied
+     * output) with 12 of its 48 layers, so Q4_0 (4.6 GB) and Q8_0 (8.4 GB) fit
+     * a 24 GiB machine; the shared width is for qwen2moe only. */
+    {"qwen3-moe", 2048, 12, 32, 4, 128, 128, 6144, 40960, 151936, 1000000.0f, 1e-6f, 128, 8, 768, 2048, 0},
 };
 
-const char *test_model_shapes(void) { return "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b"; }
+const char *test_model_shapes(void) { return "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b, qwen3-moe"; }
 
 /* ---- deterministic values ---- */
 
@@ -46,12 +54,16 @@ static uint64_t mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* Fill n floats uniform in [center - a, center + a) from stream (seed, role, layer). */
-static void fill(float *x, size_t n, uint64_t seed, int role, int layer, float center, float a) {
-    uint64_t s = mix(seed ^ mix(((uint64_t)role << 32) | (uint64_t)(layer + 1)));
+/* The stream of tensor (role, layer); an expert's tensors are role + 256 * (expert + 1). */
+static uint64_t stream_start(uint64_t seed, int role, int layer) {
+    return mix(seed ^ mix(((uint64_t)role << 32) | (uint64_t)(layer + 1)));
+}
+
+/* The next n floats of stream *s, uniform in [center - a, center + a). */
+static void stream_floats(uint64_t *s, float *x, size_t n, float center, float a) {
     for (size_t i = 0; i < n; i++) {
-        s = mix(s);
-        x[i] = center + a * (float)((double)(s >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+        *s = mix(*s);
+        x[i] = center + a * (float)((double)(*s >> 11) * 0x1.0p-53 * 2.0 - 1.0);
     }
 }
 
@@ -83,52 +95,149 @@ typedef struct sink {
     size_t total_bytes;
 } sink;
 
-/* Convert f32 data (rows × cols) to `type` and add it. */
-static int sink_add(sink *k, const char *name, int type, int rows, int cols, const float *x,
-                    wick_error *err) {
-    size_t row_bytes = dtype_row_bytes(type, cols);
-    if (!row_bytes) return wick_fail(err, "tensor %s: %d columns do not fit %s blocks", name, cols, dtype_name(type));
-    void *buf = malloc(row_bytes * (size_t)rows);
-    if (!buf) return wick_fail(err, "out of memory writing %s", name);
-    for (int r = 0; r < rows; r++)
-        quantize_row(type, x + (size_t)r * cols, (char *)buf + (size_t)r * row_bytes, cols);
-    int64_t ne[2] = {cols, rows};
-    int n_dims = rows == 1 ? 1 : 2;
-    int rc = k->gguf ? gguf_add_tensor(k->gw, name, type, n_dims, ne, buf, row_bytes * rows, err)
-                     : st_add_tensor(k->sw, name, type, n_dims, ne, buf, row_bytes * rows, err);
-    k->total_bytes += row_bytes * (size_t)rows;
-    free(buf);
-    return rc;
-}
+typedef struct gen gen;
 
-typedef struct gen {
+/* One tensor to write: its bytes are generated when the writer writes it
+ * (tm_fill), so a model of many GB is written holding one tensor at a time. */
+typedef struct tm_tensor {
+    const gen *g;
+    int role, layer, expert; /* expert -1 = not an expert's tensor */
+    int n_stack;             /* > 0: a GGUF 3-D stack of this many experts' matrices */
+    int rows, cols, type;
+    float center, a;
+    int permute_heads; /* > 0: q/k rows to llama.cpp's interleaved order, this many heads */
+    bool matrix_1row;  /* a one-row matrix, not a vector (HF's shared_expert_gate [1, n_embd]) */
+} tm_tensor;
+
+struct gen {
     const test_model_params *p;
     const arch_desc *arch;
     model_format fmt;
     hparams hp;
     sink k;
     int n_vocab;
-} gen;
+    tm_tensor **descs; /* every tensor added, freed after writing */
+    size_t n_descs, cap_descs;
+};
+
+/* Rows of one matrix from its stream, converted to the tensor's type. */
+static int fill_matrix(const tm_tensor *d, int role, char *out, wick_error *err) {
+    const size_t row_bytes = dtype_row_bytes(d->type, d->cols);
+    uint64_t s = stream_start(d->g->p->seed, role, d->layer);
+    /* whole matrix when rows are permuted (q/k: small), else chunks of rows */
+    const int chunk = d->permute_heads > 0 ? d->rows : d->rows < 256 ? d->rows : 256;
+    float *x = malloc(sizeof(float) * (size_t)chunk * d->cols);
+    if (!x) return wick_fail(err, "out of memory generating a tensor");
+    for (int r0 = 0; r0 < d->rows; r0 += chunk) {
+        const int n = d->rows - r0 < chunk ? d->rows - r0 : chunk;
+        stream_floats(&s, x, (size_t)n * d->cols, d->center, d->a);
+        if (d->permute_heads > 0 && d->rows == 1) /* a bias: its elements are the rows */
+            permute_rows(x, d->permute_heads, d->cols / d->permute_heads, 1);
+        else if (d->permute_heads > 0)
+            permute_rows(x, d->permute_heads, d->rows / d->permute_heads, d->cols);
+        for (int r = 0; r < n; r++)
+            quantize_row(d->type, x + (size_t)r * d->cols, out + (size_t)(r0 + r) * row_bytes, d->cols);
+    }
+    free(x);
+    return 0;
+}
+
+static int tm_fill(void *ctx, void *dst, size_t nbytes, wick_error *err) {
+    const tm_tensor *d = ctx;
+    const size_t one = dtype_row_bytes(d->type, d->cols) * (size_t)d->rows;
+    const int n = d->n_stack > 0 ? d->n_stack : 1;
+    if (one * (size_t)n != nbytes) return wick_fail(err, "test model: tensor size mismatch");
+    for (int e = 0; e < n; e++) {
+        const int expert = d->n_stack > 0 ? e : d->expert;
+        const int role = expert >= 0 ? d->role + 256 * (expert + 1) : d->role;
+        if (fill_matrix(d, role, (char *)dst + (size_t)e * one, err) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Add a generated tensor named `name` (rows × cols, or n_stack of them). */
+static int add_desc(gen *g, const char *name, const tm_tensor *proto, wick_error *err) {
+    if (!dtype_row_bytes(proto->type, proto->cols))
+        return wick_fail(err, "tensor %s: %d columns do not fit %s blocks", name, proto->cols, dtype_name(proto->type));
+    if (g->n_descs == g->cap_descs) {
+        size_t cap = g->cap_descs ? 2 * g->cap_descs : 64;
+        tm_tensor **nd = realloc(g->descs, cap * sizeof *nd);
+        if (!nd) return wick_fail(err, "out of memory");
+        g->descs = nd;
+        g->cap_descs = cap;
+    }
+    tm_tensor *d = malloc(sizeof *d);
+    if (!d) return wick_fail(err, "out of memory");
+    *d = *proto;
+    d->g = g;
+    g->descs[g->n_descs++] = d;
+    const size_t bytes = dtype_row_bytes(d->type, d->cols) * (size_t)d->rows * (size_t)(d->n_stack > 0 ? d->n_stack : 1);
+    int64_t ne[3] = {d->cols, d->rows, d->n_stack};
+    const int n_dims = d->n_stack > 0 ? 3 : d->rows == 1 && !d->matrix_1row ? 1 : 2;
+    g->k.total_bytes += bytes;
+    return g->k.gguf ? gguf_add_tensor_deferred(g->k.gw, name, d->type, n_dims, ne, bytes, tm_fill, d, err)
+                     : st_add_tensor_deferred(g->k.sw, name, d->type, n_dims, ne, bytes, tm_fill, d, err);
+}
+
+/* The type of a tensor: GGUF keeps vectors (and, as llama.cpp's quantizer
+ * does, the router) in F32; HF stores everything in the dtype. */
+static int tensor_type(const gen *g, bool matrix) {
+    return matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : g->k.dtype);
+}
 
 /* Generate one tensor by role and add it. */
 static int add_role(gen *g, tensor_role role, int layer, int rows, int cols, float center, float a,
                     bool matrix, wick_error *err) {
     char name[128];
     if (!tensor_name(name, sizeof name, g->fmt, role, layer)) return 0;
-    size_t n = (size_t)rows * cols;
-    float *x = malloc(n * sizeof *x);
-    if (!x) return wick_fail(err, "out of memory");
-    fill(x, n, g->p->seed, role, layer, center, a);
+    tm_tensor d = {.role = role, .layer = layer, .expert = -1, .rows = rows, .cols = cols,
+                   .type = tensor_type(g, matrix), .center = center, .a = a};
     bool permute = g->fmt == FORMAT_GGUF && g->arch->rope_gguf == ROPE_INTERLEAVED;
-    if (permute && role == T_ATTN_Q) permute_rows(x, g->hp.n_head, g->hp.head_dim, cols);
-    if (permute && role == T_ATTN_K) permute_rows(x, g->hp.n_head_kv, g->hp.head_dim, cols);
-    if (permute && (role == T_ATTN_Q_BIAS || role == T_ATTN_K_BIAS))
-        permute_rows(x, (role == T_ATTN_Q_BIAS ? g->hp.n_head : g->hp.n_head_kv), g->hp.head_dim, 1);
-    /* GGUF keeps vectors in F32 (as llama.cpp does); HF stores everything in the dtype. */
-    int type = matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : (g->k.dtype));
-    int rc = sink_add(&g->k, name, type, rows, cols, x, err);
-    free(x);
-    return rc;
+    if (permute && (role == T_ATTN_Q || role == T_ATTN_Q_BIAS)) d.permute_heads = g->hp.n_head;
+    if (permute && (role == T_ATTN_K || role == T_ATTN_K_BIAS)) d.permute_heads = g->hp.n_head_kv;
+    return add_desc(g, name, &d, err);
+}
+
+/* A mixture-of-experts role: router (expert -1), one expert's matrix, a
+ * GGUF stack (n_stack experts), the shared expert's. */
+static int add_moe(gen *g, tensor_role role, int layer, int expert, int n_stack, tensor_role gen_role, int rows,
+                   int cols, float center, float a, int type, wick_error *err) {
+    char name[160];
+    if (!moe_tensor_name(name, sizeof name, g->arch, g->fmt, role, layer, expert)) return 0;
+    tm_tensor d = {.role = gen_role, .layer = layer, .expert = n_stack ? -1 : expert, .n_stack = n_stack,
+                   .rows = rows, .cols = cols, .type = type, .center = center, .a = a,
+                   .matrix_1row = role == T_FFN_GATE_INP_SHEXP && g->fmt == FORMAT_HF};
+    return add_desc(g, name, &d, err);
+}
+
+static int add_moe_layer(gen *g, int il, wick_error *err) {
+    const hparams *hp = &g->hp;
+    const int D = hp->n_embd, E = hp->n_expert, F = hp->n_ff_exp, Fs = hp->n_ff_shexp;
+    const float aD = sqrtf(3.0f / D), aF = sqrtf(3.0f / F);
+    /* router logits of spread ~2, so the top-k really varies between tokens */
+    if (add_moe(g, T_FFN_GATE_INP, il, 0, 0, T_FFN_GATE_INP, E, D, 0, 2.0f * aD, tensor_type(g, false), err) < 0)
+        return -1;
+    static const tensor_role STACK[3] = {T_FFN_GATE_EXPS, T_FFN_UP_EXPS, T_FFN_DOWN_EXPS};
+    static const tensor_role ONE[3] = {T_FFN_GATE_EXP, T_FFN_UP_EXP, T_FFN_DOWN_EXP};
+    const int rows[3] = {F, F, D}, cols[3] = {D, D, F};
+    const float amp[3] = {aD, aD, aF};
+    const bool stacked = g->fmt == FORMAT_GGUF && !g->p->split_experts;
+    for (int i = 0; i < 3; i++) {
+        if (stacked) {
+            if (add_moe(g, STACK[i], il, 0, E, ONE[i], rows[i], cols[i], 0, amp[i], g->k.dtype, err) < 0) return -1;
+        } else {
+            for (int e = 0; e < E; e++)
+                if (add_moe(g, ONE[i], il, e, 0, ONE[i], rows[i], cols[i], 0, amp[i], g->k.dtype, err) < 0) return -1;
+        }
+    }
+    if (!g->arch->moe->shared_expert) return 0;
+    const float aFs = sqrtf(3.0f / Fs);
+    if (add_moe(g, T_FFN_GATE_INP_SHEXP, il, 0, 0, T_FFN_GATE_INP_SHEXP, 1, D, 0, aD, tensor_type(g, false), err) < 0 ||
+        add_moe(g, T_FFN_GATE_SHEXP, il, 0, 0, T_FFN_GATE_SHEXP, Fs, D, 0, aD, g->k.dtype, err) < 0 ||
+        add_moe(g, T_FFN_UP_SHEXP, il, 0, 0, T_FFN_UP_SHEXP, Fs, D, 0, aD, g->k.dtype, err) < 0 ||
+        add_moe(g, T_FFN_DOWN_SHEXP, il, 0, 0, T_FFN_DOWN_SHEXP, D, Fs, 0, aFs, g->k.dtype, err) < 0)
+        return -1;
+    return 0;
 }
 
 static int add_weights(gen *g, wick_error *err) {
@@ -142,10 +251,12 @@ static int add_weights(gen *g, wick_error *err) {
             add_role(g, T_ATTN_K, il, kvd, D, 0, aD, true, err) < 0 ||
             add_role(g, T_ATTN_V, il, kvd, D, 0, aD, true, err) < 0 ||
             add_role(g, T_ATTN_O, il, D, qd, 0, aQ, true, err) < 0 ||
-            add_role(g, T_FFN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
-            add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
-            add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0 ||
-            add_role(g, T_FFN_DOWN, il, D, F, 0, aF, true, err) < 0)
+            add_role(g, T_FFN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0)
+            return -1;
+        if (hparams_layer_is_moe(hp, il) ? add_moe_layer(g, il, err) < 0
+                                         : add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
+                                               add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0 ||
+                                               add_role(g, T_FFN_DOWN, il, D, F, 0, aF, true, err) < 0)
             return -1;
         if (g->arch->qkv_bias &&
             (add_role(g, T_ATTN_Q_BIAS, il, 1, qd, 0, 0.5f, false, err) < 0 ||
@@ -206,6 +317,13 @@ static void gguf_hparams(gen *g, const tokenizer *tok) {
     gguf_set_u32(w, KEY("rope.dimension_count"), (uint32_t)hp->rot_dim);
     gguf_set_u32(w, KEY("vocab_size"), (uint32_t)g->n_vocab);
     if (hp->sliding_window) gguf_set_u32(w, KEY("attention.sliding_window"), (uint32_t)hp->sliding_window);
+    if (hp->n_expert > 0) { /* as llama.cpp's converters write them */
+        gguf_set_u32(w, KEY("expert_count"), (uint32_t)hp->n_expert);
+        gguf_set_u32(w, KEY("expert_used_count"), (uint32_t)hp->n_expert_used);
+        if (g->arch->moe->hf_ff_key) gguf_set_u32(w, KEY("expert_feed_forward_length"), (uint32_t)hp->n_ff_exp);
+        if (g->arch->moe->shared_expert)
+            gguf_set_u32(w, KEY("expert_shared_feed_forward_length"), (uint32_t)hp->n_ff_shexp);
+    }
     if (hp->rope_scaling == ROPE_SCALING_LINEAR) {
         gguf_set_str(w, KEY("rope.scaling.type"), "linear");
         gguf_set_f32(w, KEY("rope.scaling.factor"), hp->rope_factor);
@@ -232,6 +350,18 @@ static cJSON *hf_config(const gen *g, const tokenizer *tok) {
     cJSON_AddNumberToObject(c, "vocab_size", g->n_vocab);
     cJSON_AddBoolToObject(c, "tie_word_embeddings", hp->tied);
     if (hp->sliding_window) cJSON_AddNumberToObject(c, "sliding_window", hp->sliding_window);
+    if (hp->n_expert > 0) {
+        const moe_desc *md = g->arch->moe;
+        cJSON_AddNumberToObject(c, md->hf_count_key, hp->n_expert);
+        cJSON_AddNumberToObject(c, "num_experts_per_tok", hp->n_expert_used);
+        if (md->hf_ff_key) {
+            cJSON_AddNumberToObject(c, md->hf_ff_key, hp->n_ff_exp);
+            cJSON_AddNumberToObject(c, "decoder_sparse_step", 1);
+            cJSON_AddItemToObject(c, "mlp_only_layers", cJSON_CreateArray());
+            cJSON_AddBoolToObject(c, "norm_topk_prob", hp->moe_norm_topk == 1);
+        }
+        if (md->shared_expert) cJSON_AddNumberToObject(c, "shared_expert_intermediate_size", hp->n_ff_shexp);
+    }
     cJSON_AddStringToObject(c, "hidden_act", "silu");
     cJSON_AddStringToObject(c, "torch_dtype", g->k.dtype == WICK_F32 ? "float32" : g->k.dtype == WICK_F16 ? "float16" : "bfloat16");
     if (tok_bos(tok) >= 0) cJSON_AddNumberToObject(c, "bos_token_id", tok_bos(tok));
@@ -338,7 +468,18 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
     /* Mistral's sliding-window attention, small enough that tiny test prompts cross it. */
     if (strcmp(g->arch->name, "mistral") == 0) hp->sliding_window = sh->n_ctx < 8192 ? 16 : 4096;
     /* Qwen models tie the output to the embedding; Llama/Mistral do not. */
-    hp->tied = strncmp(g->arch->name, "qwen", 4) == 0;
+    hp->tied = sh->tied >= 0 ? sh->tied != 0 : strncmp(g->arch->name, "qwen", 4) == 0;
+    if (g->arch->moe) {
+        if (!sh->n_expert) return wick_fail(err, "shape %s has no mixture-of-experts form (tiny, tiny256, qwen3-moe do)", sh->name);
+        hp->n_expert = sh->n_expert;
+        hp->n_expert_used = sh->n_expert_used;
+        hp->n_ff_exp = sh->n_ff_exp;
+        hp->n_ff_shexp = g->arch->moe->shared_expert ? sh->n_ff_shexp : 0;
+        hp->moe_step = 1;
+        /* the GGUF form's routing, written into HF configs as norm_topk_prob */
+        hp->moe_norm_topk = g->arch->moe->norm_topk_gguf;
+        if (!g->arch->moe->hf_ff_key) hp->n_ff = hp->n_ff_exp; /* Mixtral: intermediate_size is the experts' */
+    }
     const char *rs = p->rope_scaling ? p->rope_scaling : "none";
     if (strcmp(rs, "linear") == 0) {
         hp->rope_scaling = ROPE_SCALING_LINEAR;
@@ -381,6 +522,8 @@ int make_test_model(const test_model_params *p, wick_error *err) {
     if (rc == 0) rc = g.fmt == FORMAT_GGUF ? gguf_write(g.k.gw, p->out, err) : write_hf(&g, tok, err);
     if (g.k.gw) gguf_writer_free(g.k.gw);
     if (g.k.sw) st_writer_free(g.k.sw);
+    for (size_t i = 0; i < g.n_descs; i++) free(g.descs[i]);
+    free(g.descs);
     tok_free(tok);
     return rc;
 }

@@ -1,4 +1,5 @@
-"""Independent NumPy reference forward pass for llama / mistral / qwen2 / qwen3.
+"""Independent NumPy reference forward pass for llama / mistral / qwen2 / qwen3
+and the mixture-of-experts models qwen2moe / qwen3moe / mixtral.
 
 Written from the papers (RMSNorm, RoPE/RoFormer, GQA, SwiGLU) and the Hugging
 Face transformers modelling semantics, NOT from wick's C code. Math is float64.
@@ -16,6 +17,21 @@ GGUF `llama` files (llama.cpp convert) store q/k rows permuted for the interleav
 so on load we invert it: w.reshape(n_head, hd/2, 2, cols).swapaxes(1, 2).reshape(rows, cols).
 This is exactly equivalent to applying interleaved RoPE on the stored rows.
 GGUF qwen2 / qwen3 are not permuted (NeoX RoPE).
+
+Mixture of experts, from transformers' Qwen2MoeSparseMoeBlock,
+Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock:
+    probs = softmax(router(x)); w, idx = topk(probs, k)   (ties: the lower index)
+    if norm_topk_prob: w /= sum(w)                        (Mixtral always)
+    y = sum_j w_j * down_j(silu(gate_j(x)) * up_j(x))
+    qwen2moe adds sigmoid(shared_expert_gate(x)) * shared_expert(x).
+A layer is sparse unless listed in mlp_only_layers, and when
+(layer + 1) % decoder_sparse_step == 0. GGUF files (llama.cpp's converters)
+hold the experts as 3-D stacks [n_expert, rows, cols] (or, in older Mixtral
+files, blk.N.ffn_gate.E.weight); llama.cpp renormalizes qwen3moe and Mixtral
+and not qwen2moe, unless {arch}.expert_weights_norm says otherwise. Mixtral
+GGUF files are general.architecture "llama" with {arch}.expert_count.
+Internally every expert tensor gets the qwen HF name
+(model.layers.N.mlp.experts.E.gate_proj.weight, mlp.gate.weight, ...).
 """
 import json
 import math
@@ -29,7 +45,8 @@ except ImportError:  # run as a script from this directory
     import gguf_reader
     import safetensors_reader
 
-ARCHS = ("llama", "mistral", "qwen2", "qwen3")
+ARCHS = ("llama", "mistral", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "mixtral")
+HF_TYPES = {"qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe"}
 
 
 class Config:
@@ -48,6 +65,10 @@ class Config:
         self.inv_freq = None        # [rot_dim/2] float64
         self.sliding = None         # per-layer window size (int) or None
         self.source = None          # "gguf" or "hf"
+        self.n_expert = 0           # mixture of experts (0 = dense)
+        self.n_used = 0
+        self.norm_topk = False
+        self.moe_layers = []        # per layer: True = sparse
 
     def __repr__(self):
         return "Config(%r)" % {k: v for k, v in self.__dict__.items() if k != "inv_freq"}
@@ -100,7 +121,12 @@ _GGUF_LAYER_NAMES = {
     "ffn_gate.weight": "mlp.gate_proj.weight",
     "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
+    "ffn_gate_inp.weight": "mlp.gate.weight",
+    "ffn_gate_shexp.weight": "mlp.shared_expert.gate_proj.weight",
+    "ffn_up_shexp.weight": "mlp.shared_expert.up_proj.weight",
+    "ffn_down_shexp.weight": "mlp.shared_expert.down_proj.weight",
 }
+_EXPERT_PROJ = {"gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
 
 
 def load_gguf(path):
@@ -109,6 +135,8 @@ def load_gguf(path):
     if arch not in ARCHS:
         raise ValueError("unsupported GGUF architecture %r" % arch)
     a = arch
+    if arch == "llama" and meta.get("llama.expert_count"):
+        arch = "mixtral"
 
     def g(key, default=None):
         return meta.get("%s.%s" % (a, key), default)
@@ -137,12 +165,16 @@ def load_gguf(path):
     c.inv_freq = inv
     sw = g("attention.sliding_window")
     c.sliding = [int(sw) if sw else None] * c.n_layers
+    c.n_expert = int(g("expert_count", 0) or 0)
+    c.n_used = int(g("expert_used_count", 0) or 0)
+    c.norm_topk = bool(g("expert_weights_norm", arch in ("qwen3moe", "mixtral")))
+    c.moe_layers = [c.n_expert > 0] * c.n_layers
 
     W = {}
     W["model.embed_tokens.weight"] = t["token_embd.weight"]
     W["model.norm.weight"] = t["output_norm.weight"]
     W["lm_head.weight"] = t.get("output.weight", t["token_embd.weight"])
-    permuted = arch in ("llama", "mistral")
+    permuted = arch in ("llama", "mistral", "mixtral")
     for i in range(c.n_layers):
         for gname, hname in _GGUF_LAYER_NAMES.items():
             key = "blk.%d.%s" % (i, gname)
@@ -154,7 +186,18 @@ def load_gguf(path):
             elif permuted and gname.startswith("attn_k."):
                 w = _unpermute_rows(w, c.n_kv)
             W["model.layers.%d.%s" % (i, hname)] = w
+        p = "model.layers.%d.mlp." % i
+        for kind, proj in _EXPERT_PROJ.items():
+            stack = t.get("blk.%d.ffn_%s_exps.weight" % (i, kind))     # [n_expert, rows, cols]
+            for e in range(c.n_expert):
+                w = stack[e] if stack is not None else t.get("blk.%d.ffn_%s.%d.weight" % (i, kind, e))
+                if w is not None:
+                    W[p + "experts.%d.%s.weight" % (e, proj)] = w
+        sg = t.get("blk.%d.ffn_gate_inp_shexp.weight" % i)
+        if sg is not None:
+            W[p + "shared_expert_gate.weight"] = sg.reshape(1, -1)
     c.vocab = W["model.embed_tokens.weight"].shape[0]
+    c.arch = arch
     return c, W
 
 
@@ -162,6 +205,7 @@ def load_hf(path):
     with open(os.path.join(path, "config.json")) as f:
         cfg = json.load(f)
     mt = cfg.get("model_type", "llama")
+    mt = HF_TYPES.get(mt, mt)
     if mt not in ARCHS:
         raise ValueError("unsupported model_type %r" % mt)
     c = Config()
@@ -191,15 +235,31 @@ def load_hf(path):
             raise ValueError("unsupported rope_scaling %r" % rs)
     c.inv_freq = inv
     sw = cfg.get("sliding_window")
-    if mt == "mistral":
+    if mt in ("mistral", "mixtral"):
         c.sliding = [int(sw) if sw else None] * c.n_layers
-    elif mt in ("qwen2", "qwen3") and cfg.get("use_sliding_window") and sw:
+    elif mt in ("qwen2", "qwen3", "qwen2moe", "qwen3moe") and cfg.get("use_sliding_window") and sw:
         mwl = int(cfg.get("max_window_layers", c.n_layers))
         c.sliding = [int(sw) if i >= mwl else None for i in range(c.n_layers)]
     else:
         c.sliding = [None] * c.n_layers
 
+    c.n_expert = int(cfg.get("num_local_experts" if mt == "mixtral" else "num_experts", 0) or 0)
+    c.n_used = int(cfg.get("num_experts_per_tok", 0) or 0)
+    c.norm_topk = True if mt == "mixtral" else bool(cfg.get("norm_topk_prob", False))
+    step = int(cfg.get("decoder_sparse_step", 1) or 1)
+    only = set(cfg.get("mlp_only_layers") or [])
+    c.moe_layers = [c.n_expert > 0 and i not in only and (i + 1) % step == 0 for i in range(c.n_layers)]
+
     W = safetensors_reader.read_safetensors(path)
+    if mt == "mixtral":  # block_sparse_moe.{gate, experts.E.w1/w3/w2} -> the qwen names
+        ren = {}
+        for k, v in W.items():
+            k2 = k.replace(".block_sparse_moe.gate.", ".mlp.gate.")
+            for old, new in ((".w1.", ".gate_proj."), (".w3.", ".up_proj."), (".w2.", ".down_proj.")):
+                if ".block_sparse_moe.experts." in k2:
+                    k2 = k2.replace(old, new)
+            ren[k2.replace(".block_sparse_moe.experts.", ".mlp.experts.")] = v
+        W = ren
     if "lm_head.weight" not in W or cfg.get("tie_word_embeddings", False):
         W["lm_head.weight"] = W["model.embed_tokens.weight"]
     c.vocab = W["model.embed_tokens.weight"].shape[0]
@@ -214,6 +274,40 @@ def rms_norm(x, w, eps):
 
 def silu(x):
     return x / (1.0 + np.exp(-x))
+
+
+def swiglu(x, W, p):
+    """down(silu(gate(x)) * up(x)) with the weights named p + {gate,up,down}_proj.weight."""
+    g = x @ W[p + "gate_proj.weight"].T
+    u = x @ W[p + "up_proj.weight"].T
+    return (silu(g) * u) @ W[p + "down_proj.weight"].T
+
+
+def moe_route(logits, k, norm_topk):
+    """HF routing: softmax over all experts, the k largest (ties: lower index), optional renorm.
+    logits [T, E] -> (idx [T, k], weights [T, k])."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    probs = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    idx = np.argsort(-probs, axis=-1, kind="stable")[:, :k]
+    w = np.take_along_axis(probs, idx, axis=-1)
+    if norm_topk:
+        w = w / w.sum(axis=-1, keepdims=True)
+    return idx, w
+
+
+def moe_block(x, W, p, c):
+    """A sparse feed-forward block; p = "model.layers.N.mlp."."""
+    idx, w = moe_route(x @ W[p + "gate.weight"].T, c.n_used, c.norm_topk)
+    out = np.zeros_like(x)
+    for e in range(c.n_expert):
+        rows, slot = np.nonzero(idx == e)
+        if rows.size:
+            out[rows] += swiglu(x[rows], W, p + "experts.%d." % e) * w[rows, slot][:, None]
+    if p + "shared_expert_gate.weight" in W:
+        sg = W[p + "shared_expert_gate.weight"].reshape(1, -1)                    # Linear(hidden, 1)
+        gate = 1.0 / (1.0 + np.exp(-(x @ sg.T)))                                  # [T, 1]
+        out += gate * swiglu(x, W, p + "shared_expert.")
+    return out
 
 
 def rope_rotate_half(x, cos, sin, rot_dim):
@@ -288,9 +382,10 @@ class Model:
                 o += ob
             x = x + o
             h = rms_norm(x, W[p + "post_attention_layernorm.weight"], c.eps)
-            g = h @ W[p + "mlp.gate_proj.weight"].T
-            u = h @ W[p + "mlp.up_proj.weight"].T
-            x = x + (silu(g) * u) @ W[p + "mlp.down_proj.weight"].T
+            if c.moe_layers and c.moe_layers[L]:
+                x = x + moe_block(h, W, p + "mlp.", c)
+            else:
+                x = x + swiglu(h, W, p + "mlp.")
         x = rms_norm(x, W["model.norm.weight"], c.eps)
         return x @ W["lm_head.weight"].T                                  # [T, vocab]
 
