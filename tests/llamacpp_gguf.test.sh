@@ -13,6 +13,10 @@
 #     written by wick in F32 and quantized by llama.cpp (F16, Q8_0, Q4_0, and
 #     Q6_K on a 256-wide shape, where llama.cpp's Q4_0 also writes the tied
 #     output as Q6_K): the last position's logits agree with llama.cpp's.
+#     The same for the mixture-of-experts archs (qwen3moe, qwen2moe with its
+#     shared expert, Mixtral as "llama" with experts: 8 experts, 2 per token,
+#     3-D expert stacks; llama.cpp keeps the router in F32 and, with 8
+#     experts, writes attn_k/attn_v as Q8_0 in a Q4_0 file).
 #     Bounds: F32/F16 max|diff| <= 3e-3·max|logit| and 1-cos <= 2e-6 (llama.cpp
 #     keeps K/V and attention in F16); quantized files max|diff| <= 6e-2·max|logit|
 #     and 1-cos <= 1.5e-3 (both engines quantize activations to 8 bits, each
@@ -65,7 +69,8 @@ print(f"{'ok  ' if good else 'FAIL'} {label}: max|diff|/max|logit| {rel:.2e} (<=
 sys.exit(0 if good else 1)
 PY
 }
-for spec in "llama tiny f16 q8_0 q4_0" "qwen2 tiny f16 q8_0 q4_0" "qwen3 tiny f16 q8_0 q4_0" "qwen3 tiny256 q6_k q4_0"; do
+for spec in "llama tiny f16 q8_0 q4_0" "qwen2 tiny f16 q8_0 q4_0" "qwen3 tiny f16 q8_0 q4_0" "qwen3 tiny256 q6_k q4_0" \
+            "qwen3moe tiny f16 q8_0 q4_0" "qwen2moe tiny f16 q8_0 q4_0" "mixtral tiny f16 q8_0 q4_0" "qwen3moe tiny256 q6_k"; do
   set -- $spec; arch=$1; shape=$2; shift 2
   src="$tmp/$arch-$shape-f32.gguf"
   "$WICK" make-test-model --arch "$arch" --shape "$shape" --format gguf --dtype f32 --seed 3 \

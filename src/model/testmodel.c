@@ -467,8 +467,8 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
     hp->rope_factor = 1.0f;
     /* Mistral's sliding-window attention, small enough that tiny test prompts cross it. */
     if (strcmp(g->arch->name, "mistral") == 0) hp->sliding_window = sh->n_ctx < 8192 ? 16 : 4096;
-    /* Qwen models tie the output to the embedding; Llama/Mistral do not. */
-    hp->tied = sh->tied >= 0 ? sh->tied != 0 : strncmp(g->arch->name, "qwen", 4) == 0;
+    /* Dense Qwen models tie the output to the embedding; Llama/Mistral and the MoE models do not. */
+    hp->tied = sh->tied >= 0 ? sh->tied != 0 : strncmp(g->arch->name, "qwen", 4) == 0 && !g->arch->moe;
     if (g->arch->moe) {
         if (!sh->n_expert) return wick_fail(err, "shape %s has no mixture-of-experts form (tiny, tiny256, qwen3-moe do)", sh->name);
         hp->n_expert = sh->n_expert;

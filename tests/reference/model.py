@@ -283,21 +283,40 @@ def swiglu(x, W, p):
     return (silu(g) * u) @ W[p + "down_proj.weight"].T
 
 
-def moe_route(logits, k, norm_topk):
+def moe_route(logits, k, norm_topk, flip_tokens=()):
     """HF routing: softmax over all experts, the k largest (ties: lower index), optional renorm.
-    logits [T, E] -> (idx [T, k], weights [T, k])."""
+    logits [T, E] -> (idx [T, k], weights [T, k]). Tokens in flip_tokens take the
+    (k+1)-th expert instead of the k-th (see Model.flips)."""
     z = logits - logits.max(axis=-1, keepdims=True)
     probs = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
-    idx = np.argsort(-probs, axis=-1, kind="stable")[:, :k]
+    order = np.argsort(-probs, axis=-1, kind="stable")
+    idx = order[:, :k].copy()
+    for t in flip_tokens:
+        idx[t, k - 1] = order[t, k]
     w = np.take_along_axis(probs, idx, axis=-1)
     if norm_topk:
         w = w / w.sum(axis=-1, keepdims=True)
     return idx, w
 
 
-def moe_block(x, W, p, c):
-    """A sparse feed-forward block; p = "model.layers.N.mlp."."""
-    idx, w = moe_route(x @ W[p + "gate.weight"].T, c.n_used, c.norm_topk)
+def topk_softmax(logits, k):
+    """Mixtral's original formulation (mistral-src MoeLayer): the k largest
+    logits, softmax over them. Equal to moe_route(..., norm_topk=True)."""
+    idx = np.argsort(-logits, axis=-1, kind="stable")[:, :k]
+    top = np.take_along_axis(logits, idx, axis=-1)
+    e = np.exp(top - top.max(axis=-1, keepdims=True))
+    return idx, e / e.sum(axis=-1, keepdims=True)
+
+
+def moe_block(x, W, p, c, flip_tokens=(), gaps=None):
+    """A sparse feed-forward block; p = "model.layers.N.mlp.". gaps, if a list,
+    gets each token's logit gap between its k-th and (k+1)-th expert divided
+    by the standard deviation of the layer's router logits."""
+    logits = x @ W[p + "gate.weight"].T
+    if gaps is not None and c.n_used < c.n_expert:
+        srt = -np.sort(-logits, axis=-1)
+        gaps.append((srt[:, c.n_used - 1] - srt[:, c.n_used]) / (logits.std() or 1.0))
+    idx, w = moe_route(logits, c.n_used, c.norm_topk, flip_tokens)
     out = np.zeros_like(x)
     for e in range(c.n_expert):
         rows, slot = np.nonzero(idx == e)
@@ -325,6 +344,13 @@ class Model:
     def __init__(self, cfg, weights):
         self.cfg = cfg
         self.W = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
+        # Mixture of experts: a (layer, token) in flips routes that token to
+        # its (k+1)-th expert instead of its k-th in that layer: the other side
+        # of a near-tie, which an engine with quantized activations may take.
+        # route_gaps: per MoE layer, every token's logit gap at the k-th place
+        # relative to the spread of the layer's logits (filled by forward).
+        self.flips = set()
+        self.route_gaps = {}
 
     def _w(self, name):
         return self.W.get(name)
@@ -383,7 +409,11 @@ class Model:
             x = x + o
             h = rms_norm(x, W[p + "post_attention_layernorm.weight"], c.eps)
             if c.moe_layers and c.moe_layers[L]:
-                x = x + moe_block(h, W, p + "mlp.", c)
+                gaps = []
+                flip = [t for (l, t) in self.flips if l == L]
+                x = x + moe_block(h, W, p + "mlp.", c, flip, gaps)
+                if gaps:
+                    self.route_gaps[L] = gaps[0]
             else:
                 x = x + swiglu(h, W, p + "mlp.")
         x = rms_norm(x, W["model.norm.weight"], c.eps)
