@@ -389,9 +389,9 @@ out:
 int main(void) {
     char dir[] = "/tmp/wick-prefix-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    const char *dtypes[] = {"f32", "q4_0"};
-    const char *archs[] = {"qwen3", "llama"};
-    for (int i = 0; i < 2; i++) {
+    const char *dtypes[] = {"f32", "q4_0", "q8_0"};
+    const char *archs[] = {"qwen3", "llama", "qwen3moe"};
+    for (int i = 0; i < 3; i++) {
         char path[300];
         snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, archs[i], dtypes[i]);
         wick_error err;
