@@ -549,12 +549,12 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         rc = load_gguf(m, path, err);
     else
         rc = wick_fail(err, "model not found: %s (%s)", path, strerror(ENOENT));
-    if (rc == 0) rc = hparams_validate(&m->hp, err);
     if (rc == 0 && m->hp.n_expert > 0 && !m->arch->moe)
         rc = wick_fail(err, "architecture %s has no mixture-of-experts form, but the file names %d experts (%s)",
                        m->arch->name, m->hp.n_expert, path);
     if (rc == 0 && m->arch->moe && m->hp.n_expert <= 0)
         rc = wick_fail(err, "%s model without an expert count (%s)", m->arch->name, path);
+    if (rc == 0) rc = hparams_validate(&m->hp, err);
     if (rc == 0) {
         loader L = {m, path, err};
         rc = bind_weights(&L);
