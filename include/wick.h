@@ -81,11 +81,13 @@ typedef struct wick_model_info {
     int32_t bos, eos;         /* -1 = none */
     bool add_bos;
     bool has_chat_template;
-    size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once) */
+    size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once; of a
+                                 mixture-of-experts layer only the k experts a token uses) */
     const char *converted_to; /* "Q8_0" etc. when matrices were converted at load, else NULL */
     /* mixture of experts (n_expert 0 = dense) */
     int n_expert, n_expert_used, n_ff_exp, n_ff_shexp; /* n_ff_shexp 0 = no shared expert */
     int n_moe_layers;
+    size_t resident_bytes;    /* weight bytes decoding keeps in memory: decode_bytes + idle experts */
 } wick_model_info;
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info);

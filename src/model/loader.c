@@ -519,13 +519,15 @@ static int repack_weights(loader *L) {
  * counts only as the output matrix when tied; a lookup reads one row); of a
  * mixture-of-experts layer only the router, k experts and the shared expert. */
 static void count_decode_bytes(wick_model *m) {
-    size_t b = m->output->nbytes;
+    size_t b = m->output->nbytes, idle = 0;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const layer_weights *w = &m->layers[il];
         b += w->wq->nbytes + w->wk->nbytes + w->wv->nbytes + w->wo->nbytes;
         b += w->moe ? moe_decode_bytes(w->moe) : w->w_gate->nbytes + w->w_up->nbytes + w->w_down->nbytes;
+        if (w->moe) idle += moe_all_bytes(w->moe) - moe_decode_bytes(w->moe);
     }
     m->decode_bytes = b;
+    m->resident_bytes = b + idle;
 }
 
 wick_model *wick_model_load(const char *path, const wick_model_params *params, wick_error *err) {

@@ -49,6 +49,7 @@ struct wick_model {
     int64_t n_params;
     size_t weight_bytes;
     size_t decode_bytes;  /* weight bytes one decode step reads (see loader.c) */
+    size_t resident_bytes; /* weight bytes decode keeps in memory: decode_bytes + idle experts */
     int converted_type;   /* matrices converted at load to this type; -1 = as stored */
     uint64_t identity[2]; /* what decides the KV a token gets, but the tokens (model_compute_identity) */
 

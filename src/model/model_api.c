@@ -39,6 +39,7 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     info->add_bos = tok_adds_bos(m->tok);
     info->has_chat_template = tok_chat_template(m->tok) != NULL;
     info->decode_bytes = m->decode_bytes;
+    info->resident_bytes = m->resident_bytes;
     info->converted_to = m->converted_type >= 0 ? dtype_name(m->converted_type) : NULL;
     for (int il = 0; il < hp->n_layer; il++) {
         const struct moe_weights *mw = m->layers[il].moe;

@@ -44,6 +44,15 @@ size_t moe_decode_bytes(const moe_weights *mw) {
     return b;
 }
 
+size_t moe_all_bytes(const moe_weights *mw) {
+    size_t b = mw->router->nbytes;
+    for (int i = 0; i < 3; i++) {
+        for (int e = 0; e < mw->n_expert; e++) b += mw->experts[i][e]->nbytes;
+        if (mw->shared[i]) b += mw->shared[i]->nbytes;
+    }
+    return b;
+}
+
 /* ---- scratch ---- */
 
 static size_t grouped_bound(const wick_tensor *W, int rows, int blocks) {

@@ -41,6 +41,8 @@ typedef struct moe_weights {
 /* Weight bytes one decode token reads in this layer: the router, k experts
  * (every expert has the same shapes and types) and the shared expert. */
 size_t moe_decode_bytes(const moe_weights *mw);
+/* Weight bytes of the layer's experts, router and shared expert, all of them. */
+size_t moe_all_bytes(const moe_weights *mw);
 
 /* Per-context buffers for the MoE layers, allocated once. A forward pass
  * routes its tokens in slices of at most max_tokens. */
