@@ -140,7 +140,7 @@ static void test_grouped(void) {
     static const mm_case WS[] = {
         {WICK_Q4_0_R16, 48, 224}, {WICK_Q4_0_R16, 32, 224}, {WICK_Q8_0_R16, 32, 96}, {WICK_Q8_0, 37, 96},
         {WICK_Q4_0, 20, 224},     {WICK_F32, 37, 96},       {WICK_F16, 19, 224},     {WICK_BF16, 33, 96},
-        {WICK_Q6_K, 19, 256},     {WICK_Q6_K, 37, 256},
+        {WICK_Q6_K, 19, 256},     {WICK_Q6_K, 37, 256},     {WICK_Q4_0_R16, 272, 224}, {WICK_F16, 150, 224},
     };
     enum { NW = sizeof WS / sizeof WS[0], NT = 24, NMAX = 17, XROWS = 3 * NMAX };
     wick_tensor W[NW];
@@ -155,7 +155,8 @@ static void test_grouped(void) {
     float *x96 = malloc(sizeof(float) * XROWS * 96), *x224 = malloc(sizeof(float) * XROWS * 224),
           *x256 = malloc(sizeof(float) * XROWS * 256);
     rnd_fill(x96, XROWS * 96, 2.0f), rnd_fill(x224, XROWS * 224, 2.0f), rnd_fill(x256, XROWS * 256, 2.0f);
-    float *y = malloc(sizeof(float) * NT * NMAX * 64), *ref = malloc(sizeof(float) * NT * NMAX * 64);
+    enum { LDY = 288 }; /* at least the most rows */
+    float *y = malloc(sizeof(float) * NT * NMAX * LDY), *ref = malloc(sizeof(float) * NT * NMAX * LDY);
     size_t sbytes = 0;
     for (int i = 0; i < NW; i++) sbytes += matmul_grouped_scratch_bound(W[i].type, (int)W[i].ne[0], 2 * NMAX, 2) * 3;
     void *scratch = malloc(sbytes), *mm = malloc(matmul_scratch_bytes(WICK_Q6_K, 256, NMAX) + matmul_scratch_bytes(WICK_Q8_0, 224, NMAX));
@@ -169,19 +170,19 @@ static void test_grouped(void) {
             const int n = t % 7 == 3 ? 0 : (int)(rnd_u32() % NMAX) + 1;
             const int off = t > 0 && t % 2 == 1 && tasks[t - 1].W->ne[0] == cols ? -1 : (int)(rnd_u32() % (XROWS - NMAX));
             tasks[t] = (mm_task){.W = &W[wi], .x = off < 0 ? tasks[t - 1].x : xs + (size_t)off * cols,
-                                 .n = off < 0 ? tasks[t - 1].n : n, .y = y + (size_t)t * NMAX * 64, .ldy = 64};
+                                 .n = off < 0 ? tasks[t - 1].n : n, .y = y + (size_t)t * NMAX * LDY, .ldy = LDY};
         }
         for (int isa = 0; isa < n_isas(); isa++) {
             CHECK(cpu_set_isa((cpu_isa)isa));
             for (int t = 0; t < NT; t++)
-                if (tasks[t].n) matmul(NULL, tasks[t].W, tasks[t].x, tasks[t].n, ref + (size_t)t * NMAX * 64, 64, mm);
+                if (tasks[t].n) matmul(NULL, tasks[t].W, tasks[t].x, tasks[t].n, ref + (size_t)t * NMAX * LDY, LDY, mm);
             for (int th = 1; th <= 3; th++) {
-                memset(y, 0xff, sizeof(float) * NT * NMAX * 64);
+                memset(y, 0xff, sizeof(float) * NT * NMAX * LDY);
                 CHECK(matmul_grouped(g_pools[th], tasks, NT, scratch, sbytes) == 0);
                 int bad = 0;
                 for (int t = 0; t < NT; t++)
                     for (int i = 0; i < tasks[t].n; i++) {
-                        const size_t o = (size_t)t * NMAX * 64 + (size_t)i * 64;
+                        const size_t o = (size_t)t * NMAX * LDY + (size_t)i * LDY;
                         if (memcmp(y + o, ref + o, sizeof(float) * tasks[t].W->ne[1]) != 0 && bad++ < 3)
                             fprintf(stderr, "matmul_grouped round %d %s %d threads: task %d (type %d, %lldx%lld) row %d of %d differs\n",
                                     round, cpu_isa_name((cpu_isa)isa), th, t, tasks[t].W->type, (long long)tasks[t].W->ne[1],

@@ -6,7 +6,8 @@
  * Steps: (1) prepare each distinct activation block once (quantized to Q8_0
  * blocks for Q8_0/Q4_0 weights, to Q8_K blocks for Q6_K, nothing for float
  * weights) into the caller's scratch; (2) split the tasks' output rows into
- * units of MM_GROUP_ROWS rows (a unit never spans two tasks) and hand them
+ * units of MM_GROUP_ROWS rows (MM_GROUP_ROWS_BATCH for many tokens; a unit
+ * never spans two tasks) and hand them
  * out by work stealing (core/steal.h), so each thread streams one contiguous
  * run of weights and a thread left idle takes the back half of another's.
  * Every output row is computed by matmul_rows exactly as matmul() computes
@@ -20,6 +21,11 @@
 #include "kernels/matmul_q6k.h"
 
 #define MM_GROUP_ROWS 16 /* rows per unit: one AVX-512 tile, an R16 group, a 64-byte line of y */
+#define MM_GROUP_ROWS_BATCH 128 /* rows per unit of a task past MM_STREAM_MAX_N tokens (the prefill kernels
+                                   prepare their activation tiles per call) */
+
+/* Rows per unit of task k. */
+static int64_t unit_rows(const mm_task *k) { return k->n > MM_STREAM_MAX_N ? MM_GROUP_ROWS_BATCH : MM_GROUP_ROWS; }
 #define MM_GROUP_OWN 2   /* units the owner takes at a time (as matmul.c's decode split) */
 
 /* How a weight type wants its activations: 0 as floats, 1 Q8_0 blocks, 2 Q8_K blocks. */
@@ -82,12 +88,11 @@ static void run_units(const grouped_job *j, int64_t u0, int64_t nu) {
     for (int i = lo; i < j->nt; i++) {
         const mm_task *k = &j->t[i];
         if (k->unit0 >= end) break;
-        const int64_t rows = k->W->ne[1], units = k->n > 0 ? (rows + MM_GROUP_ROWS - 1) / MM_GROUP_ROWS : 0;
+        const int64_t rows = k->W->ne[1], ur = unit_rows(k), units = k->n > 0 ? (rows + ur - 1) / ur : 0;
         const int64_t a = u0 > k->unit0 ? u0 - k->unit0 : 0, b = end - k->unit0 < units ? end - k->unit0 : units;
         if (b <= a) continue;
-        const int64_t r1 = b * MM_GROUP_ROWS < rows ? b * MM_GROUP_ROWS : rows;
-        matmul_rows(k->W->type, k->W->data, (int)k->W->ne[0], k->x, k->xq, k->n, k->y, k->ldy,
-                    (int)(a * MM_GROUP_ROWS), (int)r1);
+        const int64_t r1 = b * ur < rows ? b * ur : rows;
+        matmul_rows(k->W->type, k->W->data, (int)k->W->ne[0], k->x, k->xq, k->n, k->y, k->ldy, (int)(a * ur), (int)r1);
     }
 }
 
@@ -137,7 +142,7 @@ int matmul_grouped(wick_pool *pool, mm_task *t, int nt, void *scratch, size_t sc
         mm_task *k = &t[i];
         k->unit0 = units;
         if (k->n <= 0) continue;
-        units += (k->W->ne[1] + MM_GROUP_ROWS - 1) / MM_GROUP_ROWS;
+        units += (k->W->ne[1] + unit_rows(k) - 1) / unit_rows(k);
         work += k->W->ne[1] * k->W->ne[0] * (int64_t)k->n;
     }
     if (units == 0) return 0;
