@@ -225,6 +225,15 @@ static void add_task(moe_scratch *ms, int *nt, const wick_tensor *W, const float
     ms->tasks[(*nt)++] = (mm_task){.W = W, .x = x, .n = n, .y = y, .ldy = ldy};
 }
 
+/* The tasks in one hand-off; one matmul each should the scratch ever fall
+ * short of what they need (moe_scratch_init sizes it for the worst case). */
+static void run_tasks(moe_scratch *ms, wick_pool *pool, int nt) {
+    if (matmul_grouped(pool, ms->tasks, nt, ms->mm, ms->mm_bytes) == 0) return;
+    for (int i = 0; i < nt; i++)
+        if (ms->tasks[i].n > 0)
+            matmul(pool, ms->tasks[i].W, ms->tasks[i].x, ms->tasks[i].n, ms->tasks[i].y, ms->tasks[i].ldy, ms->mm);
+}
+
 static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, const float *x, float *out, int T) {
     const int E = mw->n_expert, k = mw->n_used, D = ms->n_embd, F = mw->n_ff, Fs = mw->n_ff_shared;
     const int n_rows = T * k;
@@ -273,7 +282,7 @@ static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, c
         add_task(ms, &nt, mw->shared[MOE_GATE], x, T, ms->hs, Fs);
         add_task(ms, &nt, mw->shared[MOE_UP], x, T, ms->hs2, Fs);
     }
-    matmul_grouped(pool, ms->tasks, nt, ms->mm, ms->mm_bytes);
+    run_tasks(ms, pool, nt);
     row_job si = {RS_SILU, mw, ms, x, out, T, n_rows};
     row_stage(pool, &si, n_rows);
     nt = 0;
@@ -282,7 +291,7 @@ static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, c
         if (n) add_task(ms, &nt, mw->experts[MOE_DOWN][e], ms->hg + (size_t)r0 * F, n, ms->yo + (size_t)r0 * D, D);
     }
     if (mw->shared[0]) add_task(ms, &nt, mw->shared[MOE_DOWN], ms->hs, T, ms->ys, D);
-    matmul_grouped(pool, ms->tasks, nt, ms->mm, ms->mm_bytes);
+    run_tasks(ms, pool, nt);
     /* (6) the weighted sum, in rank order */
     row_job sum = {RS_SUM, mw, ms, x, out, T, n_rows};
     row_stage(pool, &sum, T);

@@ -38,7 +38,7 @@ static const shape_desc SHAPES[] = {
     {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f, 0, 0, 0, 0, -1},
     {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f, 0, 0, 0, 0, -1},
     /* Qwen3-30B-A3B's width (128 experts, top-8, expert width 768, untied
-     * output) with 12 of its 48 layers, so Q4_0 (4.6 GB) and Q8_0 (8.4 GB) fit
+     * output) with 12 of its 48 layers, so Q4_0 (4.6 GB) and Q8_0 (8.6 GB) fit
      * a 24 GiB machine; the shared width is for qwen2moe only. */
     {"qwen3-moe", 2048, 12, 32, 4, 128, 128, 6144, 40960, 151936, 1000000.0f, 1e-6f, 128, 8, 768, 2048, 0},
 };
