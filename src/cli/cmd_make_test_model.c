@@ -15,6 +15,7 @@ int cmd_make_test_model(int argc, char **argv) {
         {"--tokenizer", NULL, OPT_STR, &p.tokenizer_dir, NULL},
         {"--rope-scaling", NULL, OPT_STR, &p.rope_scaling, NULL},
         {"--split-experts", NULL, OPT_FLAG, &p.split_experts, NULL},
+        {"--mlp-only-layers", NULL, OPT_STR, &p.mlp_only_layers, NULL},
     };
     if (cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
     if (!p.arch) return cli_error("make-test-model: --arch is required (llama, mistral, qwen2, qwen3, qwen2moe, qwen3moe, mixtral)");

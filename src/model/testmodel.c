@@ -357,7 +357,9 @@ static cJSON *hf_config(const gen *g, const tokenizer *tok) {
         if (md->hf_ff_key) {
             cJSON_AddNumberToObject(c, md->hf_ff_key, hp->n_ff_exp);
             cJSON_AddNumberToObject(c, "decoder_sparse_step", 1);
-            cJSON_AddItemToObject(c, "mlp_only_layers", cJSON_CreateArray());
+            cJSON *only = cJSON_AddArrayToObject(c, "mlp_only_layers");
+            for (int il = 0; il < hp->n_layer; il++)
+                if (!hparams_layer_is_moe(hp, il)) cJSON_AddItemToArray(only, cJSON_CreateNumber(il));
             cJSON_AddBoolToObject(c, "norm_topk_prob", hp->moe_norm_topk == 1);
         }
         if (md->shared_expert) cJSON_AddNumberToObject(c, "shared_expert_intermediate_size", hp->n_ff_shexp);
@@ -479,6 +481,18 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
         /* the GGUF form's routing, written into HF configs as norm_topk_prob */
         hp->moe_norm_topk = g->arch->moe->norm_topk_gguf;
         if (!g->arch->moe->hf_ff_key) hp->n_ff = hp->n_ff_exp; /* Mixtral: intermediate_size is the experts' */
+    }
+    if (p->mlp_only_layers && *p->mlp_only_layers) {
+        if (!g->arch->moe || !g->arch->moe->hf_ff_key || g->fmt != FORMAT_HF)
+            return wick_fail(err, "--mlp-only-layers needs an HF qwen2moe/qwen3moe model (GGUF has no dense layers in a MoE model)");
+        for (const char *c = p->mlp_only_layers; *c;) {
+            char *end;
+            long il = strtol(c, &end, 10);
+            if (end == c || il < 0 || il >= hp->n_layer || (*end && *end != ','))
+                return wick_fail(err, "--mlp-only-layers: \"%s\" is not a list of layers below %d", p->mlp_only_layers, hp->n_layer);
+            hp->moe_dense[il / 64] |= (uint64_t)1 << (il % 64);
+            c = *end ? end + 1 : end;
+        }
     }
     const char *rs = p->rope_scaling ? p->rope_scaling : "none";
     if (strcmp(rs, "linear") == 0) {

@@ -26,6 +26,7 @@ typedef struct test_model_params {
     uint64_t seed;
     const char *out;           /* .gguf file or HF directory (created) */
     bool split_experts;        /* GGUF: one 2-D tensor per expert (blk.N.ffn_gate.E.weight), not 3-D stacks */
+    const char *mlp_only_layers; /* HF MoE: comma-separated layers that keep a dense FFN (config mlp_only_layers) */
 } test_model_params;
 
 int make_test_model(const test_model_params *p, wick_error *err);

@@ -17,7 +17,8 @@ Q6_K models (qwen3, llama, qwen3moe) use the tiny256 shape, whose rows are
 whole 256-element super-blocks; qwen3 ties the output to the Q6_K embedding.
 The mixture-of-experts archs (qwen2moe, qwen3moe, mixtral: 8 experts, 2 per
 token) run every format x dtype too, plus a Mixtral GGUF with one tensor per
-expert (the older blk.N.ffn_gate.E.weight form) instead of 3-D stacks.
+expert (the older blk.N.ffn_gate.E.weight form) instead of 3-D stacks, and HF
+qwen2moe/qwen3moe models with a dense layer (config mlp_only_layers).
 Also checks, with the reference alone, that the same-seed GGUF and HF F32 models
 are the same model (their reference logits agree to 1e-4 relative).
 Prints one PASS/FAIL line per case and "N passed, N failed"; exits 1 on failure.
@@ -117,22 +118,24 @@ def main():
     cases.append(("llama", "gguf", "f32", "llama3"))
     cases.append(("llama", "hf", "f32", "llama3"))
     cases.append(("mixtral", "gguf", "q8_0", "split-experts"))
+    cases.append(("qwen2moe", "hf", "f32", "mlp-only-layers=0"))
+    cases.append(("qwen3moe", "hf", "bf16", "mlp-only-layers=1"))
 
     passed, failed = (int(v) for v in args.prior.split(","))
     ref_f32 = {}   # (arch, rope) -> {fmt: (tokens, ref logits all positions)}
     t0 = time.time()
     for arch, fmt, dt, rope in cases:
-        split = rope == "split-experts"
+        split = rope is not None and (rope == "split-experts" or rope.startswith("mlp-only-layers="))
         name = "%s %s %s%s" % (arch, fmt, dt, (" " + rope if split else " rope=" + rope) if rope else "")
         if args.only and args.only not in name:
             continue
-        base = os.path.join(args.tmp, "%s-%s-%s%s" % (arch, fmt, dt, "-" + rope if rope else ""))
+        base = os.path.join(args.tmp, "%s-%s-%s%s" % (arch, fmt, dt, "-" + rope.replace("=", "") if rope else ""))
         path = base + ".gguf" if fmt == "gguf" else base
         try:
             cmd = [args.wick, "make-test-model", "--arch", arch, "--format", fmt, "--dtype", dt,
                    "--shape", "tiny256" if dt == "q6_k" else "tiny", "--seed", "7", "--out", path]
             if split:
-                cmd += ["--split-experts"]
+                cmd += ["--" + rope.split("=")[0]] + rope.split("=")[1:]   # --split-experts, --mlp-only-layers N
             elif rope:
                 cmd += ["--rope-scaling", rope]
             run(cmd)
