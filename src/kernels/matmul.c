@@ -108,6 +108,20 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
+int matmul_x_kind(int wtype) {
+    if (is_quant(wtype)) return 1;
+    if (wtype == WICK_Q6_K) return 2;
+    return 0;
+}
+
+const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch) {
+    switch (matmul_x_kind(wtype)) {
+    case 1: matmul_quantize_x(pool, x, n, cols, scratch); return scratch;
+    case 2: mm_q6k_quantize_x(pool, x, n, cols, scratch); return scratch;
+    default: return NULL;
+    }
+}
+
 /* ---- several weights sharing one x (Q/K/V, gate/up) in one pool hand-off ---- */
 
 #define MM_MULTI_MAX 4
@@ -178,22 +192,14 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     bool same = nw <= MM_MULTI_MAX;
     int64_t total = 0;
     for (int i = 0; i < nw; i++) {
-        same = same && W[i]->ne[0] == cols && is_quant(W[i]->type) == is_quant(W[0]->type) &&
-               (W[i]->type == WICK_Q6_K) == (W[0]->type == WICK_Q6_K);
+        same = same && W[i]->ne[0] == cols && matmul_x_kind(W[i]->type) == matmul_x_kind(W[0]->type);
         total += W[i]->ne[1];
     }
     if (!same) {
         for (int i = 0; i < nw; i++) matmul(pool, W[i], x, n, y[i], ldy[i], scratch);
         return;
     }
-    const void *xq = NULL;
-    if (is_quant(W[0]->type)) {
-        matmul_quantize_x(pool, x, n, cols, scratch);
-        xq = scratch;
-    } else if (W[0]->type == WICK_Q6_K) {
-        mm_q6k_quantize_x(pool, x, n, cols, scratch);
-        xq = scratch;
-    }
+    const void *xq = matmul_prepare_x(pool, W[0]->type, x, n, cols, scratch);
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
      * unless that would leave a thread idle on a small matrix. */
     const int nth = pool_size(pool);

@@ -38,6 +38,15 @@ void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *x
  * [-127, 127], as quantize_row's do). */
 void matmul_xq_finish(void *xq, int n, int cols);
 
+/* How weights of a type take their activations: 0 as floats (xq NULL), 1 as
+ * Q8_0 blocks (matmul_quantize_x), 2 as Q8_K blocks (Q6_K). Weights of the
+ * same kind and column count can share one preparation. */
+int matmul_x_kind(int wtype);
+/* Prepare n rows of x for weights of wtype into scratch (matmul_scratch_bytes
+ * of them) as matmul() does; returns the xq to pass to matmul_rows (NULL for
+ * float weights). */
+const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch);
+
 /* Row-range entry points used by matmul() and by tests comparing ISAs:
  * y[i*ldy + r] for r in [r0, r1). xq is x prepared by matmul_quantize_x (for
  * Q8_0/Q4_0 weights) or NULL (for float weights, which read x). */

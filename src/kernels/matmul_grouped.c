@@ -18,7 +18,6 @@
 #include "core/steal.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_impl.h"
-#include "kernels/matmul_q6k.h"
 
 #define MM_GROUP_ROWS 16 /* rows per unit: one AVX-512 tile, an R16 group, a 64-byte line of y */
 #define MM_GROUP_ROWS_BATCH 128 /* rows per unit of a task past MM_STREAM_MAX_N tokens (the prefill kernels
@@ -28,17 +27,10 @@
 static int64_t unit_rows(const mm_task *k) { return k->n > MM_STREAM_MAX_N ? MM_GROUP_ROWS_BATCH : MM_GROUP_ROWS; }
 #define MM_GROUP_OWN 2   /* units the owner takes at a time (as matmul.c's decode split) */
 
-/* How a weight type wants its activations: 0 as floats, 1 Q8_0 blocks, 2 Q8_K blocks. */
-static int x_kind(int wtype) {
-    if (wtype == WICK_Q6_K) return 2;
-    if (wtype == WICK_Q8_0 || wtype == WICK_Q4_0 || mm_r16_base(wtype) >= 0) return 1;
-    return 0;
-}
-
 static size_t pad64(size_t b) { return (b + 63) & ~(size_t)63; }
 
 size_t matmul_grouped_scratch_bound(int wtype, int cols, int total_rows, int n_blocks) {
-    if (x_kind(wtype) == 0) return 0;
+    if (matmul_x_kind(wtype) == 0) return 0;
     return matmul_scratch_bytes(wtype, cols, total_rows) + (size_t)n_blocks * 4 * 64;
 }
 
@@ -49,11 +41,7 @@ typedef struct prep_job {
 } prep_job;
 
 static void prep_one(const mm_task *k) {
-    const int cols = (int)k->W->ne[0];
-    if (x_kind(k->W->type) == 2)
-        mm_q6k_quantize_x(NULL, k->x, k->n, cols, (void *)k->xq);
-    else
-        matmul_quantize_x(NULL, k->x, k->n, cols, (void *)k->xq);
+    matmul_prepare_x(NULL, k->W->type, k->x, k->n, (int)k->W->ne[0], (void *)k->xq);
 }
 
 /* Thread ith prepares the blocks whose first row falls in its share of the rows. */
@@ -117,11 +105,11 @@ int matmul_grouped(wick_pool *pool, mm_task *t, int nt, void *scratch, size_t sc
         mm_task *k = &t[i];
         k->xq = NULL;
         k->unit0 = -1;
-        const int kind = x_kind(k->W->type);
+        const int kind = matmul_x_kind(k->W->type);
         if (k->n <= 0 || kind == 0) continue;
         const int cols = (int)k->W->ne[0];
         for (int p = 0; p < i && !k->xq; p++)
-            if (t[p].xq && t[p].x == k->x && t[p].n == k->n && t[p].W->ne[0] == cols && x_kind(t[p].W->type) == kind)
+            if (t[p].xq && t[p].x == k->x && t[p].n == k->n && t[p].W->ne[0] == cols && matmul_x_kind(t[p].W->type) == kind)
                 k->xq = t[p].xq;
         if (k->xq) continue;
         const size_t b = pad64(matmul_scratch_bytes(k->W->type, cols, k->n));
