@@ -32,7 +32,7 @@
 #include "model/model.h"
 
 #define MOE_SLICE_TOKENS 256 /* tokens routed per slice (bounds the scratch) */
-#define MOE_ROW_STAGE_MIN 8  /* row work below this many rows runs on the calling thread */
+#define MOE_ROW_STAGE_MIN_TOKENS 4 /* row stages of fewer tokens run on the calling thread (as forward.c's) */
 #define ALIGN64(n) (((n) + 63) & ~(size_t)63)
 
 size_t moe_decode_bytes(const moe_weights *mw) {
@@ -215,8 +215,8 @@ static void row_task(void *arg, int ith, int nth) {
     if (hi > lo) row_range(j, lo, hi);
 }
 
-static void row_stage(wick_pool *pool, row_job *j, int64_t rows) {
-    pool_run(rows >= MOE_ROW_STAGE_MIN ? pool : NULL, row_task, j);
+static void row_stage(wick_pool *pool, row_job *j) {
+    pool_run(j->T >= MOE_ROW_STAGE_MIN_TOKENS ? pool : NULL, row_task, j);
 }
 
 /* ---- the layer ---- */
@@ -267,7 +267,7 @@ static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, c
     for (int e = 0; e < E && !gather; e++) gather = ms->fill[e] >= 2;
     if (gather) {
         row_job g = {RS_GATHER, mw, ms, x, out, T, n_rows};
-        row_stage(pool, &g, n_rows);
+        row_stage(pool, &g);
     }
     /* (5) gate and up of every used expert (and the shared one), SiLU, down */
     int nt = 0;
@@ -284,7 +284,7 @@ static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, c
     }
     run_tasks(ms, pool, nt);
     row_job si = {RS_SILU, mw, ms, x, out, T, n_rows};
-    row_stage(pool, &si, n_rows);
+    row_stage(pool, &si);
     nt = 0;
     for (int e = 0; e < E; e++) {
         const int n = ms->fill[e], r0 = ms->start[e];
@@ -294,7 +294,7 @@ static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, c
     run_tasks(ms, pool, nt);
     /* (6) the weighted sum, in rank order */
     row_job sum = {RS_SUM, mw, ms, x, out, T, n_rows};
-    row_stage(pool, &sum, T);
+    row_stage(pool, &sum);
 }
 
 void moe_forward(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, const float *x, float *out, int T) {
