@@ -242,6 +242,8 @@ static void moe_errors(void) {
     both(tmp_path("m8.gguf"), "architecture qwen3 has no mixture-of-experts form");
     CHECK(copy_gguf(split, tmp_path("m9.gguf"), &(edit){.drop = "blk.0.ffn_up.5.weight"}) == 0);
     both(tmp_path("m9.gguf"), "missing tensor 'blk.0.ffn_up.5.weight'");
+    CHECK(copy_gguf(good, tmp_path("m11.gguf"), &(edit){.set_key = "qwen3moe.expert_gating_func", .set_val = 2}) == 0);
+    both(tmp_path("m11.gguf"), "unsupported expert gating function 2");
     CHECK(copy_gguf(good, tmp_path("m10.gguf"), &(edit){.retype_q4k = "blk.1.ffn_gate_exps.weight"}) == 0);
     both(tmp_path("m10.gguf"), "blk.1.ffn_gate_exps.weight");
 

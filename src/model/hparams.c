@@ -125,6 +125,19 @@ int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_er
     found = gguf_get_bool(f, key, &norm, err);
     if (found < 0) return -1;
     if (found == 1) hp->moe_norm_topk = norm;
+    /* routing wick does not do (DeepSeek's sigmoid gating, scaled weights) */
+    snprintf(key, sizeof key, "%s.expert_gating_func", arch);
+    int64_t gating = 1; /* llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX */
+    found = gguf_get_int(f, key, &gating, err);
+    if (found < 0) return -1;
+    if (found == 1 && gating != 1)
+        return wick_fail(err, "unsupported expert gating function %lld (%s); wick routes by softmax", (long long)gating, key);
+    snprintf(key, sizeof key, "%s.expert_weights_scale", arch);
+    double scale = 1.0;
+    found = gguf_get_float(f, key, &scale, err);
+    if (found < 0) return -1;
+    if (found == 1 && scale != 1.0)
+        return wick_fail(err, "unsupported expert weights scale %g (%s)", scale, key);
     finish(hp);
     return 0;
 }
