@@ -1,6 +1,6 @@
 /* arch.h — architecture facts as data.
  *
- * Everything that differs between Llama, Mistral, Qwen2 and Qwen3 lives in the
+ * Everything that differs between the architectures lives in the
  * arch_desc table (arch.c): which names identify it in GGUF and HF files,
  * whether it has QKV biases or per-head q/k RMSNorm, and which RoPE pair
  * layout each file format stores, and for mixture-of-experts models how the
@@ -17,7 +17,7 @@
 typedef enum model_format { FORMAT_GGUF = 0, FORMAT_HF = 1 } model_format;
 
 typedef struct arch_desc {
-    const char *name;              /* canonical: "llama", "mistral", "qwen2", "qwen3" */
+    const char *name;              /* canonical: "llama", "mistral", "qwen2", "qwen3", "qwen2moe", ... */
     const char *gguf_arch;         /* general.architecture written for this arch */
     const char *gguf_names[3];     /* general.architecture values accepted */
     const char *hf_model_types[3]; /* config.json model_type values accepted */
