@@ -68,7 +68,8 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
 void wick_model_free(wick_model *m);
 
 typedef struct wick_model_info {
-    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3" */
+    const char *arch;        /* "llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3",
+                                "qwen2moe", "qwen3moe", "mixtral" */
     const char *format;      /* "gguf" or "hf" */
     int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx_train;
     float rms_eps, rope_theta;
@@ -83,7 +84,8 @@ typedef struct wick_model_info {
     int32_t bos, eos;         /* -1 = none */
     bool add_bos;
     bool has_chat_template;
-    size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once) */
+    size_t decode_bytes;      /* weight bytes one decode step reads (every matrix once; of a
+                                 mixture-of-experts layer only the k experts a token uses) */
     const char *converted_to; /* "Q8_0" etc. when matrices were converted at load, else NULL */
     /* Architecture features (Granite, Gemma 2/3, Phi-3); 1 / 0 when off: */
     const char *ffn_act;      /* "silu" (SwiGLU) or "gelu_tanh" (GeGLU) */
@@ -93,6 +95,10 @@ typedef struct wick_model_info {
     int sliding_period;       /* with sliding_window: layer i slides iff i % P < P - 1; 0 = every layer */
     float rope_theta_local;   /* RoPE base of the sliding layers; 0 = rope_theta for all */
     bool fused_qkv, post_norms;
+    /* mixture of experts (n_expert 0 = dense) */
+    int n_expert, n_expert_used, n_ff_exp, n_ff_shexp; /* n_ff_shexp 0 = no shared expert */
+    int n_moe_layers;
+    size_t resident_bytes;    /* weight bytes decoding keeps in memory: decode_bytes + idle experts */
 } wick_model_info;
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info);

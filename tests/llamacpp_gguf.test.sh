@@ -21,6 +21,10 @@
 #     factors). Phi-3's test window (32) is longer than the prompt: recent
 #     llama.cpp ignores Phi-3's sliding window (its PR 13676), wick applies
 #     it as HF does.
+#     The same for the mixture-of-experts archs (qwen3moe, qwen2moe with its
+#     shared expert, Mixtral as "llama" with experts: 8 experts, 2 per token,
+#     3-D expert stacks; llama.cpp keeps the router in F32 and, with 8
+#     experts, writes attn_k/attn_v as Q8_0 in a Q4_0 file).
 #     Bounds: F32/F16 max|diff| <= 3e-3·max|logit| and 1-cos <= 2e-6 (llama.cpp
 #     keeps K/V and attention in F16); quantized files max|diff| <= 6e-2·max|logit|
 #     and 1-cos <= 1.5e-3 (both engines quantize activations to 8 bits, each
@@ -75,7 +79,8 @@ PY
 }
 for spec in "llama tiny f16 q8_0 q4_0" "qwen2 tiny f16 q8_0 q4_0" "qwen3 tiny f16 q8_0 q4_0" "qwen3 tiny256 q6_k q4_0" \
             "granite tiny q8_0 q4_0" "gemma2 tiny q8_0 q4_0" "gemma3 tiny q8_0 q4_0" "phi3 tiny q8_0 q4_0" \
-            "phi3:longrope tiny q4_0"; do
+            "phi3:longrope tiny q4_0" \
+            "qwen3moe tiny f16 q8_0 q4_0" "qwen2moe tiny f16 q8_0 q4_0" "mixtral tiny f16 q8_0 q4_0" "qwen3moe tiny256 q6_k"; do
   set -- $spec; arch=$1; shape=$2; shift 2
   ropt=()  # arch:SCALING = --rope-scaling SCALING
   case $arch in *:*) ropt=(--rope-scaling "${arch#*:}"); arch=${arch/:/-} ;; esac

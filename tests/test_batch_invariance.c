@@ -9,14 +9,19 @@
  *     (column tails of every kernel, rows not a multiple of the tiles):
  *     token i of an n-token call (n = 1..33, any offset) with 1, 2 and 3
  *     threads equals the same token alone in a one-token call on 1 thread.
+ *   - matmul_grouped (many weights, activations and outputs in one hand-off,
+ *     the mixture-of-experts layers' path): every task's rows equal matmul()
+ *     of that task alone on 1 thread, for every weight type and ISA, tasks
+ *     of mixed types, shared and distinct activations, n = 0..17, 1-3 threads.
  *   - attention, F32 and F16 KV, GQA groups 1/2/4/7, head_dim 16/64/24,
  *     sliding windows, soft-capping, block sizes 128/16/7: every query row of a call
  *     (a prefill chunk at consecutive positions, or scattered positions)
  *     with 1, 2 and 3 threads equals the row alone.
  * Whole models (wick_decode through the public API; llama, mistral with its
  * sliding window, qwen2, qwen3, granite, gemma2 and gemma3 with soft-caps and
- * sliding layers, phi3 with fused projections and with LongRoPE; f32, f16,
- * bf16, q8_0, q4_0 — repacked to R16
+ * sliding layers, phi3 with fused projections and with LongRoPE, and the
+ * mixture-of-experts qwen2moe (shared expert), qwen3moe and mixtral, whose
+ * tokens are grouped by expert; f32, f16, bf16, q8_0, q4_0 — repacked to R16
  * and with WICK_REPACK=0 where the CPU has AVX-512 VNNI — and q6_k), at every
  * ISA level, F32 and F16 KV cache: a sequence A's logits at every position
  * are compared with a reference run (A alone, whole prompt in one chunk,
@@ -32,7 +37,7 @@
  * iq4_nl) and two llama-quantize mixes written by wick quantize (Q4_K_M;
  * Q3_K_M of 64-wide rows, all fallback types) run the same scenarios at the
  * best ISA and the scalar twin.
- * BINV_ONLY=matmul|attention|models runs one part (for debugging). */
+ * BINV_ONLY=matmul|grouped|attention|models runs one part (for debugging). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +66,11 @@ typedef struct mm_case {
     int type, rows, cols;
 } mm_case;
 
+static int mm_base(int type) { return type == WICK_Q8_0_R16 ? WICK_Q8_0 : type == WICK_Q4_0_R16 ? WICK_Q4_0 : type; }
+
 /* Weights of `type` (Q*_R16: the base type repacked) for rows × cols random values. */
 static void *make_w(int type, int rows, int cols, int *wtype) {
-    const int base = type == WICK_Q8_0_R16 ? WICK_Q8_0 : type == WICK_Q4_0_R16 ? WICK_Q4_0 : type;
+    const int base = mm_base(type);
     float *f = malloc(sizeof(float) * (size_t)rows * cols);
     rnd_fill(f, (int64_t)rows * cols, 1.0f);
     const size_t bytes = dtype_row_bytes(base, cols) * (size_t)rows;
@@ -130,6 +137,71 @@ static void test_matmul(void) {
         cpu_set_f16_by_halves(halves);
         free(w), free(x), free(ref), free(y), free(scratch);
     }
+}
+
+/* ---- matmul_grouped ---- */
+
+static void test_grouped(void) {
+    /* weights: type, rows, cols (the Q6_K ones 256 wide, the others 96 or 224) */
+    static const mm_case WS[] = {
+        {WICK_Q4_0_R16, 48, 224}, {WICK_Q4_0_R16, 32, 224}, {WICK_Q8_0_R16, 32, 96}, {WICK_Q8_0, 37, 96},
+        {WICK_Q4_0, 20, 224},     {WICK_F32, 37, 96},       {WICK_F16, 19, 224},     {WICK_BF16, 33, 96},
+        {WICK_Q6_K, 19, 256},     {WICK_Q6_K, 37, 256},     {WICK_Q4_0_R16, 272, 224}, {WICK_F16, 150, 224},
+    };
+    enum { NW = sizeof WS / sizeof WS[0], NT = 24, NMAX = 17, XROWS = 3 * NMAX };
+    wick_tensor W[NW];
+    void *wdata[NW];
+    for (int i = 0; i < NW; i++) {
+        int wtype;
+        wdata[i] = make_w(WS[i].type, WS[i].rows, WS[i].cols, &wtype);
+        const int base = mm_base(WS[i].type);
+        W[i] = (wick_tensor){"w", wtype, 2, {WS[i].cols, WS[i].rows, 1, 1}, wdata[i],
+                             dtype_row_bytes(base, WS[i].cols) * (size_t)WS[i].rows};
+    }
+    float *x96 = malloc(sizeof(float) * XROWS * 96), *x224 = malloc(sizeof(float) * XROWS * 224),
+          *x256 = malloc(sizeof(float) * XROWS * 256);
+    rnd_fill(x96, XROWS * 96, 2.0f), rnd_fill(x224, XROWS * 224, 2.0f), rnd_fill(x256, XROWS * 256, 2.0f);
+    enum { LDY = 288 }; /* at least the most rows */
+    float *y = malloc(sizeof(float) * NT * NMAX * LDY), *ref = malloc(sizeof(float) * NT * NMAX * LDY);
+    size_t sbytes = 0;
+    for (int i = 0; i < NW; i++) sbytes += matmul_grouped_scratch_bound(W[i].type, (int)W[i].ne[0], 2 * NMAX, 2) * 3;
+    void *scratch = malloc(sbytes), *mm = malloc(matmul_scratch_bytes(WICK_Q6_K, 256, NMAX) + matmul_scratch_bytes(WICK_Q8_0, 224, NMAX));
+    const cpu_isa saved = cpu_isa_active();
+    for (int round = 0; round < 6; round++) {
+        /* NT tasks: random weights, n in 0..17, activations shared in pairs or distinct */
+        mm_task tasks[NT];
+        for (int t = 0; t < NT; t++) {
+            const int wi = (int)(rnd_u32() % NW), cols = (int)W[wi].ne[0];
+            const float *xs = cols == 96 ? x96 : cols == 224 ? x224 : x256;
+            const int n = t % 7 == 3 ? 0 : (int)(rnd_u32() % NMAX) + 1;
+            const int off = t > 0 && t % 2 == 1 && tasks[t - 1].W->ne[0] == cols ? -1 : (int)(rnd_u32() % (XROWS - NMAX));
+            tasks[t] = (mm_task){.W = &W[wi], .x = off < 0 ? tasks[t - 1].x : xs + (size_t)off * cols,
+                                 .n = off < 0 ? tasks[t - 1].n : n, .y = y + (size_t)t * NMAX * LDY, .ldy = LDY};
+        }
+        for (int isa = 0; isa < n_isas(); isa++) {
+            CHECK(cpu_set_isa((cpu_isa)isa));
+            for (int t = 0; t < NT; t++)
+                if (tasks[t].n) matmul(NULL, tasks[t].W, tasks[t].x, tasks[t].n, ref + (size_t)t * NMAX * LDY, LDY, mm);
+            for (int th = 1; th <= 3; th++) {
+                memset(y, 0xff, sizeof(float) * NT * NMAX * LDY);
+                CHECK(matmul_grouped(g_pools[th], tasks, NT, scratch, sbytes) == 0);
+                int bad = 0;
+                for (int t = 0; t < NT; t++)
+                    for (int i = 0; i < tasks[t].n; i++) {
+                        const size_t o = (size_t)t * NMAX * LDY + (size_t)i * LDY;
+                        if (memcmp(y + o, ref + o, sizeof(float) * tasks[t].W->ne[1]) != 0 && bad++ < 3)
+                            fprintf(stderr, "matmul_grouped round %d %s %d threads: task %d (type %d, %lldx%lld) row %d of %d differs\n",
+                                    round, cpu_isa_name((cpu_isa)isa), th, t, tasks[t].W->type, (long long)tasks[t].W->ne[1],
+                                    (long long)tasks[t].W->ne[0], i, tasks[t].n);
+                    }
+                CHECK_MSG(bad == 0, "matmul_grouped round %d %s %d threads: %d rows differ", round, cpu_isa_name((cpu_isa)isa), th, bad);
+            }
+        }
+        CHECK(matmul_grouped(NULL, tasks, NT, scratch, 64) == -1); /* too little scratch: refused */
+    }
+    cpu_set_isa(saved);
+    for (int i = 0; i < NW; i++) free(wdata[i]);
+    free(x96), free(x224), free(x256), free(y), free(ref), free(scratch), free(mm);
 }
 
 /* ---- attention ---- */
@@ -386,7 +458,8 @@ static void test_models(void) {
     static const struct {
         const char *arch, *rope;
     } ARCHS[] = {{"llama", NULL},  {"mistral", NULL}, {"qwen2", NULL}, {"qwen3", NULL}, {"granite", NULL},
-                 {"gemma2", NULL}, {"gemma3", NULL},  {"phi3", NULL},  {"phi3", "longrope"}};
+                 {"gemma2", NULL}, {"gemma3", NULL},  {"phi3", NULL},  {"phi3", "longrope"},
+                 {"qwen2moe", NULL}, {"qwen3moe", NULL}, {"mixtral", NULL}};
     static const char *const DTYPES[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k"};
     const int n_archs = (int)(sizeof ARCHS / sizeof ARCHS[0]);
     const cpu_isa saved = cpu_isa_active();
@@ -480,6 +553,7 @@ int main(void) {
     printf("cpu: best isa %s\n", cpu_isa_name(cpu_best_isa()));
     const char *only = getenv("BINV_ONLY");
     if (!only || strcmp(only, "matmul") == 0) RUN(test_matmul);
+    if (!only || strcmp(only, "grouped") == 0) RUN(test_grouped);
     if (!only || strcmp(only, "attention") == 0) RUN(test_attention);
     if (!only || strcmp(only, "models") == 0) RUN(test_models);
     if (!only || strcmp(only, "models") == 0) RUN(test_models_more_types);

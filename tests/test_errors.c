@@ -3,12 +3,15 @@
  * unsupported tensor types, broken HF directories, prompts longer than the
  * context and -n past the room left, the new architectures' malformed fused
  * tensors, missing post-norms and LongRoPE factors and impossible config
- * values. Each is checked through the library
+ * values, mixture-of-experts files with missing or misshapen experts and
+ * impossible expert counts. Each is checked through the library
  * (an error message) and through the CLI (exit 1, one "wick: error:" line). */
 #include <cJSON.h>
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
+
+#include <cJSON.h>
 
 #include "check.h"
 #include "format/gguf.h"
@@ -32,6 +35,9 @@ typedef struct edit {
     const char *drop;         /* tensor to leave out */
     const char *reshape;      /* tensor to write with rows halved */
     const char *retype_iq2;   /* tensor to replace by an IQ2_XXS tensor (a type wick does not run) of 256 x 2 */
+    const char *drop_key;     /* metadata key to leave out */
+    const char *set_key;      /* uint32 metadata key to set (added if absent) to set_val */
+    uint32_t set_val;
 } edit;
 
 static int copy_gguf(const char *src, const char *dst, const edit *e) {
@@ -39,9 +45,11 @@ static int copy_gguf(const char *src, const char *dst, const edit *e) {
     gguf_file *f = gguf_open(src, &err);
     if (!f) return -1;
     gguf_writer *w = gguf_writer_new();
+    if (e->set_key) gguf_set_u32(w, e->set_key, e->set_val);
     for (int i = 0; i < gguf_n_kv(f); i++) {
         const char *key = gguf_kv_key(f, i);
         const gguf_value *v = gguf_kv_value(f, i);
+        if ((e->drop_key && strcmp(key, e->drop_key) == 0) || (e->set_key && strcmp(key, e->set_key) == 0)) continue;
         if (e->arch && strcmp(key, "general.architecture") == 0) {
             gguf_set_str(w, key, e->arch);
             continue;
@@ -199,6 +207,83 @@ static void gguf_errors(void) {
     both(tmp_path("iq2.gguf"), "unsupported type IQ2_XXS");
 }
 
+static void moe_errors(void) {
+    wick_error err;
+    char good[512], split[512], dense[512];
+    snprintf(good, sizeof good, "%s", tmp_path("moe.gguf"));
+    snprintf(split, sizeof split, "%s", tmp_path("moe_split.gguf"));
+    snprintf(dense, sizeof dense, "%s", tmp_path("dense.gguf"));
+    test_model_params p = {.arch = "qwen3moe", .format = "gguf", .shape = "tiny", .dtype = "q8_0", .seed = 3, .out = good};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    p = (test_model_params){.arch = "mixtral", .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = split,
+                            .split_experts = true};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    p = (test_model_params){.arch = "qwen3", .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 3, .out = dense};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    wick_model *m = wick_model_load(good, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.msg);
+    wick_model_free(m);
+    m = wick_model_load(split, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.msg);
+    wick_model_free(m);
+
+    CHECK(copy_gguf(good, tmp_path("m1.gguf"), &(edit){.drop = "blk.1.ffn_down_exps.weight"}) == 0);
+    both(tmp_path("m1.gguf"), "missing tensor 'blk.1.ffn_down_exps.weight'");
+    CHECK(copy_gguf(good, tmp_path("m2.gguf"), &(edit){.drop = "blk.0.ffn_gate_inp.weight"}) == 0);
+    both(tmp_path("m2.gguf"), "missing tensor 'blk.0.ffn_gate_inp.weight'");
+    CHECK(copy_gguf(good, tmp_path("m3.gguf"), &(edit){.reshape = "blk.0.ffn_up_exps.weight"}) == 0);
+    both(tmp_path("m3.gguf"), "blk.0.ffn_up_exps.weight' has shape");
+    CHECK(copy_gguf(good, tmp_path("m4.gguf"), &(edit){.set_key = "qwen3moe.expert_used_count", .set_val = 9}) == 0);
+    both(tmp_path("m4.gguf"), "experts used per token 9");
+    CHECK(copy_gguf(good, tmp_path("m5.gguf"), &(edit){.set_key = "qwen3moe.expert_count", .set_val = 16}) == 0);
+    both(tmp_path("m5.gguf"), "blk.0.ffn_gate_inp.weight' has shape");
+    CHECK(copy_gguf(good, tmp_path("m6.gguf"), &(edit){.drop_key = "qwen3moe.expert_count"}) == 0);
+    both(tmp_path("m6.gguf"), "without an expert count");
+    CHECK(copy_gguf(good, tmp_path("m7.gguf"), &(edit){.set_key = "qwen3moe.expert_count", .set_val = 100000}) == 0);
+    both(tmp_path("m7.gguf"), "expert count 100000");
+    CHECK(copy_gguf(dense, tmp_path("m8.gguf"), &(edit){.set_key = "qwen3.expert_count", .set_val = 8}) == 0);
+    both(tmp_path("m8.gguf"), "architecture qwen3 has no mixture-of-experts form");
+    CHECK(copy_gguf(split, tmp_path("m9.gguf"), &(edit){.drop = "blk.0.ffn_up.5.weight"}) == 0);
+    both(tmp_path("m9.gguf"), "missing tensor 'blk.0.ffn_up.5.weight'");
+    CHECK(copy_gguf(good, tmp_path("m11.gguf"), &(edit){.set_key = "qwen3moe.expert_gating_func", .set_val = 2}) == 0);
+    both(tmp_path("m11.gguf"), "unsupported expert gating function 2");
+    CHECK(copy_gguf(good, tmp_path("m10.gguf"), &(edit){.retype_iq2 = "blk.1.ffn_gate_exps.weight"}) == 0);
+    both(tmp_path("m10.gguf"), "blk.1.ffn_gate_exps.weight");
+
+    /* HF: config keys that contradict the tensors, or are malformed */
+    char dir[512], cfg[600], cmd[1400];
+    snprintf(dir, sizeof dir, "%s", tmp_path("hf_moe"));
+    p = (test_model_params){.arch = "qwen2moe", .format = "hf", .shape = "tiny", .dtype = "bf16", .seed = 3, .out = dir};
+    CHECK_MSG(make_test_model(&p, &err) == 0, "%s", err.msg);
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    size_t n_cfg;
+    char *cfg_text = slurp(cfg, &n_cfg);
+    if (!cfg_text) return;
+    static const struct { const char *key, *value, *needle; } BAD[] = {
+        {"mlp_only_layers", "[1]", "missing tensor 'model.layers.1.mlp.gate_proj.weight'"},
+        {"mlp_only_layers", "\"1\"", "mlp_only_layers"},
+        {"num_experts_per_tok", "0", "experts used per token 0"},
+        {"decoder_sparse_step", "0", "decoder_sparse_step 0"},
+        {"num_experts", "4", "model.layers.0.mlp.gate.weight' has shape"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        cJSON *c = cJSON_Parse(cfg_text);
+        cJSON_ReplaceItemInObject(c, BAD[i].key, cJSON_Parse(BAD[i].value));
+        char *text = cJSON_Print(c);
+        write_bytes(cfg, text, strlen(text));
+        both(dir, BAD[i].needle);
+        free(text);
+        cJSON_Delete(c);
+    }
+    write_bytes(cfg, cfg_text, n_cfg);
+    m = wick_model_load(dir, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.msg);
+    wick_model_free(m);
+    free(cfg_text);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void hf_errors(void) {
     wick_error err;
     char dir[512];
@@ -333,6 +418,7 @@ int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/wick-errors-XXXXXX");
     if (!mkdtemp(tmp)) return 1;
     RUN(gguf_errors);
+    RUN(moe_errors);
     RUN(hf_errors);
     RUN(arch_errors);
     RUN(limit_errors);

@@ -5,7 +5,8 @@
  * 2e-2 × max|logit|, same argmax) on stories260K and tiny test models,
  * --dtype conversion at load (HF f32 → q8_0/q4_0/f16 bit-identical to
  * make-test-model's file of that type, which it quantizes from the same f32
- * weights; HF bf16 → q8_0 against the q8_0 GGUF: cosine >= 0.999 and the same
+ * weights, the MoE archs' expert stacks and per-expert matrices too; HF
+ * bf16 → q8_0 against the q8_0 GGUF: cosine >= 0.999 and the same
  * top-1; bf16 → q4_0 against the q4_0 GGUF: cosine >= 0.995 (bf16 rounding
  * moves some weights across a 4-bit level) and the same top-1; an unknown
  * dtype's error; types whose block does not divide stories260K's rows fall
@@ -271,9 +272,9 @@ static const char *tiny(const char *arch, const char *fmt, const char *dtype, ch
 static void test_kv_f16(void) {
     const char *stories = shared_path("models/stories260K/stories260K-f32.gguf");
     if (stories) kv_f16_case(stories, "stories260K f16 KV");
-    static const char *ARCHS[] = {"llama", "mistral", "qwen2", "qwen3"};
+    static const char *ARCHS[] = {"llama", "mistral", "qwen2", "qwen3", "qwen3moe"};
     char buf[256];
-    for (int a = 0; a < 4; a++) {
+    for (int a = 0; a < 5; a++) {
         const char *p = tiny(ARCHS[a], "gguf", "f32", buf, sizeof buf);
         if (p) kv_f16_case(p, ARCHS[a]);
     }
@@ -329,6 +330,29 @@ static void test_dtype(void) {
         wick_model_free(m1);
         wick_model_free(m2);
     }
+    /* mixture of experts: GGUF expert stacks (and HF per-expert matrices)
+     * converted at load whole, the router kept in F32 as make-test-model
+     * keeps it: bit-identical to the quantized file */
+    static const char *const MOE[][2] = {{"qwen3moe", "gguf"}, {"qwen2moe", "gguf"}, {"mixtral", "gguf"}, {"qwen3moe", "hf"}};
+    for (int a = 0; a < 4; a++)
+        for (int t = 0; t < 2; t++) {
+            const char *src = tiny(MOE[a][0], MOE[a][1], "f32", hf, sizeof hf), *ref = tiny(MOE[a][0], "gguf", EXACT[t], gg, sizeof gg);
+            wick_error err;
+            wick_model_params mp = {.dtype = EXACT[t]};
+            wick_model *m1 = src ? wick_model_load(src, &mp, &err) : NULL, *m2 = ref ? wick_model_load(ref, NULL, &err) : NULL;
+            CHECK(m1 && m2);
+            if (m1 && m2) {
+                int32_t ids[7] = {1, 2, 3, 50, 7, 9, 11};
+                float *la = logits_of(m1, ids, 7, 0, 0), *lb = logits_of(m2, ids, 7, 0, 0);
+                wick_model_info info;
+                wick_model_get_info(m1, &info);
+                CHECK_MSG(la && lb && memcmp(la, lb, sizeof(float) * (size_t)info.n_vocab) == 0, "%s %s f32 --dtype %s",
+                          MOE[a][0], MOE[a][1], EXACT[t]);
+                free(la), free(lb);
+            }
+            wick_model_free(m1);
+            wick_model_free(m2);
+        }
     /* f16 from f32 at load gives the same logits as an f16 file of the same seed */
     const char *src = tiny("qwen2", "gguf", "f32", hf, sizeof hf), *ref = tiny("qwen2", "gguf", "f16", gg, sizeof gg);
     wick_error err;

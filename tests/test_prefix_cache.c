@@ -389,10 +389,10 @@ out:
 int main(void) {
     char dir[] = "/tmp/wick-prefix-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    /* gemma3: sliding (16-token window, local RoPE) and global layers */
-    const char *dtypes[] = {"f32", "q4_0", "q8_0"};
-    const char *archs[] = {"qwen3", "llama", "gemma3"};
-    for (int i = 0; i < 3; i++) {
+    /* gemma3: sliding (16-token window, local RoPE) and global layers; qwen3moe: tokens grouped by expert */
+    const char *dtypes[] = {"f32", "q4_0", "q8_0", "q4_0"};
+    const char *archs[] = {"qwen3", "llama", "gemma3", "qwen3moe"};
+    for (int i = 0; i < (int)(sizeof archs / sizeof archs[0]); i++) {
         char path[300];
         snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, archs[i], dtypes[i]);
         wick_error err;

@@ -5,7 +5,8 @@
  * recomputes without changing any output; cancelling frees the blocks;
  * prefix reuse across requests; stop strings and logprobs; the limits and
  * errors; the scheduler's own thread. Models: random test models of every
- * weight type (made here) and the real stories260K when ../shared has it. */
+ * weight type and the mixture-of-experts archs (made here) and the real
+ * stories260K when ../shared has it. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,9 +187,10 @@ static wick_model *make_model(const char *arch, const char *dtype, const char *s
 static void every_weight_type(void) {
     char dir[] = "/tmp/wick-sched-XXXXXX";
     if (!mkdtemp(dir)) return;
-    const char *dtypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k", "q8_0", "f16", "bf16", "q4_0", "f32"};
-    const char *archs[] = {"llama",   "qwen2",  "qwen3",  "mistral", "qwen3",        "qwen2",
-                           "granite", "gemma2", "gemma3", "phi3",    "phi3+longrope"};
+    const char *dtypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k", "q8_0", "f16", "bf16", "q4_0", "f32",
+                            "q4_0", "q8_0", "bf16"};
+    const char *archs[] = {"llama",   "qwen2",  "qwen3",  "mistral", "qwen3",         "qwen2",    "granite",
+                           "gemma2",  "gemma3", "phi3",   "phi3+longrope", "qwen3moe", "qwen2moe", "mixtral"};
     for (int i = 0; i < (int)(sizeof archs / sizeof archs[0]); i++) {
         wick_model *m = make_model(archs[i], dtypes[i], "tiny256", dir);
         if (!m) continue;

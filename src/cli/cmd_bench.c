@@ -386,6 +386,7 @@ int cmd_bench(int argc, char **argv) {
     const int kv_dim = info.n_head_kv * info.head_dim;
     const double kv_mb = 2.0 * info.n_layer * (double)ctx * kv_dim * (kv_type ? 2 : 4) / 1048576.0;
     const double w_mb = info.decode_bytes / 1048576.0;
+    const double res_mb = info.resident_bytes / 1048576.0; /* with a mixture of experts' idle experts */
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "model", model);
@@ -407,6 +408,7 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "membw_gb_s", membw);
         cJSON_AddNumberToObject(o, "membw_gb_s_sd", sbw.sd);
         cJSON_AddNumberToObject(o, "weight_bytes_per_token", (double)info.decode_bytes);
+        cJSON_AddNumberToObject(o, "weight_bytes_resident", (double)info.resident_bytes);
         cJSON_AddNumberToObject(o, "decode_ceiling_tok_s", ceiling);
         cJSON_AddNumberToObject(o, "decode_pct_of_ceiling", spct.med);
         /* the same with the KV cache reads counted: their bytes per token on average over the run */
@@ -418,7 +420,7 @@ int cmd_bench(int argc, char **argv) {
         cJSON_AddItemToObject(o, "membw_probes_gb_s", cJSON_CreateDoubleArray(pb.gbs, n_bw));
         cJSON_AddItemToObject(o, "decode_pct_runs", cJSON_CreateDoubleArray(pct_r, n_bw ? repeats : 0));
         cJSON_AddNumberToObject(o, "peak_rss_mb", rss_mb);
-        cJSON_AddNumberToObject(o, "weights_mb", w_mb);
+        cJSON_AddNumberToObject(o, "weights_mb", res_mb);
         cJSON_AddNumberToObject(o, "kv_cache_mb", kv_mb);
         cJSON_AddNumberToObject(o, "load_ms", t_load);
         cJSON *a = cJSON_AddArrayToObject(o, "chunk_sweep");
@@ -463,7 +465,7 @@ int cmd_bench(int argc, char **argv) {
             printf("\n");
         }
         printf("peak RSS: %.1f MiB (weights %.1f MiB + KV cache %.1f MiB for %d positions = %.1f MiB)\n",
-               rss_mb, w_mb, kv_mb, ctx, w_mb + kv_mb);
+               rss_mb, res_mb, kv_mb, ctx, res_mb + kv_mb);
     }
     rc = 0;
     goto done;

@@ -79,6 +79,12 @@ int cmd_info(int argc, char **argv) {
     printf("layers:           %d\n", i.n_layer);
     printf("heads:            %d (kv %d, head_dim %d)\n", i.n_head, i.n_head_kv, i.head_dim);
     printf("ffn:              %d\n", i.n_ff);
+    if (i.n_expert) {
+        printf("experts:          %d, %d per token, expert ffn %d", i.n_expert, i.n_expert_used, i.n_ff_exp);
+        if (i.n_ff_shexp) printf(", shared expert ffn %d", i.n_ff_shexp);
+        printf(" (%d of %d layers)\n", i.n_moe_layers, i.n_layer);
+        printf("active weights:   %.1f MiB read per decode token\n", i.decode_bytes / 1048576.0);
+    }
     printf("context (train):  %d\n", i.n_ctx_train);
     printf("rms_norm_eps:     %g\n", i.rms_eps);
     printf("rope:             theta %g, scaling %s", i.rope_theta, i.rope_scaling);

@@ -15,6 +15,8 @@ int cmd_make_test_model(int argc, char **argv) {
         {"--seed", NULL, OPT_U64, &p.seed, NULL},
         {"--tokenizer", NULL, OPT_STR, &p.tokenizer_dir, NULL},
         {"--rope-scaling", NULL, OPT_STR, &p.rope_scaling, NULL},
+        {"--split-experts", NULL, OPT_FLAG, &p.split_experts, NULL},
+        {"--mlp-only-layers", NULL, OPT_STR, &p.mlp_only_layers, NULL},
     };
     if (cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
     if (!p.arch) return cli_error("make-test-model: --arch is required (%s)", arch_list());

@@ -883,15 +883,22 @@ static int tensor_shape(const char *name, int type, int n_dims, const int64_t *n
     return 0;
 }
 
-int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
-                    const void *data, size_t nbytes, wick_error *err) {
+/* tensor_shape, and nbytes must be what the shape takes. */
+static int check_tensor(gguf_writer *w, tlist_tensor *t, const char *name, int type, int n_dims, const int64_t *ne,
+                        size_t nbytes, wick_error *err) {
     if (!w) return wick_fail(err, "gguf_add_tensor: bad arguments");
-    tlist_tensor t;
     uint64_t want;
-    if (tensor_shape(name, type, n_dims, ne, &t, &want, err) < 0) return -1;
+    if (tensor_shape(name, type, n_dims, ne, t, &want, err) < 0) return -1;
     if (want != nbytes)
         return wick_fail(err, "tensor '%s': %zu bytes given, %s shape needs %" PRIu64, name,
                          nbytes, dtype_name(type), want);
+    return 0;
+}
+
+int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                    const void *data, size_t nbytes, wick_error *err) {
+    tlist_tensor t;
+    if (check_tensor(w, &t, name, type, n_dims, ne, nbytes, err) < 0) return -1;
     if (!data) return wick_fail(err, "tensor '%s': no data", name);
     return tlist_add(&w->tensors, &t, name, data, nbytes, err);
 }
@@ -907,6 +914,14 @@ int gguf_add_tensor_info(gguf_writer *w, const char *name, int type, int n_dims,
     w->tensors.t[w->tensors.n - 1].nbytes = (size_t)nbytes; /* its bytes come later, streamed */
     w->n_info_only++;
     return 0;
+}
+
+int gguf_add_tensor_deferred(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                             size_t nbytes, tlist_fill_fn fill, void *ctx, wick_error *err) {
+    tlist_tensor t;
+    if (check_tensor(w, &t, name, type, n_dims, ne, nbytes, err) < 0) return -1;
+    if (!fill) return wick_fail(err, "tensor '%s': no data", name);
+    return tlist_add_deferred(&w->tensors, &t, name, nbytes, fill, ctx, err);
 }
 
 typedef struct fout {
@@ -1008,8 +1023,16 @@ int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
     if (!fp) return wick_fail(err, "cannot create %s: %s", path, strerror(errno));
     fout o = {fp, 0, false};
     write_header(w, &o, align);
-    for (size_t i = 0; i < w->tensors.n; i++) {
-        out_put(&o, w->tensors.t[i].data, w->tensors.t[i].nbytes);
+    for (size_t i = 0; i < w->tensors.n && !o.bad; i++) {
+        void *tmp; /* a deferred tensor's bytes, made now */
+        const void *data = tlist_data(&w->tensors.t[i], &tmp, err);
+        if (!data && w->tensors.t[i].nbytes) {
+            fclose(fp);
+            remove(path);
+            return -1;
+        }
+        out_put(&o, data, w->tensors.t[i].nbytes);
+        free(tmp);
         out_pad(&o, align);
     }
     return finish_file(&o, path, err);

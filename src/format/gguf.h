@@ -108,6 +108,11 @@ void gguf_set_arr_f32(gguf_writer *w, const char *key, const float *v, size_t n)
  * copied. Returns -1 with err on a bad shape/size or duplicate name. */
 int gguf_add_tensor(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
                     const void *data, size_t nbytes, wick_error *err);
+/* The same with the bytes produced by fill(ctx, dst, nbytes, err) when the
+ * file is written (one tensor in memory at a time; ctx must live until then). */
+int gguf_add_tensor_deferred(gguf_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                             size_t nbytes, int (*fill)(void *ctx, void *dst, size_t nbytes, wick_error *err),
+                             void *ctx, wick_error *err);
 /* Write a GGUF v3 file (alignment 32). */
 int gguf_write(gguf_writer *w, const char *path, wick_error *err);
 

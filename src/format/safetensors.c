@@ -462,8 +462,8 @@ void st_writer_free(st_writer *w) {
     free(w);
 }
 
-int st_add_tensor(st_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
-                  const void *data, size_t nbytes, wick_error *err) {
+static int check_tensor(st_writer *w, tlist_tensor *tp, const char *name, int type, int n_dims,
+                        const int64_t *ne, size_t nbytes, wick_error *err) {
     if (!w || !name || (n_dims > 0 && !ne)) return wick_fail(err, "st_add_tensor: bad arguments");
     if (!name[0] || strcmp(name, "__metadata__") == 0)
         return wick_fail(err, "st_add_tensor: bad tensor name '%s'", name);
@@ -486,8 +486,25 @@ int st_add_tensor(st_writer *w, const char *name, int type, int n_dims, const in
     if (want != nbytes)
         return wick_fail(err, "tensor '%s': %zu bytes given, %s shape needs %" PRIu64, name,
                          nbytes, dtype_name(type), want);
+    *tp = t;
+    return 0;
+}
+
+int st_add_tensor(st_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                  const void *data, size_t nbytes, wick_error *err) {
+    tlist_tensor t;
+    if (check_tensor(w, &t, name, type, n_dims, ne, nbytes, err) < 0) return -1;
     if (nbytes && !data) return wick_fail(err, "tensor '%s': no data", name);
     return tlist_add(&w->tensors, &t, name, data, nbytes, err);
+}
+
+int st_add_tensor_deferred(st_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                           size_t nbytes, int (*fill)(void *ctx, void *dst, size_t nbytes, wick_error *err),
+                           void *ctx, wick_error *err) {
+    tlist_tensor t;
+    if (check_tensor(w, &t, name, type, n_dims, ne, nbytes, err) < 0) return -1;
+    if (!fill) return wick_fail(err, "tensor '%s': no data", name);
+    return tlist_add_deferred(&w->tensors, &t, name, nbytes, fill, ctx, err);
 }
 
 /* A growable text buffer for JSON headers. */
@@ -583,7 +600,15 @@ static int write_file(const st_writer *w, size_t from, size_t to, const char *pa
     free(h.p);
     for (size_t i = from; i < to && !bad; i++) {
         const tlist_tensor *t = &w->tensors.t[i];
-        if (t->nbytes && fwrite(t->data, 1, t->nbytes, fp) != t->nbytes) bad = true;
+        void *tmp;
+        const void *data = t->nbytes ? tlist_data(t, &tmp, err) : NULL;
+        if (t->nbytes && !data) {
+            fclose(fp);
+            remove(path);
+            return -1;
+        }
+        if (t->nbytes && fwrite(data, 1, t->nbytes, fp) != t->nbytes) bad = true;
+        if (t->nbytes) free(tmp);
     }
     int saved = errno;
     if (fclose(fp) != 0 && !bad) {

@@ -41,6 +41,11 @@ void st_writer_free(st_writer *w);
 /* type must be F32, F16 or BF16; ne[0] innermost. data is copied. */
 int st_add_tensor(st_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
                   const void *data, size_t nbytes, wick_error *err);
+/* The same with the bytes produced by fill(ctx, dst, nbytes, err) when the
+ * file is written (one tensor in memory at a time; ctx must live until then). */
+int st_add_tensor_deferred(st_writer *w, const char *name, int type, int n_dims, const int64_t *ne,
+                           size_t nbytes, int (*fill)(void *ctx, void *dst, size_t nbytes, wick_error *err),
+                           void *ctx, wick_error *err);
 /* Write one file with __metadata__ {"format":"pt"}. */
 int st_write(st_writer *w, const char *path, wick_error *err);
 /* Write shards of at most max_shard_bytes each plus model.safetensors.index.json

@@ -150,6 +150,17 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
+int matmul_x_kind(int wtype) { return (int)act_of(wtype); }
+
+const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch) {
+    switch (act_of(wtype)) {
+    case MM_ACT_Q8_0: matmul_quantize_x(pool, x, n, cols, scratch); return scratch;
+    case MM_ACT_Q8_K: mm_q8k_quantize_x(pool, x, n, cols, scratch); return scratch;
+    case MM_ACT_BF16: mmf_r16_prepare_x(wtype, x, n, cols, scratch); return scratch;
+    default: return NULL;
+    }
+}
+
 /* ---- several weights sharing one x (Q/K/V, gate/up) in one pool hand-off ---- */
 
 #define MM_MULTI_MAX 4
@@ -220,24 +231,14 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     bool same = nw <= MM_MULTI_MAX;
     int64_t total = 0;
     for (int i = 0; i < nw; i++) {
-        same = same && W[i]->ne[0] == cols && act_of(W[i]->type) == act_of(W[0]->type);
+        same = same && W[i]->ne[0] == cols && matmul_x_kind(W[i]->type) == matmul_x_kind(W[0]->type);
         total += W[i]->ne[1];
     }
     if (!same) {
         for (int i = 0; i < nw; i++) matmul(pool, W[i], x, n, y[i], ldy[i], scratch);
         return;
     }
-    const void *xq = NULL;
-    if (act_of(W[0]->type) == MM_ACT_Q8_0) {
-        matmul_quantize_x(pool, x, n, cols, scratch);
-        xq = scratch;
-    } else if (act_of(W[0]->type) == MM_ACT_Q8_K) {
-        mm_q8k_quantize_x(pool, x, n, cols, scratch);
-        xq = scratch;
-    } else if (act_of(W[0]->type) == MM_ACT_BF16) {
-        mmf_r16_prepare_x(W[0]->type, x, n, cols, scratch);
-        xq = scratch;
-    }
+    const void *xq = matmul_prepare_x(pool, W[0]->type, x, n, cols, scratch);
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
      * unless that would leave a thread idle on a small matrix. */
     const int nth = pool_size(pool);

@@ -38,6 +38,16 @@ void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *x
  * [-127, 127], as quantize_row's do). */
 void matmul_xq_finish(void *xq, int n, int cols);
 
+/* How weights of a type take their activations (mm_act, matmul_quant.h): 0
+ * as floats (xq NULL), 1 as Q8_0 blocks (matmul_quantize_x), 2 as Q8_K blocks
+ * (the K types), 3 rounded to BF16 (interleaved BF16). Weights of the same
+ * kind and column count can share one preparation. */
+int matmul_x_kind(int wtype);
+/* Prepare n rows of x for weights of wtype into scratch (matmul_scratch_bytes
+ * of them) as matmul() does; returns the xq to pass to matmul_rows (NULL for
+ * float weights). */
+const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch);
+
 /* Row-range entry points used by matmul() and by tests comparing ISAs:
  * y[i*ldy + r] for r in [r0, r1). xq is x prepared by matmul_quantize_x (for
  * Q8_0/Q4_0 weights) or NULL (for float weights, which read x). */
@@ -63,5 +73,29 @@ int matmul_repack_type(const wick_tensor *W);
 int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst);
 /* Row r of W as cols floats (any supported or interleaved type). */
 void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst);
+
+/* ---- many products in one hand-off (matmul_grouped.c) ----
+ * One task: y = x · Wᵀ for n rows of x (W->ne[0] columns), y row i at
+ * y + i*ldy. Tasks may differ in weight, type, x, n and output; tasks with
+ * the same x, n and column count share one preparation of x. */
+typedef struct mm_task {
+    const wick_tensor *W;
+    const float *x;
+    int n; /* 0 = nothing to do */
+    float *y;
+    int ldy;
+    /* set by matmul_grouped: */
+    const void *xq;
+    int64_t unit0;
+} mm_task;
+
+/* Run every task, splitting all their rows over the pool in one hand-off;
+ * each output row is bit-identical to what matmul() gives for it. scratch
+ * holds the prepared activations; returns -1 (nothing done) if
+ * scratch_bytes is too small. */
+int matmul_grouped(wick_pool *pool, mm_task *tasks, int n_tasks, void *scratch, size_t scratch_bytes);
+/* Scratch enough for tasks of weight type wtype and `cols` columns whose
+ * distinct activation blocks (at most n_blocks) hold total_rows rows. */
+size_t matmul_grouped_scratch_bound(int wtype, int cols, int total_rows, int n_blocks);
 
 #endif

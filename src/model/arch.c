@@ -22,6 +22,38 @@ static const char GEMMA3_TEXT_DEFAULTS[] =
     " \"rope_local_base_freq\": 10000.0, \"query_pre_attn_scalar\": 256, \"sliding_window\": 4096,"
     " \"sliding_window_pattern\": 6, \"tie_word_embeddings\": true}";
 
+/* Qwen: HF Qwen2MoeSparseMoeBlock / Qwen3MoeSparseMoeBlock (softmax, top-k,
+ * optional renormalization by config norm_topk_prob); llama.cpp renormalizes
+ * qwen3moe and not qwen2moe. Mixtral: top-k of the logits, softmax over them. */
+static const moe_desc MOE_QWEN2 = {
+    .gating = MOE_SOFTMAX_TOPK,
+    .norm_topk_gguf = false,
+    .shared_expert = true,
+    .hf_count_key = "num_experts",
+    .hf_ff_key = "moe_intermediate_size",
+    .hf_router = "model.layers.%d.mlp.gate.weight",
+    .hf_expert = {"model.layers.%d.mlp.experts.%d.gate_proj.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight",
+                  "model.layers.%d.mlp.experts.%d.down_proj.weight"},
+};
+static const moe_desc MOE_QWEN3 = {
+    .gating = MOE_SOFTMAX_TOPK,
+    .norm_topk_gguf = true,
+    .hf_count_key = "num_experts",
+    .hf_ff_key = "moe_intermediate_size",
+    .hf_router = "model.layers.%d.mlp.gate.weight",
+    .hf_expert = {"model.layers.%d.mlp.experts.%d.gate_proj.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight",
+                  "model.layers.%d.mlp.experts.%d.down_proj.weight"},
+};
+static const moe_desc MOE_MIXTRAL = {
+    .gating = MOE_TOPK_SOFTMAX,
+    .norm_topk_gguf = true,
+    .hf_count_key = "num_local_experts",
+    .hf_router = "model.layers.%d.block_sparse_moe.gate.weight",
+    .hf_expert = {"model.layers.%d.block_sparse_moe.experts.%d.w1.weight",
+                  "model.layers.%d.block_sparse_moe.experts.%d.w3.weight",
+                  "model.layers.%d.block_sparse_moe.experts.%d.w2.weight"},
+};
+
 static const arch_desc ARCHS[] = {
     {.name = "llama",
      .gguf_arch = "llama",
@@ -29,7 +61,8 @@ static const arch_desc ARCHS[] = {
      .hf_model_types = {"llama"},
      .hf_class = "LlamaForCausalLM",
      .rope_gguf = ROPE_INTERLEAVED,
-     .rope_hf = ROPE_HALVES},
+     .rope_hf = ROPE_HALVES,
+     .moe_variant = "mixtral"},
     /* llama.cpp stores Mistral 7B-style models as general.architecture "llama". */
     {.name = "mistral",
      .gguf_arch = "llama",
@@ -118,6 +151,33 @@ static const arch_desc ARCHS[] = {
      .rope_hf = ROPE_HALVES,
      .fused_qkv = true,
      .fused_gate_up = true},
+    {.name = "qwen2moe",
+     .gguf_arch = "qwen2moe",
+     .gguf_names = {"qwen2moe"},
+     .hf_model_types = {"qwen2_moe"},
+     .hf_class = "Qwen2MoeForCausalLM",
+     .qkv_bias = true,
+     .rope_gguf = ROPE_HALVES,
+     .rope_hf = ROPE_HALVES,
+     .moe = &MOE_QWEN2},
+    {.name = "qwen3moe",
+     .gguf_arch = "qwen3moe",
+     .gguf_names = {"qwen3moe"},
+     .hf_model_types = {"qwen3_moe"},
+     .hf_class = "Qwen3MoeForCausalLM",
+     .qk_norm = true,
+     .rope_gguf = ROPE_HALVES,
+     .rope_hf = ROPE_HALVES,
+     .moe = &MOE_QWEN3},
+    /* llama.cpp stores Mixtral as general.architecture "llama" with experts
+     * (llama's moe_variant). */
+    {.name = "mixtral",
+     .gguf_arch = "llama",
+     .hf_model_types = {"mixtral"},
+     .hf_class = "MixtralForCausalLM",
+     .rope_gguf = ROPE_INTERLEAVED,
+     .rope_hf = ROPE_HALVES,
+     .moe = &MOE_MIXTRAL},
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
 
@@ -145,7 +205,9 @@ const arch_desc *arch_by_hf(const char *model_type) {
     return NULL;
 }
 
-const char *arch_list(void) { return "llama, mistral, qwen2, qwen3, granite, gemma2, gemma3, phi3"; }
+const char *arch_list(void) {
+    return "llama, mistral, qwen2, qwen3, granite, gemma2, gemma3, phi3, qwen2moe, qwen3moe, mixtral";
+}
 
 /* {GGUF name, HF name}; per-layer names take the layer number. */
 static const char *const NAMES[T_ROLE_COUNT][2] = {
@@ -192,10 +254,56 @@ bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int lay
     return format_name(buf, cap, NAMES[role][fmt], layer);
 }
 
-bool tensor_role_per_layer(tensor_role role) { return strstr(NAMES[role][FORMAT_GGUF], "%d") != NULL; }
+bool tensor_role_per_layer(tensor_role role) {
+    const char *pat = NAMES[role][FORMAT_GGUF]; /* NULL for the MoE roles, all per layer (moe_tensor_name) */
+    return role >= T_FFN_GATE_INP || (pat && strstr(pat, "%d") != NULL);
+}
 
 bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer) {
     for (const role_name *o = a ? a->names : NULL; o && o->role != T_ROLE_COUNT; o++)
         if (o->role == role) return format_name(buf, cap, fmt == FORMAT_GGUF ? o->gguf : o->hf, layer);
     return tensor_name(buf, cap, fmt, role, layer);
+}
+
+/* GGUF names of the mixture-of-experts roles (llama.cpp's), from T_FFN_GATE_INP on;
+ * the per-expert roles take the layer, then the expert. */
+static const char *const MOE_GGUF_NAMES[T_ROLE_COUNT - T_FFN_GATE_INP] = {
+    [T_FFN_GATE_INP - T_FFN_GATE_INP] = "blk.%d.ffn_gate_inp.weight",
+    [T_FFN_GATE_EXPS - T_FFN_GATE_INP] = "blk.%d.ffn_gate_exps.weight",
+    [T_FFN_UP_EXPS - T_FFN_GATE_INP] = "blk.%d.ffn_up_exps.weight",
+    [T_FFN_DOWN_EXPS - T_FFN_GATE_INP] = "blk.%d.ffn_down_exps.weight",
+    [T_FFN_GATE_EXP - T_FFN_GATE_INP] = "blk.%d.ffn_gate.%d.weight",
+    [T_FFN_UP_EXP - T_FFN_GATE_INP] = "blk.%d.ffn_up.%d.weight",
+    [T_FFN_DOWN_EXP - T_FFN_GATE_INP] = "blk.%d.ffn_down.%d.weight",
+    [T_FFN_GATE_INP_SHEXP - T_FFN_GATE_INP] = "blk.%d.ffn_gate_inp_shexp.weight",
+    [T_FFN_GATE_SHEXP - T_FFN_GATE_INP] = "blk.%d.ffn_gate_shexp.weight",
+    [T_FFN_UP_SHEXP - T_FFN_GATE_INP] = "blk.%d.ffn_up_shexp.weight",
+    [T_FFN_DOWN_SHEXP - T_FFN_GATE_INP] = "blk.%d.ffn_down_shexp.weight",
+};
+
+/* HF names of the shared expert (qwen2moe's Qwen2MoeSparseMoeBlock). */
+static const char *const MOE_HF_SHARED[4] = {
+    "model.layers.%d.mlp.shared_expert_gate.weight", "model.layers.%d.mlp.shared_expert.gate_proj.weight",
+    "model.layers.%d.mlp.shared_expert.up_proj.weight", "model.layers.%d.mlp.shared_expert.down_proj.weight"};
+
+bool moe_tensor_name(char *buf, int cap, const arch_desc *arch, model_format fmt, tensor_role role, int layer,
+                     int expert) {
+    if (role < T_FFN_GATE_INP || role >= T_ROLE_COUNT) return false;
+    const char *pat = NULL;
+    if (fmt == FORMAT_GGUF) {
+        pat = MOE_GGUF_NAMES[role - T_FFN_GATE_INP];
+    } else if (arch && arch->moe) {
+        if (role == T_FFN_GATE_INP) pat = arch->moe->hf_router;
+        else if (role >= T_FFN_GATE_EXP && role <= T_FFN_DOWN_EXP) pat = arch->moe->hf_expert[role - T_FFN_GATE_EXP];
+        else if (role >= T_FFN_GATE_INP_SHEXP && arch->moe->shared_expert) pat = MOE_HF_SHARED[role - T_FFN_GATE_INP_SHEXP];
+    }
+    if (!pat) return false;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    if (role >= T_FFN_GATE_EXP && role <= T_FFN_DOWN_EXP)
+        snprintf(buf, (size_t)cap, pat, layer, expert);
+    else
+        snprintf(buf, (size_t)cap, pat, layer);
+#pragma GCC diagnostic pop
+    return true;
 }

@@ -1,13 +1,16 @@
 /* arch.h — architecture facts as data.
  *
- * Everything that differs between Llama, Mistral, Qwen2, Qwen3, Granite,
- * Gemma 2/3 and Phi-3 lives in the arch_desc table (arch.c): which names
+ * Everything that differs between the architectures (Llama, Mistral, Qwen2,
+ * Qwen3, Granite, Gemma 2/3, Phi-3 and the mixture-of-experts Qwen2-MoE,
+ * Qwen3-MoE and Mixtral) lives in the arch_desc table (arch.c): which names
  * identify it in GGUF and HF files, whether it has QKV biases or per-head q/k
- * RMSNorm, which RoPE pair layout each file format stores, and the features
- * of the forward pass it turns on (fused projections, post-norms, GeGLU,
- * scaled embeddings) with the defaults of its hyperparameters. Tensor names
- * per role and format are in a second table (with per-arch overrides), so
- * the loader and the test-model writer share one source. */
+ * RMSNorm, which RoPE pair layout each file format stores, the features of
+ * the forward pass it turns on (fused projections, post-norms, GeGLU, scaled
+ * embeddings) with the defaults of its hyperparameters, and for
+ * mixture-of-experts models how the router picks and weighs experts
+ * (moe_desc). Tensor names per role and format are in a second table (with
+ * per-arch overrides), so the loader and the test-model writer share one
+ * source. */
 #ifndef WICK_MODEL_ARCH_H
 #define WICK_MODEL_ARCH_H
 
@@ -26,7 +29,7 @@ typedef enum ffn_act {
 struct role_name; /* a tensor name that differs from the common table (below) */
 
 typedef struct arch_desc {
-    const char *name;              /* canonical: "llama", "mistral", "qwen2", "qwen3" */
+    const char *name;              /* canonical: "llama", "mistral", "qwen2", "qwen3", "qwen2moe", ... */
     const char *gguf_arch;         /* general.architecture written for this arch */
     const char *gguf_names[3];     /* general.architecture values accepted */
     const char *hf_model_types[3]; /* config.json model_type values accepted */
@@ -55,7 +58,26 @@ typedef struct arch_desc {
      * (the text model's settings in "text_config", tensors under a prefix, see
      * loader.c) and the defaults of the text config's class as JSON (NULL = none). */
     const char *hf_multimodal_type, *hf_text_defaults;
+    const struct moe_desc *moe;    /* mixture-of-experts facts; NULL = dense feed-forward only */
+    const char *moe_variant;       /* a file of this arch that has experts is this arch (llama -> mixtral) */
 } arch_desc;
+
+/* How a mixture-of-experts layer turns its router logits into k weights.
+ * Ties in the top-k go to the lower expert index. */
+typedef enum moe_gating {
+    MOE_SOFTMAX_TOPK = 0, /* softmax over all experts, the k largest, renormalized if norm_topk (Qwen) */
+    MOE_TOPK_SOFTMAX = 1, /* the k largest logits, softmax over those k (Mixtral) */
+} moe_gating;
+
+typedef struct moe_desc {
+    moe_gating gating;
+    bool norm_topk_gguf;  /* renormalize the top-k weights in GGUF files (llama.cpp's choice per arch) */
+    bool shared_expert;   /* plus a shared SwiGLU expert scaled by sigmoid(w · x) (qwen2moe) */
+    const char *hf_count_key;  /* config.json key of the expert count */
+    const char *hf_ff_key;     /* config.json key of an expert's width; NULL = intermediate_size (Mixtral) */
+    const char *hf_router;    /* HF name of the router matrix (%d = layer) */
+    const char *hf_expert[3]; /* HF names of expert E's gate, up, down (%d = layer, then expert) */
+} moe_desc;
 
 /* Find by canonical name, GGUF general.architecture or HF model_type. NULL if unknown. */
 const arch_desc *arch_by_name(const char *name);
@@ -91,6 +113,18 @@ typedef enum tensor_role {
     T_FFN_POST_NORM,   /* RMSNorm of the FFN output (Gemma 2/3) */
     T_ROPE_LONG,       /* LongRoPE frequency divisors, long context (Phi-3), one per model */
     T_ROPE_SHORT,      /* LongRoPE frequency divisors, short context (Phi-3), one per model */
+    /* mixture of experts (names: moe_tensor_name) */
+    T_FFN_GATE_INP,       /* router [n_expert, n_embd] */
+    T_FFN_GATE_EXPS,      /* GGUF 3-D stacks {n_embd, n_ff_exp, n_expert} ... */
+    T_FFN_UP_EXPS,
+    T_FFN_DOWN_EXPS,      /* ... {n_ff_exp, n_embd, n_expert} */
+    T_FFN_GATE_EXP,       /* one expert's 2-D matrix (HF; GGUF's older Mixtral form) */
+    T_FFN_UP_EXP,
+    T_FFN_DOWN_EXP,
+    T_FFN_GATE_INP_SHEXP, /* shared expert's gate vector [n_embd] (qwen2moe) */
+    T_FFN_GATE_SHEXP,
+    T_FFN_UP_SHEXP,
+    T_FFN_DOWN_SHEXP,
     T_ROLE_COUNT
 } tensor_role;
 
@@ -108,5 +142,12 @@ bool tensor_role_per_layer(tensor_role role);
 /* The same for one architecture: its overrides first (Gemma's HF
  * post_attention_layernorm is a post-norm, not the FFN norm), then the common table. */
 bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer);
+
+/* The name of a mixture-of-experts role (T_FFN_GATE_INP and after) for
+ * layer `layer` and, for the per-expert roles, expert `expert`: GGUF names
+ * are llama.cpp's for every arch, HF names come from the arch's moe_desc.
+ * False if the role has no name in that format or arch. */
+bool moe_tensor_name(char *buf, int cap, const arch_desc *arch, model_format fmt, tensor_role role, int layer,
+                     int expert);
 
 #endif

@@ -24,6 +24,7 @@
 #include "kernels/convert.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "model/moe.h"
 
 #define ALIGN_UP(n) (((n) + 63) & ~(size_t)63)
 /* Row stages with fewer tokens than this run on the calling thread. */
@@ -37,11 +38,14 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     size_t q_dim = (size_t)model_q_dim(m), kv_dim = (size_t)model_kv_dim(m);
     size_t wide = (size_t)hp->n_embd > q_dim ? (size_t)hp->n_embd : q_dim;
     size_t mm = 0;
-    const layer_weights *w = &m->layers[0];
-    const wick_tensor *mats[] = {w->wq, w->wk, w->wv, w->wo, w->w_gate, w->w_up, w->w_down};
-    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
-        size_t b = matmul_scratch_bytes(mats[i]->type, (int)mats[i]->ne[0], max_tokens);
-        if (b > mm) mm = b;
+    for (int il = 0; il < hp->n_layer; il++) {
+        const layer_weights *w = &m->layers[il];
+        const wick_tensor *mats[] = {w->wq, w->wk, w->wv, w->wo, w->w_gate, w->w_up, w->w_down};
+        for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
+            if (!mats[i]) continue; /* a mixture-of-experts layer's FFN (moe_scratch) */
+            size_t b = matmul_scratch_bytes(mats[i]->type, (int)mats[i]->ne[0], max_tokens);
+            if (b > mm) mm = b;
+        }
     }
     size_t bo = matmul_scratch_bytes(m->output->type, hp->n_embd, max_logits);
     if (bo > mm) mm = bo;
@@ -84,10 +88,15 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     s->mm_bytes = mm;
     s->max_tokens = max_tokens;
     s->max_logits = max_logits;
+    if (moe_scratch_init(&s->moe, m, max_tokens, err) < 0) {
+        forward_scratch_free(s);
+        return -1;
+    }
     return 0;
 }
 
 void forward_scratch_free(forward_scratch *s) {
+    moe_scratch_free(s->moe);
     free(s->block);
     memset(s, 0, sizeof *s);
 }
@@ -293,16 +302,22 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         matmul(pool, w->wo, s->att, T, s->xb, D, s->mm);
         mark(&f, WICK_OP_MATMUL);
 
-        /* Feed-forward block: residual, then xb = norm(x). */
+        /* Feed-forward block: residual, then xb = norm(x); a gated FFN (SwiGLU or
+         * GeGLU) or a mixture of experts (model/moe.h). */
         stage(&f, ST_RESID | ST_NORM, w, w->ffn_norm, w->attn_post_norm, il);
-        const wick_tensor *gu[2] = {w->w_gate, w->w_up};
-        float *const gu_out[2] = {s->hb, s->hb2};
-        const int gu_ld[2] = {hp->n_ff, hp->n_ff};
-        matmul_multi(pool, gu, 2, s->xb, T, gu_out, gu_ld, s->mm);
-        mark(&f, WICK_OP_MATMUL);
-        stage(&f, ST_GLU, w, NULL, NULL, il);
-        matmul(pool, w->w_down, s->hb, T, s->xb, D, s->mm);
-        mark(&f, WICK_OP_MATMUL);
+        if (w->moe) {
+            moe_forward(w->moe, s->moe, pool, s->xb, s->xb, T);
+            mark(&f, WICK_OP_MATMUL);
+        } else {
+            const wick_tensor *gu[2] = {w->w_gate, w->w_up};
+            float *const gu_out[2] = {s->hb, s->hb2};
+            const int gu_ld[2] = {hp->n_ff, hp->n_ff};
+            matmul_multi(pool, gu, 2, s->xb, T, gu_out, gu_ld, s->mm);
+            mark(&f, WICK_OP_MATMUL);
+            stage(&f, ST_GLU, w, NULL, NULL, il);
+            matmul(pool, w->w_down, s->hb, T, s->xb, D, s->mm);
+            mark(&f, WICK_OP_MATMUL);
+        }
         /* Residual, fused with the next layer's attention norm. */
         if (il + 1 < hp->n_layer)
             stage(&f, ST_RESID | ST_NORM, &m->layers[il + 1], m->layers[il + 1].attn_norm, w->ffn_post_norm, il + 1);

@@ -5,9 +5,10 @@
  * Per layer: RMSNorm → Q/K/V projections (+bias) → per-head q/k RMSNorm
  * (Qwen3, Gemma 3) → RoPE (its own step) → store K/V → attention per
  * sequence → output projection (→ post-norm, Gemma) + residual (scaled,
- * Granite) → RMSNorm → gated FFN (SwiGLU or GeGLU) (→ post-norm) + residual.
- * The features beyond Llama's are hyperparameters (hparams.h) and arch flags
- * (arch.h); with them off, the pass is the Llama one. */
+ * Granite) → RMSNorm → gated FFN (SwiGLU or GeGLU; or a mixture of experts,
+ * model/moe.h) (→ post-norm) + residual. The features beyond Llama's are
+ * hyperparameters (hparams.h) and arch flags (arch.h); with them off, the
+ * pass is the Llama one. */
 #ifndef WICK_MODEL_FORWARD_H
 #define WICK_MODEL_FORWARD_H
 
@@ -37,6 +38,7 @@ typedef struct forward_scratch {
     wick_profile *prof; /* non-NULL: time every op into it (see forward.c) */
     const fwd_capture *capture; /* NULL = none */
     bool rope_long;     /* LongRoPE: this context uses the long-context frequencies */
+    struct moe_scratch *moe;    /* mixture-of-experts layers' buffers (model/moe.h); NULL = none */
 } forward_scratch;
 
 int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens, int max_logits,

@@ -34,6 +34,12 @@ static const key_spec KEYS[] = {
     {"rope.freq_base", "rope_theta", OFF(rope_theta), K_FLOAT, false},
     {"attention.sliding_window", "sliding_window", OFF(sliding_window), K_INT, false},
     {"vocab_size", "vocab_size", OFF(n_vocab), K_INT, false},
+    {"expert_count", "num_experts", OFF(n_expert), K_INT, false},
+    {NULL, "num_local_experts", OFF(n_expert), K_INT, false}, /* Mixtral */
+    {"expert_used_count", "num_experts_per_tok", OFF(n_expert_used), K_INT, false},
+    {"expert_feed_forward_length", "moe_intermediate_size", OFF(n_ff_exp), K_INT, false},
+    {"expert_shared_feed_forward_length", "shared_expert_intermediate_size", OFF(n_ff_shexp), K_INT, false},
+    {NULL, "decoder_sparse_step", OFF(moe_step), K_INT, false},
 };
 #undef OFF
 
@@ -43,6 +49,8 @@ static void set_defaults(hparams *hp) {
     hp->rope_theta = 10000.0f;
     hp->rope_factor = 1.0f;
     hp->embd_scale = hp->resid_scale = hp->logit_scale = hp->rope_attn_factor = 1.0f;
+    hp->moe_norm_topk = -1;
+    hp->moe_step = 1;
 }
 
 /* Fill unset derived fields. */
@@ -51,6 +59,15 @@ static void finish(hparams *hp) {
     if (hp->head_dim == 0 && hp->n_head > 0) hp->head_dim = hp->n_embd / hp->n_head;
     if (hp->rot_dim == 0) hp->rot_dim = hp->head_dim;
     if (hp->n_ctx_train == 0) hp->n_ctx_train = 2048;
+    /* Mixtral's experts are intermediate_size wide; llama.cpp's default for the shared one. */
+    if (hp->n_expert > 0 && hp->n_ff_exp == 0) hp->n_ff_exp = hp->n_ff;
+    if (hp->n_expert > 0 && hp->n_ff_shexp == 0) hp->n_ff_shexp = hp->n_ff;
+}
+
+bool hparams_layer_is_moe(const hparams *hp, int il) {
+    if (hp->n_expert <= 0 || il < 0 || il >= 4096) return false;
+    if (hp->moe_dense[il / 64] >> (il % 64) & 1) return false;
+    return hp->moe_step > 0 && (il + 1) % hp->moe_step == 0;
 }
 
 static void store(hparams *hp, const key_spec *k, double v) {
@@ -66,6 +83,7 @@ int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_er
     char key[160];
     for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
         const key_spec *k = &KEYS[i];
+        if (!k->gguf) continue;
         snprintf(key, sizeof key, "%s.%s", arch, k->gguf);
         int found;
         double v;
@@ -103,6 +121,24 @@ int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_er
         }
         free(stype);
     }
+    snprintf(key, sizeof key, "%s.expert_weights_norm", arch);
+    bool norm = false;
+    found = gguf_get_bool(f, key, &norm, err);
+    if (found < 0) return -1;
+    if (found == 1) hp->moe_norm_topk = norm;
+    /* routing wick does not do (DeepSeek's sigmoid gating, scaled weights) */
+    snprintf(key, sizeof key, "%s.expert_gating_func", arch);
+    int64_t gating = 1; /* llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX */
+    found = gguf_get_int(f, key, &gating, err);
+    if (found < 0) return -1;
+    if (found == 1 && gating != 1)
+        return wick_fail(err, "unsupported expert gating function %lld (%s); wick routes by softmax", (long long)gating, key);
+    snprintf(key, sizeof key, "%s.expert_weights_scale", arch);
+    double scale = 1.0;
+    found = gguf_get_float(f, key, &scale, err);
+    if (found < 0) return -1;
+    if (found == 1 && scale != 1.0)
+        return wick_fail(err, "unsupported expert weights scale %g (%s)", scale, key);
     finish(hp);
     return 0;
 }
@@ -143,6 +179,24 @@ void hparams_rope_freq_factors(const hparams *hp, float *factors) {
     hparams_rope_inv_freq(&plain, NULL, factors);
     hparams_rope_inv_freq(hp, NULL, scaled);
     for (int i = 0; i < half; i++) factors[i] /= scaled[i];
+}
+
+/* HF mixture-of-experts keys beyond the table: norm_topk_prob, mlp_only_layers. */
+static int hf_moe(hparams *hp, const cJSON *cfg, wick_error *err) {
+    bool norm = false; /* transformers' default for Qwen2-MoE and Qwen3-MoE */
+    if (json_get_bool(cfg, "norm_topk_prob", &norm, "config.json", err) < 0) return -1;
+    hp->moe_norm_topk = norm;
+    const cJSON *only = cJSON_GetObjectItemCaseSensitive(cfg, "mlp_only_layers");
+    if (!only || cJSON_IsNull(only)) return 0;
+    if (!cJSON_IsArray(only)) return wick_fail(err, "config.json: \"mlp_only_layers\" must be an array of layer numbers");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, only) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= 4096 || e->valuedouble != (int)e->valuedouble)
+            return wick_fail(err, "config.json: \"mlp_only_layers\" holds something other than a layer number below 4096");
+        const int il = (int)e->valuedouble;
+        hp->moe_dense[il / 64] |= (uint64_t)1 << (il % 64);
+    }
+    return 0;
 }
 
 static int hf_rope_scaling(hparams *hp, const cJSON *rs, wick_error *err) {
@@ -213,6 +267,7 @@ int hparams_from_hf(hparams *hp, const cJSON *cfg, const char *model_type, wick_
     if (rs && cJSON_IsObject(rs) && hf_rope_scaling(hp, rs, err) < 0) return -1;
     if (rs && !cJSON_IsObject(rs) && !cJSON_IsNull(rs))
         return wick_fail(err, "config.json: \"rope_scaling\" must be an object");
+    if (hp->n_expert > 0 && hf_moe(hp, cfg, err) < 0) return -1;
     finish(hp);
     return 0;
 }
@@ -234,6 +289,19 @@ int hparams_validate(const hparams *hp, wick_error *err) {
     if (hp->n_layer > 4096 || hp->n_embd > 65536 || hp->n_head > 1024)
         return wick_fail(err, "hyperparameters out of range (layers %d, hidden %d, heads %d)",
                          hp->n_layer, hp->n_embd, hp->n_head);
+    if (hp->n_expert < 0 || hp->n_expert > HPARAMS_MAX_EXPERTS)
+        return wick_fail(err, "expert count %d is not supported (at most %d)", hp->n_expert, HPARAMS_MAX_EXPERTS);
+    if (hp->n_expert > 0) {
+        if (hp->n_expert_used <= 0 || hp->n_expert_used > hp->n_expert || hp->n_expert_used > HPARAMS_MAX_EXPERTS_USED)
+            return wick_fail(err, "experts used per token %d must be 1..%d (of %d experts)", hp->n_expert_used,
+                             HPARAMS_MAX_EXPERTS_USED, hp->n_expert);
+        if (hp->n_ff_exp <= 0 || hp->n_ff_shexp <= 0 || hp->n_ff_exp > (1 << 20) || hp->n_ff_shexp > (1 << 20))
+            return wick_fail(err, "expert feed-forward widths %d / %d must be positive", hp->n_ff_exp, hp->n_ff_shexp);
+        if (hp->moe_step <= 0 || hp->moe_step > hp->n_layer)
+            return wick_fail(err, "decoder_sparse_step %d must be 1..%d", hp->moe_step, hp->n_layer);
+    } else if (hp->n_expert_used > 0) {
+        return wick_fail(err, "%d experts used per token, but the model has no experts", hp->n_expert_used);
+    }
     return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cJSON.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "format/gguf.h"
 #include "wick.h"
@@ -16,6 +17,9 @@ typedef enum rope_scaling_type {
     ROPE_SCALING_LLAMA3 = 2,
     ROPE_SCALING_LONGROPE = 3, /* Phi-3 "longrope"/"su": per-frequency short/long divisors (model.h) */
 } rope_scaling_type;
+
+#define HPARAMS_MAX_EXPERTS 1024
+#define HPARAMS_MAX_EXPERTS_USED 64
 
 typedef struct hparams {
     int n_vocab; /* 0 = take from the embedding tensor */
@@ -38,7 +42,16 @@ typedef struct hparams {
     int swa_period;         /* layer il slides iff il % P < P - 1; 0 = every layer (when sliding_window > 0) */
     float rope_theta_local; /* RoPE base of the sliding layers (Gemma 3); 0 = one RoPE for all layers */
     float rope_attn_factor; /* LongRoPE: cos and sin times this */
+    /* Mixture of experts (n_expert 0 = every layer dense). */
+    int n_expert, n_expert_used; /* experts per MoE layer, experts each token uses (top-k) */
+    int n_ff_exp, n_ff_shexp;    /* an expert's and the shared expert's hidden width */
+    int moe_norm_topk;           /* renormalize the top-k weights: 1/0, -1 = the arch's GGUF default */
+    int moe_step;                /* HF decoder_sparse_step: layer il has experts when (il+1) % moe_step == 0 */
+    uint64_t moe_dense[64];      /* HF mlp_only_layers: bit il set = a dense layer (layers < 4096) */
 } hparams;
+
+/* True if layer il is a mixture-of-experts layer. */
+bool hparams_layer_is_moe(const hparams *hp, int il);
 
 /* `arch` is the general.architecture string that prefixes the keys. */
 int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_error *err);

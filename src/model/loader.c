@@ -18,16 +18,11 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/arch_hparams.h"
+#include "model/loader.h"
 #include "model/model.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
-
-typedef struct loader {
-    wick_model *m;
-    const char *path;
-    wick_error *err;
-} loader;
 
 /* HF Gemma 3 multimodal checkpoints keep the text model's "model.X" as
  * "language_model.model.X" (or, saved by newer transformers, "model.language_model.X"). */
@@ -291,16 +286,22 @@ static int bind_weights(loader *L) {
         int fused_qkv = 0, fused_gu = 0;
         if (m->arch->fused_qkv && (fused_qkv = bind_fused(L, T_ATTN_QKV, il, hp->n_embd, qkv_rows, 3, qkv_out)) < 0)
             return -1;
-        if (m->arch->fused_gate_up && (fused_gu = bind_fused(L, T_FFN_GATE_UP, il, hp->n_embd, gu_rows, 2, gu_out)) < 0)
-            return -1;
         if ((!fused_qkv && (!(w->wq = bind(L, T_ATTN_Q, il, hp->n_embd, q_dim, true, true)) ||
                             !(w->wk = bind(L, T_ATTN_K, il, hp->n_embd, kv_dim, true, true)) ||
                             !(w->wv = bind(L, T_ATTN_V, il, hp->n_embd, kv_dim, true, true)))) ||
-            !(w->wo = bind(L, T_ATTN_O, il, q_dim, hp->n_embd, true, true)) ||
-            (!fused_gu && (!(w->w_gate = bind(L, T_FFN_GATE, il, hp->n_embd, hp->n_ff, true, true)) ||
-                           !(w->w_up = bind(L, T_FFN_UP, il, hp->n_embd, hp->n_ff, true, true)))) ||
-            !(w->w_down = bind(L, T_FFN_DOWN, il, hp->n_ff, hp->n_embd, true, true)))
+            !(w->wo = bind(L, T_ATTN_O, il, q_dim, hp->n_embd, true, true)))
             return -1;
+        if (hparams_layer_is_moe(hp, il)) {
+            if (moe_bind_layer(L, il, w) < 0) return -1;
+        } else {
+            if (m->arch->fused_gate_up &&
+                (fused_gu = bind_fused(L, T_FFN_GATE_UP, il, hp->n_embd, gu_rows, 2, gu_out)) < 0)
+                return -1;
+            if ((!fused_gu && (!(w->w_gate = bind(L, T_FFN_GATE, il, hp->n_embd, hp->n_ff, true, true)) ||
+                               !(w->w_up = bind(L, T_FFN_UP, il, hp->n_embd, hp->n_ff, true, true)))) ||
+                !(w->w_down = bind(L, T_FFN_DOWN, il, hp->n_ff, hp->n_embd, true, true)))
+                return -1;
+        }
         w->attn_norm = bind_norm(L, T_ATTN_NORM, il, hp->n_embd, true, &failed);
         if (!failed) w->ffn_norm = bind_norm(L, T_FFN_NORM, il, hp->n_embd, true, &failed);
         if (m->arch->post_norms) {
@@ -446,6 +447,8 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     if (rc == 0) rc = arch_hparams_finish(&m->hp, m->arch, FORMAT_GGUF, err);
     free(arch);
     if (rc < 0) return wick_fail_prefix(err, "%s: ", path);
+    /* llama.cpp writes Mixtral as "llama" with experts */
+    if (m->hp.n_expert > 0 && !m->arch->moe && m->arch->moe_variant) m->arch = arch_by_name(m->arch->moe_variant);
     m->rope = m->arch->rope_gguf;
     m->tok = tok_load_gguf(m->gguf, err);
     if (!m->tok) return wick_fail_prefix(err, "%s: ", path);
@@ -564,6 +567,20 @@ static void release_pages(const wick_tensor *t) {
 /* A model-owned copy of t in type `to` (t itself if it already is); a type
  * whose block does not divide t's rows falls back per tensor as
  * llama-quantize does (dtype_fallback: Q4_K -> Q5_0, ..., else F16). */
+static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_tensor *t, int to);
+
+typedef struct map_ctx {
+    loader *L;
+    wick_pool *pool;
+    int to;
+} map_ctx;
+
+static const wick_tensor *convert_cb(void *ctx, const wick_tensor *t, int64_t unit_rows) {
+    const map_ctx *c = ctx;
+    (void)unit_rows;
+    return convert_tensor(c->L, c->pool, t, c->to);
+}
+
 static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_tensor *t, int to) {
     if (!t) return t;
     to = dtype_fallback(to, t->ne[0]);
@@ -608,7 +625,10 @@ static int convert_weights(loader *L, const char *dtype) {
         layer_weights *w = &m->layers[il];
         const wick_tensor **mats[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w_gate, &w->w_up, &w->w_down};
         for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
-            if (!(*mats[i] = convert_tensor(L, pool, *mats[i], to))) rc = -1;
+            if (*mats[i] && !(*mats[i] = convert_tensor(L, pool, *mats[i], to))) rc = -1;
+        /* The router stays as stored (llama.cpp's quantizer keeps it too): its top-k is a cliff. */
+        map_ctx c = {L, pool, to};
+        if (rc == 0 && w->moe && moe_map_matrices(w->moe, false, convert_cb, &c) < 0) rc = -1;
     }
     pool_free(pool);
     if (rc == 0) m->converted_type = to;
@@ -646,6 +666,12 @@ static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_t
     return copy;
 }
 
+static const wick_tensor *repack_cb(void *ctx, const wick_tensor *t, int64_t unit_rows) {
+    const map_ctx *c = ctx;
+    if (unit_rows % 16 != 0) return t; /* a 16-row group would mix two experts' rows */
+    return repack_tensor(c->L, c->pool, t);
+}
+
 /* Repack every matrix matmul reads (the output projection, and with it a
  * tied token_embd, whose rows forward reads through matmul_weight_row).
  * WICK_REPACK=0 keeps the file layout. */
@@ -664,22 +690,27 @@ static int repack_weights(loader *L) {
         layer_weights *w = &m->layers[il];
         const wick_tensor **mats[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w_gate, &w->w_up, &w->w_down};
         for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
-            if (!(*mats[i] = repack_tensor(L, pool, *mats[i]))) rc = -1;
+            if (*mats[i] && !(*mats[i] = repack_tensor(L, pool, *mats[i]))) rc = -1;
+        map_ctx c = {L, pool, -1};
+        if (rc == 0 && w->moe && moe_map_matrices(w->moe, true, repack_cb, &c) < 0) rc = -1;
     }
     pool_free(pool);
     return rc;
 }
 
 /* Bytes of weights one decode step reads: every matrix once (the embedding
- * counts only as the output matrix when tied; a lookup reads one row). */
+ * counts only as the output matrix when tied; a lookup reads one row); of a
+ * mixture-of-experts layer only the router, k experts and the shared expert. */
 static void count_decode_bytes(wick_model *m) {
-    size_t b = m->output->nbytes;
+    size_t b = m->output->nbytes, idle = 0;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const layer_weights *w = &m->layers[il];
-        b += w->wq->nbytes + w->wk->nbytes + w->wv->nbytes + w->wo->nbytes + w->w_gate->nbytes +
-             w->w_up->nbytes + w->w_down->nbytes;
+        b += w->wq->nbytes + w->wk->nbytes + w->wv->nbytes + w->wo->nbytes;
+        b += w->moe ? moe_decode_bytes(w->moe) : w->w_gate->nbytes + w->w_up->nbytes + w->w_down->nbytes;
+        if (w->moe) idle += moe_all_bytes(w->moe) - moe_decode_bytes(w->moe);
     }
     m->decode_bytes = b;
+    m->resident_bytes = b + idle;
 }
 
 wick_model *wick_model_load(const char *path, const wick_model_params *params, wick_error *err) {
@@ -703,6 +734,11 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         rc = load_gguf(m, path, err);
     else
         rc = wick_fail(err, "model not found: %s (%s)", path, strerror(ENOENT));
+    if (rc == 0 && m->hp.n_expert > 0 && !m->arch->moe)
+        rc = wick_fail(err, "architecture %s has no mixture-of-experts form, but the file names %d experts (%s)",
+                       m->arch->name, m->hp.n_expert, path);
+    if (rc == 0 && m->arch->moe && m->hp.n_expert <= 0)
+        rc = wick_fail(err, "%s model without an expert count (%s)", m->arch->name, path);
     if (rc == 0) rc = hparams_validate(&m->hp, err);
     if (rc == 0) {
         loader L = {m, path, err};
@@ -739,3 +775,9 @@ void wick_model_free(wick_model *m) {
     if (m->st) st_close(m->st);
     free(m);
 }
+
+/* ---- for moe_load.c (loader.h) ---- */
+
+const wick_tensor *loader_find(const loader *L, const char *name) { return find_tensor(L->m, name); }
+const wick_tensor *loader_aligned(loader *L, const wick_tensor *t) { return aligned_tensor(L, t); }
+void *loader_own(loader *L, void *p) { return own(L->m, p); }

@@ -21,6 +21,7 @@ typedef struct layer_weights {
     const float *bq, *bk, *bv;     /* NULL when the model has no QKV bias */
     const float *q_norm, *k_norm;  /* NULL unless qk_norm */
     const float *attn_post_norm, *ffn_post_norm; /* NULL unless the arch has post_norms (Gemma) */
+    struct moe_weights *moe;       /* a mixture-of-experts layer (model/moe.h); w_gate/w_up/w_down are NULL */
 } layer_weights;
 
 #define WICK_MAX_EOG 16
@@ -57,6 +58,7 @@ struct wick_model {
     int64_t n_params;
     size_t weight_bytes;
     size_t decode_bytes;  /* weight bytes one decode step reads (see loader.c) */
+    size_t resident_bytes; /* weight bytes decode keeps in memory: decode_bytes + idle experts */
     int converted_type;   /* matrices converted at load to this type; -1 = as stored */
     uint64_t identity[2]; /* what decides the KV a token gets, but the tokens (model_compute_identity) */
 

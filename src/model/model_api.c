@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "model/model.h"
+#include "model/moe.h"
 
 void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     const hparams *hp = &m->hp;
@@ -38,6 +39,7 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     info->add_bos = tok_adds_bos(m->tok);
     info->has_chat_template = tok_chat_template(m->tok) != NULL;
     info->decode_bytes = m->decode_bytes;
+    info->resident_bytes = m->resident_bytes;
     info->converted_to = m->converted_type >= 0 ? dtype_name(m->converted_type) : NULL;
     info->ffn_act = m->arch->act == FFN_GELU_TANH ? "gelu_tanh" : "silu";
     info->attn_scale = hp->attn_scale;
@@ -50,6 +52,15 @@ void wick_model_get_info(const wick_model *m, wick_model_info *info) {
     info->rope_theta_local = m->inv_freq_local ? hp->rope_theta_local : 0.0f;
     info->fused_qkv = m->arch->fused_qkv;
     info->post_norms = m->arch->post_norms;
+    for (int il = 0; il < hp->n_layer; il++) {
+        const struct moe_weights *mw = m->layers[il].moe;
+        if (!mw) continue;
+        info->n_moe_layers++;
+        info->n_expert = mw->n_expert;
+        info->n_expert_used = mw->n_used;
+        info->n_ff_exp = mw->n_ff;
+        info->n_ff_shexp = mw->n_ff_shared;
+    }
 }
 
 static const wick_tensor *tensor_at(const wick_model *m, int i) {
@@ -65,6 +76,12 @@ void model_compute_identity(wick_model *m) {
                             hp->n_ff, hp->rot_dim, hp->sliding_window, (int32_t)m->rope, m->converted_type};
     XXH3_128bits_update(&st, ints, sizeof ints);
     XXH3_128bits_update(&st, &hp->rms_eps, sizeof hp->rms_eps);
+    if (hp->n_expert > 0) { /* routing: which experts and how they are weighed */
+        const int32_t moe[] = {hp->n_expert, hp->n_expert_used, hp->n_ff_exp, hp->n_ff_shexp, hp->moe_norm_topk,
+                               hp->moe_step};
+        XXH3_128bits_update(&st, moe, sizeof moe);
+        XXH3_128bits_update(&st, hp->moe_dense, sizeof hp->moe_dense);
+    }
     if (m->inv_freq) XXH3_128bits_update(&st, m->inv_freq, (size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
     /* the features of the issue-17 archs (all 1 / 0 for the others) */
     const float feats[] = {hp->attn_scale, hp->embd_scale, hp->resid_scale, hp->logit_scale, hp->attn_softcap,

@@ -23,19 +23,27 @@ typedef struct shape_desc {
     const char *name;
     int n_embd, n_layer, n_head, n_head_kv, head_dim, head_dim_qk_norm, n_ff, n_ctx, n_vocab;
     float theta, eps;
+    /* mixture-of-experts archs: experts, used per token, expert / shared widths (0 = no MoE form) */
+    int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
+    int tied; /* -1 = the arch's habit (Qwen ties), else 0/1 */
 } shape_desc;
 
 /* n_vocab 0 = the tokenizer's size. head_dim_qk_norm: head_dim for archs with
- * q/k norm (Qwen3 decouples head_dim from hidden / heads). */
+ * q/k norm (Qwen3 decouples head_dim from hidden / heads). The tiny shapes
+ * give MoE archs 8 experts, 2 per token, so routing varies token by token. */
 static const shape_desc SHAPES[] = {
-    {"tiny", 64, 2, 4, 2, 16, 32, 128, 512, 0, 10000.0f, 1e-5f},
+    {"tiny", 64, 2, 4, 2, 16, 32, 128, 512, 0, 10000.0f, 1e-5f, 8, 2, 32, 64, -1},
     /* every row length a multiple of 256, for K-quant (Q6_K) tensors */
-    {"tiny256", 256, 2, 4, 2, 64, 64, 512, 512, 0, 10000.0f, 1e-5f},
-    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f},
-    {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f},
+    {"tiny256", 256, 2, 4, 2, 64, 64, 512, 512, 0, 10000.0f, 1e-5f, 8, 2, 256, 512, -1},
+    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 64, 4864, 32768, 151936, 1000000.0f, 1e-6f, 0, 0, 0, 0, -1},
+    {"qwen3-0.6b", 1024, 28, 16, 8, 128, 128, 3072, 40960, 151936, 1000000.0f, 1e-6f, 0, 0, 0, 0, -1},
+    /* Qwen3-30B-A3B's width (128 experts, top-8, expert width 768, untied
+     * output) with 12 of its 48 layers, so Q4_0 (4.6 GB) and Q8_0 (8.6 GB) fit
+     * a 24 GiB machine; the shared width is for qwen2moe only. */
+    {"qwen3-moe", 2048, 12, 32, 4, 128, 128, 6144, 40960, 151936, 1000000.0f, 1e-6f, 128, 8, 768, 2048, 0},
 };
 
-const char *test_model_shapes(void) { return "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b"; }
+const char *test_model_shapes(void) { return "tiny, tiny256, qwen2.5-0.5b, qwen3-0.6b, qwen3-moe"; }
 
 /* What a test model of each arch turns on, so that even the tiny shapes
  * exercise every feature: multipliers other than 1, soft-caps that bite, a
@@ -67,6 +75,9 @@ static const test_profile PROFILES[] = {
      .rope_scaling = "linear", .hidden_act = "gelu_pytorch_tanh"},
     /* above the llama.cpp test's prompt (recent llama.cpp ignores Phi-3's window), below the reference test's */
     {.arch = "phi3", .window = 32, .window_large = 2047, .hidden_act = "silu"},
+    {.arch = "qwen2moe", .hidden_act = "silu"},
+    {.arch = "qwen3moe", .hidden_act = "silu"},
+    {.arch = "mixtral", .hidden_act = "silu"},
 };
 
 static const test_profile *profile_of(const char *arch) {
@@ -84,12 +95,16 @@ static uint64_t mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* Fill n floats uniform in [center - a, center + a) from stream (seed, role, layer). */
-static void fill(float *x, size_t n, uint64_t seed, int role, int layer, float center, float a) {
-    uint64_t s = mix(seed ^ mix(((uint64_t)role << 32) | (uint64_t)(layer + 1)));
+/* The stream of tensor (role, layer); an expert's tensors are role + 256 * (expert + 1). */
+static uint64_t stream_start(uint64_t seed, int role, int layer) {
+    return mix(seed ^ mix(((uint64_t)role << 32) | (uint64_t)(layer + 1)));
+}
+
+/* The next n floats of stream *s, uniform in [center - a, center + a). */
+static void stream_floats(uint64_t *s, float *x, size_t n, float center, float a) {
     for (size_t i = 0; i < n; i++) {
-        s = mix(s);
-        x[i] = center + a * (float)((double)(s >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+        *s = mix(*s);
+        x[i] = center + a * (float)((double)(*s >> 11) * 0x1.0p-53 * 2.0 - 1.0);
     }
 }
 
@@ -121,25 +136,24 @@ typedef struct sink {
     size_t total_bytes;
 } sink;
 
-/* Convert f32 data (rows × cols) to `type` and add it. */
-static int sink_add(sink *k, const char *name, int type, int rows, int cols, const float *x,
-                    wick_error *err) {
-    size_t row_bytes = dtype_row_bytes(type, cols);
-    if (!row_bytes) return wick_fail(err, "tensor %s: %d columns do not fit %s blocks", name, cols, dtype_name(type));
-    void *buf = malloc(row_bytes * (size_t)rows);
-    if (!buf) return wick_fail(err, "out of memory writing %s", name);
-    for (int r = 0; r < rows; r++)
-        quantize_row(type, x + (size_t)r * cols, (char *)buf + (size_t)r * row_bytes, cols);
-    int64_t ne[2] = {cols, rows};
-    int n_dims = rows == 1 ? 1 : 2;
-    int rc = k->gguf ? gguf_add_tensor(k->gw, name, type, n_dims, ne, buf, row_bytes * rows, err)
-                     : st_add_tensor(k->sw, name, type, n_dims, ne, buf, row_bytes * rows, err);
-    k->total_bytes += row_bytes * (size_t)rows;
-    free(buf);
-    return rc;
-}
+typedef struct gen gen;
 
-typedef struct gen {
+/* One tensor to write: its bytes are generated when the writer writes it
+ * (tm_fill), so a model of many GB is written holding one tensor at a time. */
+typedef struct tm_tensor {
+    const gen *g;
+    int role, layer, expert; /* expert -1 = not an expert's tensor */
+    int n_stack;             /* > 0: a GGUF 3-D stack of this many experts' matrices */
+    int rows, cols, type;
+    float center, a;
+    int permute_heads; /* > 0: q/k rows to llama.cpp's interleaved order, this many heads */
+    bool matrix_1row;  /* a one-row matrix, not a vector (HF's shared_expert_gate [1, n_embd]) */
+    bool minus_one;    /* values stored minus one (Gemma's HF norm weights: the model uses 1 + w) */
+    int n_parts;       /* > 0: a fused projection (Phi-3), the rows of these roles' own streams stacked */
+    int part_role[3], part_rows[3];
+} tm_tensor;
+
+struct gen {
     const test_model_params *p;
     const arch_desc *arch;
     const test_profile *prof;
@@ -148,17 +162,85 @@ typedef struct gen {
     sink k;
     int n_vocab;
     float *longrope; /* LongRoPE: short then long factors (rot_dim/2 each), NULL = none */
-} gen;
+    tm_tensor **descs; /* every tensor added, freed after writing */
+    size_t n_descs, cap_descs;
+};
 
-/* Fill x (rows × cols) with the values of `role` and permute q/k rows for
- * GGUF's interleaved RoPE layout. */
-static void gen_role(const gen *g, tensor_role role, int layer, int rows, int cols, float center, float a, float *x) {
-    fill(x, (size_t)rows * cols, g->p->seed, role, layer, center, a);
-    bool permute = g->fmt == FORMAT_GGUF && g->arch->rope_gguf == ROPE_INTERLEAVED;
-    if (permute && role == T_ATTN_Q) permute_rows(x, g->hp.n_head, g->hp.head_dim, cols);
-    if (permute && role == T_ATTN_K) permute_rows(x, g->hp.n_head_kv, g->hp.head_dim, cols);
-    if (permute && (role == T_ATTN_Q_BIAS || role == T_ATTN_K_BIAS))
-        permute_rows(x, (role == T_ATTN_Q_BIAS ? g->hp.n_head : g->hp.n_head_kv), g->hp.head_dim, 1);
+/* The first `rows` rows of role's stream, converted to the tensor's type. */
+static int fill_rows(const tm_tensor *d, int role, int rows, char *out, wick_error *err) {
+    const size_t row_bytes = dtype_row_bytes(d->type, d->cols);
+    uint64_t s = stream_start(d->g->p->seed, role, d->layer);
+    /* whole matrix when rows are permuted (q/k: small), else chunks of rows */
+    const int chunk = d->permute_heads > 0 ? rows : rows < 256 ? rows : 256;
+    float *x = malloc(sizeof(float) * (size_t)chunk * d->cols);
+    if (!x) return wick_fail(err, "out of memory generating a tensor");
+    for (int r0 = 0; r0 < rows; r0 += chunk) {
+        const int n = rows - r0 < chunk ? rows - r0 : chunk;
+        stream_floats(&s, x, (size_t)n * d->cols, d->center, d->a);
+        if (d->permute_heads > 0 && rows == 1) /* a bias: its elements are the rows */
+            permute_rows(x, d->permute_heads, d->cols / d->permute_heads, 1);
+        else if (d->permute_heads > 0)
+            permute_rows(x, d->permute_heads, rows / d->permute_heads, d->cols);
+        if (d->minus_one)
+            for (size_t i = 0; i < (size_t)n * d->cols; i++) x[i] -= 1.0f;
+        for (int r = 0; r < n; r++)
+            quantize_row(d->type, x + (size_t)r * d->cols, out + (size_t)(r0 + r) * row_bytes, d->cols);
+    }
+    free(x);
+    return 0;
+}
+
+/* One matrix: its role's rows, or a fused projection's parts one after another. */
+static int fill_matrix(const tm_tensor *d, int role, char *out, wick_error *err) {
+    if (d->n_parts == 0) return fill_rows(d, role, d->rows, out, err);
+    for (int i = 0; i < d->n_parts; i++) {
+        if (fill_rows(d, d->part_role[i], d->part_rows[i], out, err) < 0) return -1;
+        out += dtype_row_bytes(d->type, d->cols) * (size_t)d->part_rows[i];
+    }
+    return 0;
+}
+
+static int tm_fill(void *ctx, void *dst, size_t nbytes, wick_error *err) {
+    const tm_tensor *d = ctx;
+    const size_t one = dtype_row_bytes(d->type, d->cols) * (size_t)d->rows;
+    const int n = d->n_stack > 0 ? d->n_stack : 1;
+    if (one * (size_t)n != nbytes) return wick_fail(err, "test model: tensor size mismatch");
+    for (int e = 0; e < n; e++) {
+        const int expert = d->n_stack > 0 ? e : d->expert;
+        const int role = expert >= 0 ? d->role + 256 * (expert + 1) : d->role;
+        if (fill_matrix(d, role, (char *)dst + (size_t)e * one, err) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Add a generated tensor named `name` (rows × cols, or n_stack of them). */
+static int add_desc(gen *g, const char *name, const tm_tensor *proto, wick_error *err) {
+    if (!dtype_row_bytes(proto->type, proto->cols))
+        return wick_fail(err, "tensor %s: %d columns do not fit %s blocks", name, proto->cols, dtype_name(proto->type));
+    if (g->n_descs == g->cap_descs) {
+        size_t cap = g->cap_descs ? 2 * g->cap_descs : 64;
+        tm_tensor **nd = realloc(g->descs, cap * sizeof *nd);
+        if (!nd) return wick_fail(err, "out of memory");
+        g->descs = nd;
+        g->cap_descs = cap;
+    }
+    tm_tensor *d = malloc(sizeof *d);
+    if (!d) return wick_fail(err, "out of memory");
+    *d = *proto;
+    d->g = g;
+    g->descs[g->n_descs++] = d;
+    const size_t bytes = dtype_row_bytes(d->type, d->cols) * (size_t)d->rows * (size_t)(d->n_stack > 0 ? d->n_stack : 1);
+    int64_t ne[3] = {d->cols, d->rows, d->n_stack};
+    const int n_dims = d->n_stack > 0 ? 3 : d->rows == 1 && !d->matrix_1row ? 1 : 2;
+    g->k.total_bytes += bytes;
+    return g->k.gguf ? gguf_add_tensor_deferred(g->k.gw, name, d->type, n_dims, ne, bytes, tm_fill, d, err)
+                     : st_add_tensor_deferred(g->k.sw, name, d->type, n_dims, ne, bytes, tm_fill, d, err);
+}
+
+/* The type of a tensor: GGUF keeps vectors (and, as llama.cpp's quantizer
+ * does, the router) in F32; HF stores everything in the dtype. */
+static int tensor_type(const gen *g, bool matrix) {
+    return matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : g->k.dtype);
 }
 
 static bool is_norm(tensor_role r) {
@@ -166,45 +248,78 @@ static bool is_norm(tensor_role r) {
            r == T_ATTN_POST_NORM || r == T_FFN_POST_NORM;
 }
 
-/* Add x (rows × cols) under role's name. Norm weights are generated as the
+/* Generate one tensor by role and add it. Norm weights are generated as the
  * multiplier they apply; Gemma's HF files store it minus one (llama.cpp's
  * GGUF files store it as it is). */
-static int add_tensor(gen *g, tensor_role role, int layer, int rows, int cols, float *x, bool matrix, wick_error *err) {
-    char name[128];
-    if (!arch_tensor_name(g->arch, name, sizeof name, g->fmt, role, layer)) return 0;
-    if (g->fmt == FORMAT_HF && g->arch->hf_norm_plus_one && is_norm(role))
-        for (size_t i = 0; i < (size_t)rows * cols; i++) x[i] -= 1.0f;
-    /* GGUF keeps vectors in F32 (as llama.cpp does); HF stores everything in the dtype. */
-    int type = matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : (g->k.dtype));
-    return sink_add(&g->k, name, type, rows, cols, x, err);
-}
-
-/* Generate one tensor by role and add it. */
 static int add_role(gen *g, tensor_role role, int layer, int rows, int cols, float center, float a,
                     bool matrix, wick_error *err) {
     char name[128];
     if (!arch_tensor_name(g->arch, name, sizeof name, g->fmt, role, layer)) return 0;
-    float *x = malloc((size_t)rows * cols * sizeof *x);
-    if (!x) return wick_fail(err, "out of memory");
-    gen_role(g, role, layer, rows, cols, center, a, x);
-    int rc = add_tensor(g, role, layer, rows, cols, x, matrix, err);
-    free(x);
-    return rc;
+    tm_tensor d = {.role = role, .layer = layer, .expert = -1, .rows = rows, .cols = cols,
+                   .type = tensor_type(g, matrix), .center = center, .a = a,
+                   .minus_one = g->fmt == FORMAT_HF && g->arch->hf_norm_plus_one && is_norm(role)};
+    bool permute = g->fmt == FORMAT_GGUF && g->arch->rope_gguf == ROPE_INTERLEAVED;
+    if (permute && (role == T_ATTN_Q || role == T_ATTN_Q_BIAS)) d.permute_heads = g->hp.n_head;
+    if (permute && (role == T_ATTN_K || role == T_ATTN_K_BIAS)) d.permute_heads = g->hp.n_head_kv;
+    return add_desc(g, name, &d, err);
 }
 
 /* A fused projection (Phi-3's attn_qkv, gate_up): the parts' own values
  * stacked by rows, so the same seed gives the same model as separate tensors. */
 static int add_fused(gen *g, tensor_role fused, const tensor_role *parts, const int *rows, int n, int layer, int cols,
                      float a, wick_error *err) {
-    size_t total = 0;
-    for (int i = 0; i < n; i++) total += (size_t)rows[i];
-    float *x = malloc(total * cols * sizeof *x);
-    if (!x) return wick_fail(err, "out of memory");
-    for (size_t i = 0, r0 = 0; i < (size_t)n; r0 += (size_t)rows[i], i++)
-        gen_role(g, parts[i], layer, rows[i], cols, 0.0f, a, x + r0 * cols);
-    int rc = add_tensor(g, fused, layer, (int)total, cols, x, true, err);
-    free(x);
-    return rc;
+    char name[128];
+    if (!arch_tensor_name(g->arch, name, sizeof name, g->fmt, fused, layer)) return 0;
+    tm_tensor d = {.role = fused, .layer = layer, .expert = -1, .cols = cols, .type = tensor_type(g, true), .a = a,
+                   .n_parts = n};
+    for (int i = 0; i < n; i++) {
+        d.part_role[i] = parts[i];
+        d.part_rows[i] = rows[i];
+        d.rows += rows[i];
+    }
+    return add_desc(g, name, &d, err);
+}
+
+/* A mixture-of-experts role: router (expert -1), one expert's matrix, a
+ * GGUF stack (n_stack experts), the shared expert's. */
+static int add_moe(gen *g, tensor_role role, int layer, int expert, int n_stack, tensor_role gen_role, int rows,
+                   int cols, float center, float a, int type, wick_error *err) {
+    char name[160];
+    if (!moe_tensor_name(name, sizeof name, g->arch, g->fmt, role, layer, expert)) return 0;
+    tm_tensor d = {.role = gen_role, .layer = layer, .expert = n_stack ? -1 : expert, .n_stack = n_stack,
+                   .rows = rows, .cols = cols, .type = type, .center = center, .a = a,
+                   .matrix_1row = role == T_FFN_GATE_INP_SHEXP && g->fmt == FORMAT_HF};
+    return add_desc(g, name, &d, err);
+}
+
+static int add_moe_layer(gen *g, int il, wick_error *err) {
+    const hparams *hp = &g->hp;
+    const int D = hp->n_embd, E = hp->n_expert, F = hp->n_ff_exp, Fs = hp->n_ff_shexp;
+    const float aD = sqrtf(3.0f / D), aF = sqrtf(3.0f / F);
+    /* router logits of spread ~2, so the top-k really varies between tokens */
+    if (add_moe(g, T_FFN_GATE_INP, il, 0, 0, T_FFN_GATE_INP, E, D, 0, 2.0f * aD, tensor_type(g, false), err) < 0)
+        return -1;
+    static const tensor_role STACK[3] = {T_FFN_GATE_EXPS, T_FFN_UP_EXPS, T_FFN_DOWN_EXPS};
+    static const tensor_role ONE[3] = {T_FFN_GATE_EXP, T_FFN_UP_EXP, T_FFN_DOWN_EXP};
+    const int rows[3] = {F, F, D}, cols[3] = {D, D, F};
+    const float amp[3] = {aD, aD, aF};
+    const bool stacked = g->fmt == FORMAT_GGUF && !g->p->split_experts;
+    for (int i = 0; i < 3; i++) {
+        if (stacked) {
+            if (add_moe(g, STACK[i], il, 0, E, ONE[i], rows[i], cols[i], 0, amp[i], g->k.dtype, err) < 0) return -1;
+        } else {
+            for (int e = 0; e < E; e++)
+                if (add_moe(g, ONE[i], il, e, 0, ONE[i], rows[i], cols[i], 0, amp[i], g->k.dtype, err) < 0) return -1;
+        }
+    }
+    if (!g->arch->moe->shared_expert) return 0;
+    const float aFs = sqrtf(3.0f / Fs);
+    if (add_moe(g, T_FFN_GATE_INP_SHEXP, il, 0, 0, T_FFN_GATE_INP_SHEXP, 1, D, 0, aD, tensor_type(g, false), err) < 0 ||
+        add_moe(g, T_FFN_GATE_SHEXP, il, 0, 0, T_FFN_GATE_SHEXP, Fs, D, 0, aD, g->k.dtype, err) < 0 ||
+        add_moe(g, T_FFN_UP_SHEXP, il, 0, 0, T_FFN_UP_SHEXP, Fs, D, 0, aD, g->k.dtype, err) < 0 ||
+        add_moe(g, T_FFN_DOWN_SHEXP, il, 0, 0, T_FFN_DOWN_SHEXP, D, Fs, 0, aFs, g->k.dtype, err) < 0)
+        return -1;
+    return 0;
 }
 
 static int add_weights(gen *g, wick_error *err) {
@@ -221,12 +336,16 @@ static int add_weights(gen *g, wick_error *err) {
                                    add_role(g, T_ATTN_K, il, kvd, D, 0, aD, true, err) < 0 ||
                                    add_role(g, T_ATTN_V, il, kvd, D, 0, aD, true, err) < 0)) ||
             add_role(g, T_ATTN_O, il, D, qd, 0, aQ, true, err) < 0 ||
-            add_role(g, T_FFN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
-            (g->arch->fused_gate_up ? add_fused(g, T_FFN_GATE_UP, GU, gu_rows, 2, il, D, aD, err) < 0
-                                    : (add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
-                                       add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0)) ||
-            add_role(g, T_FFN_DOWN, il, D, F, 0, aF, true, err) < 0)
+            add_role(g, T_FFN_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0)
             return -1;
+        if (hparams_layer_is_moe(hp, il)) {
+            if (add_moe_layer(g, il, err) < 0) return -1;
+        } else if ((g->arch->fused_gate_up ? add_fused(g, T_FFN_GATE_UP, GU, gu_rows, 2, il, D, aD, err) < 0
+                                           : (add_role(g, T_FFN_GATE, il, F, D, 0, aD, true, err) < 0 ||
+                                              add_role(g, T_FFN_UP, il, F, D, 0, aD, true, err) < 0)) ||
+                   add_role(g, T_FFN_DOWN, il, D, F, 0, aF, true, err) < 0) {
+            return -1;
+        }
         if (g->arch->post_norms &&
             (add_role(g, T_ATTN_POST_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0 ||
              add_role(g, T_FFN_POST_NORM, il, 1, D, 1.0f, 0.2f, false, err) < 0))
@@ -290,6 +409,13 @@ static void gguf_hparams(gen *g, const tokenizer *tok) {
     gguf_set_u32(w, KEY("rope.dimension_count"), (uint32_t)hp->rot_dim);
     gguf_set_u32(w, KEY("vocab_size"), (uint32_t)g->n_vocab);
     if (hp->sliding_window) gguf_set_u32(w, KEY("attention.sliding_window"), (uint32_t)hp->sliding_window);
+    if (hp->n_expert > 0) { /* as llama.cpp's converters write them */
+        gguf_set_u32(w, KEY("expert_count"), (uint32_t)hp->n_expert);
+        gguf_set_u32(w, KEY("expert_used_count"), (uint32_t)hp->n_expert_used);
+        if (g->arch->moe->hf_ff_key) gguf_set_u32(w, KEY("expert_feed_forward_length"), (uint32_t)hp->n_ff_exp);
+        if (g->arch->moe->shared_expert)
+            gguf_set_u32(w, KEY("expert_shared_feed_forward_length"), (uint32_t)hp->n_ff_shexp);
+    }
     if (hp->rope_scaling == ROPE_SCALING_LINEAR) {
         gguf_set_str(w, KEY("rope.scaling.type"), "linear");
         gguf_set_f32(w, KEY("rope.scaling.factor"), hp->rope_factor);
@@ -344,6 +470,20 @@ static cJSON *hf_config(const gen *g, const tokenizer *tok) {
     cJSON_AddNumberToObject(c, "vocab_size", g->n_vocab);
     cJSON_AddBoolToObject(c, "tie_word_embeddings", hp->tied);
     if (hp->sliding_window) cJSON_AddNumberToObject(c, "sliding_window", hp->sliding_window);
+    if (hp->n_expert > 0) {
+        const moe_desc *md = g->arch->moe;
+        cJSON_AddNumberToObject(c, md->hf_count_key, hp->n_expert);
+        cJSON_AddNumberToObject(c, "num_experts_per_tok", hp->n_expert_used);
+        if (md->hf_ff_key) {
+            cJSON_AddNumberToObject(c, md->hf_ff_key, hp->n_ff_exp);
+            cJSON_AddNumberToObject(c, "decoder_sparse_step", 1);
+            cJSON *only = cJSON_AddArrayToObject(c, "mlp_only_layers");
+            for (int il = 0; il < hp->n_layer; il++)
+                if (!hparams_layer_is_moe(hp, il)) cJSON_AddItemToArray(only, cJSON_CreateNumber(il));
+            cJSON_AddBoolToObject(c, "norm_topk_prob", hp->moe_norm_topk == 1);
+        }
+        if (md->shared_expert) cJSON_AddNumberToObject(c, "shared_expert_intermediate_size", hp->n_ff_shexp);
+    }
     cJSON_AddStringToObject(c, g->arch->act == FFN_GELU_TANH ? "hidden_activation" : "hidden_act", g->prof->hidden_act);
     /* HF's names for the features */
     const test_profile *pr = g->prof;
@@ -475,8 +615,31 @@ static int setup(gen *g, const test_model_params *p, const tokenizer *tok, wick_
     hp->rope_attn_factor = 1.0f;
     /* A sliding window small enough that tiny test prompts cross it. */
     hp->sliding_window = sh->n_ctx < 8192 ? pr->window : pr->window_large;
-    /* Qwen, Granite and Gemma models tie the output to the embedding; Llama/Mistral/Phi-3 do not. */
-    hp->tied = pr->tied;
+    /* Qwen, Granite and Gemma models tie the output to the embedding; Llama/Mistral/Phi-3 and the MoE models do not. */
+    hp->tied = sh->tied >= 0 ? sh->tied != 0 : pr->tied;
+    if (g->arch->moe) {
+        if (!sh->n_expert) return wick_fail(err, "shape %s has no mixture-of-experts form (tiny, tiny256, qwen3-moe do)", sh->name);
+        hp->n_expert = sh->n_expert;
+        hp->n_expert_used = sh->n_expert_used;
+        hp->n_ff_exp = sh->n_ff_exp;
+        hp->n_ff_shexp = g->arch->moe->shared_expert ? sh->n_ff_shexp : 0;
+        hp->moe_step = 1;
+        /* the GGUF form's routing, written into HF configs as norm_topk_prob */
+        hp->moe_norm_topk = g->arch->moe->norm_topk_gguf;
+        if (!g->arch->moe->hf_ff_key) hp->n_ff = hp->n_ff_exp; /* Mixtral: intermediate_size is the experts' */
+    }
+    if (p->mlp_only_layers && *p->mlp_only_layers) {
+        if (!g->arch->moe || !g->arch->moe->hf_ff_key || g->fmt != FORMAT_HF)
+            return wick_fail(err, "--mlp-only-layers needs an HF qwen2moe/qwen3moe model (GGUF has no dense layers in a MoE model)");
+        for (const char *c = p->mlp_only_layers; *c;) {
+            char *end;
+            long il = strtol(c, &end, 10);
+            if (end == c || il < 0 || il >= hp->n_layer || (*end && *end != ','))
+                return wick_fail(err, "--mlp-only-layers: \"%s\" is not a list of layers below %d", p->mlp_only_layers, hp->n_layer);
+            hp->moe_dense[il / 64] |= (uint64_t)1 << (il % 64);
+            c = *end ? end + 1 : end;
+        }
+    }
     const char *rs = p->rope_scaling ? p->rope_scaling : pr->rope_scaling ? pr->rope_scaling : "none";
     if (strcmp(rs, "linear") == 0) {
         hp->rope_scaling = ROPE_SCALING_LINEAR;
@@ -529,6 +692,8 @@ int make_test_model(const test_model_params *p, wick_error *err) {
     if (g.k.gw) gguf_writer_free(g.k.gw);
     if (g.k.sw) st_writer_free(g.k.sw);
     free(g.longrope);
+    for (size_t i = 0; i < g.n_descs; i++) free(g.descs[i]);
+    free(g.descs);
     tok_free(tok);
     return rc;
 }

@@ -1,5 +1,5 @@
 """Independent NumPy reference forward pass for llama / mistral / qwen2 / qwen3 /
-granite / gemma2 / gemma3 / phi3.
+granite / gemma2 / gemma3 / phi3 and the mixture-of-experts models qwen2moe / qwen3moe / mixtral.
 
 Written from the papers (RMSNorm, RoPE/RoFormer, GQA, SwiGLU, GeGLU) and the
 Hugging Face transformers modelling semantics (modeling_llama, _granite,
@@ -37,6 +37,21 @@ Architecture semantics beyond Llama (HF):
            rotary (partial_rotary_factor); sliding_window on every layer; LongRoPE: inv_freq
            divided by short_factor (sequence <= original_max_position_embeddings) or
            long_factor, cos/sin times the attention factor.
+
+Mixture of experts, from transformers' Qwen2MoeSparseMoeBlock,
+Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock:
+    probs = softmax(router(x)); w, idx = topk(probs, k)   (ties: the lower index)
+    if norm_topk_prob: w /= sum(w)                        (Mixtral always)
+    y = sum_j w_j * down_j(silu(gate_j(x)) * up_j(x))
+    qwen2moe adds sigmoid(shared_expert_gate(x)) * shared_expert(x).
+A layer is sparse unless listed in mlp_only_layers, and when
+(layer + 1) % decoder_sparse_step == 0. GGUF files (llama.cpp's converters)
+hold the experts as 3-D stacks [n_expert, rows, cols] (or, in older Mixtral
+files, blk.N.ffn_gate.E.weight); llama.cpp renormalizes qwen3moe and Mixtral
+and not qwen2moe, unless {arch}.expert_weights_norm says otherwise. Mixtral
+GGUF files are general.architecture "llama" with {arch}.expert_count.
+Internally every expert tensor gets the qwen HF name
+(model.layers.N.mlp.experts.E.gate_proj.weight, mlp.gate.weight, ...).
 """
 import json
 import math
@@ -50,8 +65,10 @@ except ImportError:  # run as a script from this directory
     import gguf_reader
     import safetensors_reader
 
-ARCHS = ("llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3")
+ARCHS = ("llama", "mistral", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe",
+         "mixtral")
 GEMMA = ("gemma2", "gemma3")
+HF_TYPES = {"qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe"}
 
 
 class Config:
@@ -81,6 +98,10 @@ class Config:
         self.logits_div = 1.0
         self.attn_softcap = None
         self.final_softcap = None
+        self.n_expert = 0           # mixture of experts (0 = dense)
+        self.n_used = 0
+        self.norm_topk = False
+        self.moe_layers = []        # per layer: True = sparse
 
     def __repr__(self):
         return "Config(%r)" % {k: v for k, v in self.__dict__.items()
@@ -144,6 +165,10 @@ _GGUF_LAYER_NAMES = {
     "ffn_gate.weight": "mlp.gate_proj.weight",
     "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
+    "ffn_gate_inp.weight": "mlp.gate.weight",
+    "ffn_gate_shexp.weight": "mlp.shared_expert.gate_proj.weight",
+    "ffn_up_shexp.weight": "mlp.shared_expert.up_proj.weight",
+    "ffn_down_shexp.weight": "mlp.shared_expert.down_proj.weight",
 }
 # Gemma's HF names: the attention output's post-norm is post_attention_layernorm,
 # the FFN's pre-norm pre_feedforward_layernorm.
@@ -152,6 +177,7 @@ _GGUF_GEMMA_NAMES = dict(_GGUF_LAYER_NAMES, **{
     "post_attention_norm.weight": "post_attention_layernorm.weight",
     "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
 })
+_EXPERT_PROJ = {"gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
 
 
 def load_gguf(path):
@@ -160,6 +186,8 @@ def load_gguf(path):
     if arch not in ARCHS:
         raise ValueError("unsupported GGUF architecture %r" % arch)
     a = arch
+    if arch == "llama" and meta.get("llama.expert_count"):
+        arch = "mixtral"
 
     def g(key, default=None):
         return meta.get("%s.%s" % (a, key), default)
@@ -215,12 +243,16 @@ def load_gguf(path):
         c.final_softcap = float(g("final_logit_softcapping", 30.0))
     if arch == "gemma3":
         c.inv_freq_local = base_inv_freq(float(g("rope.freq_base_swa", 10000.0)), c.rot_dim)
+    c.n_expert = int(g("expert_count", 0) or 0)
+    c.n_used = int(g("expert_used_count", 0) or 0)
+    c.norm_topk = bool(g("expert_weights_norm", arch in ("qwen3moe", "mixtral")))
+    c.moe_layers = [c.n_expert > 0] * c.n_layers
 
     W = {}
     W["model.embed_tokens.weight"] = t["token_embd.weight"]
     W["model.norm.weight"] = t["output_norm.weight"]
     W["lm_head.weight"] = t.get("output.weight", t["token_embd.weight"])
-    permuted = arch in ("llama", "mistral", "granite")
+    permuted = arch in ("llama", "mistral", "granite", "mixtral")
     names = dict(_GGUF_GEMMA_NAMES if arch in GEMMA else _GGUF_LAYER_NAMES)
     if arch == "phi3":
         names["ffn_up.weight"] = "mlp.gate_up_proj.weight"  # gate rows, then up rows
@@ -235,11 +267,22 @@ def load_gguf(path):
             elif permuted and gname.startswith("attn_k."):
                 w = _unpermute_rows(w, c.n_kv)
             W["model.layers.%d.%s" % (i, hname)] = w
+        p = "model.layers.%d.mlp." % i
+        for kind, proj in _EXPERT_PROJ.items():
+            stack = t.get("blk.%d.ffn_%s_exps.weight" % (i, kind))     # [n_expert, rows, cols]
+            for e in range(c.n_expert):
+                w = stack[e] if stack is not None else t.get("blk.%d.ffn_%s.%d.weight" % (i, kind, e))
+                if w is not None:
+                    W[p + "experts.%d.%s.weight" % (e, proj)] = w
+        sg = t.get("blk.%d.ffn_gate_inp_shexp.weight" % i)
+        if sg is not None:
+            W[p + "shared_expert_gate.weight"] = sg.reshape(1, -1)
     if arch in GEMMA:  # back to HF's w from llama.cpp's stored w + 1
         for k in list(W):
             if k.endswith("norm.weight"):
                 W[k] = W[k].astype(np.float64) - 1.0
     c.vocab = W["model.embed_tokens.weight"].shape[0]
+    c.arch = arch
     return c, W
 
 
@@ -262,6 +305,7 @@ def load_hf(path):
         mt = "gemma3_text"
     if mt == "gemma3_text":
         mt = "gemma3"
+    mt = HF_TYPES.get(mt, mt)
     if mt not in ARCHS:
         raise ValueError("unsupported model_type %r" % mt)
     c = Config()
@@ -302,9 +346,9 @@ def load_hf(path):
             raise ValueError("unsupported rope_scaling %r" % rs)
     c.inv_freq = inv
     sw = cfg.get("sliding_window")
-    if mt in ("mistral", "phi3"):
+    if mt in ("mistral", "phi3", "mixtral"):
         c.sliding = [int(sw) if sw else None] * c.n_layers
-    elif mt in ("qwen2", "qwen3") and cfg.get("use_sliding_window") and sw:
+    elif mt in ("qwen2", "qwen3", "qwen2moe", "qwen3moe") and cfg.get("use_sliding_window") and sw:
         mwl = int(cfg.get("max_window_layers", c.n_layers))
         c.sliding = [int(sw) if i >= mwl else None for i in range(c.n_layers)]
     elif mt in GEMMA:
@@ -332,10 +376,26 @@ def load_hf(path):
     if mt == "gemma3":
         c.inv_freq_local = base_inv_freq(float(cfg.get("rope_local_base_freq", 10000.0)), c.rot_dim)
 
+    c.n_expert = int(cfg.get("num_local_experts" if mt == "mixtral" else "num_experts", 0) or 0)
+    c.n_used = int(cfg.get("num_experts_per_tok", 0) or 0)
+    c.norm_topk = True if mt == "mixtral" else bool(cfg.get("norm_topk_prob", False))
+    step = int(cfg.get("decoder_sparse_step", 1) or 1)
+    only = set(cfg.get("mlp_only_layers") or [])
+    c.moe_layers = [c.n_expert > 0 and i not in only and (i + 1) % step == 0 for i in range(c.n_layers)]
+
     W = safetensors_reader.read_safetensors(path)
     for pre in ("language_model.model.", "model.language_model."):  # Gemma 3 multimodal files
         for k in [k for k in W if k.startswith(pre)]:
             W["model." + k[len(pre):]] = W.pop(k)
+    if mt == "mixtral":  # block_sparse_moe.{gate, experts.E.w1/w3/w2} -> the qwen names
+        ren = {}
+        for k, v in W.items():
+            k2 = k.replace(".block_sparse_moe.gate.", ".mlp.gate.")
+            for old, new in ((".w1.", ".gate_proj."), (".w3.", ".up_proj."), (".w2.", ".down_proj.")):
+                if ".block_sparse_moe.experts." in k2:
+                    k2 = k2.replace(old, new)
+            ren[k2.replace(".block_sparse_moe.experts.", ".mlp.experts.")] = v
+        W = ren
     tied = cfg.get("tie_word_embeddings", mt in GEMMA)
     if "lm_head.weight" not in W or tied:
         W["lm_head.weight"] = W["model.embed_tokens.weight"]
@@ -358,6 +418,59 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
+def swiglu(x, W, p):
+    """down(silu(gate(x)) * up(x)) with the weights named p + {gate,up,down}_proj.weight."""
+    g = x @ W[p + "gate_proj.weight"].T
+    u = x @ W[p + "up_proj.weight"].T
+    return (silu(g) * u) @ W[p + "down_proj.weight"].T
+
+
+def moe_route(logits, k, norm_topk, flip_tokens=()):
+    """HF routing: softmax over all experts, the k largest (ties: lower index), optional renorm.
+    logits [T, E] -> (idx [T, k], weights [T, k]). Tokens in flip_tokens take the
+    (k+1)-th expert instead of the k-th (see Model.flips)."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    probs = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    order = np.argsort(-probs, axis=-1, kind="stable")
+    idx = order[:, :k].copy()
+    for t in flip_tokens:
+        idx[t, k - 1] = order[t, k]
+    w = np.take_along_axis(probs, idx, axis=-1)
+    if norm_topk:
+        w = w / w.sum(axis=-1, keepdims=True)
+    return idx, w
+
+
+def topk_softmax(logits, k):
+    """Mixtral's original formulation (mistral-src MoeLayer): the k largest
+    logits, softmax over them. Equal to moe_route(..., norm_topk=True)."""
+    idx = np.argsort(-logits, axis=-1, kind="stable")[:, :k]
+    top = np.take_along_axis(logits, idx, axis=-1)
+    e = np.exp(top - top.max(axis=-1, keepdims=True))
+    return idx, e / e.sum(axis=-1, keepdims=True)
+
+
+def moe_block(x, W, p, c, flip_tokens=(), gaps=None):
+    """A sparse feed-forward block; p = "model.layers.N.mlp.". gaps, if a list,
+    gets each token's logit gap between its k-th and (k+1)-th expert divided
+    by the standard deviation of the layer's router logits."""
+    logits = x @ W[p + "gate.weight"].T
+    if gaps is not None and c.n_used < c.n_expert:
+        srt = -np.sort(-logits, axis=-1)
+        gaps.append((srt[:, c.n_used - 1] - srt[:, c.n_used]) / (logits.std() or 1.0))
+    idx, w = moe_route(logits, c.n_used, c.norm_topk, flip_tokens)
+    out = np.zeros_like(x)
+    for e in range(c.n_expert):
+        rows, slot = np.nonzero(idx == e)
+        if rows.size:
+            out[rows] += swiglu(x[rows], W, p + "experts.%d." % e) * w[rows, slot][:, None]
+    if p + "shared_expert_gate.weight" in W:
+        sg = W[p + "shared_expert_gate.weight"].reshape(1, -1)                    # Linear(hidden, 1)
+        gate = 1.0 / (1.0 + np.exp(-(x @ sg.T)))                                  # [T, 1]
+        out += gate * swiglu(x, W, p + "shared_expert.")
+    return out
+
+
 def rope_rotate_half(x, cos, sin, rot_dim):
     """x [..., T, head_dim]; cos/sin [T, rot_dim/2]. HF rotate_half convention."""
     h = rot_dim // 2
@@ -373,6 +486,13 @@ class Model:
     def __init__(self, cfg, weights):
         self.cfg = cfg
         self.W = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
+        # Mixture of experts: a (layer, token) in flips routes that token to
+        # its (k+1)-th expert instead of its k-th in that layer: the other side
+        # of a near-tie, which an engine with quantized activations may take.
+        # route_gaps: per MoE layer, every token's logit gap at the k-th place
+        # relative to the spread of the layer's logits (filled by forward).
+        self.flips = set()
+        self.route_gaps = {}
 
     def _w(self, name):
         return self.W.get(name)
@@ -457,14 +577,21 @@ class Model:
             ffn_norm = "pre_feedforward_layernorm.weight" if c.arch in GEMMA else "post_attention_layernorm.weight"
             h = rms_norm(x, W[p + ffn_norm], c.eps, nz)
             gu = W.get(p + "mlp.gate_up_proj.weight")
-            if gu is not None:  # phi3: gate rows, then up rows
-                o = h @ gu.T
-                g, u = o[:, :c.inter], o[:, c.inter:]
+            if c.moe_layers and c.moe_layers[L]:
+                gaps = []
+                flip = [t for (l, t) in self.flips if l == L]
+                f = moe_block(h, W, p + "mlp.", c, flip, gaps)
+                if gaps:
+                    self.route_gaps[L] = gaps[0]
             else:
-                g = h @ W[p + "mlp.gate_proj.weight"].T
-                u = h @ W[p + "mlp.up_proj.weight"].T
-            act = gelu_tanh(g) if c.act == "gelu_tanh" else silu(g)
-            f = (act * u) @ W[p + "mlp.down_proj.weight"].T
+                if gu is not None:  # phi3: gate rows, then up rows
+                    o = h @ gu.T
+                    g, u = o[:, :c.inter], o[:, c.inter:]
+                else:
+                    g = h @ W[p + "mlp.gate_proj.weight"].T
+                    u = h @ W[p + "mlp.up_proj.weight"].T
+                act = gelu_tanh(g) if c.act == "gelu_tanh" else silu(g)
+                f = (act * u) @ W[p + "mlp.down_proj.weight"].T
             if c.arch in GEMMA:
                 f = rms_norm(f, W[p + "post_feedforward_layernorm.weight"], c.eps, nz)
             x = x + f * c.residual_mult
