@@ -6,7 +6,8 @@ write a tiny random-weight test model (`wick make-test-model`), asks wick for th
 last-position logits of a prompt (`wick logits`), runs the independent NumPy
 reference on the same token ids, and compares:
   F32 weights      : max|wick - ref| <= 1e-4 * max|ref|
-  other dtypes     : same argmax and cosine similarity >= 0.999
+  other dtypes     : same argmax (or, where the reference's top two logits lie within
+                     1% of max|logit|, either of them) and cosine similarity >= 0.999
 (the reference runs on the dequantized weights it reads from the file).
 Q6_K models (qwen3, llama) use the tiny256 shape, whose rows are whole
 256-element super-blocks; qwen3 ties the output to the Q6_K embedding.
@@ -48,6 +49,7 @@ PROMPT = "Once upon a time, a small robot named Pip counted the stars every nigh
 SHORT_PROMPT = "Pip counted the stars."  # fewer tokens than LongRoPE's original context (32)
 F32_TOL = 1e-4
 COS_MIN = 0.999
+LOGIT_TIE = 0.01   # quantized dtypes: top-1 may differ where the reference's top logits are this close (× max|logit|)
 ROUTE_TIE = 0.03
 
 
@@ -138,8 +140,11 @@ def compare(ours, ref, dtype):
         ok = err <= F32_TOL * scale
         return ok, "max|d|=%.3g (tol %.3g) rel=%.2e cos=%.7f argmax %d/%d" % (
             err, F32_TOL * scale, err / scale, cos, amax_o, amax_r)
-    ok = amax_o == amax_r and cos >= COS_MIN
-    return ok, "cos=%.6f (min %g) argmax wick %d ref %d" % (cos, COS_MIN, amax_o, amax_r)
+    # a different top-1 passes only where the reference's own top logits are nearly tied
+    tie = amax_o != amax_r and ref[amax_r] - ref[amax_o] <= LOGIT_TIE * float(np.abs(ref).max())
+    ok = (amax_o == amax_r or tie) and cos >= COS_MIN
+    return ok, "cos=%.6f (min %g) argmax wick %d ref %d%s" % (
+        cos, COS_MIN, amax_o, amax_r, " (reference near-tie: %.3g apart)" % (ref[amax_r] - ref[amax_o]) if tie else "")
 
 
 def near_tie_retry(m, toks, ours, dt, msg):
