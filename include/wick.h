@@ -162,7 +162,8 @@ typedef struct wick_context_params {
     int n_ctx;          /* max tokens per sequence; 0 = min(model's, 4096) */
     int n_seq;          /* max concurrent sequences; 0 = 1 */
     int n_threads;      /* 0 = number of cores */
-    int prefill_chunk;  /* tokens per forward pass during prefill; 0 = whole prompt. -1 = default (128) */
+    int prefill_chunk;  /* tokens per forward pass during prefill; 0 = whole prompt. -1 = default (256;
+                           512 for float weights) */
     int kv_type;        /* KV cache element type: 0 = F32 (default), 1 = F16 (half the memory) */
     /* KV pool size in blocks of wick_kv_block_size() positions, shared by all
      * sequences; 0 = enough for every sequence's full context (n_seq × n_ctx).

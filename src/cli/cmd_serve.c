@@ -14,6 +14,11 @@
 #include "serve/fields.h"
 #include "serve/serve.h"
 
+/* The server's default prefill chunk: each scheduler step carries at most this
+ * many prompt tokens beside the running streams' decode tokens, so it bounds
+ * their inter-token latency (the library's default, for one user, is longer). */
+#define SERVE_PREFILL_CHUNK 128
+
 int cmd_serve(int argc, char **argv);
 
 static const char USAGE[] =
@@ -176,7 +181,7 @@ int cmd_serve(int argc, char **argv) {
         .max_queue = max_queue, .models = models.v, .n_models = models.n, .models_dir = models_dir,
         .max_loaded = max_loaded, .memory_budget = (size_t)mem_mb << 20, .keep_alive_s = ka,
         .n_threads = rt.threads, .n_ctx = rt.ctx, .kv_type = cli_kv_type("serve", rt.kv_type),
-        .parallel = parallel, .prefill_chunk = rt.chunk, .kv_bytes = (size_t)kv_mb << 20,
+        .parallel = parallel, .prefill_chunk = rt.chunk < 0 ? SERVE_PREFILL_CHUNK : rt.chunk, .kv_bytes = (size_t)kv_mb << 20,
         .dtype = rt.dtype ? rt.dtype : getenv("WICK_DTYPE"),
         .no_prefix_cache = no_prefix_cache, .no_span_cache = no_span_cache,
         .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,

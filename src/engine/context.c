@@ -7,13 +7,25 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "kernels/matmul_float_r16.h"
 #include "kv/prefix_cache.h"
 
 /* Chosen by `wick bench --chunk` sweeps on the Qwen2.5-0.5B shape (2 threads,
- * pp512): 128 was fastest for F16 (236 vs 200 tok/s at 512) and within the
- * noise of the best for Q8_0/Q4_0, with a quarter of 512's activation scratch. */
-#define DEFAULT_PREFILL_CHUNK 128
+ * pp512, two rounds, Zen 5): quantized weights 256 (Q4_K_M 1350 vs 1262 tok/s
+ * at 128, Q8_0 1500 vs 1444, Q4_0 1452 vs 1442), float weights 512 (the
+ * interleaved F16/BF16 kernels: F16 522 vs 498 at 128, BF16 830 vs 778).
+ * `wick serve` keeps 128 (its step is the chunk: the running streams'
+ * inter-token latency). */
+#define DEFAULT_PREFILL_CHUNK 256
+#define DEFAULT_PREFILL_CHUNK_FLOAT 512
 #define DEFAULT_MAX_CTX 4096
+
+/* The default chunk for m: float weights (F32/F16/BF16) take longer chunks. */
+static int default_prefill_chunk(const wick_model *m) {
+    const int t = m->layers[0].wq->type;
+    const bool flt = t == WICK_F32 || t == WICK_F16 || t == WICK_BF16 || mmf_r16_base(t) >= 0;
+    return flt ? DEFAULT_PREFILL_CHUNK_FLOAT : DEFAULT_PREFILL_CHUNK;
+}
 
 wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick_error *err) {
     wick_context_params def = {.prefill_chunk = -1};
@@ -37,7 +49,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     c->n_seq = p->n_seq ? p->n_seq : 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c->n_threads = p->n_threads ? p->n_threads : (cores > 0 ? (int)cores : 1);
-    c->prefill_chunk = p->prefill_chunk < 0 ? DEFAULT_PREFILL_CHUNK : p->prefill_chunk;
+    c->prefill_chunk = p->prefill_chunk < 0 ? default_prefill_chunk(m) : p->prefill_chunk;
     if (c->n_ctx > (1 << 22)) {
         wick_fail(err, "context of %d tokens is too large", c->n_ctx);
         free(c);

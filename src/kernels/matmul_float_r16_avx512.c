@@ -27,7 +27,7 @@
 
 #define FT 12   /* tokens per prefill tile */
 #define KC 256  /* columns per prefill chunk */
-#define RBG 16  /* groups per prefill row block (256 rows) */
+#define RBG 32  /* groups per prefill row block (512 rows) */
 #define DT 4    /* tokens per decode pass */
 
 /* Columns 2j (h = 0) or 2j+1 (h = 1) of a group's F16 pair vector j, widened. */
