@@ -469,8 +469,7 @@ T512 INLINE void unpack_chunk(const int base, const char *w, size_t gb, int nb, 
             cblock *cb = &chunk_buf[q * KCK + kb];
             k_scales(base, p, tail, &cb->s);
             const int U = unit_of(base);
-#pragma GCC unroll 16
-            for (int u = 0; u < WICK_QK_K / U; u++) {
+            for (int u = 0; u < WICK_QK_K / U; u++) { /* once per chunk: amortized over the tokens */
                 __m512i G[8];
                 k_groups(base, p, u, G);
                 for (int v = 0; v < U / 4; v++) cb->G[u * (U / 4) + v] = G[v];

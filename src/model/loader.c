@@ -84,9 +84,12 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
  * decode walks few TLB entries. Freed with free(). */
 static void *weight_alloc(size_t bytes) {
     const size_t huge = (size_t)2 << 20;
-    bytes = (bytes + 63) & ~(size_t)63;
-    void *p = aligned_alloc(bytes >= huge ? huge : 64, bytes);
-    if (p && bytes >= huge) madvise(p, bytes & ~(huge - 1), MADV_HUGEPAGE);
+    /* C11: the size is a multiple of the alignment (ASan checks it); only the
+     * whole huge pages of what is used are marked, so the rounding's tail is
+     * never touched (no RSS) */
+    const size_t align = bytes >= huge ? huge : 64;
+    void *p = aligned_alloc(align, (bytes + align - 1) & ~(align - 1));
+    if (p && align == huge) madvise(p, bytes & ~(huge - 1), MADV_HUGEPAGE);
     return p;
 }
 
