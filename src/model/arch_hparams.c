@@ -232,12 +232,36 @@ int arch_hf_longrope_factors(const hparams *hp, const cJSON *cfg, float *out, wi
     return 0;
 }
 
+/* hp's features as wick reads them from a GGUF file of arch a that has none
+ * of the feature keys. */
+static int gguf_defaults(const hparams *hp, const arch_desc *a, hparams *g, wick_error *err) {
+    *g = *hp;
+    mark_unset(g);
+    return arch_hparams_finish(g, a, FORMAT_GGUF, err);
+}
+
+int arch_hparams_gguf_check(const hparams *hp, const arch_desc *a, wick_error *err) {
+    hparams g;
+    if (gguf_defaults(hp, a, &g, err) < 0) return -1;
+    /* GGUF files give the sliding layers by the arch's fixed pattern only (llama.cpp's too) */
+    for (int il = 0; il < hp->n_layer; il++) {
+        const int w = hparams_layer_window(hp, il);
+        if (w == hparams_layer_window(&g, il)) continue;
+        char has[64], which[64] = "every layer";
+        if (w) snprintf(has, sizeof has, "slides a %d-token window", w);
+        else snprintf(has, sizeof has, "attends to the whole context");
+        if (g.swa_period > 1) snprintf(which, sizeof which, "%d of every %d layers", g.swa_period - 1, g.swa_period);
+        return wick_fail(err, "layer %d %s, which a GGUF file of %s cannot say (its %d-token window "
+                              "applies to %s)",
+                         il, has, a->name, g.sliding_window, which);
+    }
+    return 0;
+}
+
 int arch_hparams_to_gguf(const hparams *hp, const hparams *named, const arch_desc *a, const char *gguf_arch,
                          gguf_writer *w, wick_error *err) {
-    /* what wick reads from a GGUF file that has none of the feature keys */
-    hparams g = *hp;
-    mark_unset(&g);
-    if (arch_hparams_finish(&g, a, FORMAT_GGUF, err) < 0) return -1;
+    hparams g;
+    if (arch_hparams_gguf_check(hp, a, err) < 0 || gguf_defaults(hp, a, &g, err) < 0) return -1;
     char key[160];
     for (size_t i = 0; i < N_KEYS; i++) {
         const feature_key *k = &KEYS[i];
@@ -248,15 +272,6 @@ int arch_hparams_to_gguf(const hparams *hp, const hparams *named, const arch_des
         snprintf(key, sizeof key, "%s.%s", gguf_arch, k->gguf);
         gguf_set_f32(w, key, k->reciprocal ? (float)(1.0 / v) : v);
     }
-    /* GGUF files give the sliding layers by the arch's fixed pattern only (llama.cpp's too) */
-    for (int il = 0; il < hp->n_layer; il++)
-        if (hparams_layer_window(hp, il) != hparams_layer_window(&g, il)) {
-            char which[64] = "every layer";
-            if (g.swa_period > 1) snprintf(which, sizeof which, "all layers but every %d-th", g.swa_period);
-            return wick_fail(err, "config.json: layer %d %s a sliding window, which a GGUF file of %s cannot say "
-                                  "(its window of %d tokens applies to %s)",
-                             il, hparams_layer_window(hp, il) ? "has" : "has no", a->name, g.sliding_window, which);
-        }
     if (a->gguf_window_required && hp->sliding_window == 0) {
         snprintf(key, sizeof key, "%s.attention.sliding_window", gguf_arch);
         gguf_set_u32(w, key, 0);

@@ -33,10 +33,13 @@ int arch_hf_longrope_factors(const hparams *hp, const cJSON *cfg, float *out, wi
  * by itself (Gemma's query_pre_attn_scalar as attention.scale); LongRoPE's
  * attention factor and original context; for softmax-then-top-k routing the
  * config's norm_topk_prob as expert_weights_norm; a zero sliding window where
- * the arch's GGUF files need the key. Fails, naming what, when GGUF cannot
- * say what the config does (sliding layers in another pattern than the arch's). */
+ * the arch's GGUF files need the key. Fails as arch_hparams_gguf_check does. */
 int arch_hparams_to_gguf(const hparams *hp, const hparams *named, const arch_desc *a, const char *gguf_arch,
                          gguf_writer *w, wick_error *err);
+
+/* Fails, naming the layer, where a GGUF file of arch a cannot say what hp
+ * does: sliding layers in another pattern than the arch's fixed one. */
+int arch_hparams_gguf_check(const hparams *hp, const arch_desc *a, wick_error *err);
 
 /* A multimodal config (model_type a->hf_multimodal_type, e.g. Gemma 3's
  * Gemma3ForConditionalGeneration) keeps the text model's settings in

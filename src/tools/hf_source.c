@@ -273,6 +273,7 @@ static int read_config(model_source *s, const cJSON *cfg, const char *model_type
     }
     if (rc == 0) rc = arch_hparams_finish(&s->hp, a, FORMAT_HF, err);
     if (rc == 0) rc = hparams_validate(&s->hp, err);
+    if (rc == 0) rc = arch_hparams_gguf_check(&s->hp, a, err);
     cJSON_Delete(text);
     if (rc < 0) return -1;
     if (s->hp.n_expert > 0 && !a->moe)
