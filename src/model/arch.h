@@ -141,6 +141,9 @@ typedef struct role_name {
 bool tensor_name(char *buf, int cap, model_format fmt, tensor_role role, int layer);
 /* True for the roles every layer has one of (their names take the layer number). */
 bool tensor_role_per_layer(tensor_role role);
+/* The same for one architecture: its overrides first (Gemma's HF
+ * post_attention_layernorm is a post-norm, not the FFN norm), then the common table. */
+bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer);
 /* True for the RMSNorm weights (the roles whose HF values act as 1 + w in
  * architectures with hf_norm_plus_one). */
 bool tensor_role_is_norm(tensor_role role);
@@ -150,9 +153,6 @@ bool tensor_role_is_norm(tensor_role role);
  * language_model.model.X, or model.language_model.X from newer transformers. */
 #define ARCH_HF_N_TEXT_PREFIXES 2
 extern const char *const arch_hf_text_prefixes[ARCH_HF_N_TEXT_PREFIXES];
-/* The same for one architecture: its overrides first (Gemma's HF
- * post_attention_layernorm is a post-norm, not the FFN norm), then the common table. */
-bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer);
 
 /* The name of a mixture-of-experts role (T_FFN_GATE_INP and after) for
  * layer `layer` and, for the per-expert roles, expert `expert`: GGUF names
