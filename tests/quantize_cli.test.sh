@@ -3,7 +3,8 @@
 # line, without llama.cpp: an output that loads and says what it wrote, the
 # stories260K story from its quantized and converted files, --dtype on a
 # random model of every type, and every error as one line `wick: error: ...`
-# with a non-zero exit and no output file left behind.
+# with a non-zero exit and no output file left behind (among them what a GGUF
+# file cannot hold: an HF MoE model with a dense layer).
 set -u
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
@@ -70,6 +71,10 @@ error_case "missing TYPE" "usage" quantize "$tmp/m.gguf" "$tmp/o.gguf"
 error_case "extra argument" 'unexpected argument "x"' quantize "$tmp/m.gguf" "$tmp/o.gguf" q8_0 x
 error_case "bad --output-type" "--output-type" quantize "$tmp/m.gguf" "$tmp/o.gguf" q8_0 --output-type q9
 error_case "unknown --dtype" "q7_k" logits -m "$tmp/m.gguf" -p hi --dtype q7_k
+"$WICK" make-test-model --arch qwen2moe --format hf --mlp-only-layers 0 --out "$tmp/dense-moe" >/dev/null ||
+  bad "make-test-model --mlp-only-layers"
+error_case "convert: dense layer in a MoE model" "layer 0 is dense" convert "$tmp/dense-moe" "$tmp/o.gguf"
+error_case "quantize: dense layer in a MoE model" "layer 0 is dense" quantize "$tmp/dense-moe" "$tmp/o.gguf" q4_k_m
 "$WICK" logits -m "$tmp/m.gguf" -p hi >/dev/null && ok || bad "the input survived"
 
 echo "$name: $pass passed, $fail failed"

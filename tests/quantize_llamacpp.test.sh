@@ -31,6 +31,15 @@
 #  6. llama.cpp's files of every type (qwen3 tiny256, llama tiny with
 #     fallbacks) load in wick: logits within the quantized bounds of llama.cpp's
 #     (F16 within the F32 bounds).
+#  7. The other archs (granite, gemma2, gemma3, phi3 with and without LongRoPE,
+#     qwen2moe, qwen3moe, mixtral; tiny256, every feature on): wick quantize
+#     gives every tensor llama.cpp's type for several mixes (expert stacks take
+#     the ffn_* rules, the router stays F32, attn_qkv takes attn_v's); and in
+#     llama.cpp, with the bounds of 4 and 5: wick convert of the HF model
+#     (BF16) to F32 and as it is, wick quantize Q4_K_M of the HF model and of
+#     make-test-model's F32 GGUF. A 21-token prompt, below Phi-3's 32-token
+#     test window (recent llama.cpp ignores Phi-3's window, wick applies it as
+#     HF does).
 set -u
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
@@ -131,6 +140,33 @@ for src in qwen256 llama64; do
     case $t in f16) b=$FB ;; *) b=$QB ;; esac
     same_logits "llama.cpp $t $src in wick" "$tmp/l.gguf" $b
   done
+done
+
+# 7: the other archs
+prompt='The quick brown fox jumps.'
+for spec in granite gemma2 gemma3 phi3 phi3:longrope qwen2moe qwen3moe mixtral; do
+  arch=${spec%%:*}; ropt=()
+  case $spec in *:*) ropt=(--rope-scaling "${spec#*:}") ;; esac
+  # llama.cpp gives a model whose general.name (the directory's name) says
+  # phi3 Phi-3's special tokens, which this test tokenizer lacks
+  n=${spec/:/-}; n=${n/phi3/phi}
+  "$WICK" make-test-model --arch "$arch" "${ropt[@]}" --shape tiny256 --format gguf --dtype f32 --seed 4 \
+    --tokenizer "$TOK" --out "$tmp/$n.gguf" || { bad "make-test-model $spec gguf"; continue; }
+  "$WICK" make-test-model --arch "$arch" "${ropt[@]}" --shape tiny256 --format hf --dtype bf16 --seed 4 \
+    --tokenizer "$TOK" --out "$tmp/hf-$n" || { bad "make-test-model $spec hf"; continue; }
+  if [ "$spec" = "$arch" ]; then
+    for t in q4_k_m q3_k_m q2_k q5_k_s iq4_xs q6_k q8_0; do
+      lq "$tmp/$n.gguf" "$tmp/l.gguf" "$t" && wq "$tmp/$n.gguf" "$tmp/w.gguf" "$t" || continue
+      check $CMP types "$tmp/l.gguf" "$tmp/w.gguf"
+    done
+  fi
+  for ot in f32 auto; do
+    "$WICK" convert "$tmp/hf-$n" "$tmp/c.gguf" --outtype "$ot" >/dev/null || { bad "wick convert $spec $ot"; continue; }
+    case $ot in f32) b=$FB ;; *) b=$QB ;; esac
+    same_logits "wick convert $spec $ot" "$tmp/c.gguf" $b
+  done
+  wq "$tmp/hf-$n" "$tmp/w.gguf" q4_k_m && same_logits "wick quantize $spec tiny256 hf q4_k_m" "$tmp/w.gguf" $QB
+  wq "$tmp/$n.gguf" "$tmp/w.gguf" q4_k_m && same_logits "wick quantize $spec tiny256 gguf q4_k_m" "$tmp/w.gguf" $QB
 done
 
 echo "$name: $pass passed, $fail failed"

@@ -14,6 +14,20 @@
  *     permuted, so RoPE runs in the other pair layout, same values in another
  *     float order; the Qwen archs are bit-identical), tokenizes the same, and
  *     keeps generation_config.json's sampling values.
+ *   - convert, every other arch (granite, gemma2, gemma3, phi3 with and
+ *     without LongRoPE, qwen2moe, qwen3moe, mixtral): the HF test model
+ *     written as GGUF holds exactly make-test-model's GGUF of the same seed
+ *     (same names, types, shapes and bytes: Gemma's norms back at 1 + w,
+ *     experts stacked, LongRoPE factors as tensors) and computes bit-identical
+ *     logits to it; against the HF directory itself max |Δ| <= 1e-5 ×
+ *     max|logit| as above. Gemma 3's multimodal layout (text_config, the text
+ *     model under either prefix, a vision tensor) converts to the same file.
+ *     Config values only some GGUF keys carry (Gemma's query_pre_attn_scalar,
+ *     its default tie, qwen3moe's norm_topk_prob false, Phi-3's partial
+ *     rotation) keep the HF logits; dense layers in a MoE model and another
+ *     sliding-layer pattern than the arch's are clear errors.
+ *   - quantize from HF, Q4_K_M on tiny256 (K-quants apply) for the MoE archs,
+ *     gemma2 and phi3: the same bytes as quantizing make-test-model's GGUF.
  *   - errors: unknown type or outtype, missing input, HF directory without
  *     config.json, unwritable output, output == input: one message each, and
  *     no output file left behind. */
@@ -26,6 +40,8 @@
 
 #include "check.h"
 #include "core/fileio.h"
+#include "core/json_util.h"
+#include "format/safetensors.h"
 #include "core/tensor.h"
 #include "format/gguf.h"
 #include "model/testmodel.h"
@@ -43,12 +59,18 @@ static const char *tmp(const char *name) {
     return b;
 }
 
-static int make(const char *arch, const char *fmt, const char *shape, const char *dtype, const char *out) {
+static int make_opt(const char *arch, const char *fmt, const char *shape, const char *dtype, const char *rope_scaling,
+                    const char *mlp_only, const char *out) {
     wick_error err;
-    test_model_params p = {.arch = arch, .format = fmt, .shape = shape, .dtype = dtype, .seed = 5, .out = out};
+    test_model_params p = {.arch = arch, .format = fmt, .shape = shape, .dtype = dtype, .seed = 5, .out = out,
+                           .rope_scaling = rope_scaling, .mlp_only_layers = mlp_only};
     const int rc = make_test_model(&p, &err);
     CHECK_MSG(rc == 0, "make_test_model %s: %s", out, err.msg);
     return rc;
+}
+
+static int make(const char *arch, const char *fmt, const char *shape, const char *dtype, const char *out) {
+    return make_opt(arch, fmt, shape, dtype, NULL, NULL, out);
 }
 
 /* ---- the rules ---- */
@@ -257,6 +279,11 @@ static void write_text(const char *path, const char *text) {
     }
 }
 
+static bool absent(const char *path) {
+    struct stat st;
+    return stat(path, &st) != 0;
+}
+
 static void test_convert_hf(void) {
     static const char *ARCHS[] = {"llama", "qwen2", "qwen3", "mistral"};
     const char *text = "Once upon a time, a small robot";
@@ -308,9 +335,208 @@ static void test_convert_hf(void) {
     }
 }
 
-static bool absent(const char *path) {
-    struct stat st;
-    return stat(path, &st) != 0;
+
+/* ---- the other architectures ---- */
+
+/* Tensors of GGUF file a missing from b or different there (type, shape, bytes),
+ * plus b's tensors a lacks; -1 if either does not open. */
+static int tensors_differ(const char *a, const char *b) {
+    wick_error err;
+    gguf_file *fa = gguf_open(a, &err), *fb = gguf_open(b, &err);
+    int diff = -1;
+    if (fa && fb) {
+        diff = abs(gguf_n_tensors(fa) - gguf_n_tensors(fb));
+        for (int i = 0; i < gguf_n_tensors(fa); i++) {
+            const wick_tensor *ta = gguf_tensor(fa, i), *tb = gguf_find_tensor(fb, ta->name);
+            const bool same = tb && tb->type == ta->type && tb->n_dims == ta->n_dims &&
+                              memcmp(tb->ne, ta->ne, sizeof ta->ne) == 0 && tb->nbytes == ta->nbytes &&
+                              memcmp(tb->data, ta->data, ta->nbytes) == 0;
+            if (!same) fprintf(stderr, "  %s differs between %s and %s\n", ta->name, a, b);
+            diff += !same;
+        }
+    }
+    if (fa) gguf_close(fa);
+    if (fb) gguf_close(fb);
+    return diff;
+}
+
+/* max |logits(a) - logits(b)| / max|logits(a)| on one prompt; the token ids must agree. */
+static double logit_gap(const char *a, const char *b) {
+    const char *text = "Once upon a time, a small robot";
+    int nv1 = 0, nv2 = 0, n1 = 0, n2 = 0;
+    int32_t ids1[64], ids2[64];
+    float *l1 = logits(a, text, &nv1, ids1, &n1), *l2 = logits(b, text, &nv2, ids2, &n2);
+    double mx = 0, d = INFINITY;
+    if (l1 && l2 && nv1 == nv2 && n1 == n2 && n1 > 0 && memcmp(ids1, ids2, sizeof(int32_t) * (size_t)n1) == 0) {
+        d = 0;
+        for (int i = 0; i < nv1; i++) {
+            mx = fmax(mx, fabs(l1[i]));
+            d = fmax(d, fabs((double)l1[i] - l2[i]));
+        }
+        d = mx > 0 ? d / mx : d;
+    }
+    free(l1), free(l2);
+    return d;
+}
+
+/* Set (value JSON) or remove (value NULL) a key of dir/config.json. */
+static void edit_config(const char *dir, const char *key, const char *value) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    wick_error err;
+    cJSON *cfg = json_read_file(path, &err);
+    CHECK(cfg != NULL);
+    if (!cfg) return;
+    cJSON_DeleteItemFromObjectCaseSensitive(cfg, key);
+    if (value) cJSON_AddItemToObject(cfg, key, cJSON_Parse(value));
+    char *text = cJSON_Print(cfg);
+    write_text(path, text);
+    free(text);
+    cJSON_Delete(cfg);
+}
+
+static void copy_file(const char *from, const char *to) {
+    wick_error err;
+    size_t n = 0;
+    char *b = file_read_all(from, &n, &err);
+    FILE *f = b ? fopen(to, "wb") : NULL;
+    CHECK_MSG(f && fwrite(b, 1, n, f) == n, "copy %s", from);
+    if (f) fclose(f);
+    free(b);
+}
+
+/* Rewrite a gemma3 HF directory as Gemma3ForConditionalGeneration's checkpoint:
+ * config {"model_type": "gemma3", "text_config": {...}} without the keys at
+ * Gemma3TextConfig's defaults, the text model's "model.X" as "<prefix>X", and
+ * a vision tensor the conversion must leave out. */
+static void make_multimodal(const char *text_dir, const char *dir, const char *prefix) {
+    char a[256], b[256];
+    wick_error err;
+    mkdir(dir, 0755);
+    static const char *const FILES[] = {"tokenizer.json", "tokenizer_config.json", "generation_config.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(a, sizeof a, "%s/%s", text_dir, FILES[i]);
+        snprintf(b, sizeof b, "%s/%s", dir, FILES[i]);
+        if (file_exists(a)) copy_file(a, b);
+    }
+    snprintf(a, sizeof a, "%s/config.json", text_dir);
+    cJSON *text = json_read_file(a, &err), *cfg = cJSON_CreateObject();
+    CHECK(text != NULL);
+    if (!text) return;
+    static const char *const DEFAULTED[] = {"rope_local_base_freq", "sliding_window_pattern", "tie_word_embeddings",
+                                            "model_type", "architectures"};
+    for (int i = 0; i < 5; i++) cJSON_DeleteItemFromObjectCaseSensitive(text, DEFAULTED[i]);
+    cJSON_AddStringToObject(cfg, "model_type", "gemma3");
+    cJSON_AddItemToObject(cfg, "text_config", text);
+    char *json = cJSON_Print(cfg);
+    snprintf(b, sizeof b, "%s/config.json", dir);
+    write_text(b, json);
+    free(json);
+    cJSON_Delete(cfg);
+    st_set *st = st_open_dir(text_dir, &err);
+    st_writer *w = st_writer_new();
+    CHECK(st && w);
+    for (int i = 0; st && w && i < st_n_tensors(st); i++) {
+        const wick_tensor *t = st_tensor(st, i);
+        char name[256];
+        if (strncmp(t->name, "model.", 6) == 0) snprintf(name, sizeof name, "%s%s", prefix, t->name + 6);
+        else snprintf(name, sizeof name, "%s", t->name);
+        CHECK(st_add_tensor(w, name, t->type, t->n_dims, t->ne, t->data, t->nbytes, &err) == 0);
+    }
+    const float patch[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const int64_t ne[WICK_MAX_DIMS] = {4, 2, 1, 1};
+    CHECK(w && st_add_tensor(w, "vision_tower.vision_model.embeddings.patch_embedding.weight", WICK_F32, 2, ne, patch,
+                             sizeof patch, &err) == 0);
+    snprintf(b, sizeof b, "%s/model.safetensors", dir);
+    CHECK_MSG(w && st_write(w, b, &err) == 0, "write %s", b);
+    st_writer_free(w);
+    st_close(st);
+}
+
+static void test_convert_archs(void) {
+    static const struct {
+        const char *arch, *rope;
+    } ARCHS[] = {{"granite", NULL}, {"gemma2", NULL},   {"gemma3", NULL},   {"phi3", NULL},
+                 {"phi3", "longrope"}, {"qwen2moe", NULL}, {"qwen3moe", NULL}, {"mixtral", NULL}};
+    wick_error err;
+    for (size_t a = 0; a < sizeof ARCHS / sizeof ARCHS[0]; a++) {
+        const char *arch = ARCHS[a].arch;
+        char hf[128], made[160], out[160];
+        snprintf(hf, sizeof hf, "%s/hf-%s%s", tmpdir, arch, ARCHS[a].rope ? "-lr" : "");
+        snprintf(made, sizeof made, "%s.gguf", hf);
+        snprintf(out, sizeof out, "%s-conv.gguf", hf);
+        if (make_opt(arch, "hf", "tiny", "f32", ARCHS[a].rope, NULL, hf) < 0 ||
+            make_opt(arch, "gguf", "tiny", "f32", ARCHS[a].rope, NULL, made) < 0)
+            continue;
+        quantize_report r;
+        CHECK_MSG(model_convert(hf, out, "auto", 2, NULL, NULL, &r, &err) == 0, "convert %s: %s", arch, err.msg);
+        CHECK_MSG(tensors_differ(made, out) == 0, "%s: converted tensors differ from make-test-model's GGUF", arch);
+        const double to_made = logit_gap(made, out), to_hf = logit_gap(hf, out);
+        CHECK_MSG(to_made == 0, "%s: converted vs make-test-model GGUF logits max|d| %g", arch, to_made);
+        CHECK_MSG(to_hf <= 1e-5, "%s: HF vs converted logits max|d|/max %g", arch, to_hf);
+    }
+    /* Gemma 3's multimodal layout, under either text prefix: the same file */
+    static const char *const PREFIXES[] = {"language_model.model.", "model.language_model."};
+    for (int i = 0; i < 2; i++) {
+        char mm[128];
+        snprintf(mm, sizeof mm, "%s/mm-gemma3-%d", tmpdir, i);
+        make_multimodal(tmp("hf-gemma3"), mm, PREFIXES[i]);
+        CHECK_MSG(model_convert(mm, tmp("mm.gguf"), "auto", 2, NULL, NULL, NULL, &err) == 0, "convert %s: %s", mm,
+                  err.msg);
+        CHECK_MSG(tensors_differ(tmp("hf-gemma3-conv.gguf"), tmp("mm.gguf")) == 0, "multimodal %s", PREFIXES[i]);
+        CHECK(logit_gap(mm, tmp("mm.gguf")) <= 1e-5);
+    }
+    /* config values that only some keys carry: the HF logits survive */
+    static const struct {
+        const char *arch, *key, *value;
+    } EDITS[] = {
+        {"gemma2", "query_pre_attn_scalar", "20"}, /* attention.scale */
+        {"gemma2", "tie_word_embeddings", NULL},   /* Gemma ties by default */
+        {"gemma2", "final_logit_softcapping", "null"},
+        {"qwen3moe", "norm_topk_prob", "false"}, /* expert_weights_norm */
+        {"phi3", "partial_rotary_factor", "0.5"},
+    };
+    for (size_t e = 0; e < sizeof EDITS / sizeof EDITS[0]; e++) {
+        char dir[128];
+        snprintf(dir, sizeof dir, "%s/ed-%zu", tmpdir, e);
+        if (make(EDITS[e].arch, "hf", "tiny", "f32", dir) < 0) continue;
+        edit_config(dir, EDITS[e].key, EDITS[e].value);
+        CHECK_MSG(model_convert(dir, tmp("ed.gguf"), "auto", 2, NULL, NULL, NULL, &err) == 0, "convert %s %s: %s",
+                  EDITS[e].arch, EDITS[e].key, err.msg);
+        const double d = logit_gap(dir, tmp("ed.gguf"));
+        CHECK_MSG(d <= 1e-5, "%s with %s = %s: HF vs converted max|d|/max %g", EDITS[e].arch, EDITS[e].key,
+                  EDITS[e].value ? EDITS[e].value : "(none)", d);
+    }
+    /* what a GGUF file cannot hold: a clear error, no file */
+    if (make_opt("qwen3moe", "hf", "tiny", "f32", NULL, "1", tmp("dense-moe")) == 0) {
+        CHECK(model_convert(tmp("dense-moe"), tmp("e5.gguf"), "auto", 0, NULL, NULL, NULL, &err) < 0 &&
+              strstr(err.msg, "layer 1 is dense") && absent(tmp("e5.gguf")));
+    }
+    if (make("gemma2", "hf", "tiny", "f32", tmp("all-sliding")) == 0) {
+        edit_config(tmp("all-sliding"), "layer_types", "[\"sliding_attention\", \"sliding_attention\"]");
+        quantize_params p = {.type = "Q8_0"};
+        CHECK(model_quantize(tmp("all-sliding"), tmp("e6.gguf"), &p, NULL, &err) < 0 &&
+              strstr(err.msg, "layer 1 slides a 16-token window") && absent(tmp("e6.gguf")));
+    }
+    /* wick quantize from HF: the bytes of quantizing make-test-model's GGUF */
+    static const char *const QARCHS[] = {"qwen2moe", "qwen3moe", "mixtral", "gemma2", "phi3"};
+    for (int a = 0; a < 5; a++) {
+        char hf[128], made[160];
+        snprintf(hf, sizeof hf, "%s/hf256-%s", tmpdir, QARCHS[a]);
+        snprintf(made, sizeof made, "%s.gguf", hf);
+        if (make(QARCHS[a], "hf", "tiny256", "f32", hf) < 0 || make(QARCHS[a], "gguf", "tiny256", "f32", made) < 0)
+            continue;
+        quantize_params p = {.type = "Q4_K_M", .n_threads = 2};
+        CHECK_MSG(model_quantize(hf, tmp("qh.gguf"), &p, NULL, &err) == 0, "quantize %s HF: %s", QARCHS[a], err.msg);
+        CHECK_MSG(model_quantize(made, tmp("qg.gguf"), &p, NULL, &err) == 0, "quantize %s GGUF: %s", QARCHS[a], err.msg);
+        CHECK_MSG(tensors_differ(tmp("qg.gguf"), tmp("qh.gguf")) == 0, "%s: Q4_K_M from HF differs from GGUF's", QARCHS[a]);
+        gguf_file *f = gguf_open(tmp("qh.gguf"), &err);
+        CHECK(f && file_type_of(f, "blk.0.ffn_down_exps.weight") == (a < 3 ? WICK_Q4_K : -1));
+        CHECK(f && file_type_of(f, "blk.1.ffn_down_exps.weight") == (a < 3 ? WICK_Q6_K : -1));
+        CHECK(f && file_type_of(f, "blk.0.ffn_gate_inp.weight") == (a < 3 ? WICK_F32 : -1));
+        gguf_close(f);
+        CHECK(logit_gap(tmp("qg.gguf"), tmp("qh.gguf")) == 0);
+    }
 }
 
 static void test_errors(void) {
@@ -353,6 +579,7 @@ int main(void) {
     RUN(test_rules);
     RUN(test_quantize_gguf);
     RUN(test_convert_hf);
+    RUN(test_convert_archs);
     RUN(test_errors);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

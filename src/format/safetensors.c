@@ -444,6 +444,11 @@ const wick_tensor *st_find_tensor(const st_set *s, const char *name) {
     return i >= 0 ? &s->tensors[i] : NULL;
 }
 
+int st_tensor_index(const st_set *s, const wick_tensor *t) {
+    if (!s || !t || t < s->tensors || t >= s->tensors + s->n) return -1;
+    return (int)(t - s->tensors);
+}
+
 const char *st_dtype_name(const st_set *s, int i) {
     return (s && i >= 0 && i < s->n) ? s->dtypes[i] : NULL;
 }

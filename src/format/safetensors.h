@@ -30,6 +30,8 @@ void st_close(st_set *s);
 int st_n_tensors(const st_set *s);
 const wick_tensor *st_tensor(const st_set *s, int i);
 const wick_tensor *st_find_tensor(const st_set *s, const char *name);
+/* The index i of a tensor st_tensor / st_find_tensor returned (st_tensor(s, i) == t); -1 if not one of s's. */
+int st_tensor_index(const st_set *s, const wick_tensor *t);
 /* The dtype string from the header for tensor i ("BF16", "F8_E4M3", ...). */
 const char *st_dtype_name(const st_set *s, int i);
 

@@ -150,7 +150,8 @@ static const arch_desc ARCHS[] = {
      .rope_gguf = ROPE_HALVES,
      .rope_hf = ROPE_HALVES,
      .fused_qkv = true,
-     .fused_gate_up = true},
+     .fused_gate_up = true,
+     .gguf_window_required = true},
     {.name = "qwen2moe",
      .gguf_arch = "qwen2moe",
      .gguf_names = {"qwen2moe"},
@@ -258,6 +259,21 @@ bool tensor_role_per_layer(tensor_role role) {
     const char *pat = NAMES[role][FORMAT_GGUF]; /* NULL for the MoE roles, all per layer (moe_tensor_name) */
     return role >= T_FFN_GATE_INP || (pat && strstr(pat, "%d") != NULL);
 }
+
+bool tensor_role_is_norm(tensor_role role) {
+    switch (role) {
+    case T_ATTN_NORM:
+    case T_FFN_NORM:
+    case T_OUTPUT_NORM:
+    case T_ATTN_Q_NORM:
+    case T_ATTN_K_NORM:
+    case T_ATTN_POST_NORM:
+    case T_FFN_POST_NORM: return true;
+    default: return false;
+    }
+}
+
+const char *const arch_hf_text_prefixes[ARCH_HF_N_TEXT_PREFIXES] = {"language_model.model.", "model.language_model."};
 
 bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer) {
     for (const role_name *o = a ? a->names : NULL; o && o->role != T_ROLE_COUNT; o++)

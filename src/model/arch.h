@@ -48,6 +48,8 @@ typedef struct arch_desc {
     bool hf_tied;                  /* tie_word_embeddings when config.json does not say */
     /* Hyperparameter defaults when a file does not give them: */
     int sliding_window;            /* tokens (0 = none) */
+    bool gguf_window_required;     /* GGUF files always carry attention.sliding_window, 0 for none
+                                      (llama.cpp's phi3 loader refuses a file without it) */
     int swa_period;                /* layer il slides iff il % P < P - 1; 0 = every layer */
     float attn_softcap, final_softcap;  /* c·tanh(x/c) of attention scores / logits; 0 = none */
     float rope_theta_local;        /* RoPE base of the sliding layers (0 = the global one) */
@@ -142,6 +144,15 @@ bool tensor_role_per_layer(tensor_role role);
 /* The same for one architecture: its overrides first (Gemma's HF
  * post_attention_layernorm is a post-norm, not the FFN norm), then the common table. */
 bool arch_tensor_name(const arch_desc *a, char *buf, int cap, model_format fmt, tensor_role role, int layer);
+/* True for the RMSNorm weights (the roles whose HF values act as 1 + w in
+ * architectures with hf_norm_plus_one). */
+bool tensor_role_is_norm(tensor_role role);
+
+/* A multimodal HF checkpoint (arch_desc.hf_multimodal_type) keeps its text
+ * model's "model.X" tensors as "<prefix>X" under one of these prefixes:
+ * language_model.model.X, or model.language_model.X from newer transformers. */
+#define ARCH_HF_N_TEXT_PREFIXES 2
+extern const char *const arch_hf_text_prefixes[ARCH_HF_N_TEXT_PREFIXES];
 
 /* The name of a mixture-of-experts role (T_FFN_GATE_INP and after) for
  * layer `layer` and, for the per-expert roles, expert `expert`: GGUF names

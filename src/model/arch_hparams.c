@@ -35,6 +35,7 @@ static const feature_key KEYS[] = {
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
 static float *field(hparams *hp, const feature_key *k) { return (float *)((char *)hp + k->offset); }
+static float cfield(const hparams *hp, const feature_key *k) { return *(const float *)((const char *)hp + k->offset); }
 
 static void mark_unset(hparams *hp) {
     for (size_t i = 0; i < N_KEYS; i++) *field(hp, &KEYS[i]) = NAN;
@@ -210,6 +211,81 @@ int arch_hparams_finish(hparams *hp, const arch_desc *a, model_format fmt, wick_
         return wick_fail(err, "sliding window, its layer pattern and the local RoPE base must be >= 0");
     if (hp->rope_scaling == ROPE_SCALING_LONGROPE && hp->rope_orig_ctx <= 0)
         return wick_fail(err, "LongRoPE needs the original context length");
+    return 0;
+}
+
+int arch_hf_longrope_factors(const hparams *hp, const cJSON *cfg, float *out, wick_error *err) {
+    const int half = hp->rot_dim / 2;
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling");
+    static const char *const NAMES[2] = {"short_factor", "long_factor"};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(rs, NAMES[k]);
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != half)
+            return wick_fail(err, "config.json rope_scaling: \"%s\" must be a list of %d numbers", NAMES[k], half);
+        int i = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, a) {
+            if (!cJSON_IsNumber(e)) return wick_fail(err, "config.json rope_scaling: \"%s\" must hold numbers", NAMES[k]);
+            out[k * half + i++] = (float)e->valuedouble;
+        }
+    }
+    return 0;
+}
+
+/* hp's features as wick reads them from a GGUF file of arch a that has none
+ * of the feature keys. */
+static int gguf_defaults(const hparams *hp, const arch_desc *a, hparams *g, wick_error *err) {
+    *g = *hp;
+    mark_unset(g);
+    return arch_hparams_finish(g, a, FORMAT_GGUF, err);
+}
+
+int arch_hparams_gguf_check(const hparams *hp, const arch_desc *a, wick_error *err) {
+    hparams g;
+    if (gguf_defaults(hp, a, &g, err) < 0) return -1;
+    /* GGUF files give the sliding layers by the arch's fixed pattern only (llama.cpp's too) */
+    for (int il = 0; il < hp->n_layer; il++) {
+        const int w = hparams_layer_window(hp, il);
+        if (w == hparams_layer_window(&g, il)) continue;
+        char has[64], which[64] = "every layer";
+        if (w) snprintf(has, sizeof has, "slides a %d-token window", w);
+        else snprintf(has, sizeof has, "attends to the whole context");
+        if (g.swa_period > 1) snprintf(which, sizeof which, "%d of every %d layers", g.swa_period - 1, g.swa_period);
+        return wick_fail(err, "layer %d %s, which a GGUF file of %s cannot say (its %d-token window "
+                              "applies to %s)",
+                         il, has, a->name, g.sliding_window, which);
+    }
+    return 0;
+}
+
+int arch_hparams_to_gguf(const hparams *hp, const hparams *named, const arch_desc *a, const char *gguf_arch,
+                         gguf_writer *w, wick_error *err) {
+    hparams g;
+    if (arch_hparams_gguf_check(hp, a, err) < 0 || gguf_defaults(hp, a, &g, err) < 0) return -1;
+    char key[160];
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const feature_key *k = &KEYS[i];
+        if (!k->gguf) continue;
+        const float v = cfield(hp, k), n = cfield(named, k);
+        const bool given = !isnan(n) && !(k->null_is_off && n == 0); /* HF null: "none", written only if needed */
+        if (!given && v == cfield(&g, k)) continue;
+        snprintf(key, sizeof key, "%s.%s", gguf_arch, k->gguf);
+        gguf_set_f32(w, key, k->reciprocal ? (float)(1.0 / v) : v);
+    }
+    if (a->gguf_window_required && hp->sliding_window == 0) {
+        snprintf(key, sizeof key, "%s.attention.sliding_window", gguf_arch);
+        gguf_set_u32(w, key, 0);
+    }
+    if (hp->rope_scaling == ROPE_SCALING_LONGROPE) {
+        snprintf(key, sizeof key, "%s.rope.scaling.attn_factor", gguf_arch);
+        gguf_set_f32(w, key, hp->rope_attn_factor);
+        snprintf(key, sizeof key, "%s.rope.scaling.original_context_length", gguf_arch);
+        gguf_set_u32(w, key, (uint32_t)hp->rope_orig_ctx);
+    }
+    if (a->moe && a->moe->gating == MOE_SOFTMAX_TOPK && hp->moe_norm_topk >= 0) {
+        snprintf(key, sizeof key, "%s.expert_weights_norm", gguf_arch);
+        gguf_set_bool(w, key, hp->moe_norm_topk != 0);
+    }
     return 0;
 }
 

@@ -21,6 +21,26 @@ int arch_hparams_hf(hparams *hp, const arch_desc *a, const cJSON *cfg, wick_erro
  * attention and embedding scales, and check the values. */
 int arch_hparams_finish(hparams *hp, const arch_desc *a, model_format fmt, wick_error *err);
 
+/* HF LongRoPE (hp->rope_scaling == ROPE_SCALING_LONGROPE): config.json
+ * rope_scaling's short_factor and long_factor lists, rot_dim/2 numbers each,
+ * into out (the short ones, then the long ones). */
+int arch_hf_longrope_factors(const hparams *hp, const cJSON *cfg, float *out, wick_error *err);
+
+/* The GGUF keys (llama.cpp's names, under gguf_arch) of the features of an HF
+ * model whose hyperparameters are hp (after arch_hparams_finish): every
+ * feature key the config named (`named`: hp as arch_hparams_hf left it, NAN
+ * = not given) and every one whose value wick's GGUF reading would not derive
+ * by itself (Gemma's query_pre_attn_scalar as attention.scale); LongRoPE's
+ * attention factor and original context; for softmax-then-top-k routing the
+ * config's norm_topk_prob as expert_weights_norm; a zero sliding window where
+ * the arch's GGUF files need the key. Fails as arch_hparams_gguf_check does. */
+int arch_hparams_to_gguf(const hparams *hp, const hparams *named, const arch_desc *a, const char *gguf_arch,
+                         gguf_writer *w, wick_error *err);
+
+/* Fails, naming the layer, where a GGUF file of arch a cannot say what hp
+ * does: sliding layers in another pattern than the arch's fixed one. */
+int arch_hparams_gguf_check(const hparams *hp, const arch_desc *a, wick_error *err);
+
 /* A multimodal config (model_type a->hf_multimodal_type, e.g. Gemma 3's
  * Gemma3ForConditionalGeneration) keeps the text model's settings in
  * "text_config", often only those that differ from the text config class's

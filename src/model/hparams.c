@@ -147,6 +147,7 @@ void hparams_to_gguf(const hparams *hp, const char *arch, gguf_writer *w) {
     char key[160];
     for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
         const key_spec *k = &KEYS[i];
+        if (!k->gguf) continue; /* HF only (num_local_experts, decoder_sparse_step) */
         const char *p = (const char *)hp + k->offset;
         snprintf(key, sizeof key, "%s.%s", arch, k->gguf);
         if (k->kind == K_INT) {

@@ -24,17 +24,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* HF Gemma 3 multimodal checkpoints keep the text model's "model.X" as
- * "language_model.model.X" (or, saved by newer transformers, "model.language_model.X"). */
-static const char *const TEXT_PREFIXES[] = {"language_model.model.", "model.language_model."};
-
 static const wick_tensor *find_tensor(const wick_model *m, const char *name) {
     if (m->format == FORMAT_GGUF) return gguf_find_tensor(m->gguf, name);
     const wick_tensor *t = st_find_tensor(m->st, name);
     if (t || !m->hf_multimodal || strncmp(name, "model.", 6) != 0) return t;
-    for (size_t i = 0; i < sizeof TEXT_PREFIXES / sizeof TEXT_PREFIXES[0] && !t; i++) {
+    /* HF Gemma 3 multimodal checkpoints: the text model under a prefix (arch.h) */
+    for (int i = 0; i < ARCH_HF_N_TEXT_PREFIXES && !t; i++) {
         char alt[256];
-        snprintf(alt, sizeof alt, "%s%s", TEXT_PREFIXES[i], name + 6);
+        snprintf(alt, sizeof alt, "%s%s", arch_hf_text_prefixes[i], name + 6);
         t = st_find_tensor(m->st, alt);
     }
     return t;
@@ -462,22 +459,9 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
 /* HF LongRoPE: rope_scaling's short_factor and long_factor lists, rot_dim/2 each. */
 static int read_longrope_factors(wick_model *m, const cJSON *cfg, wick_error *err) {
     if (m->hp.rope_scaling != ROPE_SCALING_LONGROPE) return 0;
-    const int half = m->hp.rot_dim / 2;
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling");
-    float *f = own(m, malloc(2 * (size_t)half * sizeof *f));
+    float *f = own(m, malloc(2 * (size_t)(m->hp.rot_dim / 2) * sizeof *f));
     if (!f) return wick_fail(err, "out of memory");
-    static const char *const KEYS[2] = {"short_factor", "long_factor"};
-    for (int k = 0; k < 2; k++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(rs, KEYS[k]);
-        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != half)
-            return wick_fail(err, "config.json rope_scaling: \"%s\" must be a list of %d numbers", KEYS[k], half);
-        int i = 0;
-        const cJSON *e;
-        cJSON_ArrayForEach(e, a) {
-            if (!cJSON_IsNumber(e)) return wick_fail(err, "config.json rope_scaling: \"%s\" must hold numbers", KEYS[k]);
-            f[k * half + i++] = (float)e->valuedouble;
-        }
-    }
+    if (arch_hf_longrope_factors(&m->hp, cfg, f, err) < 0) return -1;
     m->longrope_factors = f;
     return 0;
 }

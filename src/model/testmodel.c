@@ -243,11 +243,6 @@ static int tensor_type(const gen *g, bool matrix) {
     return matrix ? g->k.dtype : (g->fmt == FORMAT_GGUF ? WICK_F32 : g->k.dtype);
 }
 
-static bool is_norm(tensor_role r) {
-    return r == T_ATTN_NORM || r == T_FFN_NORM || r == T_OUTPUT_NORM || r == T_ATTN_Q_NORM || r == T_ATTN_K_NORM ||
-           r == T_ATTN_POST_NORM || r == T_FFN_POST_NORM;
-}
-
 /* Generate one tensor by role and add it. Norm weights are generated as the
  * multiplier they apply; Gemma's HF files store it minus one (llama.cpp's
  * GGUF files store it as it is). */
@@ -257,7 +252,7 @@ static int add_role(gen *g, tensor_role role, int layer, int rows, int cols, flo
     if (!arch_tensor_name(g->arch, name, sizeof name, g->fmt, role, layer)) return 0;
     tm_tensor d = {.role = role, .layer = layer, .expert = -1, .rows = rows, .cols = cols,
                    .type = tensor_type(g, matrix), .center = center, .a = a,
-                   .minus_one = g->fmt == FORMAT_HF && g->arch->hf_norm_plus_one && is_norm(role)};
+                   .minus_one = g->fmt == FORMAT_HF && g->arch->hf_norm_plus_one && tensor_role_is_norm(role)};
     bool permute = g->fmt == FORMAT_GGUF && g->arch->rope_gguf == ROPE_INTERLEAVED;
     if (permute && (role == T_ATTN_Q || role == T_ATTN_Q_BIAS)) d.permute_heads = g->hp.n_head;
     if (permute && (role == T_ATTN_K || role == T_ATTN_K_BIAS)) d.permute_heads = g->hp.n_head_kv;

@@ -69,12 +69,16 @@ typedef struct writer_ctx {
 } writer_ctx;
 
 static int write_tensor(writer_ctx *c, const src_tensor *t, int type, wick_error *err) {
-    if (t->type == type && t->permute_heads == 0) { /* as it is */
-        for (size_t off = 0; off < t->nbytes; off += COPY_BYTES) {
-            const size_t k = t->nbytes - off < COPY_BYTES ? t->nbytes - off : COPY_BYTES;
-            if (gguf_write_data(c->stream, (const char *)t->data + off, k, err) < 0) return -1;
+    const size_t part_bytes = src_part_bytes(t);
+    if (t->type == type && src_verbatim(t)) { /* as it is */
+        for (int p = 0; p < src_n_parts(t); p++) {
+            const char *data = src_part(t, p);
+            for (size_t off = 0; off < part_bytes; off += COPY_BYTES) {
+                const size_t k = part_bytes - off < COPY_BYTES ? part_bytes - off : COPY_BYTES;
+                if (gguf_write_data(c->stream, data + off, k, err) < 0) return -1;
+            }
+            release_pages(data, part_bytes);
         }
-        release_pages(t->data, t->nbytes);
         return 0;
     }
     if (!dtype_supported(t->type))
@@ -111,7 +115,7 @@ static int write_tensor(writer_ctx *c, const src_tensor *t, int type, wick_error
         pool_run(c->pool, chunk_task, &j);
         if (gguf_write_data(c->stream, c->buf, (size_t)n * out_rb, err) < 0) return -1;
     }
-    release_pages(t->data, t->nbytes);
+    for (int p = 0; p < src_n_parts(t); p++) release_pages(src_part(t, p), part_bytes);
     return 0;
 }
 
