@@ -66,6 +66,10 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
 /* The interleaved type W would be repacked to with the active ISA, or -1
  * (not AVX-512, not Q8_0/Q4_0, rows not a multiple of 16). */
 int matmul_repack_type(const wick_tensor *W);
+/* The rows one packing unit of interleaved type `to` spans (16, or 64 for
+ * F16/BF16): a matrix whose parts must stay apart (the experts of a stack)
+ * can be repacked whole only if each part is a multiple of it. */
+int matmul_repack_unit_rows(int to);
 /* Repack W's data into dst (W->nbytes bytes; dst may be W->data itself)
  * using the pool's threads, whatever the ISA (the other ISAs run the
  * interleaved types with the scalar kernel); returns the new type, or -1

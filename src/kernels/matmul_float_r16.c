@@ -12,33 +12,33 @@
 #include "kernels/cpu.h"
 
 int mmf_r16_type(int type, int64_t rows, int64_t cols) {
-    if (rows <= 0 || rows % 16 != 0 || cols <= 0 || cols % 2 != 0) return -1;
+    if (rows <= 0 || rows % MMF_R16_BLOCK_ROWS != 0 || cols <= 0 || cols % 2 != 0) return -1;
     if (type == WICK_F16) return WICK_F16_R16;
     if (type == WICK_BF16 && cpu_get_features()->avx512bf16) return WICK_BF16_R16;
     return -1;
 }
 
-/* Byte offset in a group of row i's element k. */
+/* Byte offset in a block of row i's (i < 64) element k. */
 static size_t at(int base, int i, int k) {
-    const size_t pair = (size_t)(k / 2) * 64;
-    return base == WICK_F16 ? pair + (size_t)(k % 2) * 32 + 2 * (size_t)i : pair + 4 * (size_t)i + 2 * (size_t)(k % 2);
+    const size_t v = mmf_r16_vec_at(i / 16, k / 2), l = (size_t)(i % 16);
+    return base == WICK_F16 ? v + (size_t)(k % 2) * 32 + 2 * l : v + 4 * l + 2 * (size_t)(k % 2);
 }
 
-void mmf_r16_pack_group(int base, const void *src, void *dst, int cols) {
+void mmf_r16_pack_block(int base, const void *src, void *dst, int cols) {
     const uint16_t *s = src;
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < MMF_R16_BLOCK_ROWS; i++)
         for (int k = 0; k < cols; k++) memcpy((char *)dst + at(base, i, k), s + (size_t)i * cols + k, 2);
 }
 
-void mmf_r16_unpack_row(int base, const void *group, int cols, int row, void *dst) {
+void mmf_r16_unpack_row(int base, const void *block, int cols, int row, void *dst) {
     uint16_t *d = dst;
-    for (int k = 0; k < cols; k++) memcpy(d + k, (const char *)group + at(base, row, k), 2);
+    for (int k = 0; k < cols; k++) memcpy(d + k, (const char *)block + at(base, row, k), 2);
 }
 
-void mmf_r16_row_f32(int base, const void *group, int cols, int row, float *dst) {
+void mmf_r16_row_f32(int base, const void *block, int cols, int row, float *dst) {
     for (int k = 0; k < cols; k++) {
         uint16_t h;
-        memcpy(&h, (const char *)group + at(base, row, k), 2);
+        memcpy(&h, (const char *)block + at(base, row, k), 2);
         dst[k] = base == WICK_F16 ? fp16_to_f32(h) : bf16_to_f32(h);
     }
 }
@@ -64,15 +64,15 @@ static float dp(float acc, uint16_t w, uint16_t x) {
 void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                          int ldy, int r0, int r1) {
     const int base = mmf_r16_base(wtype);
-    const size_t gb = (size_t)cols * 32;
+    const size_t bb = (size_t)cols * 2 * MMF_R16_BLOCK_ROWS;
     uint16_t row[8192];
     for (int r = r0; r < r1; r++) {
-        const char *g = (const char *)w + (size_t)(r / 16) * gb;
+        const char *g = (const char *)w + (size_t)(r / MMF_R16_BLOCK_ROWS) * bb;
         for (int t = 0; t < n; t++) {
             float acc = 0.0f;
             for (int k0 = 0; k0 < cols; k0 += 8192) { /* the row back in chunks */
                 const int kn = cols - k0 < 8192 ? cols - k0 : 8192;
-                for (int k = 0; k < kn; k++) memcpy(row + k, g + at(base, r % 16, k0 + k), 2);
+                for (int k = 0; k < kn; k++) memcpy(row + k, g + at(base, r % MMF_R16_BLOCK_ROWS, k0 + k), 2);
                 if (base == WICK_F16) {
                     const float *xt = x + (size_t)t * cols + k0;
                     for (int k = 0; k < kn; k++) acc = fmaf(fp16_to_f32(row[k]), xt[k], acc);

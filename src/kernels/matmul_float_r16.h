@@ -3,11 +3,15 @@
  * activation preparation and scalar twin in matmul_float_r16.c). Internal to
  * src/kernels and tests.
  *
- * A matrix is cut into groups of 16 rows; a group holds, for each pair of
- * columns (2j, 2j+1), one 64-byte vector. F16: the 16 rows' halves of column
- * 2j, then those of column 2j+1 (row i at byte 2i of each half vector). BF16:
- * lane i (bytes 4i..4i+3) = row i's (column 2j, column 2j+1), the low half
- * first. Same bytes as the file layout; columns must be even.
+ * A matrix is cut into blocks of 64 rows, each four 16-row groups; for each
+ * pair of columns (2j, 2j+1) a group has one 64-byte vector, and a block
+ * holds the four groups' vectors of pair j one after another (group q's at
+ * byte (4j + q)·64), so that a decode streams the block as ONE sequential
+ * stream feeding four independent accumulators. F16: the group's 16 rows'
+ * halves of column 2j, then those of column 2j+1 (row i at byte 2i of each
+ * half vector). BF16: lane i (bytes 4i..4i+3) = row i's (column 2j, column
+ * 2j+1), the low half first. Same bytes as the file layout; rows must be a
+ * multiple of 64, columns even.
  *
  * THE DEFINITION, per weight row r and token t:
  *   F16_R16:  acc = 0; for k in column order: acc = fmaf(w[r][k], x[t][k], acc)
@@ -32,15 +36,21 @@
 static inline int mmf_r16_base(int wtype) {
     return wtype == WICK_F16_R16 ? WICK_F16 : wtype == WICK_BF16_R16 ? WICK_BF16 : -1;
 }
+#define MMF_R16_BLOCK_ROWS 64
+
 /* The interleaved type for a matrix of `type` with rows × cols, or -1 (not
- * F16/BF16, rows not a multiple of 16, odd columns, or BF16 on a CPU without
+ * F16/BF16, rows not a multiple of 64, odd columns, or BF16 on a CPU without
  * AVX-512 BF16). Regardless of the active ISA: the caller checks that. */
 int mmf_r16_type(int type, int64_t rows, int64_t cols);
 
-void mmf_r16_pack_group(int base, const void *src, void *dst, int cols);
-/* Row `row` (< 16) of a group back as its file-layout elements, or as floats. */
-void mmf_r16_unpack_row(int base, const void *group, int cols, int row, void *dst);
-void mmf_r16_row_f32(int base, const void *group, int cols, int row, float *dst);
+/* Byte offset, in a block, of group q's (q < 4) vector of column pair j. */
+static inline size_t mmf_r16_vec_at(int q, int j) { return ((size_t)j * 4 + (size_t)q) * 64; }
+
+/* Repack a block's 64 file rows (src) into dst. */
+void mmf_r16_pack_block(int base, const void *src, void *dst, int cols);
+/* Row `row` (< 64) of a block back as its file-layout elements, or as floats. */
+void mmf_r16_unpack_row(int base, const void *block, int cols, int row, void *dst);
+void mmf_r16_row_f32(int base, const void *block, int cols, int row, float *dst);
 
 /* Activation scratch (bytes) and preparation: BF16_R16 reads x rounded to
  * BF16 (n rows of cols); F16_R16 reads x itself (no scratch). */

@@ -11,8 +11,9 @@
  * in L2), tiles of two groups × up to FT tokens (24 accumulators): per column
  * (pair), two weight vectors and FT broadcasts from a token-interleaved copy
  * of the tile's activations (in L1) feed 2·FT FMAs. Decode (n <= 16) streams
- * two groups at a time (two chains hide the FMA latency), up to 4 tokens a
- * pass, with the prefetches of cpu_prefetch_style(). */
+ * a 64-row block at a time, one sequential stream feeding four accumulator
+ * chains (they hide the FMA latency; matmul() hands decode rows out in such
+ * blocks), up to 4 tokens a pass, with the prefetches of cpu_prefetch_style(). */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -30,9 +31,16 @@
 #define RBG 32  /* groups per prefill row block (512 rows) */
 #define DT 4    /* tokens per decode pass */
 
-/* Columns 2j (h = 0) or 2j+1 (h = 1) of a group's F16 pair vector j, widened. */
+#define PAIR 256 /* bytes from one column pair's vector of a group to the next (four groups interleaved) */
+
+/* Group q's pointer: its vector of column pair 0 (pair j's at + j·PAIR). */
+TF INLINE const char *gptr(const char *w, int cols, int q) {
+    return w + (size_t)(q / 4) * (size_t)cols * 2 * MMF_R16_BLOCK_ROWS + mmf_r16_vec_at(q % 4, 0);
+}
+
+/* Column k of a group (g: gptr) as F16 widened: half k%2 of pair vector k/2. */
 TF INLINE __m512 f16_col(const char *g, int k) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + (size_t)(k / 2) * 64 + (size_t)(k % 2) * 32)));
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + (size_t)(k / 2) * PAIR + (size_t)(k % 2) * 32)));
 }
 
 TF INLINE __m512 dpbf(__m512 acc, __m512i w, uint32_t xpair) {
@@ -59,8 +67,8 @@ TF INLINE void pack_x(const int base, xtile *xt, const float *x, const uint16_t 
     }
 }
 
-/* NG groups (g: the first, gb bytes apart) × C tokens over columns [k0, k0+kc). */
-TF INLINE void tile(const int base, const int NG, const int C, const char *g, size_t gb, const xtile *xt, int k0,
+/* NG groups (their gptr in g) × C tokens over columns [k0, k0+kc). */
+TF INLINE void tile(const int base, const int NG, const int C, const char *const g[2], const xtile *xt, int k0,
                     int kc, float *y0, int ldy, bool first, __mmask16 m) {
     __m512 acc[2][FT];
 #pragma GCC unroll 2
@@ -70,12 +78,12 @@ TF INLINE void tile(const int base, const int NG, const int C, const char *g, si
             acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
     if (base == WICK_F16) {
         for (int j = 0; j < kc / 2; j++) { /* column pairs: both halves of one 64-byte vector */
-            const char *p = g + (size_t)(k0 / 2 + j) * 64;
+            const size_t at = (size_t)(k0 / 2 + j) * PAIR;
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m512 w[2];
 #pragma GCC unroll 2
-                for (int q = 0; q < NG; q++) w[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + q * gb + 32 * h)));
+                for (int q = 0; q < NG; q++) w[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g[q] + at + 32 * h)));
 #pragma GCC unroll 12
                 for (int c = 0; c < C; c++) {
                     const __m512 xv = _mm512_set1_ps(xt->f[2 * j + h][c]);
@@ -88,7 +96,7 @@ TF INLINE void tile(const int base, const int NG, const int C, const char *g, si
         for (int j = 0; j < kc / 2; j++) {
             __m512i w[2];
 #pragma GCC unroll 2
-            for (int q = 0; q < NG; q++) w[q] = _mm512_loadu_si512((const void *)(g + q * gb + (size_t)(k0 / 2 + j) * 64));
+            for (int q = 0; q < NG; q++) w[q] = _mm512_loadu_si512((const void *)(g[q] + (size_t)(k0 / 2 + j) * PAIR));
 #pragma GCC unroll 12
             for (int c = 0; c < C; c++)
 #pragma GCC unroll 2
@@ -101,14 +109,14 @@ TF INLINE void tile(const int base, const int NG, const int C, const char *g, si
         for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(y0 + (size_t)c * ldy + 16 * q, m, acc[q][c]);
 }
 
-TF INLINE void tile_c(const int base, const int NG, int C, const char *g, size_t gb, const xtile *xt, int k0, int kc,
+TF INLINE void tile_c(const int base, const int NG, int C, const char *const g[2], const xtile *xt, int k0, int kc,
                       float *y0, int ldy, bool first, __mmask16 m) {
     switch (C) {
 #define CASE(N) \
-    case N: tile(base, NG, N, g, gb, xt, k0, kc, y0, ldy, first, m); break;
+    case N: tile(base, NG, N, g, xt, k0, kc, y0, ldy, first, m); break;
         CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) CASE(11)
 #undef CASE
-    default: tile(base, NG, FT, g, gb, xt, k0, kc, y0, ldy, first, m); break;
+    default: tile(base, NG, FT, g, xt, k0, kc, y0, ldy, first, m); break;
     }
 }
 _Static_assert(FT == 12, "tile_c instantiates C = 1..12");
@@ -117,7 +125,6 @@ static _Thread_local xtile xbuf __attribute__((aligned(64)));
 
 TF INLINE void prefill(const int base, const char *w, int cols, const float *x, const uint16_t *xb, int n, float *y,
                        int ldy, int r0, int r1) {
-    const size_t gb = (size_t)cols * 32;
     const int g_first = r0 / 16, g_end = (r1 + 15) / 16;
     for (int g0 = g_first; g0 < g_end; g0 += RBG) {
         const int g1 = g_end - g0 < RBG ? g_end : g0 + RBG;
@@ -131,11 +138,12 @@ TF INLINE void prefill(const int base, const char *w, int cols, const float *x, 
                     const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
                     const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
                     float *y0 = y + (size_t)t0 * ldy + rt;
+                    const char *const g[2] = {gptr(w, cols, q), gptr(w, cols, q + 1)};
                     if (m == 0xffff && q + 1 < g1 && r1 - rt - 16 >= 16) {
-                        tile_c(base, 2, C, w + (size_t)q * gb, gb, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
+                        tile_c(base, 2, C, g, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
                         q += 2;
                     } else {
-                        tile_c(base, 1, C, w + (size_t)q * gb, gb, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
+                        tile_c(base, 1, C, g, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
                         q += 1;
                     }
                 }
@@ -146,72 +154,78 @@ TF INLINE void prefill(const int base, const char *w, int cols, const float *x, 
 
 /* ---- decode ---- */
 
-TF INLINE void dec(const int base, const int NG, const int C, const int pf, const char *g, size_t gb, int cols,
-                   const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT], __mmask16 m0,
-                   __mmask16 m1) {
+#define DG 4 /* groups per decode pass: a 64-row block's four, one stream with four FMA chains in
+                flight (a token's chain per group is serial) */
+
+TF INLINE void dec(const int base, const int NG, const int C, const int pf, const char *const g[DG], int cols,
+                   const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT],
+                   const __mmask16 m[DG]) {
     const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
-    __m512 acc[2][DT];
-#pragma GCC unroll 2
+    __m512 acc[DG][DT];
+#pragma GCC unroll 4
     for (int q = 0; q < NG; q++)
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) acc[q][c] = _mm512_setzero_ps();
     for (int j = 0; j < cols / 2; j++) {
-#pragma GCC unroll 2
-        for (int q = 0; q < NG; q++) cpu_prefetch_ahead(pf, g + q * gb + (size_t)j * 64, 64, nta);
+#pragma GCC unroll 4
+        for (int q = 0; q < NG; q++) cpu_prefetch_ahead(pf, g[q] + (size_t)j * PAIR, 64, nta);
         if (base == WICK_F16) {
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
-                __m512 w[2];
-#pragma GCC unroll 2
-                for (int q = 0; q < NG; q++) w[q] = f16_col(g + q * gb, 2 * j + h);
+                __m512 w[DG];
+#pragma GCC unroll 4
+                for (int q = 0; q < NG; q++) w[q] = f16_col(g[q], 2 * j + h);
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++) {
                     const __m512 xv = _mm512_set1_ps(xf[c][2 * j + h]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
                     for (int q = 0; q < NG; q++) acc[q][c] = _mm512_fmadd_ps(w[q], xv, acc[q][c]);
                 }
             }
         } else {
-            __m512i w[2];
-#pragma GCC unroll 2
-            for (int q = 0; q < NG; q++) w[q] = _mm512_loadu_si512((const void *)(g + q * gb + (size_t)j * 64));
+            __m512i w[DG];
+#pragma GCC unroll 4
+            for (int q = 0; q < NG; q++) w[q] = _mm512_loadu_si512((const void *)(g[q] + (size_t)j * PAIR));
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++) {
                 uint32_t xp;
                 memcpy(&xp, xh[c] + 2 * j, 4);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
                 for (int q = 0; q < NG; q++) acc[q][c] = dpbf(acc[q][c], w[q], xp);
             }
         }
     }
 #pragma GCC unroll 4
-    for (int c = 0; c < C; c++) {
-        _mm512_mask_storeu_ps(yp[c], m0, acc[0][c]);
-        if (NG == 2) _mm512_mask_storeu_ps(yp[c] + 16, m1, acc[1][c]);
-    }
+    for (int c = 0; c < C; c++)
+#pragma GCC unroll 4
+        for (int q = 0; q < NG; q++) _mm512_mask_storeu_ps(yp[c] + 16 * q, m[q], acc[q][c]);
 }
 
-TF INLINE void dec_c(const int base, const int NG, int C, const int pf, const char *g, size_t gb, int cols,
-                     const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT], __mmask16 m0,
-                     __mmask16 m1) {
+TF INLINE void dec_c(const int base, const int NG, int C, const int pf, const char *const g[DG], int cols,
+                     const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT],
+                     const __mmask16 m[DG]) {
     switch (C) {
-    case 1: dec(base, NG, 1, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
-    case 2: dec(base, NG, 2, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
-    case 3: dec(base, NG, 3, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
-    default: dec(base, NG, 4, pf, g, gb, cols, xf, xh, yp, m0, m1); break;
+    case 1: dec(base, NG, 1, pf, g, cols, xf, xh, yp, m); break;
+    case 2: dec(base, NG, 2, pf, g, cols, xf, xh, yp, m); break;
+    case 3: dec(base, NG, 3, pf, g, cols, xf, xh, yp, m); break;
+    default: dec(base, NG, 4, pf, g, cols, xf, xh, yp, m); break;
     }
 }
 _Static_assert(DT == 4, "dec_c instantiates C = 1..4");
 
 TF INLINE void decode_pf(const int base, const int pf, const char *w, int cols, const float *x, const uint16_t *xb,
                          int n, float *y, int ldy, int r0, int r1) {
-    const size_t gb = (size_t)cols * 32;
     for (int rt = r0 & ~15; rt < r1;) {
-        const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
-        const __mmask16 m0 = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-        const int NG = rt + 16 < r1 ? 2 : 1;
-        const int hi1 = r1 - rt - 16 < 16 ? r1 - rt - 16 : 16;
-        const __mmask16 m1 = NG == 2 ? (__mmask16)((1u << hi1) - 1) : 0;
+        /* the range's groups up to the end of their 64-row block (one stream),
+         * each with the mask of its rows in [r0, r1) */
+        __mmask16 m[DG] = {0};
+        const char *g[DG];
+        int NG = 0;
+        for (; NG < DG - (rt / 16) % 4 && rt + 16 * NG < r1; NG++) {
+            const int g0 = rt + 16 * NG, lo = r0 > g0 ? r0 - g0 : 0, hi = r1 - g0 < 16 ? r1 - g0 : 16;
+            m[NG] = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+            g[NG] = gptr(w, cols, g0 / 16);
+        }
         for (int i0 = 0; i0 < n; i0 += DT) {
             const int C = n - i0 < DT ? n - i0 : DT;
             const float *xf[DT];
@@ -223,8 +237,12 @@ TF INLINE void decode_pf(const int base, const int pf, const char *w, int cols, 
                 xh[c] = xb ? xb + (size_t)i * cols : NULL;
                 yp[c] = y + (size_t)i * ldy + rt;
             }
-            if (NG == 2) dec_c(base, 2, C, pf, w + (size_t)(rt / 16) * gb, gb, cols, xf, xh, yp, m0, m1);
-            else dec_c(base, 1, C, pf, w + (size_t)(rt / 16) * gb, gb, cols, xf, xh, yp, m0, m1);
+            switch (NG) {
+            case 4: dec_c(base, 4, C, pf, g, cols, xf, xh, yp, m); break;
+            case 3: dec_c(base, 3, C, pf, g, cols, xf, xh, yp, m); break;
+            case 2: dec_c(base, 2, C, pf, g, cols, xf, xh, yp, m); break;
+            default: dec_c(base, 1, C, pf, g, cols, xf, xh, yp, m); break;
+            }
         }
         rt += 16 * NG;
     }

@@ -35,6 +35,8 @@ static int any_r16_base(int wtype) {
 
 int matmul_repack_type(const wick_tensor *W) { return cpu_isa_active() == ISA_AVX512 ? r16_type(W) : -1; }
 
+int matmul_repack_unit_rows(int to) { return mmf_r16_base(to) >= 0 ? MMF_R16_BLOCK_ROWS : 16; }
+
 /* Byte k of row i (of its 16-row group) in block b lies at
  * quants_at(b) + (k/4)*64 + i*4 + k%4 of the group; its scale at
  * scales_at(b) + 2*i. */
@@ -76,7 +78,8 @@ static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void
 
 typedef struct repack_job {
     int base, nb;
-    int64_t groups;
+    int unit_rows;  /* rows packed together: 16 (a group), 64 for F16/BF16 (a block) */
+    int64_t groups; /* units */
     const char *src;
     char *dst;
     _Atomic int failed;
@@ -87,7 +90,7 @@ static void repack_task(void *arg, int ith, int nth) {
     int64_t lo, hi;
     pool_split(j->groups, ith, nth, 1, &lo, &hi);
     if (lo >= hi) return;
-    const size_t gb = 16 * dtype_row_bytes(j->base, (int64_t)j->nb * dtype_block_elems(j->base));
+    const size_t gb = (size_t)j->unit_rows * dtype_row_bytes(j->base, (int64_t)j->nb * dtype_block_elems(j->base));
     char *tmp = NULL;
     if (j->src == j->dst && !(tmp = malloc(gb))) {
         j->failed = 1;
@@ -96,7 +99,7 @@ static void repack_task(void *arg, int ith, int nth) {
     for (int64_t g = lo; g < hi; g++) {
         const char *s = j->src + (size_t)g * gb;
         if (tmp) s = memcpy(tmp, s, gb);
-        if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_block(j->base, s, j->dst + (size_t)g * gb, j->nb);
         else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
         else mmq_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
     }
@@ -106,7 +109,8 @@ static void repack_task(void *arg, int ith, int nth) {
 int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
     const int to = r16_type(W);
     if (to < 0) return -1;
-    repack_job j = {W->type, (int)(W->ne[0] / dtype_block_elems(W->type)), W->ne[1] / 16, W->data, dst, 0};
+    const int unit = matmul_repack_unit_rows(to);
+    repack_job j = {W->type, (int)(W->ne[0] / dtype_block_elems(W->type)), unit, W->ne[1] / unit, W->data, dst, 0};
     pool_run(pool, repack_task, &j);
     return j.failed ? -1 : to;
 }
@@ -115,8 +119,9 @@ void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
     const int64_t cols = W->ne[0];
     if (mmf_r16_base(W->type) >= 0) {
         const int fb = mmf_r16_base(W->type);
-        mmf_r16_row_f32(fb, (const char *)W->data + (size_t)(r / 16) * 16 * dtype_row_bytes(fb, cols), (int)cols,
-                        (int)(r % 16), dst);
+        const int64_t B = MMF_R16_BLOCK_ROWS;
+        mmf_r16_row_f32(fb, (const char *)W->data + (size_t)(r / B) * (size_t)B * dtype_row_bytes(fb, cols), (int)cols,
+                        (int)(r % B), dst);
         return;
     }
     const int base = any_r16_base(W->type);

@@ -655,7 +655,8 @@ static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_t
 
 static const wick_tensor *repack_cb(void *ctx, const wick_tensor *t, int64_t unit_rows) {
     const map_ctx *c = ctx;
-    if (unit_rows % 16 != 0) return t; /* a 16-row group would mix two experts' rows */
+    const int to = matmul_repack_type(t);
+    if (to < 0 || unit_rows % matmul_repack_unit_rows(to) != 0) return t; /* a packing unit would mix two experts' rows */
     return repack_tensor(c->L, c->pool, t);
 }
 
