@@ -270,11 +270,57 @@ typedef struct wick_timings {
     double load_ms, prefill_ms, ttft_ms, decode_ms;
     int prompt_tokens, prefill_tokens, generated_tokens;
     int cached_tokens, span_cached_tokens; /* prompt tokens reused (span cache hits among them) */
+    int draft_tokens, accepted_tokens;     /* speculative decoding: drafted, and accepted of those */
+    int spec_passes;                       /* target passes that verified drafts */
 } wick_timings;
 
 /* Called with each generated token and its text (complete UTF-8 only; bytes
  * of an unfinished character are held until it completes). Return false to stop. */
 typedef bool (*wick_token_cb)(int32_t token, const char *text, size_t len, void *user);
+
+/* ---- speculative decoding ----
+ * A drafter proposes up to k tokens; the target model verifies them in one
+ * forward pass (they are a short prefill of the same sequence) and keeps the
+ * longest accepted run plus one token of its own; the rejected tokens' KV is
+ * dropped. Greedy: a draft is accepted while it equals the target's choice,
+ * so the output is byte-identical to plain decoding. Sampling: the
+ * speculative-sampling rule (accept with min(1, p/q), else draw from the
+ * normalized max(0, p - q)), with every knob applied to p and q alike, so
+ * the output distribution is exactly the target's (the same seed gives
+ * another sample than without speculation). The draft length adapts to the
+ * recent acceptance rate, up to draft_max. Drafters:
+ *   DRAFT   a smaller model with the same vocabulary (token count and texts);
+ *   LAYERS  self-speculation: the target's first N layers, its final norm
+ *           and output head (no second model);
+ *   LOOKUP  prompt lookup: the continuation of the latest earlier match of
+ *           the last n (N down to 1) tokens in the prompt and the text so far. */
+typedef enum wick_spec_method {
+    WICK_SPEC_DEFAULT = 0, /* a request: the scheduler's default */
+    WICK_SPEC_OFF,
+    WICK_SPEC_DRAFT,
+    WICK_SPEC_LAYERS,
+    WICK_SPEC_LOOKUP,
+} wick_spec_method;
+
+#define WICK_DRAFT_MAX_LIMIT 32
+
+/* What a scheduler can speculate with (wick_sched_set_spec). */
+typedef struct wick_spec_params {
+    wick_model *draft_model; /* NULL = none; borrowed (must outlive the scheduler) */
+    int draft_layers;        /* 0 = none; else 1 .. n_layer - 1 */
+    int lookup;              /* prompt lookup's longest n-gram; 0 = none (requests may still ask: 3) */
+    int draft_max;           /* most drafted tokens per step, 1 .. WICK_DRAFT_MAX_LIMIT; 0 = 8 */
+    /* for requests that leave it to the scheduler: WICK_SPEC_DEFAULT = the
+     * first configured of DRAFT, LAYERS, LOOKUP (OFF when none is) */
+    wick_spec_method default_method;
+} wick_spec_params;
+
+/* A request's choice (zeroed: the scheduler's default). */
+typedef struct wick_spec_request {
+    wick_spec_method method;
+    int draft_max; /* 0 = the scheduler's; at most WICK_DRAFT_MAX_LIMIT */
+    int lookup;    /* LOOKUP's longest n-gram; 0 = the scheduler's */
+} wick_spec_request;
 
 typedef struct wick_generate_params {
     int n_predict;        /* max new tokens; -1 = until the context is full */
@@ -289,6 +335,7 @@ typedef struct wick_generate_params {
                              SentencePiece models then drop the first piece's leading space,
                              as their decoders do */
     const struct wick_spans *spans; /* a span request (see below); prompt is then unused */
+    const wick_spec_params *spec;   /* speculative decoding (NULL = none) */
 } wick_generate_params;
 
 /* Generate in sequence 0 from `prompt`. Reuses the longest common prefix of
@@ -364,6 +411,9 @@ typedef struct wick_request_result {
     int span_cached_tokens; /* of those, span tokens placed from the span cache */
     int generated_tokens;
     int preemptions;      /* times the request was preempted and recomputed */
+    int draft_tokens;     /* speculative decoding: tokens drafted, */
+    int accepted_tokens;  /* of those accepted, */
+    int spec_passes;      /* and the target passes that verified them */
     double queue_ms;      /* submit -> admission (first admission) */
     double ttft_ms;       /* submit -> first token */
     double prefill_ms;    /* admission -> first token */
@@ -428,6 +478,7 @@ typedef struct wick_request {
     const char *cache_salt;
     /* A span request (copied at submit; prompt and n_prompt are then unused). */
     const wick_spans *spans;
+    wick_spec_request spec;  /* speculative decoding (zeroed: the scheduler's default) */
     /* Each generated token with the text it releases (complete UTF-8, stop
      * strings held back; may be empty). Return false to cancel. May be NULL. */
     bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);
@@ -438,6 +489,12 @@ typedef struct wick_request {
     void (*on_done)(void *user, const wick_request_result *res);
     void *user;
 } wick_request;
+
+/* Let the scheduler speculate (before its first step): creates the drafters
+ * p names and makes room for the extra logit rows. -1 with err: a draft
+ * model whose vocabulary differs from the target's, draft_layers outside
+ * [1, n_layer), draft_max outside [1, WICK_DRAFT_MAX_LIMIT], ... */
+int wick_sched_set_spec(wick_sched *s, const wick_spec_params *p, wick_error *err);
 
 /* Queue a request; returns its id (> 0), or -1 with err: an empty prompt, a
  * prompt that does not fit the context, n_predict beyond the room left,
@@ -467,6 +524,8 @@ typedef struct wick_sched_stats {
     uint64_t prefix_queries, prefix_hits; /* tokens looked up / found in the cache */
     uint64_t span_queries, span_hits;     /* placed span tokens looked up / found in the span cache */
     uint64_t requests_finished;
+    uint64_t spec_draft_tokens, spec_accepted_tokens; /* speculative decoding: drafted / accepted */
+    uint64_t spec_passes;          /* sequence-steps that verified drafts */
 } wick_sched_stats;
 
 /* A consistent snapshot, cheap enough for every metrics scrape. */

@@ -90,6 +90,11 @@ int bench_spans(wick_model *m, const char *sizes, int threads, int kv_type, int 
 /* `wick bench --span-quality` (bench_span_quality.c): each span mode against an ordinary prefill. */
 int bench_span_quality(wick_model *m, int trials, int n_docs, int doc_tokens, int n_gen, int threads, bool json);
 
+/* `wick bench --draft/--draft-layers/--lookup` and `--verify-cost` (bench_spec.c). */
+int bench_spec(wick_model *m, const wick_spec_params *spec, const char *prompt, int n_gen, float temp, int threads,
+               int repeats, bool json);
+int bench_verify_cost(wick_model *m, int depth, int threads, int repeats, bool json);
+
 /* Options every command that runs a model shares (runtime.c): -t, --ctx,
  * --prefill-chunk (else env WICK_PREFILL_CHUNK), --kv-type, --dtype (else
  * env WICK_DTYPE). */

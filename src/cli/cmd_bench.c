@@ -34,6 +34,7 @@
 #include <cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/spec_args.h"
 #include "engine/bench.h"
 #include "engine/context.h"
 #include "engine/sampler.h"
@@ -211,8 +212,14 @@ int cmd_bench(int argc, char **argv) {
         depth = 0;
     bool json = false, prefix_cache = false, spans = false, span_quality = false;
     int n_suffix = 16, trials = 8, docs = 3, doc_tokens = 64, quality_gen = 32;
-    const char *cache_dir = NULL, *span_words = "10,100,500,1000";
-    const cli_opt opts[] = {
+    const char *cache_dir = NULL, *span_words = "10,100,500,1000", *spec_prompt = NULL;
+    bool verify_cost = false;
+    float spec_temp = 0;
+    cli_spec_args spa;
+    cli_opt opts[48] = {
+        {"--verify-cost", NULL, OPT_FLAG, &verify_cost, NULL},
+        {"--spec-prompt", NULL, OPT_STR, &spec_prompt, NULL},
+        {"--temp", NULL, OPT_FLOAT, &spec_temp, NULL},
         {"--prefix-cache", NULL, OPT_FLAG, &prefix_cache, NULL},
         {"--spans", NULL, OPT_FLAG, &spans, NULL},
         {"--span-words", NULL, OPT_STR, &span_words, NULL},
@@ -238,7 +245,10 @@ int cmd_bench(int argc, char **argv) {
         {"--probe-every", NULL, OPT_INT, &every, NULL},
         {"--json", NULL, OPT_FLAG, &json, NULL},
     };
-    if (cli_parse("bench", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    int n_opts = 0;
+    while (opts[n_opts].name) n_opts++;
+    n_opts = cli_spec_opts(opts, n_opts, &spa);
+    if (cli_parse("bench", argc, argv, opts, n_opts) < 0) return 1;
     if (!model) model = cli_default_model();
     if (n_prompt < 1 || n_gen < 0 || depth < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0 ||
         every < 0)
@@ -252,6 +262,18 @@ int cmd_bench(int argc, char **argv) {
     if (!threads) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (int)cores : 1;
+    }
+    if (verify_cost || cli_spec_given(&spa) || spa.draft_max != -1) {
+        if (n_gen < 2 || repeats > 32) return cli_error("bench: speculative runs need -n >= 2 and -r <= 32");
+        wick_model *pm = cli_load_model_dtype("bench", model, dtype);
+        if (!pm) return 1;
+        int prc = 1;
+        if (verify_cost) prc = bench_verify_cost(pm, depth, threads, repeats, json);
+        else if (cli_spec_build("bench", &spa, pm, dtype) == 0)
+            prc = bench_spec(pm, &spa.v, spec_prompt, n_gen, spec_temp, threads, repeats, json);
+        cli_spec_free(&spa);
+        wick_model_free(pm);
+        return prc;
     }
     if (span_quality) {
         wick_model *pm = cli_load_model_dtype("bench", model, dtype);

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/span_args.h"
+#include "cli/spec_args.h"
 
 typedef struct text_buf {
     char *data;
@@ -65,6 +66,13 @@ static void print_json(const text_buf *b, const int32_t *out, int n_out, wick_fi
     cJSON_AddNumberToObject(t, "decode_ms", tm->decode_ms);
     cJSON_AddNumberToObject(t, "prefill_tok_s", rate(tm->prefill_tokens, tm->prefill_ms));
     cJSON_AddNumberToObject(t, "decode_tok_s", rate(tm->generated_tokens, tm->decode_ms));
+    if (tm->spec_passes) {
+        cJSON *sp = cJSON_AddObjectToObject(o, "speculative");
+        cJSON_AddNumberToObject(sp, "draft_tokens", tm->draft_tokens);
+        cJSON_AddNumberToObject(sp, "accepted_tokens", tm->accepted_tokens);
+        cJSON_AddNumberToObject(sp, "verify_passes", tm->spec_passes);
+        cJSON_AddNumberToObject(sp, "acceptance_rate", tm->draft_tokens ? (double)tm->accepted_tokens / tm->draft_tokens : 0);
+    }
     char *s = cJSON_PrintUnformatted(o);
     if (s) puts(s);
     free(s);
@@ -94,7 +102,8 @@ int cmd_generate(int argc, char **argv) {
         {"--template", NULL, OPT_STR, &template_name, NULL},
     };
     cli_span_args sa;
-    int n_opts = cli_span_opts(opts, cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt), &sa);
+    cli_spec_args spa;
+    int n_opts = cli_spec_opts(opts, cli_span_opts(opts, cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt), &sa), &spa);
     if (cli_parse("generate", argc, argv, opts, n_opts) < 0) return 1;
     if (cli_runtime_check("generate", &rt) < 0 || cli_sampling_check("generate", &sf) < 0) return 1;
     if (cli_span_check("generate", &sa) < 0) return 1;
@@ -124,6 +133,7 @@ int cmd_generate(int argc, char **argv) {
     wick_context *c = NULL;
     text_buf buf = {.json = json};
     wick_error err;
+    if (cli_spec_build("generate", &spa, m, rt.dtype) < 0) goto done;
     if (!(c = cli_runtime_context(m, &rt))) goto done;
     if (chat) {
         /* The prompt is one user message rendered with the chat template, whose
@@ -145,7 +155,8 @@ int cmd_generate(int argc, char **argv) {
     cli_sampling_apply_model(&sf, m);
     wick_generate_params gp = {.n_predict = n_predict, .sampling = sf.v, .on_token = on_token, .user = &buf,
                                .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every,
-                               .new_message = chat, .spans = spans ? &sr.v : NULL};
+                               .new_message = chat, .spans = spans ? &sr.v : NULL,
+                               .spec = cli_spec_given(&spa) ? &spa.v : NULL};
     wick_finish finish;
     wick_timings tm;
     if (wick_generate(c, ids, n_ids, &gp, &out, &n_out, &finish, &tm, &err) < 0) {
@@ -165,6 +176,7 @@ done:
     free(text);
     cli_span_free(&sr);
     wick_context_free(c);
+    cli_spec_free(&spa);
     wick_model_free(m);
     return rc;
 }

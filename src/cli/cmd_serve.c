@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/spec_args.h"
 #include "serve/fields.h"
 #include "serve/serve.h"
 
@@ -64,6 +65,14 @@ static const char USAGE[] =
     "  --kv-type f32|f16         KV cache element type (default f32)\n"
     "  --dtype T                 convert weight matrices at load (q8_0|q4_0|f16|bf16|f32)\n"
     "  --prefill-chunk N         prompt tokens per forward pass (default 128)\n"
+    "speculative decoding (greedy output unchanged; sampling keeps the model's distribution):\n"
+    "  --draft MODEL             draft with a smaller model of the same vocabulary\n"
+    "  --draft-layers N          draft with the model's own first N layers (self-speculation)\n"
+    "  --lookup N                draft by prompt lookup (n-grams up to N of the prompt and output)\n"
+    "  --draft-max K             most tokens drafted per step (1-32, default 8); alone: no\n"
+    "                            default drafter, but requests may ask for prompt lookup\n"
+    "  a request opts in or out with \"speculative\": true|false|{\"method\": \"default\"|\"off\"|\n"
+    "  \"draft\"|\"layers\"|\"lookup\", \"num_speculative_tokens\": K, \"lookup\": N}\n"
     "span requests (documents cached position-independently: a /v1/completions prompt\n"
     "{prefix, spans, suffix}, chat messages with \"span\": true, POST /v1/query/execute):\n"
     "  --no-span-cache           keep no span KV after a request: every span is computed\n"
@@ -123,7 +132,8 @@ int cmd_serve(int argc, char **argv) {
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
     cli_runtime rt;
     cli_runtime_init(&rt);
-    cli_opt opts[32] = {
+    cli_spec_args spa;
+    cli_opt opts[40] = {
         {"--model", "-m", OPT_LIST, &models, NULL},
         {"--models-dir", NULL, OPT_STR, &models_dir, NULL},
         {"--parallel", "-np", OPT_INT, &parallel, &parallel_set},
@@ -147,7 +157,7 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
     };
-    int n = cli_runtime_opts(opts, 22, &rt);
+    int n = cli_spec_opts(opts, cli_runtime_opts(opts, 22, &rt), &spa);
     if (cli_parse("serve", argc, argv, opts, n) < 0) return 1;
     ctx_set = rt.ctx > 0;
     if (cli_runtime_check("serve", &rt) < 0) return 1;
@@ -175,6 +185,10 @@ int cmd_serve(int argc, char **argv) {
         if (!dflt) return cli_error("serve: no model given (-m MODEL or --models-dir DIR) and the built-in demo model is not there");
         models.v[models.n++] = dflt;
     }
+    if (cli_spec_check("serve", &spa) < 0) return 1;
+    if (spa.draft && !(spa.draft_model = cli_load_model_dtype("serve", spa.draft, rt.dtype ? rt.dtype : getenv("WICK_DTYPE"))))
+        return 1;
+    spa.v.draft_model = spa.draft_model;
     serve_config cfg = {
         .host = host, .port = port, .api_key = api_key && *api_key ? api_key : NULL,
         .body_limit = (size_t)body_limit, .idle_timeout_s = timeout, .request_timeout_s = req_timeout,
@@ -188,6 +202,7 @@ int cmd_serve(int argc, char **argv) {
         .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
         .log = verbose ? log_line : NULL,
         .warn = warn_line,
+        .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
     };
     /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
     sigset_t sigs;
@@ -198,7 +213,10 @@ int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     wick_error err;
     serve_server *s = serve_start(&cfg, &err);
-    if (!s) return cli_error("serve: %s", err.msg);
+    if (!s) {
+        cli_spec_free(&spa);
+        return cli_error("serve: %s", err.msg);
+    }
     printf("listening on http://%s:%d (default model: %s)\n", strchr(host, ':') ? "[::]" : host, serve_port(s),
            serve_default_model(s));
     fflush(stdout);
@@ -206,5 +224,6 @@ int cmd_serve(int argc, char **argv) {
     sigwait(&sigs, &sig);
     if (verbose) fprintf(stderr, "wick: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     serve_stop(s);
+    cli_spec_free(&spa);
     return 0;
 }

@@ -114,6 +114,19 @@ void wick_context_free(wick_context *c) {
 
 int wick_context_n_ctx(const wick_context *c) { return c->n_ctx; }
 
+int context_reserve_logits(wick_context *c, int rows, wick_error *err) {
+    if (rows <= c->fs.max_logits) return 0;
+    forward_scratch fs;
+    if (forward_scratch_init(&fs, c->m, c->fs.max_tokens, rows, err) < 0) return -1;
+    fs.prof = c->fs.prof;
+    fs.capture = c->fs.capture;
+    forward_scratch_free(&c->fs);
+    c->fs = fs;
+    forward_scratch_set_ctx(&c->fs, c->m, c->n_ctx);
+    c->n_logits = 0;
+    return 0;
+}
+
 static void prefault_task(void *arg, int ith, int nth) {
     kv_cache *kv = arg;
     const int64_t pages = (int64_t)(kv->map_bytes / 4096);

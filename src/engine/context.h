@@ -26,6 +26,10 @@ struct wick_context {
     wick_profile prof; /* accumulated while fs.prof points here */
 };
 
+/* Room for at least `rows` logit rows per batch (speculative decoding:
+ * every drafted token needs one); reallocates the scratch. 0 or -1. */
+int context_reserve_logits(wick_context *c, int rows, wick_error *err);
+
 /* wick_decode that may also name the span sequences. */
 int context_decode_any(wick_context *c, const wick_batch *b, wick_error *err);
 

@@ -99,7 +99,8 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
                       .stop = p->stop, .n_stop = p->n_stop, .new_message = p->new_message, .logprobs = -1,
                       .spans = p->spans,
                       .on_token = gen_token, .on_done = gen_done, .user = &g};
-    int rc = wick_sched_submit(s, &r, err) < 0 ? -1 : 0;
+    int rc = p->spec && wick_sched_set_spec(s, p->spec, err) < 0 ? -1 : 0;
+    if (rc == 0) rc = wick_sched_submit(s, &r, err) < 0 ? -1 : 0;
     while (rc == 0 && !g.done)
         if (wick_sched_step(s, err) < 0) rc = -1;
     wick_sched_free(s);
@@ -117,6 +118,9 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     tm->ttft_ms = g.res.ttft_ms;
     tm->decode_ms = g.res.decode_ms;
     tm->generated_tokens = g.n_out;
+    tm->draft_tokens = g.res.draft_tokens;
+    tm->accepted_tokens = g.res.accepted_tokens;
+    tm->spec_passes = g.res.spec_passes;
     /* A callback that asked to stop ends the text as a stop string would. */
     if (finish) *finish = g.res.finish == WICK_FINISH_LENGTH ? WICK_FINISH_LENGTH : WICK_FINISH_STOP;
     if (n_out) *n_out = g.n_out;

@@ -305,11 +305,23 @@ static void apply_penalties(sampler *s, const wick_sampling *p, const float *log
 
 /* ---- draws ---- */
 
+/* What a draw picks from once the knobs are applied (prepare below): one
+ * token (greedy, or an infinite best logit), the candidate list val/id[0..m)
+ * (weights; the draw is proportional to them), or the whole vocabulary's
+ * weights w with their sum S. */
+typedef struct cand {
+    int kind; /* CAND_ONE, CAND_LIST, CAND_VOCAB */
+    int32_t id;
+    int m;
+    double S;
+} cand;
+enum { CAND_ONE, CAND_LIST, CAND_VOCAB };
+
 /* val/id[0..m): weights (the largest is 1) of a distribution of total
  * weight Z; the first n_sure are known to lie inside the top-p nucleus (in
  * any order), the rest are sorted best first and none is larger than those.
- * Apply top-p and min-p, renormalize, draw. */
-static int32_t draw_list(sampler *s, const wick_sampling *p, int m, int n_sure, double Z) {
+ * Apply top-p and min-p: the candidates that remain. */
+static cand list_cut(const sampler *s, const wick_sampling *p, int m, int n_sure, double Z) {
     const float *v = s->val;
     if (p->top_p > 0 && p->top_p < 1) {
         double target = (double)p->top_p * Z, cum = 0;
@@ -327,7 +339,14 @@ static int32_t draw_list(sampler *s, const wick_sampling *p, int m, int n_sure, 
     }
     double S = 0;
     for (int i = 0; i < m; i++) S += v[i];
-    double r = sampler_uniform(s) * S, acc = 0;
+    return (cand){.kind = CAND_LIST, .m = m, .S = S};
+}
+
+/* Draw from the list of c, renormalized. */
+static int32_t draw_list(sampler *s, const cand *c) {
+    const float *v = s->val;
+    int m = c->m;
+    double r = sampler_uniform(s) * c->S, acc = 0;
     for (int i = 0; i < m; i++) {
         acc += v[i];
         if (r < acc) return s->id[i];
@@ -368,7 +387,7 @@ static int32_t draw_vocab(sampler *s, const float *w, int n, double S) {
 #define KEY_SHIFT 21
 #define N_KEYS ((0x3F800000u >> KEY_SHIFT) + 1) /* weights lie in [0, 1] */
 
-static int32_t top_p_vocab(sampler *s, const wick_sampling *p, const float *w, int n, float min_p) {
+static cand top_p_vocab(sampler *s, const wick_sampling *p, const float *w, int n, float min_p) {
     /* Histogram of the weights >= 2^-20 (blocks without one are skipped);
      * tokens below weigh at most n·2^-20 in all, so the crossing is almost
      * always above; if not, histogram everything. */
@@ -436,11 +455,11 @@ static int32_t top_p_vocab(sampler *s, const wick_sampling *p, const float *w, i
     } else {
         sort_desc(s->val + ns, s->id + ns, nb);
     }
-    return draw_list(s, p, ns + nb, ns, Z);
+    return list_cut(s, p, ns + nb, ns, Z);
 }
 
-int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
-                       const int32_t *history, int n_history) {
+/* The knobs applied to logits: what the draw picks from. */
+static cand prepare(sampler *s, const wick_sampling *p, const float *logits, const int32_t *history, int n_history) {
     int n = s->n_vocab;
     const float *L = logits;
     if (history && n_history > 0 && p->repeat_last_n != 0 && penalties_on(p)) {
@@ -448,26 +467,26 @@ int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
         apply_penalties(s, p, logits, history + (n_history - w), w);
         L = s->logit;
     }
-    if (!(p->temperature > 0)) return sampler_argmax(L, n);
+    if (!(p->temperature > 0)) return (cand){.kind = CAND_ONE, .id = sampler_argmax(L, n)};
     float inv_t = 1.0f / p->temperature;
-    if (!isfinite(inv_t)) return sampler_argmax(L, n); /* a denormal temperature */
+    if (!isfinite(inv_t)) return (cand){.kind = CAND_ONE, .id = sampler_argmax(L, n)}; /* a denormal temperature */
 
     /* top-k: a heap scan; the k candidates are then sorted. */
     if (p->top_k > 0 && p->top_k < n) {
         int k = p->top_k;
         top_k_select(s, L, n, k);
         float mx = s->val[0];
-        if (!isfinite(mx)) return s->id[0];
+        if (!isfinite(mx)) return (cand){.kind = CAND_ONE, .id = s->id[0]};
         for (int i = 0; i < k; i++) s->val[i] = exp_neg((s->val[i] - mx) * inv_t);
         double Z = 0;
         for (int i = 0; i < k; i++) Z += s->val[i];
-        return draw_list(s, p, k, 0, Z);
+        return list_cut(s, p, k, 0, Z);
     }
 
     /* No top-k: the whole vocabulary. The best token has weight exactly 1. */
     int32_t best = sampler_argmax(L, n);
     float mx = L[best];
-    if (!isfinite(mx)) return best;
+    if (!isfinite(mx)) return (cand){.kind = CAND_ONE, .id = best};
     float min_p = p->min_p > 0 ? (p->min_p < 1 ? p->min_p : 1.0f) : 0.0f;
     if (p->top_p > 0 && p->top_p < 1) {
         weights(L, s->w, n, mx, inv_t);
@@ -498,8 +517,52 @@ int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
                 s->val[k] = s->val[j];
                 s->id[k++] = s->id[j];
             }
-        return draw_list(s, p, k, k, 0);
+        return list_cut(s, p, k, k, 0);
     }
     weights(L, s->w, n, mx, inv_t);
-    return draw_vocab(s, s->w, n, weights_sum(s->w, n));
+    return (cand){.kind = CAND_VOCAB, .m = n, .S = weights_sum(s->w, n)};
+}
+
+int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
+                       const int32_t *history, int n_history) {
+    const cand c = prepare(s, p, logits, history, n_history);
+    if (c.kind == CAND_ONE) return c.id;
+    if (c.kind == CAND_LIST) return draw_list(s, &c);
+    return draw_vocab(s, s->w, c.m, c.S);
+}
+
+void sampler_dist(sampler *s, const wick_sampling *p, const float *logits, const int32_t *history, int n_history,
+                  float *out) {
+    const cand c = prepare(s, p, logits, history, n_history);
+    const int n = s->n_vocab;
+    if (c.kind == CAND_VOCAB) {
+        const double inv = 1.0 / c.S;
+        for (int i = 0; i < n; i++) out[i] = (float)(s->w[i] * inv);
+        return;
+    }
+    memset(out, 0, (size_t)n * sizeof *out);
+    if (c.kind == CAND_ONE) {
+        out[c.id] = 1.0f;
+        return;
+    }
+    if (!(c.S > 0)) { /* every weight rounded to 0: the draw takes the first candidate */
+        out[s->id[0]] = 1.0f;
+        return;
+    }
+    const double inv = 1.0 / c.S;
+    for (int i = 0; i < c.m; i++) out[s->id[i]] = (float)(s->val[i] * inv);
+}
+
+int32_t sampler_draw_dist(sampler *s, const float *dist, int n) {
+    double S = 0;
+    for (int i = 0; i < n; i++) S += dist[i];
+    double r = sampler_uniform(s) * S, acc = 0;
+    int last = -1;
+    for (int i = 0; i < n; i++) {
+        if (!(dist[i] > 0)) continue;
+        acc += dist[i];
+        last = i;
+        if (r < acc) return i;
+    }
+    return last >= 0 ? last : 0; /* r rounded past the end: the last positive entry */
 }

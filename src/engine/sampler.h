@@ -58,5 +58,12 @@ int32_t sampler_argmax(const float *logits, int n);
  * (prompt + generated), n_history of them (may be NULL when 0). */
 int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
                        const int32_t *history, int n_history);
+/* The distribution sampler_sample draws from, after every knob: out[n_vocab]
+ * gets each token's probability (0 outside the candidates; greedy: 1 at the
+ * argmax). Uses no randomness. For speculative sampling (spec_accept.h). */
+void sampler_dist(sampler *s, const wick_sampling *p, const float *logits, const int32_t *history, int n_history,
+                  float *out);
+/* Draw i with probability dist[i] / Σ dist (entries <= 0 never) with s's PRNG. */
+int32_t sampler_draw_dist(sampler *s, const float *dist, int n);
 
 #endif

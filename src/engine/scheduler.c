@@ -40,7 +40,9 @@
 
 #include "core/error.h"
 #include "engine/context.h"
+#include "engine/draft.h"
 #include "engine/spans.h"
+#include "engine/spec_accept.h"
 #include "engine/text_out.h"
 #include "kv/prefix_cache.h"
 
@@ -62,6 +64,15 @@ struct sched_req {
     bool cancelled, ever_admitted, stopped;
     int cached_tokens, preemptions;
     double t_submit, t_admit, t_first;
+    /* speculative decoding (engine/spec_accept.h): the drafter's method
+     * (WICK_SPEC_OFF = none), this step's drafts (tokens[n_tokens,
+     * n_tokens + n_draft), with q their drafter's distributions when
+     * sampling), and the acceptance so far: acc / rej decay per verification,
+     * their ratio sets the next draft length */
+    int spec_method, draft_max, lookup, n_draft;
+    float *q;
+    double acc, rej;
+    int draft_tokens, accepted_tokens, spec_passes;
     sched_req *next;
 };
 
@@ -86,6 +97,10 @@ struct wick_sched {
     bool *b_want;
     sched_req **order, **in_batch; /* [n_seq]: requests in batch order */
     int *counts;             /* [n_seq]: tokens each adds this step */
+    /* speculative decoding: a drafter per method (NULL = not configured) */
+    drafter *drafters[WICK_SPEC_LOOKUP + 1];
+    int spec_default, draft_max, lookup;
+    float *pbuf;             /* [n_vocab] the acceptance rule's scratch */
     /* under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -135,8 +150,13 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
     s->order = malloc(N * sizeof *s->order);
     s->in_batch = malloc(N * sizeof *s->in_batch);
     s->counts = malloc(N * sizeof *s->counts);
+    s->pbuf = malloc((size_t)c->m->hp.n_vocab * sizeof *s->pbuf);
+    s->drafters[WICK_SPEC_LOOKUP] = draft_lookup_new(NULL);
+    s->spec_default = WICK_SPEC_OFF;
+    s->draft_max = 8;
+    s->lookup = 3;
     if (!s->slots || !s->running || !s->b_tok || !s->b_pos || !s->b_seq || !s->b_rope || !s->b_want || !s->order ||
-        !s->in_batch || !s->counts) {
+        !s->in_batch || !s->counts || !s->pbuf || !s->drafters[WICK_SPEC_LOOKUP]) {
         wick_sched_free(s);
         wick_fail(err, "out of memory");
         return NULL;
@@ -149,6 +169,42 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
 
 wick_context *wick_sched_context(wick_sched *s) { return s->c; }
 
+int wick_sched_set_spec(wick_sched *s, const wick_spec_params *p, wick_error *err) {
+    wick_context *c = s->c;
+    const int draft_max = p->draft_max ? p->draft_max : 8;
+    if (draft_max < 1 || draft_max > WICK_DRAFT_MAX_LIMIT)
+        return wick_fail(err, "draft max must be in [1, %d], not %d", WICK_DRAFT_MAX_LIMIT, p->draft_max);
+    if (p->lookup < 0 || p->lookup > 64) return wick_fail(err, "lookup n-gram must be in [1, 64], not %d", p->lookup);
+    if (p->draft_layers < 0 || (p->draft_layers > 0 && p->draft_layers >= c->m->hp.n_layer))
+        return wick_fail(err, "draft layers must be in [1, %d) for this %d-layer model, not %d", c->m->hp.n_layer,
+                         c->m->hp.n_layer, p->draft_layers);
+    if (p->default_method < WICK_SPEC_DEFAULT || p->default_method > WICK_SPEC_LOOKUP)
+        return wick_fail(err, "unknown speculative method %d", (int)p->default_method);
+    if (s->started || s->st.steps) return wick_fail(err, "speculation is set before the scheduler runs");
+    const int kv_type = c->kv.type == WICK_F16 ? 1 : 0;
+    const int chunk = c->fs.max_tokens;
+    if (p->draft_model && !s->drafters[WICK_SPEC_DRAFT] &&
+        !(s->drafters[WICK_SPEC_DRAFT] = draft_model_new(c->m, p->draft_model, c->n_seq, c->n_ctx, chunk, c->pool,
+                                                         kv_type, err)))
+        return -1;
+    if (p->draft_layers && !s->drafters[WICK_SPEC_LAYERS] &&
+        !(s->drafters[WICK_SPEC_LAYERS] =
+              draft_layers_new(c->m, p->draft_layers, c->n_seq, c->n_ctx, chunk, c->pool, kv_type, err)))
+        return -1;
+    /* a logit row per drafted token and one more per sequence */
+    if (context_reserve_logits(c, c->n_seq * (1 + draft_max), err) < 0) return -1;
+    s->draft_max = draft_max;
+    if (p->lookup) s->lookup = p->lookup;
+    s->spec_default = p->default_method ? (int)p->default_method
+                      : p->draft_model   ? WICK_SPEC_DRAFT
+                      : p->draft_layers  ? WICK_SPEC_LAYERS
+                      : p->lookup        ? WICK_SPEC_LOOKUP
+                                         : WICK_SPEC_OFF;
+    if (s->spec_default != WICK_SPEC_OFF && !s->drafters[s->spec_default])
+        return wick_fail(err, "the default speculative method has no drafter configured");
+    return 0;
+}
+
 /* ---- requests ---- */
 
 static void req_free(sched_req *q) {
@@ -158,6 +214,7 @@ static void req_free(sched_req *q) {
         for (int i = 0; i < q->r.n_stop; i++) free(q->stops[i]);
     free(q->stops);
     free(q->tokens);
+    free(q->q);
     span_plan_free(q->plan);
     free(q);
 }
@@ -219,6 +276,12 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
     if (r->logprobs > WICK_MAX_TOP_LOGPROBS)
         return wick_fail(err, "at most %d top logprobs, not %d", WICK_MAX_TOP_LOGPROBS, r->logprobs);
     if (r->n_stop < 0 || (r->n_stop > 0 && !r->stop)) return wick_fail(err, "bad stop list");
+    if (r->spec.method < WICK_SPEC_DEFAULT || r->spec.method > WICK_SPEC_LOOKUP)
+        return wick_fail(err, "unknown speculative method %d", (int)r->spec.method);
+    if (r->spec.draft_max < 0 || r->spec.draft_max > WICK_DRAFT_MAX_LIMIT)
+        return wick_fail(err, "draft max must be in [1, %d], not %d", WICK_DRAFT_MAX_LIMIT, r->spec.draft_max);
+    if (r->spec.lookup < 0 || r->spec.lookup > 64)
+        return wick_fail(err, "lookup n-gram must be in [1, 64], not %d", r->spec.lookup);
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
             return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
@@ -251,6 +314,15 @@ static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, 
     q->n_predict = r->n_predict < 0 ? room : r->n_predict;
     q->slot = -1;
     q->root = prefix_root(&c->kv, r->cache_salt);
+    q->spec_method = r->spec.method == WICK_SPEC_DEFAULT ? s->spec_default : (int)r->spec.method;
+    if (q->spec_method != WICK_SPEC_OFF && !s->drafters[q->spec_method]) {
+        req_free(q);
+        return wick_fail(err, "speculative decoding with %s is not set up here",
+                         r->spec.method == WICK_SPEC_DRAFT ? "a draft model" : "layer skipping");
+    }
+    q->draft_max = r->spec.draft_max ? r->spec.draft_max : s->draft_max;
+    q->lookup = r->spec.lookup ? r->spec.lookup : s->lookup;
+    q->acc = 4, q->rej = 1; /* a prior of 80% acceptance */
     seed_rng(q->rng, r->sampling.seed);
     q->t_submit = now_ms();
 
@@ -327,6 +399,9 @@ static void finish(wick_sched *s, sched_req *q, wick_finish why, const char *err
     res.span_cached_tokens = q->span_hits;
     res.generated_tokens = q->n_gen;
     res.preemptions = q->preemptions;
+    res.draft_tokens = q->draft_tokens;
+    res.accepted_tokens = q->accepted_tokens;
+    res.spec_passes = q->spec_passes;
     res.queue_ms = q->ever_admitted ? q->t_admit - q->t_submit : t - q->t_submit;
     if (q->n_gen > 0 || q->t_first > 0) {
         res.ttft_ms = q->t_first - q->t_submit;
@@ -352,6 +427,7 @@ static void preempt(wick_sched *s, sched_req *q) {
     release_slot(s, q);
     remove_running(s, q);
     q->n_computed = 0;
+    q->n_draft = 0;
     q->preemptions++;
     pthread_mutex_lock(&s->mu);
     q->next = s->waiting;
@@ -470,25 +546,15 @@ static void logprobs(const float *logits, int n_vocab, wick_token_info *ti, int 
     for (int k = 0; k < ti->n_top; k++) ti->top_logprobs[k] = (float)(ti->top_logprobs[k] - lse);
 }
 
-/* Sample the next token of q from logits and stream it. Returns whether q
- * goes on (else it has been finished). */
-static bool advance(wick_sched *s, sched_req *q, const float *logits) {
+enum { GO_ON = -1 };
+
+/* Stream token id of q, sampled from logits: GO_ON, or why q ends (the
+ * caller finishes it). */
+static int emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     wick_context *c = s->c;
-    if (q->n_predict == 0) { /* prefill only */
-        finish(s, q, WICK_FINISH_LENGTH, NULL);
-        return false;
-    }
     if (q->r.on_logits) q->r.on_logits(q->r.user, logits, c->m->hp.n_vocab);
-    const double ts = c->fs.prof ? now_ms() : 0;
-    memcpy(c->smp.rng, q->rng, sizeof q->rng);
-    int32_t id = sampler_sample(&c->smp, &q->r.sampling, logits, q->tokens, q->n_tokens);
-    memcpy(q->rng, c->smp.rng, sizeof q->rng);
-    if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
     if (q->n_gen == 0) q->t_first = now_ms();
-    if (!q->r.ignore_eos && wick_token_is_eog(c->m, id)) {
-        finish(s, q, WICK_FINISH_STOP, NULL);
-        return false;
-    }
+    if (!q->r.ignore_eos && wick_token_is_eog(c->m, id)) return WICK_FINISH_STOP;
     q->tokens[q->n_tokens++] = id;
     q->n_gen++;
     pthread_mutex_lock(&s->mu);
@@ -505,18 +571,134 @@ static bool advance(wick_sched *s, sched_req *q, const float *logits) {
     }
     if (stopped) {
         q->stopped = true; /* the text before the stop string went out; nothing is held */
-        finish(s, q, WICK_FINISH_STOP, NULL);
-        return false;
+        return WICK_FINISH_STOP;
     }
-    if (!go_on) {
-        finish(s, q, WICK_FINISH_CANCELLED, NULL);
-        return false;
-    }
-    if (q->n_gen >= q->n_predict || q->n_tokens >= c->n_ctx) {
+    if (!go_on) return WICK_FINISH_CANCELLED;
+    if (q->n_gen >= q->n_predict || q->n_tokens >= c->n_ctx) return WICK_FINISH_LENGTH;
+    return GO_ON;
+}
+
+/* Sample the next token of q from logits and stream it. Returns whether q
+ * goes on (else it has been finished). */
+static bool advance(wick_sched *s, sched_req *q, const float *logits) {
+    wick_context *c = s->c;
+    if (q->n_predict == 0) { /* prefill only */
         finish(s, q, WICK_FINISH_LENGTH, NULL);
         return false;
     }
+    const double ts = c->fs.prof ? now_ms() : 0;
+    memcpy(c->smp.rng, q->rng, sizeof q->rng);
+    int32_t id = sampler_sample(&c->smp, &q->r.sampling, logits, q->tokens, q->n_tokens);
+    memcpy(q->rng, c->smp.rng, sizeof q->rng);
+    if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
+    const int why = emit(s, q, id, logits);
+    if (why != GO_ON) {
+        finish(s, q, why, NULL);
+        return false;
+    }
     return true;
+}
+
+/* ---- speculative decoding ---- */
+
+/* The next draft length: the run of accepted drafts expected at the recent
+ * acceptance rate a (a / (1 - a)), plus one; 1 .. draft_max. */
+static int draft_len(const sched_req *q) {
+    double a = q->acc / (q->acc + q->rej);
+    if (a > 0.95) a = 0.95;
+    int k = 1 + (int)lround(a / (1 - a));
+    return k < q->draft_max ? k : q->draft_max;
+}
+
+/* Every decoding request with a drafter proposes this step's drafts, within
+ * the logit rows and batch tokens left beyond one per running request, the
+ * tokens it may still generate and the context; then the KV blocks for them
+ * are reserved where the pool has them (drafts never preempt anyone). */
+static void draft_all(wick_sched *s) {
+    wick_context *c = s->c;
+    kv_cache *kv = &c->kv;
+    const int V = c->m->hp.n_vocab;
+    int rows_left = c->fs.max_logits - s->n_running, tok_left = s->budget;
+    for (int i = 0; i < s->n_running; i++) tok_left -= s->running[i]->n_tokens - s->running[i]->n_computed == 1;
+    for (int i = 0; i < s->n_running; i++) {
+        sched_req *q = s->running[i];
+        q->n_draft = 0;
+        if (q->spec_method == WICK_SPEC_OFF || q->n_tokens - q->n_computed != 1 || q->n_predict == 0) continue;
+        drafter *d = s->drafters[q->spec_method];
+        int k = draft_len(q);
+        const int left = q->n_predict - q->n_gen - 1, room = c->n_ctx - q->n_tokens;
+        if (k > left) k = left;
+        if (k > room) k = room;
+        if (k > rows_left) k = rows_left;
+        if (k > tok_left) k = tok_left;
+        if (k < 1) continue;
+        const bool want_q = !d->point_mass && !spec_greedy(&q->r.sampling);
+        if (want_q && !q->q && !(q->q = malloc((size_t)q->draft_max * (size_t)V * sizeof *q->q))) continue;
+        draft_call dc = {.seq = q->slot, .tokens = q->tokens, .n_tokens = q->n_tokens, .k = k, .lookup = q->lookup,
+                         .sampling = &q->r.sampling, .smp = &c->smp, .out = q->tokens + q->n_tokens,
+                         .q = want_q ? q->q : NULL};
+        wick_error e;
+        memcpy(c->smp.rng, q->rng, sizeof q->rng);
+        const int got = d->ops->propose(d, &dc, &e); /* a drafter that fails drafts nothing */
+        memcpy(q->rng, c->smp.rng, sizeof q->rng);
+        if (got <= 0) continue;
+        /* blocks for the drafts, as far as the pool has them */
+        const int have = kv->n_seq_blocks[q->slot] + kv_blocks_available(kv);
+        int n_draft = got;
+        if (blocks_for(q->n_tokens + n_draft) > have) n_draft = have * KV_BLOCK_SIZE - q->n_tokens;
+        if (n_draft < 1) continue;
+        wick_error re;
+        if (kv_reserve(kv, q->slot, q->n_tokens + n_draft, &re) < 0) continue;
+        q->n_draft = n_draft;
+        rows_left -= n_draft;
+        tok_left -= n_draft;
+    }
+}
+
+/* q's last token and its n_draft drafts went through the target, whose logit
+ * rows from `row` on give the distributions at each: keep the accepted run,
+ * drop the rest's KV, and stream the accepted tokens and the one after them
+ * (each checked as a sampled token is: the first that ends q ends it, and
+ * q's KV then holds what plain decoding's would). */
+static void advance_spec(wick_sched *s, sched_req *q, int row) {
+    wick_context *c = s->c;
+    const int n = q->n_tokens, k = q->n_draft, V = c->m->hp.n_vocab;
+    drafter *d = s->drafters[q->spec_method];
+    const float *rows = wick_logits(c, row);
+    const double ts = c->fs.prof ? now_ms() : 0;
+    spec_verify v = {.sampling = &q->r.sampling, .rows = rows, .hist = q->tokens, .n_hist = n, .k = k,
+                     .q = d->point_mass ? NULL : q->q, .pbuf = s->pbuf};
+    int32_t next;
+    memcpy(c->smp.rng, q->rng, sizeof q->rng);
+    const int j = spec_accept(&c->smp, &v, &next);
+    memcpy(q->rng, c->smp.rng, sizeof q->rng);
+    if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
+    q->n_draft = 0;
+    q->acc = 0.8 * q->acc + j;
+    q->rej = 0.8 * q->rej + (j < k);
+    /* the KV keeps the last token and the accepted drafts */
+    kv_truncate(&c->kv, q->slot, n + j);
+    q->n_computed = n + j;
+    if (d->ops->rollback) d->ops->rollback(d, q->slot, n + j);
+    int e = 0, why = GO_ON;
+    for (; e <= j && why == GO_ON; e++) why = emit(s, q, e < j ? q->tokens[n + e] : next, rows + (size_t)e * V);
+    /* accepted drafts that were used: all, or those up to the token that ended q */
+    const int used = e - 1 < j ? e : j;
+    q->draft_tokens += k;
+    q->accepted_tokens += used;
+    q->spec_passes++;
+    pthread_mutex_lock(&s->mu);
+    s->st.spec_draft_tokens += (uint64_t)k;
+    s->st.spec_accepted_tokens += (uint64_t)used;
+    s->st.spec_passes++;
+    pthread_mutex_unlock(&s->mu);
+    if (why != GO_ON) {
+        kv_truncate(&c->kv, q->slot, n + e - 1); /* what plain decoding's KV would hold */
+        q->n_computed = n + e - 1;
+        finish(s, q, why, NULL);
+        return;
+    }
+    prefix_commit(&c->kv, q->slot);
 }
 
 /* ---- the step ---- */
@@ -659,6 +841,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
         admit(s);
         if (s->n_running == 0) return pending(s);
     }
+    draft_all(s);
 
     /* Decoders first (one token each), then prefill chunks in admission order. */
     int n = 0, n_order = 0;
@@ -679,19 +862,20 @@ static int step_inner(wick_sched *s, wick_error *err) {
     sched_req **in_batch = s->in_batch;
     for (int i = 0; i < n_order && n < s->budget; i++) {
         sched_req *q = order[i];
-        int take = q->n_tokens - q->n_computed;
+        int take = q->n_tokens - q->n_computed + q->n_draft; /* a decoder's drafts follow its last token */
         if (take > s->budget - n) take = s->budget - n;
         if (q->plan) { /* up to the next placed span */
             const int placed = span_next_placed(q->plan, q->n_computed);
             if (placed - q->n_computed < take) take = placed - q->n_computed;
         }
+        if (q->n_draft > take - 1) q->n_draft = take > 0 ? take - 1 : 0; /* (never, by draft_all's count) */
         for (int k = 0; k < take; k++) {
             int p = q->n_computed + k;
             s->b_tok[n] = q->tokens[p];
             s->b_pos[n] = p;
             s->b_rope[n] = q->plan ? span_rope_pos(q->plan, p) : p;
             s->b_seq[n] = q->slot;
-            s->b_want[n] = p == q->n_tokens - 1;
+            s->b_want[n] = p >= q->n_tokens - 1;
             n++;
         }
         if (q == s->job_owner) { /* its span job's tokens: A ++ S in the span sequence */
@@ -739,6 +923,12 @@ static int step_inner(wick_sched *s, wick_error *err) {
     for (int i = 0; i < n_in; i++) {
         sched_req *q = in_batch[i];
         q->n_computed += counts[i];
+        if (q->n_draft > 0) { /* verify its drafts */
+            const int r0 = row;
+            row += 1 + q->n_draft;
+            advance_spec(s, q, r0);
+            continue;
+        }
         prefix_commit(&c->kv, q->slot);
         if (q->n_computed == q->n_tokens) advance(s, q, wick_logits(c, row++));
     }
@@ -820,5 +1010,7 @@ void wick_sched_free(wick_sched *s) {
     free(s->order);
     free(s->in_batch);
     free(s->counts);
+    free(s->pbuf);
+    for (int i = 0; i <= WICK_SPEC_LOOKUP; i++) drafter_free(s->drafters[i]);
     free(s);
 }

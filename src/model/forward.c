@@ -270,7 +270,8 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
 
     /* Embedding lookup, fused with the first layer's attention norm. */
     stage(&f, ST_EMBED | ST_NORM, &m->layers[0], m->layers[0].attn_norm, NULL, 0);
-    for (int il = 0; il < hp->n_layer; il++) {
+    const int n_layer = s->n_layer_run > 0 && s->n_layer_run < hp->n_layer ? s->n_layer_run : hp->n_layer;
+    for (int il = 0; il < n_layer; il++) {
         const layer_weights *w = &m->layers[il];
         ap.window = hparams_layer_window(hp, il);
         /* Attention block: xb = norm(x) is ready. */
@@ -319,7 +320,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
             mark(&f, WICK_OP_MATMUL);
         }
         /* Residual, fused with the next layer's attention norm. */
-        if (il + 1 < hp->n_layer)
+        if (il + 1 < n_layer)
             stage(&f, ST_RESID | ST_NORM, &m->layers[il + 1], m->layers[il + 1].attn_norm, w->ffn_post_norm, il + 1);
         else stage(&f, ST_RESID, w, NULL, w->ffn_post_norm, il);
     }

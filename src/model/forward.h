@@ -37,6 +37,10 @@ typedef struct forward_scratch {
     void *block; /* the single allocation behind all of the above */
     wick_profile *prof; /* non-NULL: time every op into it (see forward.c) */
     const fwd_capture *capture; /* NULL = none */
+    /* Run only the first n_layer_run layers, then the final norm and output
+     * head (self-speculative drafting, engine/draft_model.c); 0 = all. The KV
+     * cache passed to forward then needs only that many layers. */
+    int n_layer_run;
     bool rope_long;     /* LongRoPE: this context uses the long-context frequencies */
     struct moe_scratch *moe;    /* mixture-of-experts layers' buffers (model/moe.h); NULL = none */
 } forward_scratch;

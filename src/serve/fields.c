@@ -245,3 +245,35 @@ uint64_t fld_random_seed(void) {
     x ^= x >> 27;
     return x;
 }
+
+int fld_speculative(const cJSON *o, wick_spec_request *out, fld_error *e) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "speculative");
+    if (!v || cJSON_IsNull(v)) return 0;
+    memset(out, 0, sizeof *out);
+    if (cJSON_IsBool(v)) {
+        out->method = cJSON_IsTrue(v) ? WICK_SPEC_DEFAULT : WICK_SPEC_OFF;
+        return 1;
+    }
+    if (!cJSON_IsObject(v))
+        return fld_fail(e, 400, "speculative", "\"speculative\" must be true, false or an object");
+    const char *method = NULL;
+    if (fld_str(v, "method", &method, e) < 0) return -1;
+    if (method) {
+        static const char *const NAMES[] = {"default", "off", "draft", "layers", "lookup"};
+        int k = 0;
+        while (k < 5 && strcmp(method, NAMES[k]) != 0) k++;
+        if (k == 5)
+            return fld_fail(e, 400, "speculative",
+                            "\"speculative.method\" must be default, off, draft, layers or lookup, not \"%s\"", method);
+        out->method = (wick_spec_method)k;
+    }
+    long long n;
+    int r;
+    if ((r = fld_int(v, "num_speculative_tokens", 1, WICK_DRAFT_MAX_LIMIT, &n, e)) < 0) return -1;
+    if (r) out->draft_max = (int)n;
+    if ((r = fld_int(v, "draft_max", 1, WICK_DRAFT_MAX_LIMIT, &n, e)) < 0) return -1;
+    if (r) out->draft_max = (int)n;
+    if ((r = fld_int(v, "lookup", 1, 64, &n, e)) < 0) return -1;
+    if (r) out->lookup = (int)n;
+    return 1;
+}

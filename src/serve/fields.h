@@ -61,6 +61,12 @@ int fld_keep_alive(const cJSON *o, const char *key, double *seconds, fld_error *
 /* A Go duration string alone; -1 if invalid. */
 int fld_parse_duration(const char *s, double *seconds);
 
+/* The "speculative" extension field: true / false (the server's default /
+ * off), or an object {"method": "default"|"off"|"draft"|"layers"|"lookup",
+ * "num_speculative_tokens": K (most drafted per step, alias "draft_max"),
+ * "lookup": N (prompt lookup's longest n-gram)}. 1, 0 absent, -1 invalid. */
+int fld_speculative(const cJSON *o, wick_spec_request *out, fld_error *e);
+
 /* A seed for requests that give none: distinct per call. */
 uint64_t fld_random_seed(void);
 

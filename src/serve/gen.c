@@ -46,6 +46,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .new_message = g->new_message,
         .logprobs = g->logprobs,
         .spans = g->spans,
+        .spec = g->spec,
     };
     wick_error err = {{0}};
     job *j = job_submit(l->sched, &r, l->mx, &err);

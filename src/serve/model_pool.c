@@ -176,6 +176,9 @@ static wick_sched_stats add_stats(wick_sched_stats a, const wick_sched_stats *b)
     a.requests_finished += b->requests_finished;
     a.steps += b->steps;
     a.step_tokens += b->step_tokens;
+    a.spec_draft_tokens += b->spec_draft_tokens;
+    a.spec_accepted_tokens += b->spec_accepted_tokens;
+    a.spec_passes += b->spec_passes;
     return a;
 }
 
@@ -276,6 +279,14 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     if (kv_events_attach(c->kv_events, ctx, e->name, &ev, &err) < 0) goto fail;
     wick_sched_params sp = {.max_queue = c->max_queue};
     if (!(s = wick_sched_new(ctx, &sp, &err))) goto fail;
+    if (c->spec && wick_sched_set_spec(s, c->spec, &err) < 0) {
+        /* not for this model: requests may still ask for prompt lookup */
+        char line[700];
+        snprintf(line, sizeof line, "model %s: speculative decoding by prompt lookup only: %s", e->name, err.msg);
+        if (c->warn) c->warn(c->warn_user, line);
+        wick_spec_params fb = {.lookup = c->spec->lookup, .draft_max = c->spec->draft_max};
+        if (wick_sched_set_spec(s, &fb, &err) < 0) goto fail;
+    }
     if (wick_sched_start(s, &err) < 0) goto fail;
     e->model = m;
     e->ctx = ctx;

@@ -36,6 +36,8 @@ typedef struct mpool_config {
     const char *dtype;        /* convert matrices at load; NULL = as stored */
     int max_queue;            /* scheduler queue limit; 0 = none */
     kv_events *kv_events;     /* publish each model's KV events here; NULL = none */
+    const wick_spec_params *spec; /* speculative decoding (NULL = none); a model it does not fit
+                                     (vocabulary, layers) speculates by prompt lookup only, with a warning */
     void (*warn)(void *user, const char *line); /* NULL = none */
     void *warn_user;
 } mpool_config;

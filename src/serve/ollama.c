@@ -157,6 +157,7 @@ static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     if (r) q->g.n_predict = v < 0 ? -1 : v;
     if (fld_stop(o, "stop", &q->g.stop, e) < 0) return -1;
     if (fld_int(o, "num_ctx", 0, 1e9, &v, e) < 0 || fld_int(o, "num_keep", -1, 1e9, &v, e) < 0) return -1;
+    if (fld_speculative(b, &q->g.spec, e) < 0 || (o && fld_speculative(o, &q->g.spec, e) < 0)) return -1;
     return 0;
 }
 

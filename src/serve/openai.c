@@ -82,6 +82,7 @@ static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     if (fld_bool(b, "ignore_eos", &q->g.ignore_eos, e) < 0) return -1;
     const char *str;
     if (fld_str(b, "cache_salt", &q->g.cache_salt, e) < 0 || fld_str(b, "user", &str, e) < 0) return -1;
+    if (fld_speculative(b, &q->g.spec, e) < 0) return -1;
     const cJSON *obj;
     if (fld_object(b, "logit_bias", &obj, e) < 0) return -1;
     if ((r = fld_object(b, "response_format", &obj, e)) < 0) return -1;

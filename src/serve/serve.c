@@ -42,7 +42,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         .cache_bytes = cfg->cache_bytes,
         .cache_dir = cfg->cache_dir, .cache_dir_bytes = cfg->cache_dir_bytes,
         .warn = cfg->warn, .warn_user = cfg->warn_user,
-        .max_queue = s->cfg.max_queue, .kv_events = ev,
+        .max_queue = s->cfg.max_queue, .kv_events = ev, .spec = cfg->spec,
     };
     if (!(s->pool = mpool_new(&pc, err))) {
         kv_events_close(ev);

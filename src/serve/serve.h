@@ -38,6 +38,9 @@ typedef struct serve_config {
     const char *kv_events;        /* ZMQ endpoint for KV events; NULL = none */
     const char *kv_events_topic;  /* NULL = "kv@HOST:PORT@MODEL" */
     const char *dtype;
+    /* speculative decoding: what every model's scheduler may speculate with
+     * (a draft model applies to models of its vocabulary); NULL = none */
+    const wick_spec_params *spec;
     serve_log_fn log;             /* one line per request; NULL = none */
     void *log_user;
     serve_log_fn warn;            /* things an operator should see (skipped cache files); NULL = none */

@@ -45,6 +45,7 @@ typedef struct gen_params {
     int logprobs;         /* -1 none, else top-N */
     const char *cache_salt; /* prefix-cache salt (NULL = none); read at submit */
     const wick_spans *spans; /* a span request (ids unused; n_ids = its whole length); read at submit */
+    wick_spec_request spec;  /* speculative decoding (zeroed: the server's default) */
 } gen_params;
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
