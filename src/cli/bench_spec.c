@@ -9,7 +9,8 @@
  * identical (they must be).
  * With --verify-cost: the time of one forward pass over 1 + k tokens with
  * logits for each (verifying k drafts) after --depth tokens, relative to a
- * one-token decode step, k = 0..8, medians of -r × 16 passes, and the
+ * one-token decode step, k = 0..8 in turn in each of -r rounds of 16 passes
+ * each, medians, and the
  * speedup it implies at a per-token acceptance rate a when drafting is free
  * (prompt lookup): (1 - a^(k+1)) / (1 - a) tokens per pass ÷ the cost. */
 #include <math.h>
@@ -163,12 +164,14 @@ int bench_verify_cost(wick_model *m, int depth, int threads, int repeats, bool j
         }
     }
     /* logits for every row (verification wants them all); the room for them */
+    /* k = 0..8 in turn within each repeat, so that drift in the machine's
+     * speed touches every k alike; medians of every pass */
     double ms[KMAX + 1];
-    static double v[64 * PASSES];
-    for (int k = 0; k <= KMAX; k++) {
-        int n_v = 0;
-        for (int r = 0; r < repeats; r++)
-            for (int p = 0; p < PASSES + (r == 0 && k == 0 ? 4 : 0); p++) { /* the first few warm up */
+    static double v[KMAX + 1][64 * PASSES];
+    int n_v = 0;
+    for (int r = 0; r < repeats; r++)
+        for (int k = 0; k <= KMAX; k++)
+            for (int p = 0; p < PASSES + (r == 0 ? 2 : 0); p++) { /* the first ones of each k warm up */
                 for (int t = 0; t <= k; t++)
                     tok[t] = (int32_t)((t * 131 + p * 7 + r) % vocab), pos[t] = depth + t, seq[t] = 0, want[t] = true;
                 wick_batch b = {.n = k + 1, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
@@ -179,10 +182,10 @@ int bench_verify_cost(wick_model *m, int depth, int threads, int repeats, bool j
                 }
                 const double dt = cli_now_ms() - t0;
                 wick_seq_truncate(c, 0, depth);
-                if (p < PASSES) v[n_v++] = dt;
+                if (p < PASSES) v[k][r * PASSES + p] = dt;
             }
-        ms[k] = median(v, n_v);
-    }
+    n_v = repeats * PASSES;
+    for (int k = 0; k <= KMAX; k++) ms[k] = median(v[k], n_v);
     static const double RATES[] = {0.5, 0.7, 0.8, 0.9};
     if (json) {
         cJSON *o = cJSON_CreateObject();
