@@ -365,6 +365,10 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
  * rest (cached_tokens), and idle sequences give their blocks back, least
  * recently used first, before anyone is preempted.
  *
+ * A decoding request may speculate (wick_sched_set_spec, wick_request.spec):
+ * its drafts ride in the same batch and its output stays exact (see
+ * "speculative decoding" above).
+ *
  * Threads: submit, cancel and stats may be called from any thread. Steps run
  * either on the caller (wick_sched_step) or on the scheduler's own thread
  * (wick_sched_start); callbacks run on whichever thread runs the step. */

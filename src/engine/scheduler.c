@@ -15,17 +15,24 @@
  *      (let go of its blocks, requeue it at the front with its history,
  *      recomputed on readmission where the cache no longer has it; its PRNG
  *      state stays in the request);
- *   4. build ONE batch: the next token of every decoding request, then prefill
- *      chunks of the others in admission order, within the token budget;
+ *   4. build ONE batch: the next token of every decoding request (followed
+ *      by its drafts when it speculates: draft_all asks its drafter, within
+ *      the logit rows, tokens and free KV blocks left), then prefill chunks of
+ *      the others in admission order, within the token budget;
  *   5. run the forward pass, put the blocks it filled in the prefix cache,
  *      then sample each request whose chunk reached the end of its history,
  *      stream the token, and end requests that are done (their blocks stay
- *      cached, the partly filled last one included).
+ *      cached, the partly filled last one included); a speculating request
+ *      instead keeps its accepted drafts (engine/spec_accept.h), drops the
+ *      rejected ones' KV before its blocks reach the prefix cache, and
+ *      streams the accepted tokens and the next one (advance_spec).
  * The kernels are batch-invariant (a token's logits do not depend on what
  * else is in the batch, on chunking or on the thread count), so a request's
  * output is the same as alone, preempted or not.
  *
  * Invariants: a request is in exactly one of incoming / waiting / running;
+ * between steps a running request's sequence holds tokens[0, n_computed) and
+ * nothing else (no draft outlives the step that verified it);
  * a running request owns exactly one sequence (slot) and a slot at most one
  * request; a waiting request owns no slot and no block; 1 <= n_tokens -
  * n_computed while running (the last token's logits give the next token).
