@@ -100,7 +100,7 @@ drafter *draft_model_make(const wick_model *m, int n_layers, int n_seq, int n_ct
     d->base.ops = &MODEL_OPS;
     d->m = m;
     d->pool = pool;
-    d->chunk = chunk > 0 ? chunk : 256;
+    d->chunk = chunk > 0 && chunk < 512 ? chunk : 512; /* catch-up chunks; its scratch is sized for one */
     const int L = n_layers > 0 && n_layers < m->hp.n_layer ? n_layers : m->hp.n_layer;
     const size_t C = (size_t)d->chunk;
     d->b_tok = malloc(C * sizeof *d->b_tok);
