@@ -14,40 +14,13 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "chi2.h"
 #include "engine/sampler.h"
 #include "model/testmodel.h"
 #include "wick.h"
 
 #define N_REQ 12000
 #define K 4
-
-static double gamma_q(double a, double x) {
-    if (x <= 0) return 1.0;
-    const double lg = lgamma(a);
-    if (x < a + 1) {
-        double sum = 1.0 / a, term = sum;
-        for (int n = 1; n < 1000; n++) {
-            term *= x / (a + n);
-            sum += term;
-            if (fabs(term) < fabs(sum) * 1e-15) break;
-        }
-        return 1.0 - sum * exp(-x + a * log(x) - lg);
-    }
-    double b = x + 1 - a, c = 1e300, d = 1 / b, h = d;
-    for (int i = 1; i < 1000; i++) {
-        const double an = -i * (i - a);
-        b += 2;
-        d = an * d + b;
-        if (fabs(d) < 1e-300) d = 1e-300;
-        c = b + an / c;
-        if (fabs(c) < 1e-300) c = 1e-300;
-        d = 1 / d;
-        const double del = d * c;
-        h *= del;
-        if (fabs(del - 1) < 1e-15) break;
-    }
-    return exp(-x + a * log(x) - lg) * h;
-}
 
 typedef struct rec {
     int32_t ids[3];
