@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/json_util.h"
 
 /* Values not given by the file: NAN until arch_hparams_finish. */
@@ -315,4 +316,29 @@ cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err
             cJSON_AddItemToObject(out, e->string, copy);
     }
     return out;
+}
+
+const arch_desc *arch_hf_open_config(const char *dir, const char *verb, char *path, size_t cap, cJSON **cfg,
+                                     const char **model_type, wick_error *err) {
+    *cfg = NULL;
+    *model_type = NULL;
+    if (path_join(path, cap, dir, "config.json") < 0) {
+        wick_fail(err, "path too long: %s", dir);
+        return NULL;
+    }
+    if (!file_exists(path)) {
+        wick_fail(err, "%s has no config.json (not a model directory)", dir);
+        return NULL;
+    }
+    if (!(*cfg = json_read_file(path, err))) return NULL;
+    int rc = json_get_string(*cfg, "model_type", model_type, "config.json", err);
+    if (rc == 0) wick_fail(err, "config.json has no \"model_type\" (%s)", path);
+    const arch_desc *a = rc > 0 ? arch_by_hf(*model_type) : NULL;
+    if (rc > 0 && !a) wick_fail(err, "unknown architecture \"%s\" (%s); wick %s %s", *model_type, path, verb, arch_list());
+    if (!a) {
+        cJSON_Delete(*cfg);
+        *cfg = NULL;
+        *model_type = NULL;
+    }
+    return a;
 }

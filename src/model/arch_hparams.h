@@ -48,4 +48,13 @@ int arch_hparams_gguf_check(const hparams *hp, const arch_desc *a, wick_error *e
  * a->hf_text_defaults filled in; NULL with err if malformed. */
 cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err);
 
+/* An HF model directory's config.json (loading and `wick convert` alike):
+ * read into *cfg (the caller cJSON_Delete's it), its "model_type" in
+ * *model_type (valid while *cfg is) and the architecture that names; path
+ * (cap bytes) gets the file's path for later messages. `verb` words the
+ * unknown-architecture error ("wick runs ...", "wick converts ..."). NULL
+ * with err, *cfg then NULL. */
+const arch_desc *arch_hf_open_config(const char *dir, const char *verb, char *path, size_t cap, cJSON **cfg,
+                                     const char **model_type, wick_error *err);
+
 #endif

@@ -469,31 +469,18 @@ static int read_longrope_factors(wick_model *m, const cJSON *cfg, wick_error *er
 static int load_hf(wick_model *m, const char *dir, wick_error *err) {
     m->format = FORMAT_HF;
     char path[4096];
-    if (path_join(path, sizeof path, dir, "config.json") < 0)
-        return wick_fail(err, "path too long: %s", dir);
-    if (!file_exists(path)) return wick_fail(err, "%s has no config.json (not a model directory)", dir);
-    cJSON *cfg = json_read_file(path, err);
-    if (!cfg) return -1;
-    const char *model_type = NULL;
-    int rc = json_get_string(cfg, "model_type", &model_type, "config.json", err);
-    if (rc == 0) rc = wick_fail(err, "config.json has no \"model_type\" (%s)", path);
+    cJSON *cfg;
+    const char *model_type;
+    if (!(m->arch = arch_hf_open_config(dir, "runs", path, sizeof path, &cfg, &model_type, err))) return -1;
     cJSON *text = NULL; /* Gemma 3 multimodal: the text model's config */
-    if (rc > 0) {
-        m->arch = arch_by_hf(model_type);
-        if (!m->arch) {
-            rc = wick_fail(err, "unknown architecture \"%s\" (%s); wick runs %s", model_type, path,
-                           arch_list());
-        } else {
-            m->hf_multimodal = m->arch->hf_multimodal_type && strcmp(model_type, m->arch->hf_multimodal_type) == 0;
-            if (m->hf_multimodal) text = arch_hf_text_config(m->arch, cfg, err);
-            const cJSON *c = text ? text : cfg;
-            rc = text || !m->hf_multimodal ? hparams_from_hf(&m->hp, c, model_type, err) : -1;
-            if (rc == 0) rc = arch_hparams_hf(&m->hp, m->arch, c, err);
-            if (rc == 0) rc = read_longrope_factors(m, c, err);
-            if (rc == 0) rc = arch_hparams_finish(&m->hp, m->arch, FORMAT_HF, err);
-            if (rc < 0) wick_fail_prefix(err, "%s: ", path);
-        }
-    }
+    m->hf_multimodal = m->arch->hf_multimodal_type && strcmp(model_type, m->arch->hf_multimodal_type) == 0;
+    if (m->hf_multimodal) text = arch_hf_text_config(m->arch, cfg, err);
+    const cJSON *c = text ? text : cfg;
+    int rc = text || !m->hf_multimodal ? hparams_from_hf(&m->hp, c, model_type, err) : -1;
+    if (rc == 0) rc = arch_hparams_hf(&m->hp, m->arch, c, err);
+    if (rc == 0) rc = read_longrope_factors(m, c, err);
+    if (rc == 0) rc = arch_hparams_finish(&m->hp, m->arch, FORMAT_HF, err);
+    if (rc < 0) wick_fail_prefix(err, "%s: ", path);
     cJSON_Delete(text);
     cJSON_Delete(cfg);
     if (rc < 0) return -1;

@@ -291,20 +291,10 @@ static int read_config(model_source *s, const cJSON *cfg, const char *model_type
 int source_open_hf(model_source *s, const char *dir, wick_error *err) {
     s->hf = true;
     char path[4096];
-    if (path_join(path, sizeof path, dir, "config.json") < 0) return wick_fail(err, "path too long: %s", dir);
-    if (!file_exists(path)) return wick_fail(err, "%s has no config.json (not a model directory)", dir);
-    cJSON *cfg = json_read_file(path, err);
-    if (!cfg) return -1;
-    const char *model_type = NULL;
-    int rc = json_get_string(cfg, "model_type", &model_type, "config.json", err);
-    if (rc == 0) rc = wick_fail(err, "config.json has no \"model_type\" (%s)", path);
-    if (rc > 0) {
-        s->arch = arch_by_hf(model_type);
-        if (!s->arch)
-            rc = wick_fail(err, "unknown architecture \"%s\" (%s); wick converts %s", model_type, path, arch_list());
-        else if (read_config(s, cfg, model_type, err) < 0)
-            rc = wick_fail_prefix(err, "%s: ", path);
-    }
+    cJSON *cfg;
+    const char *model_type;
+    if (!(s->arch = arch_hf_open_config(dir, "converts", path, sizeof path, &cfg, &model_type, err))) return -1;
+    const int rc = read_config(s, cfg, model_type, err) < 0 ? wick_fail_prefix(err, "%s: ", path) : 0;
     cJSON_Delete(cfg);
     if (rc < 0) return -1;
     snprintf(s->arch_name, sizeof s->arch_name, "%s", s->arch->gguf_arch);
