@@ -7,53 +7,20 @@
 # /metrics counts vllm:spec_decode_num_draft_tokens and _accepted_tokens
 # (accepted <= drafted, both > 0), a bad "speculative" value is a 400 naming
 # the field, and bad flags are one clear error.
-# Model: stories260K from ../shared, else a random test model.
-set -u
+# Model: stories260K (from ../shared, else the repo's demo copy); servers
+# without -m serve the same built-in demo model.
+# Servers on 127.0.0.1 (port 0), started and stopped by serve_common.sh.
 cd "$(dirname "$0")/.." || exit 1
-WICK=${WICK_BIN:-build/wick}
-SHARED=${WICK_SHARED:-../shared}
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-pass=0; fail=0
-ok()  { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-finish() { echo "serve_spec: $pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
-command -v curl >/dev/null || { echo "skip: curl not installed"; echo "serve_spec: 0 passed, 0 failed"; exit 0; }
-command -v python3 >/dev/null || { echo "skip: python3 not installed"; echo "serve_spec: 0 passed, 0 failed"; exit 0; }
-
-M="$SHARED/models/stories260K/stories260K-f32.gguf"
-if [ ! -f "$M" ]; then
-  M="$TMP/tiny.gguf"
-  "$WICK" make-test-model --arch llama --format gguf --shape tiny --seed 1 --out "$M" >/dev/null 2>&1 || { bad "make-test-model"; finish; }
-fi
+source tests/js/serve_common.sh
+serve_init serve_spec
+command -v curl >/dev/null || serve_skip "curl not installed"
+command -v python3 >/dev/null || serve_skip "python3 not installed"
+[ -f "$STORIES" ] || serve_skip "$STORIES not found (the demo model is missing)"
+M=$STORIES
 NLAYER=$("$WICK" info -m "$M" | sed -n 's/^layers: *\([0-9]*\).*/\1/p')
 
-start() { # VAR ARGS...
-  local var=$1; shift
-  local log="$TMP/$var.log" port="" code=""
-  "$WICK" serve --port 0 -t 2 "$@" >"$log" 2>"$log.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  printf -v "${var}_PID" '%s' "$pid"
-  for _ in $(seq 300); do
-    port=$(sed -n 's/.*127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$log" | head -n1)
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { bad "server $* printed no port: $(cat "$log" "$log.err")"; return 1; }
-  for _ in $(seq 300); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health")
-    [ "$code" = 200 ] && break
-    sleep 0.1
-  done
-  [ "$code" = 200 ] || { bad "server $*: /health gave $code"; return 1; }
-  printf -v "$var" '%s' "http://127.0.0.1:$port"
+start() { # VAR ARGS...: serve_start, counted as a failure when the server does not come up
+  serve_start "$1" -t 2 "${@:2}" || { bad "server ${*:2} did not start"; return 1; }
 }
 
 # complete URL PROMPT SPEC OUT: greedy completion text of 60 tokens to OUT; SPEC is the "speculative" JSON
@@ -90,7 +57,7 @@ for mode in "--lookup 3" "--draft-layers $((NLAYER > 1 ? NLAYER - 1 : 1))" "--dr
   a=$(sed -n 's/^vllm:spec_decode_num_accepted_tokens{[^}]*} \([0-9]*\).*/\1/p' "$TMP/metrics")
   if [ -n "$d" ] && [ -n "$a" ] && [ "$d" -gt 0 ] && [ "$a" -le "$d" ]; then ok; else bad "$mode: metrics drafted '$d' accepted '$a'"; fi
   grep -q '^# TYPE vllm:spec_decode_num_drafts counter' "$TMP/metrics" && ok || bad "$mode: no vllm:spec_decode_num_drafts"
-  kill -TERM "$S_PID"; wait "$S_PID" 2>/dev/null
+  serve_stop "$S_PID"
 done
 
 # --draft-max alone: requests opt in to lookup; a bad field is a 400; a drafter the server lacks is a 400
@@ -104,7 +71,7 @@ start S --draft-max 6 && {
     st=$(cat "$TMP/bad.st")
     if [ "$st" = 400 ] && grep -q 'speculative\|draft model' "$TMP/bad.json"; then ok; else bad "speculative $badspec: $st $(cat "$TMP/bad.json")"; fi
   done
-  kill -TERM "$S_PID"; wait "$S_PID" 2>/dev/null
+  serve_stop "$S_PID"
 }
 
 # flags: one clear error each
@@ -113,4 +80,4 @@ for f in "--draft-layers 0" "--lookup 0" "--draft-max 33" "--lookup 2 --draft-la
   out=$("$WICK" serve --port 0 $f 2>&1 >/dev/null); rc=$?
   if [ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^wick: error: serve: '; then ok; else bad "serve $f: rc $rc: $out"; fi
 done
-finish
+serve_finish
