@@ -554,15 +554,5 @@ void sampler_dist(sampler *s, const wick_sampling *p, const float *logits, const
 }
 
 int32_t sampler_draw_dist(sampler *s, const float *dist, int n) {
-    double S = 0;
-    for (int i = 0; i < n; i++) S += dist[i];
-    double r = sampler_uniform(s) * S, acc = 0;
-    int last = -1;
-    for (int i = 0; i < n; i++) {
-        if (!(dist[i] > 0)) continue;
-        acc += dist[i];
-        last = i;
-        if (r < acc) return i;
-    }
-    return last >= 0 ? last : 0; /* r rounded past the end: the last positive entry */
+    return draw_vocab(s, dist, n, weights_sum(dist, n));
 }
