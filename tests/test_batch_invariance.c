@@ -13,7 +13,7 @@
  *     the mixture-of-experts layers' path): every task's rows equal matmul()
  *     of that task alone on 1 thread, for every weight type and ISA, tasks
  *     of mixed types, shared and distinct activations, n = 0..17, 1-3 threads.
- *   - attention, F32 and F16 KV, GQA groups 1/2/4/7, head_dim 16/64/24,
+ *   - attention, F32 and F16 KV, GQA groups 1/2/4/7, head_dim 16/64/24/8,
  *     sliding windows, soft-capping, block sizes 128/16/7: every query row of a call
  *     (a prefill chunk at consecutive positions, or scattered positions)
  *     with 1, 2 and 3 threads equals the row alone.
@@ -208,13 +208,13 @@ static void test_grouped(void) {
 
 static void test_attention(void) {
     static const int GQA[] = {1, 2, 4, 7};
-    static const int HDS[] = {16, 64, 24};
+    static const int HDS[] = {16, 64, 24, 8};
     static const int WINDOWS[] = {0, 5, 40};
     static const int BSS[] = {128, 16, 7};
     const cpu_isa saved = cpu_isa_active();
     for (int kt = 0; kt < 2; kt++)
         for (int gi = 0; gi < 4; gi++)
-            for (int hi = 0; hi < 3; hi++)
+            for (int hi = 0; hi < 4; hi++)
                 for (int wi = 0; wi < 3; wi++) {
                     const int type = kt ? WICK_F16 : WICK_F32, n_kv = 2, n_heads = n_kv * GQA[gi], hd = HDS[hi];
                     const int bs = BSS[(gi + hi + wi + kt) % 3], npos = 300, n_blocks = (npos + bs - 1) / bs;

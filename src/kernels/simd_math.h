@@ -1,4 +1,5 @@
-/* simd_math.h — vector e^x and the 8-float horizontal sum for the kernels
+/* simd_math.h — vector e^x and tanh, the 8-float horizontal sum and the
+ * 16-sums-in-one-vector reduction tree for the kernels
  * (internal to src/kernels).
  *
  * exp256/exp512: x is clamped to [-87, 88]; n = round(x·log2 e), r = x - n·ln 2
@@ -36,6 +37,26 @@ static inline SM_T256 float hsum256(__m256 v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+/* Sixteen dot products packed into one vector (attention's scores of 16
+ * keys, small matmuls' 16 rows): every sum reduced by the same tree whatever
+ * its place, ((e0 + e2) + (e1 + e3)) within each 128-bit lane, then
+ * ((L0 + L2) + (L1 + L3)) over the lanes.
+ * P[u] (u < 4) summed within each 128-bit lane: lane L of the result holds
+ * [Σ P[0], Σ P[1], Σ P[2], Σ P[3]] over lane L's four floats. */
+static inline SM_T512 __m512 hsum4x(const __m512 P[4]) {
+    const __m512 q0 = _mm512_add_ps(_mm512_unpacklo_ps(P[0], P[1]), _mm512_unpackhi_ps(P[0], P[1]));
+    const __m512 q1 = _mm512_add_ps(_mm512_unpacklo_ps(P[2], P[3]), _mm512_unpackhi_ps(P[2], P[3]));
+    const __m512d a = _mm512_castps_pd(q0), b = _mm512_castps_pd(q1);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+}
+
+/* R[g] = hsum4x of sums 4g..4g+3: lane t of the result = sum t, whole. */
+static inline SM_T512 __m512 hsum16(const __m512 R[4]) {
+    const __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(R[0], R[1], 0x44), _mm512_shuffle_f32x4(R[0], R[1], 0xee));
+    const __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(R[2], R[3], 0x44), _mm512_shuffle_f32x4(R[2], R[3], 0xee));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(t01, t23, 0x88), _mm512_shuffle_f32x4(t01, t23, 0xdd));
 }
 
 static inline SM_T256 __m256 exp256(__m256 x) {
