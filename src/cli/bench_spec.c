@@ -107,10 +107,7 @@ int bench_spec(wick_model *m, const wick_spec_params *spec, const char *prompt, 
             cJSON_AddNumberToObject(o, "verify_passes", (double)passes);
             cJSON_AddNumberToObject(o, "tokens_per_pass", per_pass);
             if (temp <= 0) cJSON_AddBoolToObject(o, "greedy_identical", identical);
-            char *s = cJSON_PrintUnformatted(o);
-            if (s) puts(s);
-            free(s);
-            cJSON_Delete(o);
+            cli_print_json(o);
         } else {
             printf("speculative decoding: %d-token prompt, %d new tokens, %s, %d repeats each, alternating\n", n_ids,
                    n_gen, temp > 0 ? "sampling" : "greedy", repeats);
@@ -202,10 +199,7 @@ int bench_verify_cost(wick_model *m, int depth, int threads, int repeats, bool j
                 cJSON_AddItemToArray(sp, cJSON_CreateNumber((1 - pow(RATES[i], k + 1)) / (1 - RATES[i]) / (ms[k] / ms[0])));
             cJSON_AddItemToArray(a, e);
         }
-        char *s = cJSON_PrintUnformatted(o);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(o);
+        cli_print_json(o);
     } else {
         printf("verifying k drafts = one pass over 1 + k tokens with logits for each, at depth %d, %d threads\n",
                depth, threads);

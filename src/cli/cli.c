@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#include <cJSON.h>
 #include <unistd.h>
 
 #include "core/fileio.h"
@@ -208,6 +210,15 @@ wick_model *cli_load_model(const char *cmd, const char *path) {
     return cli_load_model_dtype(cmd, path, NULL);
 }
 
+const char *cli_dtype(const char *given) { return given ? given : getenv("WICK_DTYPE"); }
+
+void cli_print_json(cJSON *o) {
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(o);
+}
+
 wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *dtype) {
     if (!path) path = cli_default_model();
     if (!path) {
@@ -215,7 +226,7 @@ wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *
         return NULL;
     }
     wick_error err;
-    wick_model_params mp = {.dtype = dtype ? dtype : getenv("WICK_DTYPE")};
+    wick_model_params mp = {.dtype = cli_dtype(dtype)};
     wick_model *m = wick_model_load(path, &mp, &err);
     if (!m) cli_error("%s", err.msg);
     return m;

@@ -58,6 +58,11 @@ wick_model *cli_load_model(const char *cmd, const char *path);
 /* The same, converting the matrices to dtype at load ("q8_0", ...; NULL =
  * env WICK_DTYPE, else as stored). cli_load_model honors WICK_DTYPE too. */
 wick_model *cli_load_model_dtype(const char *cmd, const char *path, const char *dtype);
+/* The --dtype given, else env WICK_DTYPE; NULL = the weights as stored. */
+const char *cli_dtype(const char *given);
+struct cJSON;
+/* Print a JSON value on one line of stdout (--json), then free it. */
+void cli_print_json(struct cJSON *o);
 /* WICK_PROFILE=1: print the context's per-op times to stderr (profile.c). */
 void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled);
 /* "f32"/"f16" → wick_context_params.kv_type; -1 (after printing) if neither. */

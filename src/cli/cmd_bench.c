@@ -453,10 +453,7 @@ int cmd_bench(int argc, char **argv) {
             cJSON_AddNumberToObject(e, "prefill_tok_s_sd", sw[k].sd);
             cJSON_AddItemToArray(a, e);
         }
-        char *s = cJSON_PrintUnformatted(o);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(o);
+        cli_print_json(o);
     } else {
         printf("model: %s (%s%s%s), %d threads, KV %s, prefill chunk %d, %d repeats\n", model, info.arch,
                info.converted_to ? ", converted to " : "", info.converted_to ? info.converted_to : "", threads,

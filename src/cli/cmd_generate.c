@@ -73,10 +73,7 @@ static void print_json(const text_buf *b, const int32_t *out, int n_out, wick_fi
         cJSON_AddNumberToObject(sp, "verify_passes", tm->spec_passes);
         cJSON_AddNumberToObject(sp, "acceptance_rate", tm->draft_tokens ? (double)tm->accepted_tokens / tm->draft_tokens : 0);
     }
-    char *s = cJSON_PrintUnformatted(o);
-    if (s) puts(s);
-    free(s);
-    cJSON_Delete(o);
+    cli_print_json(o);
 }
 
 int cmd_generate(int argc, char **argv) {

@@ -186,7 +186,7 @@ int cmd_serve(int argc, char **argv) {
         models.v[models.n++] = dflt;
     }
     if (cli_spec_check("serve", &spa) < 0) return 1;
-    if (spa.draft && !(spa.draft_model = cli_load_model_dtype("serve", spa.draft, rt.dtype ? rt.dtype : getenv("WICK_DTYPE"))))
+    if (spa.draft && !(spa.draft_model = cli_load_model_dtype("serve", spa.draft, rt.dtype)))
         return 1;
     spa.v.draft_model = spa.draft_model;
     serve_config cfg = {
@@ -196,7 +196,7 @@ int cmd_serve(int argc, char **argv) {
         .max_loaded = max_loaded, .memory_budget = (size_t)mem_mb << 20, .keep_alive_s = ka,
         .n_threads = rt.threads, .n_ctx = rt.ctx, .kv_type = cli_kv_type("serve", rt.kv_type),
         .parallel = parallel, .prefill_chunk = rt.chunk < 0 ? SERVE_PREFILL_CHUNK : rt.chunk, .kv_bytes = (size_t)kv_mb << 20,
-        .dtype = rt.dtype ? rt.dtype : getenv("WICK_DTYPE"),
+        .dtype = cli_dtype(rt.dtype),
         .no_prefix_cache = no_prefix_cache, .no_span_cache = no_span_cache,
         .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
         .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
