@@ -187,10 +187,9 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
  * half, the other lanes zero (stories260K's head_dim 8 went through
  * attend_one before, scalar-width rows and libm expf; with this and the
  * short-row matmuls of matmul_avx512.c it decodes 1.5x and prefills 2.2x
- * faster). With at most SMALL_M vectors
- * (decode: one row's GQA group) V is accumulated in registers over up to 16 dims-chunks per
- * pass, so each V row is read once. The next tile's K/V are prefetched while
- * a tile is computed.
+ * faster). With at most SMALL_M vectors (decode: one row's GQA group) V is
+ * accumulated in registers over up to 16 dims-chunks per pass, so each V row
+ * is read once. The next tile's K/V are prefetched while a tile is computed.
  *
  * Batch invariance: a query vector's result is bit-identical whatever the
  * other vectors of its batch (how many rows the call has, how the work is

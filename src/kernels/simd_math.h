@@ -43,7 +43,7 @@ static inline SM_T256 float hsum256(__m256 v) {
  * keys, small matmuls' 16 rows): every sum reduced by the same tree whatever
  * its place, ((e0 + e2) + (e1 + e3)) within each 128-bit lane, then
  * ((L0 + L2) + (L1 + L3)) over the lanes.
- * P[u] (u < 4) summed within each 128-bit lane: lane L of the result holds
+ * hsum4x: P[u] (u < 4) summed within each 128-bit lane: lane L of the result holds
  * [Σ P[0], Σ P[1], Σ P[2], Σ P[3]] over lane L's four floats. */
 static inline SM_T512 __m512 hsum4x(const __m512 P[4]) {
     const __m512 q0 = _mm512_add_ps(_mm512_unpacklo_ps(P[0], P[1]), _mm512_unpackhi_ps(P[0], P[1]));
@@ -52,7 +52,7 @@ static inline SM_T512 __m512 hsum4x(const __m512 P[4]) {
     return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
 }
 
-/* R[g] = hsum4x of sums 4g..4g+3: lane t of the result = sum t, whole. */
+/* hsum16: R[g] = hsum4x of sums 4g..4g+3; lane t of the result = sum t, whole. */
 static inline SM_T512 __m512 hsum16(const __m512 R[4]) {
     const __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(R[0], R[1], 0x44), _mm512_shuffle_f32x4(R[0], R[1], 0xee));
     const __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(R[2], R[3], 0x44), _mm512_shuffle_f32x4(R[2], R[3], 0xee));
