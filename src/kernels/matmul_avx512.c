@@ -235,9 +235,8 @@ T512 INLINE void fsmall_tile(const int wt, const int C, const char *w, size_t rb
         if (c < real) _mm512_mask_storeu_ps(y + (size_t)c * ldy, store, hsum16(R[c]));
 }
 
-T512 INLINE void fsmall(const int wt, const void *w, int cols, const float *x, int n, float *y, int ldy,
+T512 INLINE void fsmall(const int wt, const void *w, size_t rb, int cols, const float *x, int n, float *y, int ldy,
                         int r0, int r1) {
-    const size_t rb = (size_t)cols * (wt == WICK_F32 ? 4 : 2);
     alignas(64) char tail[16 * FSMALL_COLS * 4]; /* a last tile of < 16 rows, its last row repeated */
     for (int rt = r0; rt < r1; rt += 16) {
         const int nr = r1 - rt < 16 ? r1 - rt : 16;
@@ -266,7 +265,7 @@ T512 INLINE void frows(const int wt, const void *w, int cols, const float *x, in
     const char *wc = w;
     int r = r0;
     if (cols <= FSMALL_COLS) {
-        fsmall(wt, w, cols, x, n, y, ldy, r0, r1);
+        fsmall(wt, w, rb, cols, x, n, y, ldy, r0, r1);
         return;
     }
     if (n == 1) {
