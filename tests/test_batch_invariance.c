@@ -90,7 +90,7 @@ static void test_matmul(void) {
         {WICK_F32, 37, 200},    {WICK_F32, 5, 1000},    {WICK_F32, 20, 71},     {WICK_F16, 37, 200},
         {WICK_F16, 48, 1000},   {WICK_F16, 9, 136},     {WICK_BF16, 37, 200},   {WICK_BF16, 20, 1000},
         {WICK_Q8_0, 37, 96},    {WICK_Q8_0, 20, 1056},  {WICK_Q4_0, 37, 224},   {WICK_Q4_0, 19, 1056},
-        {WICK_Q8_0_R16, 48, 96}, {WICK_Q8_0_R16, 32, 1056}, {WICK_Q4_0_R16, 48, 224}, {WICK_Q4_0_R16, 32, 1056},
+        {WICK_Q8_0_R16, 96, 96}, {WICK_Q8_0_R16, 32, 1056}, {WICK_Q4_0_R16, 96, 224}, {WICK_Q4_0_R16, 32, 1056},
         {WICK_Q6_K, 37, 256},   {WICK_Q6_K, 19, 768},
     };
     static const int NS[] = {2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 33};
@@ -144,9 +144,9 @@ static void test_matmul(void) {
 static void test_grouped(void) {
     /* weights: type, rows, cols (the Q6_K ones 256 wide, the others 96 or 224) */
     static const mm_case WS[] = {
-        {WICK_Q4_0_R16, 48, 224}, {WICK_Q4_0_R16, 32, 224}, {WICK_Q8_0_R16, 32, 96}, {WICK_Q8_0, 37, 96},
+        {WICK_Q4_0_R16, 96, 224}, {WICK_Q4_0_R16, 32, 224}, {WICK_Q8_0_R16, 32, 96}, {WICK_Q8_0, 37, 96},
         {WICK_Q4_0, 20, 224},     {WICK_F32, 37, 96},       {WICK_F16, 19, 224},     {WICK_BF16, 33, 96},
-        {WICK_Q6_K, 19, 256},     {WICK_Q6_K, 37, 256},     {WICK_Q4_0_R16, 272, 224}, {WICK_F16, 150, 224},
+        {WICK_Q6_K, 19, 256},     {WICK_Q6_K, 37, 256},     {WICK_Q4_0_R16, 288, 224}, {WICK_F16, 150, 224},
     };
     enum { NW = sizeof WS / sizeof WS[0], NT = 24, NMAX = 17, XROWS = 3 * NMAX };
     wick_tensor W[NW];

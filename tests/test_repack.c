@@ -36,7 +36,7 @@ static void *make_w(int type, int rows, int cols) {
 
 static void test_repack_layout(void) {
     static const int TYPES[] = {WICK_Q8_0, WICK_Q4_0};
-    static const int ROWS[] = {16, 48, 160};
+    static const int ROWS[] = {32, 96, 160};
     static const int COLS[] = {32, 64, 96, 1056};
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
@@ -76,11 +76,16 @@ static void test_repack_layout(void) {
                 CHECK_MSG(bad == 0, "%s rows %d cols %d: %d rows differ", dtype_name(type), rows, cols, bad);
                 free(a), free(b), free(ip), free(ref), free(w);
             }
-    /* not repackable: rows not a multiple of 16, float types */
-    float f[32 * 17] = {0};
-    wick_tensor odd = {"w", WICK_Q8_0, 2, {32, 17, 1, 1}, f, 34 * 17};
-    CHECK_INT(matmul_repack_type(&odd), -1);
-    CHECK_INT(matmul_repack(NULL, &odd, f), -1);
+    /* not repackable: rows not a multiple of 32 (groups go in pairs), float types */
+    float f[32 * 48] = {0};
+    static const int ODD_ROWS[] = {17, 16, 48};
+    for (int i = 0; i < 3; i++)
+        for (int ti = 0; ti < 2; ti++) {
+            const int type = TYPES[ti], rows = ODD_ROWS[i];
+            wick_tensor odd = {"w", type, 2, {32, rows, 1, 1}, f, dtype_row_bytes(type, 32) * (size_t)rows};
+            CHECK_INT(matmul_repack_type(&odd), -1);
+            CHECK_INT(matmul_repack(NULL, &odd, f), -1);
+        }
     wick_tensor fl = {"w", WICK_F32, 2, {32, 16, 1, 1}, f, 32 * 16 * 4};
     CHECK_INT(matmul_repack_type(&fl), -1);
     pool_free(pools[1]);
@@ -91,9 +96,9 @@ static int n_isas(void) { return (int)cpu_best_isa() + 1; }
 
 static void test_repack_matmul(void) {
     static const int TYPES[] = {WICK_Q8_0, WICK_Q4_0};
-    static const int ROWS[] = {16, 32, 80, 160, 304}; /* 304: past one prefill row block (256) */
+    static const int ROWS[] = {32, 96, 160, 288}; /* 288: past one prefill row block (256) */
     static const int COLS[] = {32, 96, 128, 224, 1056};
-    static const int NS[] = {1, 2, 3, 4, 7, 8, 9, 33};
+    static const int NS[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 33}; /* decode passes of 1-6 tokens over a pair, 1-8 over a lone group */
     const cpu_isa saved = cpu_isa_active();
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
@@ -101,7 +106,7 @@ static void test_repack_matmul(void) {
         int fails = 0, checks = 0;
         for (int ri = 0; ri < (int)(sizeof ROWS / sizeof ROWS[0]); ri++)
             for (int ci = 0; ci < (int)(sizeof COLS / sizeof COLS[0]); ci++)
-                for (int ni = 0; ni < 8; ni++) {
+                for (int ni = 0; ni < (int)(sizeof NS / sizeof NS[0]); ni++) {
                     const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = rows + 5;
                     const size_t bytes = dtype_row_bytes(type, cols) * (size_t)rows;
                     void *w = make_w(type, rows, cols), *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);

@@ -241,12 +241,16 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     const void *xq = matmul_prepare_x(pool, W[0]->type, x, n, cols, scratch);
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
      * unless that would leave a thread idle on a small matrix; 32 for the
-     * interleaved F16/BF16 layouts, whose decode streams 64-row blocks (a
-     * unit is one; a decode call, two). */
+     * interleaved Q8_0/Q4_0 layouts (a pair of groups, one stream); 64 for
+     * the interleaved F16/BF16 layouts, whose decode streams 64-row blocks
+     * (a unit is one; a decode call, two). */
     const int nth = pool_size(pool);
-    bool flt_r16 = true;
-    for (int i = 0; i < nw; i++) flt_r16 = flt_r16 && mmf_r16_base(W[i]->type) >= 0;
-    int64_t align = flt_r16 ? 64 : 16;
+    bool flt_r16 = true, pair_r16 = true;
+    for (int i = 0; i < nw; i++) {
+        flt_r16 = flt_r16 && mmf_r16_base(W[i]->type) >= 0;
+        pair_r16 = pair_r16 && mm_r16_base(W[i]->type) >= 0;
+    }
+    int64_t align = flt_r16 ? 64 : pair_r16 ? 32 : 16;
     while (align > 1 && (total + align - 1) / align < nth) align /= 2;
     mm_multi_job j = {.nw = nw, .cols = cols, .n = n, .W = W, .y = y, .ldy = ldy, .x = x, .xq = xq,
                       .total = total, .align = align};

@@ -6,8 +6,8 @@
  * Steps: (1) prepare each distinct activation block once (quantized to Q8_0
  * blocks for Q8_0/Q4_0 weights, to Q8_K blocks for Q6_K, nothing for float
  * weights) into the caller's scratch; (2) split the tasks' output rows into
- * units of MM_GROUP_ROWS rows (MM_GROUP_ROWS_BATCH for many tokens; a unit
- * never spans two tasks) and hand them
+ * units of MM_GROUP_ROWS rows (a pair of groups for Q8_0/Q4_0 interleaved,
+ * MM_GROUP_ROWS_BATCH for many tokens; a unit never spans two tasks) and hand them
  * out by work stealing (core/steal.h), so each thread streams one contiguous
  * run of weights and a thread left idle takes the back half of another's.
  * Every output row is computed by matmul_rows exactly as matmul() computes
@@ -20,11 +20,15 @@
 #include "kernels/matmul_impl.h"
 
 #define MM_GROUP_ROWS 16 /* rows per unit: one AVX-512 tile, an R16 group, a 64-byte line of y */
+#define MM_GROUP_ROWS_PAIR 32 /* the interleaved Q8_0/Q4_0 layouts: a pair of groups, one stream (matmul_impl.h) */
 #define MM_GROUP_ROWS_BATCH 128 /* rows per unit of a task past MM_STREAM_MAX_N tokens (the prefill kernels
                                    prepare their activation tiles per call) */
 
 /* Rows per unit of task k. */
-static int64_t unit_rows(const mm_task *k) { return k->n > MM_STREAM_MAX_N ? MM_GROUP_ROWS_BATCH : MM_GROUP_ROWS; }
+static int64_t unit_rows(const mm_task *k) {
+    if (k->n > MM_STREAM_MAX_N) return MM_GROUP_ROWS_BATCH;
+    return mm_r16_base(k->W->type) >= 0 ? MM_GROUP_ROWS_PAIR : MM_GROUP_ROWS;
+}
 #define MM_GROUP_OWN 2   /* units the owner takes at a time (as matmul.c's decode split) */
 
 static size_t pad64(size_t b) { return (b + 63) & ~(size_t)63; }

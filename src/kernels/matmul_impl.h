@@ -25,36 +25,38 @@ static inline size_t mm_xq_bytes(int cols, int n) {
     return mm_xq_scales_offset(cols, n) + (size_t)n * (size_t)(cols / WICK_QK) * 4;
 }
 
-/* The interleaved (R16) layouts, per group of 16 rows (group g at byte
- * g*16*row_bytes, row_bytes of the file type). A block's quants take WB
- * bytes (Q8_0: 8 vectors of 64 bytes, WB = 512; Q4_0: 4 vectors, WB = 256),
- * vector j's lane i (4 bytes) holding quant bytes 4j..4j+3 of row i's block
- * (Q8_0: as unsigned q + 128; Q4_0: the raw qs bytes, low nibbles = elements
- * 4j..4j+3, high nibbles = 16+4j..16+4j+3); its 16 rows' fp16 scales take
- * 32 bytes. Blocks go in pairs, [quants b][quants b+1][scales b][scales b+1]
- * (a last odd block: [quants][scales]), so a group is one sequential stream
- * of whole 64-byte lines: the hardware prefetchers of some CPUs (Zen 4) lose
- * a stream that reads a second region alongside or skips a gap. The group
- * takes exactly its 16 rows' bytes. */
+/* The interleaved (R16) layouts. Rows go in groups of 16 and groups in
+ * pairs (R16 needs rows % 32 == 0): pair p at byte p*32*row_bytes, row_bytes
+ * of the file type; a pair's blocks in order, block b at b*(2*WB + 64). A
+ * group's block has WB bytes of quants (Q8_0: 8 vectors of 64 bytes, WB =
+ * 512; Q4_0: 4 vectors, WB = 256), vector j's lane i (4 bytes) holding quant
+ * bytes 4j..4j+3 of the group's row i's block (Q8_0: as unsigned q + 128;
+ * Q4_0: the raw qs bytes, low nibbles = elements 4j..4j+3, high nibbles =
+ * 16+4j..16+4j+3), and its 16 rows' fp16 scales take 32 bytes. In the pair's
+ * block, vector j of group 0 then vector j of group 1, for j in order, then
+ * the 32 rows' scales (one 64-byte line). So the kernel that runs both groups
+ * together (every activation broadcast feeding both) reads one stream of
+ * whole 64-byte lines in address order: the hardware prefetchers lose a
+ * stream that reads a second region alongside (Zen 5: two groups each in
+ * its own region, 1 or 5 tokens, ~25% slower), alternates between two
+ * places (~30% slower) or skips gaps (Zen 4). */
 static inline int mm_r16_base(int wtype) {
     return wtype == WICK_Q8_0_R16 ? WICK_Q8_0 : wtype == WICK_Q4_0_R16 ? WICK_Q4_0 : -1;
 }
 static inline size_t mm_r16_block_bytes(int base) { return base == WICK_Q8_0 ? 512 : 256; }
-/* Offsets within a group of block b's quants and of its 16 scales (nb blocks). */
-static inline size_t mm_r16_quants_at(int base, int b) {
-    const size_t wb = mm_r16_block_bytes(base);
-    return (size_t)(b >> 1) * (2 * wb + 64) + (size_t)(b & 1) * wb;
+/* Offset within a pair of block b, of its vector j of group h, of group h's scales. */
+static inline size_t mm_r16_block_at(int base, int b) { return (size_t)b * (2 * mm_r16_block_bytes(base) + 64); }
+static inline size_t mm_r16_vector_at(int base, int b, int h, int j) {
+    return mm_r16_block_at(base, b) + (size_t)(2 * j + h) * 64;
 }
-static inline size_t mm_r16_scales_at(int base, int nb, int b) {
-    const size_t wb = mm_r16_block_bytes(base);
-    const size_t in_pair = (b | 1) < nb ? 2 : 1;
-    return (size_t)(b >> 1) * (2 * wb + 64) + in_pair * wb + (size_t)(b & 1) * 32;
+static inline size_t mm_r16_scales_at(int base, int b, int h) {
+    return mm_r16_block_at(base, b) + 2 * mm_r16_block_bytes(base) + (size_t)h * 32;
 }
 
 /* Up to this many tokens the AVX-512 kernels of the interleaved layouts
- * stream each 16-row group once from memory, with software prefetches (the
- * decode kernel, SG = 8 tokens per pass over the group, the next passes
- * reading it from L1/L2), and matmul() splits the rows by work stealing as
+ * stream each pair of 16-row groups once from memory, with software
+ * prefetches (the decode kernel, up to SG2 tokens per pass over the pair, the
+ * next passes reading it from L1/L2), and matmul() splits the rows by work stealing as
  * for decode; more tokens take the prefill kernel (L2-blocked tiles). A
  * continuous-batching server's decode steps (one token per sequence) stay
  * memory-bound on the streaming kernel, where the prefill kernel's unprefetched

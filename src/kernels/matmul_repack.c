@@ -22,8 +22,8 @@ static int r16_type(const wick_tensor *W) {
     if (!W || be <= 1 || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % be != 0 || W->ne[0] <= 0 ||
         W->ne[2] != 1 || W->ne[3] != 1)
         return -1;
-    if (W->type == WICK_Q8_0) return WICK_Q8_0_R16;
-    if (W->type == WICK_Q4_0) return WICK_Q4_0_R16;
+    if (W->type == WICK_Q8_0 || W->type == WICK_Q4_0) /* groups go in pairs (matmul_impl.h) */
+        return W->ne[1] % 32 != 0 ? -1 : W->type == WICK_Q8_0 ? WICK_Q8_0_R16 : WICK_Q4_0_R16;
     return mmq_r16_of(W->type);
 }
 
@@ -35,27 +35,29 @@ static int any_r16_base(int wtype) {
 
 int matmul_repack_type(const wick_tensor *W) { return cpu_isa_active() == ISA_AVX512 ? r16_type(W) : -1; }
 
-int matmul_repack_unit_rows(int to) { return mmf_r16_base(to) >= 0 ? MMF_R16_BLOCK_ROWS : 16; }
+int matmul_repack_unit_rows(int to) {
+    return mmf_r16_base(to) >= 0 ? MMF_R16_BLOCK_ROWS : mm_r16_base(to) >= 0 ? 32 : 16;
+}
 
-/* Byte k of row i (of its 16-row group) in block b lies at
- * quants_at(b) + (k/4)*64 + i*4 + k%4 of the group; its scale at
- * scales_at(b) + 2*i. */
-static void pack_group(int base, const char *src, char *dst, int nb) {
+/* Byte k of row i of group h (row 16h + i of the pair) in block b lies at
+ * vector_at(b, h, k/4) + i*4 + k%4 of the pair; its scale at
+ * scales_at(b, h) + 2*i. */
+static void pack_pair(int base, const char *src, char *dst, int nb) {
     const size_t bb = base == WICK_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
     const int nd = base == WICK_Q8_0 ? 8 : 4; /* dwords of quants per block */
     const size_t rb = bb * (size_t)nb;
     const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
-    for (int i = 0; i < 16; i++) {
-        const char *row = src + (size_t)i * rb;
+    for (int r = 0; r < 32; r++) {
+        const char *row = src + (size_t)r * rb;
+        const int h = r / 16, i = r % 16;
         for (int b = 0; b < nb; b++) {
             const char *blk = row + (size_t)b * bb;
-            memcpy(dst + mm_r16_scales_at(base, nb, b) + (size_t)i * 2, blk, 2);
-            char *o = dst + mm_r16_quants_at(base, b) + (size_t)i * 4;
+            memcpy(dst + mm_r16_scales_at(base, b, h) + (size_t)i * 2, blk, 2);
             for (int j = 0; j < nd; j++) {
                 uint32_t v;
                 memcpy(&v, blk + 2 + 4 * j, 4);
                 v ^= flip;
-                memcpy(o + 64 * j, &v, 4);
+                memcpy(dst + mm_r16_vector_at(base, b, h, j) + (size_t)i * 4, &v, 4);
             }
         }
     }
@@ -63,14 +65,14 @@ static void pack_group(int base, const char *src, char *dst, int nb) {
 
 /* Block b of row r of a repacked matrix, back in the file layout. */
 static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void *blk) {
-    const char *g = (const char *)w + (size_t)(r / 16) * 16 * dtype_row_bytes(base, (int64_t)nb * WICK_QK);
-    const int i = (int)(r % 16), nd = base == WICK_Q8_0 ? 8 : 4;
+    const char *pp = (const char *)w + (size_t)(r / 32) * 32 * dtype_row_bytes(base, (int64_t)nb * WICK_QK);
+    const int h = (int)(r / 16 % 2), i = (int)(r % 16), nd = base == WICK_Q8_0 ? 8 : 4;
     const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
     char *o = blk;
-    memcpy(o, g + mm_r16_scales_at(base, nb, b) + (size_t)i * 2, 2);
+    memcpy(o, pp + mm_r16_scales_at(base, b, h) + (size_t)i * 2, 2);
     for (int j = 0; j < nd; j++) {
         uint32_t v;
-        memcpy(&v, g + mm_r16_quants_at(base, b) + 64 * j + (size_t)i * 4, 4);
+        memcpy(&v, pp + mm_r16_vector_at(base, b, h, j) + (size_t)i * 4, 4);
         v ^= flip;
         memcpy(o + 2 + 4 * j, &v, 4);
     }
@@ -78,7 +80,7 @@ static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void
 
 typedef struct repack_job {
     int base, nb;
-    int unit_rows;  /* rows packed together: 16 (a group), 64 for F16/BF16 (a block) */
+    int unit_rows;  /* rows packed together: 16 (a group), 32 for Q8_0/Q4_0 (a pair), 64 for F16/BF16 (a block) */
     int64_t groups; /* units */
     const char *src;
     char *dst;
@@ -100,7 +102,7 @@ static void repack_task(void *arg, int ith, int nth) {
         const char *s = j->src + (size_t)g * gb;
         if (tmp) s = memcpy(tmp, s, gb);
         if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_block(j->base, s, j->dst + (size_t)g * gb, j->nb);
-        else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_pair(j->base, s, j->dst + (size_t)g * gb, j->nb);
         else mmq_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
     }
     free(tmp);

@@ -2,26 +2,33 @@
  * interleaved Q8_0/Q4_0 layouts (WICK_Q8_0_R16 / WICK_Q4_0_R16, layout in
  * matmul_impl.h; scalar twin in matmul_repack.c).
  *
- * A 16-row group is one sequential stream: per 32-column block, 8 (Q8_0) or
- * 4 (Q4_0, split into low/high nibbles) 64-byte vectors whose lane i belongs
- * to row i, and after every pair of blocks their fp16 scales. Per token and block, 8 VPDPBUSD
- * with broadcasts of the token's 4-byte activation groups leave Σ u·x in
- * lane i; Σ (u - off)·x = Σ u·x - off·Σx (off = 128 or 8) uses the block
- * sums prepared with the activations. Then one int->float conversion and one
- * FMA per block and 16 rows, in block order: the same integer sums and float
+ * Lane i of a 16-row group's vectors belongs to row i: per 32-column block,
+ * 8 (Q8_0) or 4 (Q4_0, split into low/high nibbles) 64-byte vectors, and
+ * the 16 rows' fp16 scales. Per token and block, 8 VPDPBUSD with broadcasts
+ * of the token's 4-byte activation groups leave Σ u·x in lane i;
+ * Σ (u - off)·x = Σ u·x - off·Σx (off = 128 or 8) uses the block sums
+ * prepared with the activations. Then one int->float conversion and one FMA
+ * per block and 16 rows, in block order: the same integer sums and float
  * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
- * are bit-identical to it. Decode (n <= MM_STREAM_MAX_N) streams each group once with
- * software prefetches ahead in the style cpu_prefetch_style() picks for the
- * CPU (none; into L1 and, further, into L2; or non-temporal).
+ * are bit-identical to it.
+ *
+ * Decode (n <= MM_STREAM_MAX_N) streams each pair of groups once (one
+ * sequential stream, see matmul_impl.h) with software prefetches ahead in the
+ * style cpu_prefetch_style() picks for the CPU (none; into L1 and, further,
+ * into L2; or non-temporal), every broadcast of activation bytes feeding both
+ * groups' VPDPBUSD. With several tokens the broadcasts' loads, not the dot
+ * products, bound a one-group kernel: Zen 5, 1 thread, weights in L2, Q8_0
+ * 512 × 1024, GMAC/s one group → a pair: 2 tokens 141 → 178, 4 237 → 294,
+ * 5 240 → 309, 8 255 → 300; Q4_0 4 251 → 322, 5 258 → 293, 8 285 → 325.
  *
  * Prefill works on row blocks of RB rows (their KC-block chunk stays in L2)
  * and tiles of up to T tokens: each tile's activations for the chunk are
  * first copied into a small token-interleaved buffer (xtile, in L1), so that
  * every token is a fixed displacement from one pointer; then each pair of
- * 16-row groups runs over the chunk with one broadcast of activation bytes
- * feeding two VPDPBUSD (a lone group at a range edge takes the one-group
- * tile). Per row and token the integer sums and float operations are the
- * same as decode's, block by block. */
+ * groups runs over the chunk with one broadcast of activation bytes feeding
+ * two VPDPBUSD (a lone group at a range edge takes the one-group tile). Per
+ * row and token the integer sums and float operations are the same as
+ * decode's, block by block. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -36,19 +43,22 @@
 #define KC 32          /* blocks per prefill chunk (32 rows × 32 blocks = 32 KiB of Q8_0) */
 #define RB 256         /* rows per prefill row block (× KC blocks: 272 KiB of Q8_0, in L2) */
 #define T 6            /* tokens per prefill tile */
-#define SG 8           /* tokens per pass of the streaming (decode) kernel over a group */
+#define SG 8           /* tokens per pass of the streaming (decode) kernel over a lone group */
+/* Tokens per pass over a pair: past this the kernel's registers spill
+ * (Q4_0 needs two more for its nibbles); n tokens go in ceil(n / SG2) equal passes. */
+#define SG2(base) ((base) == WICK_Q8_0 ? 6 : 5)
 
-/* The 8 column groups of one block as unsigned bytes, lane i = row i. */
-T512 INLINE void r16_load(const int base, const char *p, __m512i G[8]) {
+/* The 8 column groups of group h's block (blk: the pair's block) as unsigned bytes, lane i = row i. */
+T512 INLINE void r16_load(const int base, const char *blk, int h, __m512i G[8]) {
     if (base == WICK_Q8_0) {
 #pragma GCC unroll 8
-        for (int g = 0; g < 8; g++) G[g] = _mm512_loadu_si512((const void *)(p + 64 * g));
+        for (int g = 0; g < 8; g++) G[g] = _mm512_loadu_si512((const void *)(blk + 64 * (2 * g + h)));
         return;
     }
     const __m512i m4 = _mm512_set1_epi8(0x0f);
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(p + 64 * j));
+        const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * (2 * j + h)));
         G[j] = _mm512_and_si512(v, m4);
         G[j + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
     }
@@ -71,51 +81,97 @@ T512 INLINE __m512i r16_dot(const __m512i G[8], const block_q8_0 *xb, int32_t xs
     return _mm512_add_epi32(a, b);
 }
 
-/* Decode: one group × C <= SG tokens over all nb blocks (one sequential
- * stream: quants and scales alternate, see matmul_impl.h). */
-T512 INLINE void r16_decode(const int base, const int C, const int pf, const char *gp, int nb,
-                            const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
+/* Column group g of group h's block as unsigned bytes (Q4_0: groups 0-3 are
+ * the low nibbles of vector g, 4-7 the high nibbles of vector g-4). */
+T512 INLINE __m512i r16_group(const int base, const char *blk, int h, int g) {
+    if (base == WICK_Q8_0) return _mm512_loadu_si512((const void *)(blk + 64 * (2 * g + h)));
+    const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * (2 * (g & 3) + h)));
+    return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+}
+
+/* Decode: NG groups × C tokens over all nb blocks, pp the groups' pair: NG = 2
+ * both (C <= SG2), NG = 1 group h0 (C <= SG), one stream either way. */
+T512 INLINE void r16_decode(const int base, const int NG, const int C, const int pf, const char *pp, int h0,
+                            int nb, const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
                             const float *const xd[SG], float *const yp[SG], __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
     const int off = base == WICK_Q8_0 ? 128 : 8;
     const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
-    __m512 acc[SG];
+    __m512 acc[2][SG];
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
 #pragma GCC unroll 8
-    for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
+        for (int c = 0; c < C; c++) acc[q][c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
-        const char *p = gp + mm_r16_quants_at(base, b);
-        /* this block's quants, ahead; the second of a pair also the scale line */
-        const size_t span = wb + (b & 1 ? 64 : 0);
-        cpu_prefetch_ahead(pf, p, span, nta);
-        __m512i G[8];
-        r16_load(base, p, G);
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(gp + mm_r16_scales_at(base, nb, b))));
+        const char *blk = pp + mm_r16_block_at(base, b);
+        cpu_prefetch_ahead(pf, blk, 2 * wb + 64, nta); /* the pair's block, ahead */
+        __m512 dw[2];
+#pragma GCC unroll 2
+        for (int q = 0; q < NG; q++) dw[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(blk + 2 * wb + 32 * (h0 + q))));
+        if (NG == 1) {
+            __m512i G[8];
+            r16_load(base, blk, h0, G);
 #pragma GCC unroll 8
-        for (int c = 0; c < C; c++) {
-            const __m512i is = r16_dot(G, xb[c] + b, xs[c][b], off);
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(dw, _mm512_set1_ps(xd[c][b])), acc[c]);
+            for (int c = 0; c < C; c++) {
+                const __m512i is = r16_dot(G, xb[c] + b, xs[c][b], off);
+                acc[0][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(dw[0], _mm512_set1_ps(xd[c][b])), acc[0][c]);
+            }
+            continue;
         }
-    }
+        __m512i is[2][SG]; /* NG == 2 from here */
 #pragma GCC unroll 8
-    for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], m, acc[c]);
+        for (int c = 0; c < C; c++) is[0][c] = is[1][c] = _mm512_set1_epi32(-off * xs[c][b]);
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; g++) {
+            const __m512i w0 = r16_group(base, blk, 0, g), w1 = r16_group(base, blk, 1, g);
+#pragma GCC unroll 8
+            for (int c = 0; c < C; c++) {
+                const __m512i xv = xbcast(xb[c] + b, g);
+                is[0][c] = _mm512_dpbusd_epi32(is[0][c], w0, xv);
+                is[1][c] = _mm512_dpbusd_epi32(is[1][c], w1, xv);
+            }
+        }
+#pragma GCC unroll 2
+        for (int q = 0; q < NG; q++)
+#pragma GCC unroll 8
+            for (int c = 0; c < C; c++)
+                acc[q][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[q][c]), _mm512_mul_ps(dw[q], _mm512_set1_ps(xd[c][b])),
+                                            acc[q][c]);
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < NG; q++)
+#pragma GCC unroll 8
+        for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c] + 16 * q, m, acc[q][c]);
 }
 
-/* Decode for n <= SG tokens and prefetch style pf, both constants in each instance. */
-T512 INLINE void r16_decode_c(const int base, int n, const int pf, const char *gp, int nb,
+/* Decode for n tokens (<= SG2 with a pair, <= SG alone) and prefetch style
+ * pf, all constants in each instance. */
+T512 INLINE void r16_decode_c(const int base, const int NG, int n, const int pf, const char *pp, int h0, int nb,
                               const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
                               const float *const xd[SG], float *const yp[SG], __mmask16 m) {
+    if (NG == 2) {
+        switch (n) {
+        case 1: r16_decode(base, 2, 1, pf, pp, 0, nb, xb, xs, xd, yp, m); break;
+        case 2: r16_decode(base, 2, 2, pf, pp, 0, nb, xb, xs, xd, yp, m); break;
+        case 3: r16_decode(base, 2, 3, pf, pp, 0, nb, xb, xs, xd, yp, m); break;
+        case 4: r16_decode(base, 2, 4, pf, pp, 0, nb, xb, xs, xd, yp, m); break;
+        case 5: r16_decode(base, 2, 5, pf, pp, 0, nb, xb, xs, xd, yp, m); break;
+        default: r16_decode(base, 2, SG2(base), pf, pp, 0, nb, xb, xs, xd, yp, m); break;
+        }
+        return;
+    }
     switch (n) {
-    case 1: r16_decode(base, 1, pf, gp, nb, xb, xs, xd, yp, m); break;
-    case 2: r16_decode(base, 2, pf, gp, nb, xb, xs, xd, yp, m); break;
-    case 3: r16_decode(base, 3, pf, gp, nb, xb, xs, xd, yp, m); break;
-    case 4: r16_decode(base, 4, pf, gp, nb, xb, xs, xd, yp, m); break;
-    case 5: r16_decode(base, 5, pf, gp, nb, xb, xs, xd, yp, m); break;
-    case 6: r16_decode(base, 6, pf, gp, nb, xb, xs, xd, yp, m); break;
-    case 7: r16_decode(base, 7, pf, gp, nb, xb, xs, xd, yp, m); break;
-    default: r16_decode(base, 8, pf, gp, nb, xb, xs, xd, yp, m); break;
+    case 1: r16_decode(base, 1, 1, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    case 2: r16_decode(base, 1, 2, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    case 3: r16_decode(base, 1, 3, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    case 4: r16_decode(base, 1, 4, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    case 5: r16_decode(base, 1, 5, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    case 6: r16_decode(base, 1, 6, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    case 7: r16_decode(base, 1, 7, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
+    default: r16_decode(base, 1, 8, pf, pp, h0, nb, xb, xs, xd, yp, m); break;
     }
 }
-_Static_assert(SG == 8, "r16_decode_c instantiates C = 1..8");
+_Static_assert(SG == 8 && SG2(WICK_Q8_0) == 6 && SG2(WICK_Q4_0) == 5, "r16_decode_c instantiates C = 1..SG2 / 1..SG");
 
 /* One prefill tile's activations for blocks [b0, b0+nbk), token-interleaved:
  * quants of block kb of token c at qs[kb][c], its -off·Σq at nsum[kb][c] (the
@@ -144,19 +200,11 @@ T512 INLINE __m512i tbcast(const xtile *xt, int kb, int c, int g) {
     return _mm512_set1_epi32(v);
 }
 
-/* Column group g of a block as unsigned bytes (Q4_0: groups 0-3 are the low
- * nibbles of vector g, 4-7 the high nibbles of vector g-4). */
-T512 INLINE __m512i r16_group(const int base, const char *p, int g) {
-    if (base == WICK_Q8_0) return _mm512_loadu_si512((const void *)(p + 64 * g));
-    const __m512i v = _mm512_loadu_si512((const void *)(p + 64 * (g & 3)));
-    return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
-}
-
-/* NG (1 or 2) adjacent groups × C <= T tokens over the tile's nbk blocks;
- * y0 is token 0's output for the first group's row 0; accumulators continue
- * from y unless first; m masks the rows of a lone group. */
-T512 INLINE void r16_tile(const int base, const int NG, const int C, const char *gp, size_t gb, int nb,
-                          int b0, int nbk, const xtile *xt, float *y0, int ldy, bool first, __mmask16 m) {
+/* NG groups × C <= T tokens over the tile's nbk blocks, pp the groups' pair:
+ * NG = 2 both, NG = 1 group h0; y0 is token 0's output for the first
+ * group's row 0; accumulators continue from y unless first; m masks the rows
+ * of a lone group. */
+T512 INLINE void r16_tile(const int base, const int NG, const int C, const char *pp, int h0, int b0, int nbk, const xtile *xt, float *y0, int ldy, bool first, __mmask16 m) {
     __m512 acc[2][T];
 #pragma GCC unroll 2
     for (int q = 0; q < NG; q++)
@@ -164,7 +212,6 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
         for (int c = 0; c < C; c++)
             acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
     for (int kb = 0; kb < nbk; kb++) {
-        const char *p = gp + mm_r16_quants_at(base, b0 + kb);
         __m512i is[2][T];
 #pragma GCC unroll 8
         for (int c = 0; c < C; c++) {
@@ -176,7 +223,7 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
         for (int g = 0; g < 8; g++) {
             __m512i wv[2];
 #pragma GCC unroll 2
-            for (int q = 0; q < NG; q++) wv[q] = r16_group(base, p + q * gb, g);
+            for (int q = 0; q < NG; q++) wv[q] = r16_group(base, pp + mm_r16_block_at(base, b0 + kb), h0 + q, g);
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++) {
                 const __m512i xv = tbcast(xt, kb, c, g);
@@ -186,7 +233,7 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
         }
 #pragma GCC unroll 2
         for (int q = 0; q < NG; q++) {
-            const char *sc = gp + q * gb + mm_r16_scales_at(base, nb, b0 + kb);
+            const char *sc = pp + mm_r16_scales_at(base, b0 + kb, h0 + q);
             const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)sc));
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++)
@@ -201,21 +248,37 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
 }
 
 /* The tile for C tokens, with C a constant in each instance. */
-T512 INLINE void r16_tile_c(const int base, const int NG, int C, const char *gp, size_t gb, int nb, int b0,
+T512 INLINE void r16_tile_c(const int base, const int NG, int C, const char *pp, int h0, int b0,
                             int nbk, const xtile *xt, float *y0, int ldy, bool first, __mmask16 m) {
     switch (C) {
-    case 6: r16_tile(base, NG, 6, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
-    case 5: r16_tile(base, NG, 5, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
-    case 4: r16_tile(base, NG, 4, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
-    case 3: r16_tile(base, NG, 3, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
-    case 2: r16_tile(base, NG, 2, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
-    default: r16_tile(base, NG, 1, gp, gb, nb, b0, nbk, xt, y0, ldy, first, m); break;
+    case 6: r16_tile(base, NG, 6, pp, h0, b0, nbk, xt, y0, ldy, first, m); break;
+    case 5: r16_tile(base, NG, 5, pp, h0, b0, nbk, xt, y0, ldy, first, m); break;
+    case 4: r16_tile(base, NG, 4, pp, h0, b0, nbk, xt, y0, ldy, first, m); break;
+    case 3: r16_tile(base, NG, 3, pp, h0, b0, nbk, xt, y0, ldy, first, m); break;
+    case 2: r16_tile(base, NG, 2, pp, h0, b0, nbk, xt, y0, ldy, first, m); break;
+    default: r16_tile(base, NG, 1, pp, h0, b0, nbk, xt, y0, ldy, first, m); break;
     }
 }
 _Static_assert(T == 6, "r16_tile_c instantiates C = 1..6");
 
-/* Prefill over rows [r0, r1) and n >= 4 tokens. */
-T512 INLINE void r16_prefill(const int base, const char *w, int nb, size_t gb, const block_q8_0 *xb,
+/* Row tile [rt, rt + 16) of [r0, r1): its rows' mask, its pair, its group's
+ * place in the pair, and whether the whole pair is in range (both groups go
+ * together then). */
+typedef struct r16_at {
+    __mmask16 m;
+    const char *pp;
+    int h;
+    bool pair;
+} r16_at;
+
+T512 INLINE r16_at r16_locate(const char *w, size_t pb, int rt, int r0, int r1) {
+    const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
+    const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+    return (r16_at){m, w + (size_t)(rt / 32) * pb, rt / 16 % 2, m == 0xffff && rt % 32 == 0 && rt + 32 <= r1};
+}
+
+/* Prefill over rows [r0, r1) and n > MM_STREAM_MAX_N tokens; pb = a pair's bytes. */
+T512 INLINE void r16_prefill(const int base, const char *w, int nb, size_t pb, const block_q8_0 *xb,
                              const int32_t *xs, const float *xd, int n, float *y, int ldy, int r0, int r1) {
     const int off = base == WICK_Q8_0 ? 128 : 8;
     xtile xt;
@@ -227,17 +290,11 @@ T512 INLINE void r16_prefill(const int base, const char *w, int nb, size_t gb, c
                 const int C = n - i < T ? n - i : T;
                 xtile_pack(&xt, off, xb, xs, xd, nb, i, C, b0, nbk);
                 for (int rt = rb; rt < rb_end;) {
-                    const int lo = r0 > rt ? r0 - rt : 0, hi = rb_end - rt < 16 ? rb_end - rt : 16;
-                    const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-                    const char *gp = w + (size_t)(rt / 16) * gb;
+                    const r16_at at = r16_locate(w, pb, rt, r0, rb_end);
                     float *y0 = y + (size_t)i * ldy + rt;
-                    if (m == 0xffff && rt + 32 <= rb_end) {
-                        r16_tile_c(base, 2, C, gp, gb, nb, b0, nbk, &xt, y0, ldy, b0 == 0, m);
-                        rt += 32;
-                    } else {
-                        r16_tile_c(base, 1, C, gp, gb, nb, b0, nbk, &xt, y0, ldy, b0 == 0, m);
-                        rt += 16;
-                    }
+                    if (at.pair) r16_tile_c(base, 2, C, at.pp, 0, b0, nbk, &xt, y0, ldy, b0 == 0, at.m);
+                    else r16_tile_c(base, 1, C, at.pp, at.h, b0, nbk, &xt, y0, ldy, b0 == 0, at.m);
+                    rt += at.pair ? 32 : 16;
                 }
             }
         }
@@ -247,22 +304,23 @@ T512 INLINE void r16_prefill(const int base, const char *w, int nb, size_t gb, c
 T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *xq, int n, float *y,
                           int ldy, int r0, int r1) {
     const int nb = cols / WICK_QK;
-    const size_t gb = 16 * dtype_row_bytes(base, cols);
+    const size_t pb = 32 * dtype_row_bytes(base, cols);
     const block_q8_0 *xblocks = xq;
     const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
     const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
     if (n > MM_STREAM_MAX_N) {
-        r16_prefill(base, w, nb, gb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
+        r16_prefill(base, w, nb, pb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
     const cpu_prefetch pf = cpu_prefetch_style();
-    for (int rt = r0 & ~15; rt < r1; rt += 16) {
-        const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
-        const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-        const char *gp = (const char *)w + (size_t)(rt / 16) * gb;
-        /* tokens in groups of up to SG: the first streams the group in, the others find it in L1/L2 */
-        for (int i0 = 0; i0 < n; i0 += SG) {
-            const int C = n - i0 < SG ? n - i0 : SG;
+    for (int rt = r0 & ~15; rt < r1;) {
+        const r16_at at = r16_locate(w, pb, rt, r0, r1);
+        const int NG = at.pair ? 2 : 1;
+        /* tokens in equal passes of up to SG2 (a pair) or SG (a lone group):
+         * the first streams the weights in, the others find them in L1/L2 */
+        const int most = at.pair ? SG2(base) : SG, passes = (n + most - 1) / most, per = (n + passes - 1) / passes;
+        for (int i0 = 0; i0 < n; i0 += per) {
+            const int C = n - i0 < per ? n - i0 : per;
             const block_q8_0 *xb[SG];
             const int32_t *xs[SG];
             const float *xd[SG];
@@ -272,12 +330,17 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
                 xb[c] = xblocks + (size_t)i * nb, xs[c] = xsums + (size_t)i * nb, xd[c] = xscales + (size_t)i * nb;
                 yp[c] = y + (size_t)i * ldy + rt;
             }
-            switch (pf) {
-            case PREFETCH_NTA: r16_decode_c(base, C, PREFETCH_NTA, gp, nb, xb, xs, xd, yp, m); break;
-            case PREFETCH_L1L2: r16_decode_c(base, C, PREFETCH_L1L2, gp, nb, xb, xs, xd, yp, m); break;
-            default: r16_decode_c(base, C, PREFETCH_OFF, gp, nb, xb, xs, xd, yp, m); break;
-            }
+#define R16_DECODE(NG)                                                                                      \
+    switch (pf) {                                                                                           \
+    case PREFETCH_NTA: r16_decode_c(base, NG, C, PREFETCH_NTA, at.pp, at.h, nb, xb, xs, xd, yp, at.m); break; \
+    case PREFETCH_L1L2: r16_decode_c(base, NG, C, PREFETCH_L1L2, at.pp, at.h, nb, xb, xs, xd, yp, at.m); break; \
+    default: r16_decode_c(base, NG, C, PREFETCH_OFF, at.pp, at.h, nb, xb, xs, xd, yp, at.m); break;           \
+    }
+            if (at.pair) { R16_DECODE(2) }
+            else { R16_DECODE(1) }
+#undef R16_DECODE
         }
+        rt += 16 * NG;
     }
 }
 
