@@ -47,6 +47,7 @@
 /* Tokens per pass over a pair: past this the kernel's registers spill
  * (Q4_0 needs two more for its nibbles); n tokens go in ceil(n / SG2) equal passes. */
 #define SG2(base) ((base) == WICK_Q8_0 ? 6 : 5)
+#define SPLIT_MAX 2 /* up to this many tokens a pair's sums run as two chains each */
 #define DCHUNK 8 /* blocks per chunk when the decode kernel makes several passes over a pair */
 
 /* The 8 column groups of group h's block (blk: the pair's block) as unsigned bytes, lane i = row i. */
@@ -121,19 +122,36 @@ T512 INLINE void r16_decode(const int base, const int NG, const int C, const int
             }
             continue;
         }
-        __m512i is[2][SG]; /* NG == 2 from here */
+        /* NG == 2 from here. Few tokens: two chains per sum (groups 0-3, 4-7)
+         * for more independent VPDPBUSD in flight. */
+        const int SPLIT = C <= SPLIT_MAX ? 2 : 1;
+        __m512i is[2][SG], is2[2][SG];
 #pragma GCC unroll 8
-        for (int c = 0; c < C; c++) is[0][c] = is[1][c] = _mm512_set1_epi32(-off * xs[c][b]);
+        for (int c = 0; c < C; c++) {
+            is[0][c] = is[1][c] = _mm512_set1_epi32(-off * xs[c][b]);
+            is2[0][c] = is2[1][c] = _mm512_setzero_si512();
+        }
 #pragma GCC unroll 8
         for (int g = 0; g < 8; g++) {
             const __m512i w0 = r16_group(base, blk, 0, g), w1 = r16_group(base, blk, 1, g);
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++) {
                 const __m512i xv = xbcast(xb[c] + b, g);
-                is[0][c] = _mm512_dpbusd_epi32(is[0][c], w0, xv);
-                is[1][c] = _mm512_dpbusd_epi32(is[1][c], w1, xv);
+                if (SPLIT == 2 && g >= 4) {
+                    is2[0][c] = _mm512_dpbusd_epi32(is2[0][c], w0, xv);
+                    is2[1][c] = _mm512_dpbusd_epi32(is2[1][c], w1, xv);
+                } else {
+                    is[0][c] = _mm512_dpbusd_epi32(is[0][c], w0, xv);
+                    is[1][c] = _mm512_dpbusd_epi32(is[1][c], w1, xv);
+                }
             }
         }
+        if (SPLIT == 2)
+#pragma GCC unroll 8
+            for (int c = 0; c < C; c++) {
+                is[0][c] = _mm512_add_epi32(is[0][c], is2[0][c]);
+                is[1][c] = _mm512_add_epi32(is[1][c], is2[1][c]);
+            }
 #pragma GCC unroll 2
         for (int q = 0; q < NG; q++)
 #pragma GCC unroll 8
