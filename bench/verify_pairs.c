@@ -78,7 +78,8 @@ int main(int argc, char **argv) {
     /* the fastest third of the steps (quiet memory) against the rest */
     double *sorted = malloc(sizeof(double) * (size_t)pairs);
     for (int p = 0; p < pairs; p++) sorted[p] = step[p];
-    const double cut = (qsort(sorted, (size_t)pairs, sizeof(double), cmp_double), sorted[pairs / 3]);
+    qsort(sorted, (size_t)pairs, sizeof(double), cmp_double);
+    const double cut = sorted[pairs / 3];
     int nf = 0, nr = 0;
     for (int p = 0; p < pairs; p++) {
         if (step[p] <= cut) fast[nf++] = ratio[p];

@@ -50,22 +50,6 @@
 #define SPLIT_MAX 2 /* up to this many tokens a pair's sums run as two chains each */
 #define DCHUNK 8 /* blocks per chunk when the decode kernel makes several passes over a pair */
 
-/* The 8 column groups of group h's block (blk: the pair's block) as unsigned bytes, lane i = row i. */
-T512 INLINE void r16_load(const int base, const char *blk, int h, __m512i G[8]) {
-    if (base == WICK_Q8_0) {
-#pragma GCC unroll 8
-        for (int g = 0; g < 8; g++) G[g] = _mm512_loadu_si512((const void *)(blk + 64 * (2 * g + h)));
-        return;
-    }
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * (2 * j + h)));
-        G[j] = _mm512_and_si512(v, m4);
-        G[j + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-    }
-}
-
 T512 INLINE __m512i xbcast(const block_q8_0 *xb, int g) {
     int32_t v;
     memcpy(&v, xb->qs + 4 * g, 4);
@@ -89,6 +73,12 @@ T512 INLINE __m512i r16_group(const int base, const char *blk, int h, int g) {
     if (base == WICK_Q8_0) return _mm512_loadu_si512((const void *)(blk + 64 * (2 * g + h)));
     const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * (2 * (g & 3) + h)));
     return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+}
+
+/* The 8 column groups of group h's block (blk: the pair's block), lane i = row i. */
+T512 INLINE void r16_load(const int base, const char *blk, int h, __m512i G[8]) {
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; g++) G[g] = r16_group(base, blk, h, g);
 }
 
 /* Decode: NG groups × C tokens over blocks [b0, b1), pp the groups'
