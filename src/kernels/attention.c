@@ -189,7 +189,9 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
  * short-row matmuls of matmul_avx512.c it decodes 1.5x and prefills 2.2x
  * faster). With at most SMALL_M vectors (decode: one row's GQA group) V is
  * accumulated in registers over up to 16 dims-chunks per pass, so each V row
- * is read once. The next tile's K/V are prefetched while a tile is computed.
+ * is read once. The next tile's K/V are prefetched while a tile is computed
+ * (with spread prefetching also the tile's own K ahead and V while it is
+ * scored, and during a batch's last tile the next batch's first keys).
  *
  * Batch invariance: a query vector's result is bit-identical whatever the
  * other vectors of its batch (how many rows the call has, how the work is
@@ -211,6 +213,13 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
  * cheaper than transposing the keys when few queries share them. */
 #define SMALL_M 4
 
+/* How far ahead of the keys being scored their K rows are prefetched (keys;
+ * a multiple of 16), with spread (non-temporal style) prefetching. */
+#define ATTN_K_AHEAD 32
+
+/* How many of the next batch's first keys the last tile of a batch prefetches. */
+#define ATTN_NEXT_KEYS 32
+
 /* Dims d..d+15 of a row of head_dim D: all 16, or with `half` (D an odd
  * multiple of 8: stories260K's 8) the low 8 of the last chunk, the other
  * lanes zero. `half` is a compile-time argument, so head dims that are
@@ -225,11 +234,21 @@ AT512 AINLINE __m512 load16(const bool f16, const bool half, const char *p, __mm
     return _mm512_maskz_loadu_ps(k, (const float *)p);
 }
 
+/* The first keys (K and V rows, rs apart) of the batch a thread runs after
+ * this one, prefetched during this batch's last tile: a call's first tile is
+ * otherwise read cold (decode: every (sequence, KV head) is one batch). */
+typedef struct attn_next {
+    const char *k, *v; /* NULL: none */
+    size_t rs;
+    int cnt;
+} attn_next;
+
 typedef struct attn_batch {
     int M;                        /* real query vectors, <= ATTN_BATCH */
     const float *q[ATTN_BATCH];   /* head_dim floats each */
     float *out[ATTN_BATCH];
     int32_t start[ATTN_BATCH], end[ATTN_BATCH]; /* key positions [start, end] */
+    attn_next next; /* the first keys of the batch the thread runs next */
 } attn_batch;
 
 typedef struct attn_scratch {
@@ -323,6 +342,8 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
         if (end <= hi) {
             kn = attn_kv_at(kv, kv->k, end, kvh), vn = attn_kv_at(kv, kv->v, end, kvh);
             ncnt = hi + 1 - end < bs ? hi + 1 - end : bs;
+        } else if (spread && b->next.k && b->next.rs == rs) {
+            kn = b->next.k, vn = b->next.v, ncnt = b->next.cnt;
         }
         if (!spread) {
             for (int t = 0; t < ncnt; t++)
@@ -335,6 +356,20 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
         /* scores S[m][t] for t < cnt, 16 keys at a time, GM query vectors at a time */
         for (int t0 = 0; t0 < cnt; t0 += 16) {
             const int nt = cnt - t0 < 16 ? cnt - t0 : 16;
+            /* With spread prefetching, also within the tile (the next-tile
+             * prefetch above misses a call's first tile, and at decode depths
+             * of a few hundred keys most tiles are first ones): K rows
+             * ATTN_K_AHEAD keys ahead of the 16 being scored, and the V rows of
+             * those 16, into L1. Qwen2.5-0.5B shape, 8 sequences at depth 192,
+             * 24 layers, KV not in cache, 2 threads: F32 2.75-2.83 -> 1.73-1.87
+             * ms, F16 1.54-1.66 -> 1.03-1.46; Qwen3-0.6B's 5-row verification
+             * at 256: 2.40-2.53 -> 1.78-1.96 (attn_multi/attn_stream probes). */
+            if (spread) {
+                for (int t = t0 ? t0 + ATTN_K_AHEAD : 16; t < t0 + ATTN_K_AHEAD + 16 && t < cnt; t++)
+                    for (size_t o = 0; o < (size_t)D * esz; o += 64) _mm_prefetch(kb + (size_t)t * rs + o, _MM_HINT_T0);
+                for (int t = t0; t < t0 + nt; t++)
+                    for (size_t o = 0; o < (size_t)D * esz; o += 64) _mm_prefetch(vb + (size_t)t * rs + o, _MM_HINT_T0);
+            }
             for (int m0 = 0; m0 + GM <= MM; m0 += GM) score16(GM, f16, half, w, m0, kb, rs, t0, nt, D);
             if (MM % GM) score16(MM % GM, f16, half, w, MM - MM % GM, kb, rs, t0, nt, D);
         }
@@ -470,7 +505,8 @@ AT512 static void attend_batch_avx512(const attn_params *p, const attn_kv *kv, i
  * Work items are (query row, head) pairs, ordered (KV head, row, head within
  * the group) so that consecutive items read the same K/V; each thread takes a
  * contiguous range and, on AVX-512, runs it in batches of up to 16 items that
- * share a KV head. */
+ * share a KV head, each batch formed before the previous one runs so that
+ * its first keys can be prefetched (attn_next). */
 
 typedef struct attn_job {
     const attn_params *p;
@@ -483,38 +519,84 @@ typedef struct attn_job {
     bool batched;
 } attn_job;
 
-/* Work items [lo, hi) of one call (see above). */
-static void attn_range(const attn_job *j, int64_t lo, int64_t hi) {
+#if WICK_X86
+/* Fills b with the items from w on that share w's KV head (at most
+ * ATTN_BATCH, before hi); returns the item after them. */
+static int64_t attn_fill(const attn_job *j, int64_t w, int64_t hi, attn_batch *b, int *kvh_out) {
     const attn_params *p = j->p;
     const int group = p->n_heads / p->n_kv_heads;
     const int64_t per_kvh = (int64_t)j->n_q * group;
-    for (int64_t w = lo; w < hi;) {
+    const int kvh = (int)(w / per_kvh);
+    const int64_t stop = (kvh + 1) * per_kvh < hi ? (kvh + 1) * per_kvh : hi;
+    b->M = 0;
+    b->next.k = NULL;
+    for (; w < stop && b->M < ATTN_BATCH; w++) {
+        const int64_t e = w % per_kvh;
+        const int ii = (int)(e / group), hh = kvh * group + (int)(e % group);
+        const int64_t o = ((int64_t)ii * p->n_heads + hh) * p->head_dim;
+        const int32_t pos = j->pos[ii];
+        b->q[b->M] = j->q + o;
+        b->out[b->M] = j->out + o;
+        b->end[b->M] = pos;
+        b->start[b->M] = p->window > 0 && pos - p->window + 1 > 0 ? pos - p->window + 1 : 0;
+        b->M++;
+    }
+    *kvh_out = kvh;
+    return w;
+}
+
+/* The first keys of batch b (its first tile, as attend_batch_t starts it), at
+ * most ATTN_NEXT_KEYS of them. */
+static attn_next attn_next_of(const attn_kv *kv, int kvh, const attn_batch *b) {
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int m = 0; m < b->M; m++) {
+        if (b->start[m] < lo) lo = b->start[m];
+        if (b->end[m] > hi) hi = b->end[m];
+    }
+    const int bs = kv->block_size;
+    const int32_t p0 = lo / bs * bs + ((lo % bs) & ~15), blk_end = (p0 / bs + 1) * bs;
+    const int32_t end = blk_end < hi + 1 ? blk_end : hi + 1;
+    attn_next n = {attn_kv_at(kv, kv->k, p0, kvh), attn_kv_at(kv, kv->v, p0, kvh), kv->row_stride,
+                   end - p0 < ATTN_NEXT_KEYS ? end - p0 : ATTN_NEXT_KEYS};
+    return n;
+}
+#endif
+
+/* Work items [lo, hi) of one call (see above); `after` (or NULL) is the
+ * batch the thread runs after them, from the next call of attention_multi. */
+static void attn_range(const attn_job *j, int64_t lo, int64_t hi, const attn_next *after) {
+    const attn_params *p = j->p;
+    if (lo >= hi) return;
+#if WICK_X86
+    if (j->batched) {
+        attn_batch cur, nxt;
+        int kc, kn;
+        int64_t w = attn_fill(j, lo, hi, &cur, &kc);
+        for (;;) {
+            const bool more = w < hi;
+            if (more) {
+                w = attn_fill(j, w, hi, &nxt, &kn);
+                cur.next = attn_next_of(j->kv, kn, &nxt);
+            } else if (after) {
+                cur.next = *after;
+            }
+            attend_batch_avx512(p, j->kv, kc, &cur);
+            if (!more) return;
+            cur = nxt;
+            kc = kn;
+        }
+    }
+#else
+    (void)after;
+#endif
+    const int group = p->n_heads / p->n_kv_heads;
+    const int64_t per_kvh = (int64_t)j->n_q * group;
+    for (int64_t w = lo; w < hi; w++) {
         const int kvh = (int)(w / per_kvh);
         const int64_t in_kvh = w % per_kvh;
         const int i = (int)(in_kvh / group), h = kvh * group + (int)(in_kvh % group);
         const int64_t off = ((int64_t)i * p->n_heads + h) * p->head_dim;
-#if WICK_X86
-        if (j->batched) {
-            attn_batch b;
-            b.M = 0;
-            const int64_t stop = (kvh + 1) * per_kvh < hi ? (kvh + 1) * per_kvh : hi;
-            for (; w < stop && b.M < ATTN_BATCH; w++) {
-                const int64_t e = w % per_kvh;
-                const int ii = (int)(e / group), hh = kvh * group + (int)(e % group);
-                const int64_t o = ((int64_t)ii * p->n_heads + hh) * p->head_dim;
-                const int32_t pos = j->pos[ii];
-                b.q[b.M] = j->q + o;
-                b.out[b.M] = j->out + o;
-                b.end[b.M] = pos;
-                b.start[b.M] = p->window > 0 && pos - p->window + 1 > 0 ? pos - p->window + 1 : 0;
-                b.M++;
-            }
-            attend_batch_avx512(p, j->kv, kvh, &b);
-            continue;
-        }
-#endif
         attend_one(&j->ops, p, j->q + off, j->pos[i], j->kv, kvh, j->out + off);
-        w++;
     }
 }
 
@@ -524,7 +606,7 @@ static void attn_task(void *arg, int ith, int nth) {
     const attn_job *j = arg;
     int64_t lo, hi;
     pool_split(attn_items(j), ith, nth, 1, &lo, &hi);
-    attn_range(j, lo, hi);
+    attn_range(j, lo, hi, NULL);
 }
 
 static attn_job attn_make(const attn_params *p, const attn_run *r) {
@@ -560,7 +642,22 @@ static void attn_multi_task(void *arg, int ith, int nth) {
     for (int r = 0; r < m->n && base < hi; r++) {
         const int64_t items = attn_items(&m->jobs[r]);
         const int64_t a = lo > base ? lo - base : 0, b = hi - base < items ? hi - base : items;
-        if (b > a) attn_range(&m->jobs[r], a, b);
+        if (b <= a) {
+            base += items;
+            continue;
+        }
+        const attn_next *after = NULL;
+#if WICK_X86
+        attn_next an;
+        if (b == items && hi - base > items && r + 1 < m->n && m->jobs[r + 1].batched) {
+            attn_batch first;
+            int kvh;
+            attn_fill(&m->jobs[r + 1], 0, hi - base - items, &first, &kvh);
+            an = attn_next_of(m->jobs[r + 1].kv, kvh, &first);
+            after = &an;
+        }
+#endif
+        attn_range(&m->jobs[r], a, b, after);
         base += items;
     }
 }
