@@ -699,14 +699,14 @@ static void test_attention(void) {
     wick_error err;
     wick_pool *pool = pool_new(3, &err);
     CHECK(pool != NULL);
-    static const int GQA[] = {1, 2, 4};
+    static const int GQA[] = {1, 2, 4, 7}; /* 7: Qwen2.5-0.5B's groups (a decode row is a batch of 7) */
     static const int WINDOWS[] = {0, 5, 40};
     static const int HDS[] = {16, 64, 80, 24, 8}; /* 24, 8: odd multiples of 8 (a half last chunk) */
     static const int BSS[] = {16, 7, 32, 256};
     const cpu_isa saved = cpu_isa_active();
     int cases = 0;
     for (int kt = 0; kt < 2; kt++)
-        for (int gi = 0; gi < 3; gi++)
+        for (int gi = 0; gi < 4; gi++)
             for (int wi = 0; wi < 3; wi++)
                 for (int hi = 0; hi < 5; hi++) {
                     const int type = kt ? WICK_F16 : WICK_F32;
