@@ -360,10 +360,11 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
              * prefetch above misses a call's first tile, and at decode depths
              * of a few hundred keys most tiles are first ones): K rows
              * ATTN_K_AHEAD keys ahead of the 16 being scored, and the V rows of
-             * those 16, into L1. Qwen2.5-0.5B shape, 8 sequences at depth 192,
-             * 24 layers, KV not in cache, 2 threads: F32 2.75-2.83 -> 1.73-1.87
-             * ms, F16 1.54-1.66 -> 1.03-1.46; Qwen3-0.6B's 5-row verification
-             * at 256: 2.40-2.53 -> 1.78-1.96 (attn_multi/attn_stream probes). */
+             * those 16, into L1. With the next batch's first keys (attn_next),
+             * bench/bench_attention, 2 threads: Qwen2.5-0.5B shape, 8 sequences
+             * at depth 192, 24 layers, F32 KV 2.69-3.26 -> 1.63-2.37 ms, F16
+             * 1.83-2.25 -> 1.21-1.32; Qwen3-0.6B's 5-row verification at 256,
+             * 2.48-2.61 -> 1.92-1.97. */
             if (spread) {
                 for (int t = t0 ? t0 + ATTN_K_AHEAD : 16; t < t0 + ATTN_K_AHEAD + 16 && t < cnt; t++)
                     for (size_t o = 0; o < (size_t)D * esz; o += 64) _mm_prefetch(kb + (size_t)t * rs + o, _MM_HINT_T0);
