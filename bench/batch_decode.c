@@ -24,8 +24,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: batch_decode MODEL [threads 2] [rounds 5] [steps 16] [depth 32] [S list 1,2,4,8,16]\n");
         return 2;
     }
-    const int threads = argc > 2 ? atoi(argv[2]) : 2, rounds = argc > 3 ? atoi(argv[3]) : 5;
-    const int steps = argc > 4 ? atoi(argv[4]) : 16, depth = argc > 5 ? atoi(argv[5]) : 32;
+    const int threads = arg_int(argc, argv, 2, 2), rounds = arg_int(argc, argv, 3, 5);
+    const int steps = arg_int(argc, argv, 4, 16), depth = arg_int(argc, argv, 5, 32);
     int ss[16], ns = 0, smax = 1;
     {
         const char *p = argc > 6 ? argv[6] : "1,2,4,8,16";

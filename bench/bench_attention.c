@@ -25,11 +25,11 @@
 static float rnd(void) { return (float)((double)rand() / RAND_MAX - 0.5); }
 
 int main(int argc, char **argv) {
-    const int S = argc > 1 ? atoi(argv[1]) : 8, depth = argc > 2 ? atoi(argv[2]) : 192;
-    const int threads = argc > 3 ? atoi(argv[3]) : 2, f16 = argc > 4 && strcmp(argv[4], "f16") == 0;
-    const int R = argc > 5 ? atoi(argv[5]) : 1, H = argc > 6 ? atoi(argv[6]) : 14;
-    const int KVH = argc > 7 ? atoi(argv[7]) : 2, hd = argc > 8 ? atoi(argv[8]) : 64;
-    const int L = argc > 9 ? atoi(argv[9]) : 24, reps = argc > 10 ? atoi(argv[10]) : 20;
+    const int S = arg_int(argc, argv, 1, 8), depth = arg_int(argc, argv, 2, 192);
+    const int threads = arg_int(argc, argv, 3, 2), f16 = argc > 4 && strcmp(argv[4], "f16") == 0;
+    const int R = arg_int(argc, argv, 5, 1), H = arg_int(argc, argv, 6, 14);
+    const int KVH = arg_int(argc, argv, 7, 2), hd = arg_int(argc, argv, 8, 64);
+    const int L = arg_int(argc, argv, 9, 24), reps = arg_int(argc, argv, 10, 20);
     if (S < 1 || S > MAX_S || depth < 0 || threads < 1 || R < 1 || R > 64 || KVH < 1 || H < KVH || H % KVH ||
         hd < 8 || hd > ATTN_MAX || hd % 8 || L < 1 || L > MAX_L || reps < 1 || reps > 999) {
         fprintf(stderr, "usage: bench_attention [S] [depth] [threads] [f32|f16] [rows] [heads] [kv_heads] "

@@ -22,9 +22,9 @@ static int cmp_d(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const int type = dtype_from_name(argc > 1 ? argv[1] : "q4_0");
-    const int E = argc > 2 ? atoi(argv[2]) : 32, rows = argc > 3 ? atoi(argv[3]) : 768;
-    const int cols = argc > 4 ? atoi(argv[4]) : 2048, n = argc > 5 ? atoi(argv[5]) : 16;
-    const int threads = argc > 6 ? atoi(argv[6]) : 2, reps = argc > 7 ? atoi(argv[7]) : 7;
+    const int E = arg_int(argc, argv, 2, 32), rows = arg_int(argc, argv, 3, 768);
+    const int cols = arg_int(argc, argv, 4, 2048), n = arg_int(argc, argv, 5, 16);
+    const int threads = arg_int(argc, argv, 6, 2), reps = arg_int(argc, argv, 7, 7);
     if (type < 0 || !dtype_supported(type) || E < 1 || E > 512 || rows < 16 || cols < 256 || cols % 256 || n < 1 ||
         threads < 1 || reps < 1 || reps > 99) {
         fprintf(stderr, "usage: bench_grouped [type] [experts] [rows] [cols, a multiple of 256] [n] [threads] [repeats]\n");

@@ -25,9 +25,9 @@
 
 int main(int argc, char **argv) {
     const int type = dtype_from_name(argc > 1 ? argv[1] : "q8_0");
-    const int rows = argc > 2 ? atoi(argv[2]) : 4864, cols = argc > 3 ? atoi(argv[3]) : 896;
-    const int n = argc > 4 ? atoi(argv[4]) : 128, reps = argc > 5 ? atoi(argv[5]) : 9;
-    const int threads = argc > 6 ? atoi(argv[6]) : 0;
+    const int rows = arg_int(argc, argv, 2, 4864), cols = arg_int(argc, argv, 3, 896);
+    const int n = arg_int(argc, argv, 4, 128), reps = arg_int(argc, argv, 5, 9);
+    const int threads = arg_int(argc, argv, 6, 0);
     if (type < 0 || !dtype_supported(type) || !quantize_row_supported(type) || rows < 16 || cols < 32 ||
         cols % dtype_block_elems(type) || n < 1 || reps < 1 || reps > 99 || threads < 0 || threads > 64) {
         fprintf(stderr, "usage: bench_matmul [TYPE: f32 f16 bf16 q8_0 q4_0 q6_k ...] [rows] [cols, a multiple of the type's block] [n] [repeats] [threads]\n");

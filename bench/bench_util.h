@@ -1,7 +1,7 @@
 /* bench_util.h — the timing and statistics helpers the bench/ programs
- * share: a monotonic clock in seconds and the median of a sample. Header
- * only, so that llamacpp_ref.c (built on its own, without libwick) can use
- * it too. */
+ * share: a monotonic clock in seconds, the median of a sample and positional
+ * int arguments with defaults. Header only, so that llamacpp_ref.c (built on
+ * its own, without libwick) can use it too. */
 #ifndef WICK_BENCH_UTIL_H
 #define WICK_BENCH_UTIL_H
 
@@ -18,6 +18,9 @@ static inline int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+/* Positional argument i as an int, or dflt when there are fewer arguments. */
+static inline int arg_int(int argc, char **argv, int i, int dflt) { return argc > i ? atoi(argv[i]) : dflt; }
 
 /* Median of v[0..n) (sorts v in place); 0 for an empty sample. */
 static inline double median(double *v, int n) {

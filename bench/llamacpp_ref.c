@@ -155,7 +155,7 @@ static int cmd_quantize(int argc, char **argv) {
     }
     opaque_params qp = p_quantize_default_params();
     int32_t *w = (int32_t *)qp.b; /* nthread, ftype lead the struct */
-    w[0] = argc > 3 ? atoi(argv[3]) : 2;
+    w[0] = arg_int(argc, argv, 3, 2);
     w[1] = ftype;
     uint32_t rc = p_model_quantize(argv[0], argv[1], qp.b);
     if (rc) fprintf(stderr, "llamacpp_ref: llama_model_quantize failed (%u)\n", rc);

@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s MODEL [pairs] [tokens]\n", argv[0]);
         return 2;
     }
-    const int n_pairs = argc > 2 ? atoi(argv[2]) : 40, n_tok = argc > 3 ? atoi(argv[3]) : 16;
+    const int n_pairs = arg_int(argc, argv, 2, 40), n_tok = arg_int(argc, argv, 3, 16);
     if (n_pairs < 1 || n_pairs > MAX_PAIRS || n_tok < 1 || n_tok > 56) {
         fprintf(stderr, "thread_pairs: pairs must be 1..%d and tokens 1..56\n", MAX_PAIRS);
         return 2;

@@ -23,8 +23,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: verify_pairs MODEL [depth 256] [threads 2] [k 4] [pairs 40]\n");
         return 2;
     }
-    const int depth = argc > 2 ? atoi(argv[2]) : 256, threads = argc > 3 ? atoi(argv[3]) : 2;
-    const int k = argc > 4 ? atoi(argv[4]) : 4, pairs = argc > 5 ? atoi(argv[5]) : 40;
+    const int depth = arg_int(argc, argv, 2, 256), threads = arg_int(argc, argv, 3, 2);
+    const int k = arg_int(argc, argv, 4, 4), pairs = arg_int(argc, argv, 5, 40);
     if (depth < 1 || threads < 1 || k < 1 || k > MAX_K || pairs < 3) {
         fprintf(stderr, "verify_pairs: need depth >= 1, threads >= 1, 1 <= k <= %d, pairs >= 3\n", MAX_K);
         return 2;
