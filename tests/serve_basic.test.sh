@@ -136,6 +136,7 @@ req POST "$S/v1/completions" '{"prompt":[999999]}'; expect "token id out of rang
 req POST "$S/v1/chat/completions" '{"messages":"hi"}'; expect "messages string" 400 "j['error']['param'] == 'messages'"
 req POST "$S/v1/chat/completions" '{"messages":[{"content":"hi"}]}'; expect "message without role" 400 "j['error']['param'] == 'messages'"
 req POST "$S/v1/completions" '{"model":"no-such-model","prompt":"x"}'; expect "unknown model" 404 "j['error']['code'] == 'model_not_found' and '$NAME' in j['error']['message']"
+req POST "$S/tokenize" '{"model":"no-such-model","content":"x"}'; expect "tokenize: unknown model" 404 "j['error']['code'] == 'model_not_found' and j['error']['param'] == 'model'"
 python3 -c 'import sys; sys.stdout.write("{\"prompt\":\"" + "once upon a time " * 200 + "\"}")' > "$TMP/long.json"
 req POST "$S/v1/completions" "$TMP/long.json"; expect "prompt longer than the context" 400 "'x-should-retry: false' in h and j['error']['code'] == 'context_length_exceeded'"
 python3 -c 'import sys; sys.stdout.write("{\"prompt\":\"" + "a" * 70000 + "\"}")' > "$TMP/big.json"

@@ -172,8 +172,7 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
     oai_stream_fin(r, false);
 }
 
-/* The model named by the body (or the default one): 0, or replies and -1. */
-static int lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
+int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
     fld_error e = {0};
     const char *name = NULL;
     if (fld_str(b, "model", &name, &e) < 0) {
@@ -212,7 +211,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
         goto bad;
     }
     mpool_lease l;
-    if (lease_model(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
     sampling_for(&l, &q);
     span_req sr = {0};
     int rc = fld_sampling_openai(b, &q.g.sampling, &e);
@@ -279,7 +278,7 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
     }
     if (prefill_only) q.g.n_predict = 0;
     mpool_lease l;
-    if (lease_model(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
     sampling_for(&l, &q);
     q.g.new_message = true;
     span_req sr = {0};
@@ -325,7 +324,7 @@ void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     mpool_lease l;
-    if (lease_model(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
     int32_t *ids = NULL;
     int n = 0;
     span_req sr = {0};
@@ -354,7 +353,7 @@ void oai_render_chat(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     mpool_lease l;
-    if (lease_model(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
     gen_params g = {0};
     span_req sr = {0};
     int rc = chat_prompt(l.model, b, &po, &sr, &g, &e);

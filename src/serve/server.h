@@ -70,6 +70,10 @@ void oai_completions(serve_server *s, http_call *c, cJSON *body);
 void oai_chat(serve_server *s, http_call *c, cJSON *body);
 void oai_render_completions(serve_server *s, http_call *c, cJSON *body);
 void oai_render_chat(serve_server *s, http_call *c, cJSON *body);
+/* Lease the model the body's "model" names (or the default one): 0, or
+ * replies with the OpenAI error (404 model_not_found for an unknown name)
+ * and -1. The routes of openai.c and util.c take their model through it. */
+int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l);
 void spnl_execute(serve_server *s, http_call *c, cJSON *body); /* POST /v1/query/execute (spnl.c) */
 
 void oll_generate(serve_server *s, http_call *c, cJSON *body);

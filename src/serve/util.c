@@ -30,23 +30,6 @@ void util_metrics(serve_server *s, http_call *c) {
     http_reply_sbuf(c, 200, "text/plain; version=0.0.4; charset=utf-8", &o);
 }
 
-static int lease(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
-    fld_error e = {0};
-    const char *name = NULL;
-    if (fld_str(b, "model", &name, &e) < 0) {
-        reply_openai_error(c, &e);
-        return -1;
-    }
-    wick_error err;
-    int st = mpool_acquire(s->pool, name, l, &err);
-    if (st) {
-        fld_fail(&e, st, "model", "%s", err.msg);
-        reply_openai_error(c, &e);
-        return -1;
-    }
-    return 0;
-}
-
 void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
     const char *text = NULL;
@@ -62,7 +45,7 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     mpool_lease l;
-    if (lease(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
     int32_t *ids = NULL;
     int n = 0;
     if (prompt_text(l.model, text, add_special, &ids, &n, &e) < 0) {
@@ -104,7 +87,7 @@ void util_detokenize(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     mpool_lease l;
-    if (lease(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
     const wick_tokenizer *t = wick_model_tokenizer(l.model);
     int nv = wick_tokenizer_n_vocab(t), n = cJSON_GetArraySize(toks), i = 0;
     int32_t *ids = malloc(sizeof *ids * (size_t)(n ? n : 1));

@@ -859,6 +859,34 @@ static jnode *parse_for(parser *P, const jtok *at) {
     return n;
 }
 
+/* The filters of a {% set %} or {% filter %} block, innermost first (the
+ * chain parse_filter builds is outermost-last). */
+static jnodes parse_filter_list(parser *P, bool start_inline) {
+    nvec fl = {0};
+    for (jnode *f = parse_filter(P, NULL, start_inline); f; f = f->a) nvec_push(P, &fl, f);
+    for (int i = 0; i < fl.n / 2; i++) {
+        jnode *x = fl.v[i];
+        fl.v[i] = fl.v[fl.n - 1 - i];
+        fl.v[fl.n - 1 - i] = x;
+    }
+    return nvec_done(&fl);
+}
+
+/* The body of a macro or call block (what = "macro" | "call", ended by
+ * "end" + what): outside any loop of the caller, with the special names
+ * (varargs, kwargs, caller) it uses noted on n. */
+static void parse_callable_body(parser *P, jnode *n, const jtok *at, const char *what) {
+    end_of_statement(P);
+    const char *const ends[] = {strcmp(what, "macro") == 0 ? "endmacro" : "endcall", NULL};
+    int saved = P->loop_depth;
+    P->loop_depth = 0;
+    n->body = parse_body(P, ends, at, what);
+    P->loop_depth = saved;
+    advance(P);
+    end_of_statement(P);
+    for (int i = 0; i < n->body.n; i++) scan_special_names(n->body.v[i], n, 0);
+}
+
 static jnode *parse_set(parser *P, const jtok *at) {
     jnode *target = parse_assign_target(P, true, true);
     if (cur(P)->k == JT_ASSIGN) {
@@ -873,15 +901,7 @@ static jnode *parse_set(parser *P, const jtok *at) {
     n->a = target;
     if (target->k != JN_NAME && target->k != JN_GETATTR)
         pfail(P, at, "a block set assigns to one name");
-    nvec fl = {0};
-    for (jnode *f = parse_filter(P, NULL, false); f; f = f->a) nvec_push(P, &fl, f);
-    /* the chain was built outermost-last; apply innermost first */
-    for (int i = 0; i < fl.n / 2; i++) {
-        jnode *x = fl.v[i];
-        fl.v[i] = fl.v[fl.n - 1 - i];
-        fl.v[fl.n - 1 - i] = x;
-    }
-    n->filters = nvec_done(&fl);
+    n->filters = parse_filter_list(P, false);
     end_of_statement(P);
     static const char *const ends[] = {"endset", NULL};
     n->body = parse_body(P, ends, at, "set");
@@ -894,15 +914,7 @@ static jnode *parse_macro(parser *P, const jtok *at) {
     jnode *n = mk(P, JN_MACRO, at);
     n->name = expect_name(P)->s;
     parse_params(P, n);
-    end_of_statement(P);
-    static const char *const ends[] = {"endmacro", NULL};
-    int saved = P->loop_depth;
-    P->loop_depth = 0;
-    n->body = parse_body(P, ends, at, "macro");
-    P->loop_depth = saved;
-    advance(P);
-    end_of_statement(P);
-    for (int i = 0; i < n->body.n; i++) scan_special_names(n->body.v[i], n, 0);
+    parse_callable_body(P, n, at, "macro");
     return n;
 }
 
@@ -912,28 +924,13 @@ static jnode *parse_call_block(parser *P, const jtok *at) {
     jnode *call = parse_expression(P, true);
     if (call->k != JN_CALL) pfail(P, at, "expected a call after 'call'");
     n->a = call;
-    end_of_statement(P);
-    static const char *const ends[] = {"endcall", NULL};
-    int saved = P->loop_depth;
-    P->loop_depth = 0;
-    n->body = parse_body(P, ends, at, "call");
-    P->loop_depth = saved;
-    advance(P);
-    end_of_statement(P);
-    for (int i = 0; i < n->body.n; i++) scan_special_names(n->body.v[i], n, 0);
+    parse_callable_body(P, n, at, "call");
     return n;
 }
 
 static jnode *parse_filter_block(parser *P, const jtok *at) {
     jnode *n = mk(P, JN_FILTERBLOCK, at);
-    nvec fl = {0};
-    for (jnode *f = parse_filter(P, NULL, true); f; f = f->a) nvec_push(P, &fl, f);
-    for (int i = 0; i < fl.n / 2; i++) {
-        jnode *x = fl.v[i];
-        fl.v[i] = fl.v[fl.n - 1 - i];
-        fl.v[fl.n - 1 - i] = x;
-    }
-    n->filters = nvec_done(&fl);
+    n->filters = parse_filter_list(P, true);
     end_of_statement(P);
     static const char *const ends[] = {"endfilter", NULL};
     n->body = parse_body(P, ends, at, "filter");

@@ -249,18 +249,25 @@ int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *e
     return 0;
 }
 
+/* Copies of a step's two strings (either may be NULL): 0, or -1 with neither
+ * kept when memory runs out. */
+static int dup_pair(const char *a, size_t alen, const char *b, size_t blen, char **oa, char **ob) {
+    *oa = a ? tok_strndup(a, alen) : NULL;
+    *ob = b ? tok_strndup(b, blen) : NULL;
+    if ((a && !*oa) || (b && !*ob)) {
+        free(*oa);
+        free(*ob);
+        return -1;
+    }
+    return 0;
+}
+
 int tok_add_norm(tokenizer *t, const tok_norm *n, wick_error *err) {
     tok_norm *nn = realloc(t->norms, (size_t)(t->n_norms + 1) * sizeof *nn);
     if (!nn) return wick_fail(err, "tokenizer: out of memory");
     t->norms = nn;
     tok_norm c = *n;
-    c.a = n->a ? tok_strndup(n->a, n->alen) : NULL;
-    c.b = n->b ? tok_strndup(n->b, n->blen) : NULL;
-    if ((n->a && !c.a) || (n->b && !c.b)) {
-        free(c.a);
-        free(c.b);
-        return wick_fail(err, "tokenizer: out of memory");
-    }
+    if (dup_pair(n->a, n->alen, n->b, n->blen, &c.a, &c.b)) return wick_fail(err, "tokenizer: out of memory");
     t->norms[t->n_norms++] = c;
     return 0;
 }
@@ -286,13 +293,7 @@ int tok_add_dec(tokenizer *t, const tok_dec *d, wick_error *err) {
     if (!nd) return wick_fail(err, "tokenizer: out of memory");
     t->decs = nd;
     tok_dec c = *d;
-    c.a = d->a ? tok_strndup(d->a, d->alen) : NULL;
-    c.b = d->b ? tok_strndup(d->b, d->blen) : NULL;
-    if ((d->a && !c.a) || (d->b && !c.b)) {
-        free(c.a);
-        free(c.b);
-        return wick_fail(err, "tokenizer: out of memory");
-    }
+    if (dup_pair(d->a, d->alen, d->b, d->blen, &c.a, &c.b)) return wick_fail(err, "tokenizer: out of memory");
     t->decs[t->n_decs++] = c;
     return 0;
 }
