@@ -128,6 +128,15 @@ static attn_ops pick_ops(void) {
 
 /* ---- the tiled kernel ---- */
 
+/* The first tile of keys from lo: lo rounded down to a multiple of 16
+ * within its KV block (see attend_batch_t for why), and the end (exclusive)
+ * of the tile starting at p0 for keys up to hi: its block's end or hi + 1. */
+static inline int32_t attn_tile_first(int32_t lo, int bs) { return lo / bs * bs + ((lo % bs) & ~15); }
+static inline int32_t attn_tile_end(int32_t p0, int32_t hi, int bs) {
+    const int32_t blk_end = (p0 / bs + 1) * bs;
+    return blk_end < hi + 1 ? blk_end : hi + 1;
+}
+
 /* One (query row, head): attend q (head_dim floats) over keys [start, pos] of KV head kvh. */
 static void attend_one(const attn_ops *o, const attn_params *p, const float *q, int32_t pos,
                        const attn_kv *kv, int kvh, float *out) {
@@ -140,8 +149,7 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
     float m = -INFINITY, l = 0.0f;
     int32_t p0 = p->window > 0 && pos - p->window + 1 > 0 ? pos - p->window + 1 : 0;
     while (p0 <= pos) {
-        const int32_t blk_end = (p0 / bs + 1) * bs;
-        const int32_t end = blk_end < pos + 1 ? blk_end : pos + 1;
+        const int32_t end = attn_tile_end(p0, pos, bs);
         const int cnt = end - p0;
         /* a tile's positions are rs apart */
         const char *kb = attn_kv_at(kv, kv->k, p0, kvh), *vb = attn_kv_at(kv, kv->v, p0, kvh);
@@ -325,9 +333,8 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
      * its block mod 16, whatever the other vectors of the batch (batch
      * invariance: with a sliding window lo depends on them). Keys before lo
      * are masked out of every vector and skipped in the V pass. */
-    for (int32_t p0 = lo / bs * bs + ((lo % bs) & ~15), tlo = lo - p0; p0 <= hi; tlo = 0) {
-        const int32_t blk_end = (p0 / bs + 1) * bs;
-        const int32_t end = blk_end < hi + 1 ? blk_end : hi + 1;
+    for (int32_t p0 = attn_tile_first(lo, bs), tlo = lo - p0; p0 <= hi; tlo = 0) {
+        const int32_t end = attn_tile_end(p0, hi, bs);
         const int cnt = end - p0;
         const char *kb = attn_kv_at(kv, kv->k, p0, kvh), *vb = attn_kv_at(kv, kv->v, p0, kvh);
         /* The next tile's K and V of this head, fetched while this one is
@@ -558,8 +565,7 @@ static attn_next attn_next_of(const attn_kv *kv, int kvh, const attn_batch *b) {
         if (b->end[m] > hi) hi = b->end[m];
     }
     const int bs = kv->block_size;
-    const int32_t p0 = lo / bs * bs + ((lo % bs) & ~15), blk_end = (p0 / bs + 1) * bs;
-    const int32_t end = blk_end < hi + 1 ? blk_end : hi + 1;
+    const int32_t p0 = attn_tile_first(lo, bs), end = attn_tile_end(p0, hi, bs);
     attn_next n = {attn_kv_at(kv, kv->k, p0, kvh), attn_kv_at(kv, kv->v, p0, kvh), kv->row_stride,
                    end - p0 < ATTN_NEXT_KEYS ? end - p0 : ATTN_NEXT_KEYS};
     return n;
