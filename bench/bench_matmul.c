@@ -38,8 +38,8 @@ int main(int argc, char **argv) {
     float *y = malloc(sizeof(float) * (size_t)n * rows);
     const size_t wbytes = dtype_row_bytes(type, cols) * (size_t)rows;
     /* as the loader's weight buffers: 2 MiB-aligned on transparent huge pages
-     * when 2 MiB or more (on 4 KiB pages a 145 MB Q8_0 matrix streamed 2–7%
-     * slower with the memory quiet) */
+     * when 2 MiB or more (on 4 KiB pages the 151936 × 896 matrix streamed 3%
+     * (Q8_0) and 7% (Q5_0) slower with the memory quiet) */
     const size_t huge = (size_t)2 << 20, walign = wbytes >= huge ? huge : 64;
     void *w = aligned_alloc(walign, (wbytes + walign - 1) & ~(walign - 1));
     if (w && walign == huge) madvise(w, wbytes & ~(huge - 1), MADV_HUGEPAGE);
