@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include "core/tensor.h"
 #include "core/threadpool.h"
+#include "core/weight_alloc.h"
 #include "engine/bench.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
@@ -37,12 +37,9 @@ int main(int argc, char **argv) {
     float *wf = malloc(sizeof(float) * (size_t)rows * cols), *x = malloc(sizeof(float) * (size_t)n * cols);
     float *y = malloc(sizeof(float) * (size_t)n * rows);
     const size_t wbytes = dtype_row_bytes(type, cols) * (size_t)rows;
-    /* as the loader's weight buffers: 2 MiB-aligned on transparent huge pages
-     * when 2 MiB or more (on 4 KiB pages the 151936 × 896 matrix streamed 3%
-     * (Q8_0) and 7% (Q5_0) slower with the memory quiet) */
-    const size_t huge = (size_t)2 << 20, walign = wbytes >= huge ? huge : 64;
-    void *w = aligned_alloc(walign, (wbytes + walign - 1) & ~(walign - 1));
-    if (w && walign == huge) madvise(w, wbytes & ~(huge - 1), MADV_HUGEPAGE);
+    /* as the loader allocates weights: on 4 KiB pages the 151936 × 896 matrix
+     * streamed 3% (Q8_0) and 7% (Q5_0) slower with the memory quiet */
+    void *w = weight_alloc(wbytes);
     if (!wf || !x || !y || !w) return 1;
     srand(1);
     for (size_t i = 0; i < (size_t)rows * cols; i++) wf[i] = (float)(rand() / (double)RAND_MAX - 0.5);

@@ -14,6 +14,7 @@
 #include "core/fileio.h"
 #include "core/json_util.h"
 #include "core/threadpool.h"
+#include "core/weight_alloc.h"
 #include "kernels/convert.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -74,20 +75,6 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
         return NULL;
     }
     return aligned_tensor(L, t);
-}
-
-/* A buffer for weights the model owns (converted or repacked matrices):
- * 2 MiB-aligned and marked for transparent huge pages, so streaming it in
- * decode walks few TLB entries. Freed with free(). */
-static void *weight_alloc(size_t bytes) {
-    const size_t huge = (size_t)2 << 20;
-    /* C11: the size is a multiple of the alignment (ASan checks it); only the
-     * whole huge pages of what is used are marked, so the rounding's tail is
-     * never touched (no RSS) */
-    const size_t align = bytes >= huge ? huge : 64;
-    void *p = aligned_alloc(align, (bytes + align - 1) & ~(align - 1));
-    if (p && align == huge) madvise(p, bytes & ~(huge - 1), MADV_HUGEPAGE);
-    return p;
 }
 
 /* Keep p (malloc'd) until the model is freed; NULL if p is NULL or on OOM. */
