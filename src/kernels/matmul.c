@@ -172,12 +172,12 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
  * 2048 / Q4_0 3072 × 1024, alternating): the earlier shared counter (95% in
  * long runs, then small chunks taken in turn, each a cold stream start) 81 /
  * 93 / 92%, static halves 87 / 95 / 96%, stealing 85 / 94 / 92%: nearly
- * static's speed with the balance kept. Each claim is a kernel call: with 2
- * units a claim (20 KiB of a Q5_0 896-column matrix) the calls cost 10-19%
- * of a hot Q5_0 9728 × 896 matmul; 8 units made whole Q4_K_M decode steps
- * 2.5% faster with the memory quiet (70-80 GB/s; 16 and 32: 1.5%, 2%;
- * whole steps of one process alternating the settings) and changed Q4_0,
- * Q8_0 and 8-sequence Q4_0 steps by less than the noise. */
+ * static's speed with the balance kept. Each claim is an atomic update and
+ * a kernel call; 2 units are only 20 KiB of a Q5_0 896-column matrix. 8
+ * units made whole Q4_K_M decode steps 2.5% faster with the memory quiet
+ * (70-80 GB/s; 16 and 32: 1.5%, 2%; whole steps of one process alternating
+ * the settings) and changed Q4_0, Q8_0 and 8-sequence Q4_0 steps by less
+ * than the noise. */
 #define MM_OWN_UNITS 8
 
 typedef struct mm_multi_job {
