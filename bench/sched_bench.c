@@ -3,7 +3,11 @@
  * generating G tokens (ignore_eos), all submitted at once on N sequences,
  * against one request alone, in the same run, alternating, R repeats.
  * Prints tok/s (generated tokens over the time from the first to the last
- * token), TTFT p50 and the ratio, as a table and one JSON line.
+ * token: with N streams that window also holds the prefill of all but the
+ * first prompt), TTFT p50 and the ratio, as a table and one JSON line; and
+ * the steady rate: tokens over the time during which all N streams were
+ * past their first token and not yet done (no prefill in it; for one stream
+ * the same as the first figure).
  *
  *   build/bench/sched_bench MODEL [-c 8] [-p 128] [-n 128] [-t 2] [-r 3] [-b BUDGET] [--kv-type f32|f16]
  *
@@ -19,7 +23,8 @@
 
 typedef struct rec {
     double t_first, t_last;
-    int n;
+    double *ts; /* time of each token (up to cap) */
+    int n, cap;
     bool done;
 } rec;
 
@@ -27,6 +32,7 @@ static bool on_token(void *user, const wick_token_info *ti, const char *text, si
     (void)ti, (void)text, (void)len;
     rec *r = user;
     double t = now_s();
+    if (r->n < r->cap) r->ts[r->n] = t;
     if (r->n++ == 0) r->t_first = t;
     r->t_last = t;
     return true;
@@ -37,8 +43,9 @@ static void on_done(void *user, const wick_request_result *res) {
     ((rec *)user)->done = true;
 }
 
-/* Run n concurrent requests; returns aggregate decode tok/s; *ttft gets the median TTFT (s). */
-static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, double *ttft) {
+/* Run n concurrent requests; returns aggregate decode tok/s; *ttft gets the
+ * median TTFT (s), *steady the steady rate (above). */
+static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, double *ttft, double *steady) {
     wick_error err;
     wick_sched *s = wick_sched_new(c, NULL, &err);
     if (!s) {
@@ -46,6 +53,11 @@ static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, do
         exit(1);
     }
     rec *recs = calloc((size_t)n, sizeof *recs);
+    for (int i = 0; i < n; i++) {
+        recs[i].cap = n_gen + 1;
+        recs[i].ts = malloc((size_t)recs[i].cap * sizeof(double));
+        if (!recs[i].ts) exit(1);
+    }
     int32_t *prompt = malloc((size_t)n_prompt * sizeof *prompt);
     wick_context_profile_reset(c);
     double t0 = now_s();
@@ -70,6 +82,16 @@ static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, do
         tt[i] = recs[i].t_first - t0;
     }
     *ttft = median(tt, n);
+    /* all streams decoding: (latest first token, earliest last token] */
+    double a = 0, b = 1e30;
+    for (int i = 0; i < n; i++) {
+        if (recs[i].t_first > a) a = recs[i].t_first;
+        if (recs[i].t_last < b) b = recs[i].t_last;
+    }
+    long in_ab = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < recs[i].n && k < recs[i].cap; k++) in_ab += recs[i].ts[k] > a && recs[i].ts[k] <= b;
+    *steady = b > a ? (double)in_ab / (b - a) : 0;
     if (wick_context_profiling(c)) { /* WICK_PROFILE=1: where the time went */
         wick_profile p;
         wick_context_profile(c, &p);
@@ -79,6 +101,7 @@ static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, do
     }
     wick_sched_free(s);
     free(tt);
+    for (int i = 0; i < n; i++) free(recs[i].ts);
     free(recs);
     free(prompt);
     /* Decode throughput: tokens after each request's first, over the span. */
@@ -113,22 +136,26 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    double one[64], many[64], ttft1[64], ttftn[64], ratio[64];
+    double one[64], many[64], ttft1[64], ttftn[64], ratio[64], st1[64], stn[64], sratio[64];
     if (reps > 64) reps = 64;
     for (int r = 0; r < reps; r++) {
-        one[r] = run(c, 1, n_prompt, n_gen, 2 * r, &ttft1[r]);
-        many[r] = run(c, conc, n_prompt, n_gen, 2 * r + 1, &ttftn[r]);
+        one[r] = run(c, 1, n_prompt, n_gen, 2 * r, &ttft1[r], &st1[r]);
+        many[r] = run(c, conc, n_prompt, n_gen, 2 * r + 1, &ttftn[r], &stn[r]);
         ratio[r] = many[r] / one[r];
-        printf("repeat %d: 1 stream %.1f tok/s, %d streams %.1f tok/s (%.2fx)\n", r, one[r], conc, many[r], ratio[r]);
+        sratio[r] = st1[r] > 0 ? stn[r] / st1[r] : 0;
+        printf("repeat %d: 1 stream %.1f tok/s, %d streams %.1f tok/s (%.2fx); steady %.1f, %.1f (%.2fx)\n", r, one[r],
+               conc, many[r], ratio[r], st1[r], stn[r], sratio[r]);
     }
     double m1 = median(one, reps), mn = median(many, reps), mr = median(ratio, reps);
+    double s1 = median(st1, reps), sn = median(stn, reps), sr = median(sratio, reps);
     double t1 = median(ttft1, reps), tn = median(ttftn, reps);
-    printf("\n| streams | decode tok/s (aggregate) | TTFT p50 (ms) |\n|---|---|---|\n");
-    printf("| 1 | %.1f | %.1f |\n| %d | %.1f | %.1f |\n", m1, t1 * 1e3, conc, mn, tn * 1e3);
-    printf("ratio %d streams / 1 stream: %.2fx (median of per-repeat ratios)\n", conc, mr);
+    printf("\n| streams | decode tok/s (aggregate) | steady tok/s (all decoding) | TTFT p50 (ms) |\n|---|---|---|---|\n");
+    printf("| 1 | %.1f | %.1f | %.1f |\n| %d | %.1f | %.1f | %.1f |\n", m1, s1, t1 * 1e3, conc, mn, sn, tn * 1e3);
+    printf("ratio %d streams / 1 stream: %.2fx, steady %.2fx (medians of per-repeat ratios)\n", conc, mr, sr);
     printf("{\"budget\":%d,\"concurrency\":%d,\"prompt\":%d,\"gen\":%d,\"threads\":%d,\"tok_s_1\":%.2f,\"tok_s_n\":%.2f,"
-           "\"ratio\":%.3f,\"ttft_ms_1\":%.2f,\"ttft_ms_n\":%.2f}\n",
-           budget, conc, n_prompt, n_gen, threads, m1, mn, mr, t1 * 1e3, tn * 1e3);
+           "\"ratio\":%.3f,\"steady_tok_s_1\":%.2f,\"steady_tok_s_n\":%.2f,\"steady_ratio\":%.3f,"
+           "\"ttft_ms_1\":%.2f,\"ttft_ms_n\":%.2f}\n",
+           budget, conc, n_prompt, n_gen, threads, m1, mn, mr, s1, sn, sr, t1 * 1e3, tn * 1e3);
     wick_context_free(c);
     wick_model_free(m);
     return 0;

@@ -357,7 +357,12 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const char *p = gp + mmq_r16_main_at(mb, tb, b), *tail = gp + mmq_r16_tail_at(mb, tb, nb, b);
-        cpu_prefetch_ahead(pf, p, mb + ((b & 1) || b + 1 == nb ? 2 * tb : 0), nta);
+        if (is_k(base)) {
+            cpu_prefetch_ahead(pf, p, mb + ((b & 1) || b + 1 == nb ? 2 * tb : 0), nta);
+        } else { /* constant spans, so that the prefetches unroll */
+            cpu_prefetch_ahead_unrolled(pf, p, mb, nta);
+            if (tb && ((b & 1) || b + 1 == nb)) cpu_prefetch_ahead_unrolled(pf, p + mb, 2 * tb, nta);
+        }
         if (!is_k(base)) {
             __m512i G[8];
             __m512 D, M;

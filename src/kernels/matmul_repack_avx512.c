@@ -98,7 +98,7 @@ T512 INLINE void r16_decode(const int base, const int NG, const int C, const int
         for (int c = 0; c < C; c++) acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, yp[c] + 16 * q);
     for (int b = b0; b < b1; b++) {
         const char *blk = pp + mm_r16_block_at(base, b);
-        cpu_prefetch_ahead(pf, blk, 2 * wb + 64, nta); /* the pair's block, ahead */
+        cpu_prefetch_ahead_unrolled(pf, blk, 2 * wb + 64, nta); /* the pair's block, ahead */
         __m512 dw[2];
 #pragma GCC unroll 2
         for (int q = 0; q < NG; q++) dw[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(blk + 2 * wb + 32 * (h0 + q))));
@@ -352,7 +352,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
                     yp[c] = y + (size_t)i * ldy + rt;
                 }
 #define R16_DECODE(NG)                                                                                                  \
-    switch (pf) {                                                                                                       \
+    switch (i0 == 0 ? pf : PREFETCH_OFF) { /* later passes find the chunk in L1 */                                    \
     case PREFETCH_NTA: r16_decode_c(base, NG, C, PREFETCH_NTA, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
     case PREFETCH_L1L2: r16_decode_c(base, NG, C, PREFETCH_L1L2, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
     default: r16_decode_c(base, NG, C, PREFETCH_OFF, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break;       \
