@@ -210,7 +210,7 @@ async function load(t, conc, reqs) {
   const one = async (ids) => {
     const t0 = performance.now();
     let first = 0, last = 0, out = 0, chunks = 0;
-    const itl = [];
+    const itl = [], times = [];
     const s = await client.completions.create({ model: t.model, prompt: ids, max_tokens: maxTokens, temperature: 0, ignore_eos: true,
       stream: true, stream_options: { include_usage: true } });
     for await (const ch of s) {
@@ -219,13 +219,13 @@ async function load(t, conc, reqs) {
       if (text === undefined || text === null) continue;
       const now = performance.now();
       if (!first) first = now; else itl.push(now - last);
-      last = now; chunks++;
+      last = now; chunks++; times.push(now);
     }
     const t1 = performance.now();
     if (!out) out = chunks;
     const ttft = first - t0, e2e = t1 - t0;
     const tpot = out > 1 ? (e2e - ttft) / (out - 1) : NaN;
-    per.push({ ttft, e2e, tpot, itl, out, first, end: t1, tok_s: out > 1 ? (out - 1) / ((e2e - ttft) / 1000) : NaN });
+    per.push({ ttft, e2e, tpot, itl, out, first, last, times, end: t1, tok_s: out > 1 ? (out - 1) / ((e2e - ttft) / 1000) : NaN });
   };
   const tl = performance.now();
   let errors = 0, firstError = '';
@@ -258,6 +258,26 @@ async function load(t, conc, reqs) {
   for (const [a0, a1] of iv) { if (a0 > ce) { if (ce > cs) union += ce - cs; cs = a0; ce = a1; } else ce = Math.max(ce, a1); }
   if (ce > cs) union += ce - cs;
   const decodeTok = per.reduce((s2, p) => s2 + Math.max(0, p.out - 1), 0);
+  // steady decode throughput: text chunks over the time during which all
+  // `conc` streams were past their first chunk and before their last (no
+  // prompt of this load is prefilled then); at concurrency 1, each stream's
+  // own decode rate
+  const ev = [];
+  for (const p of per) if (p.first && p.last > p.first) ev.push([p.first, 1], [p.last, -1]);
+  ev.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const full = [];
+  let act = 0, from = 0;
+  for (const [t0, d] of ev) {
+    const was = act;
+    act += d;
+    if (was < conc && act >= conc) from = t0;
+    else if (was >= conc && act < conc && t0 > from) full.push([from, t0]);
+  }
+  let steadyMs = 0, steadyChunks = 0;
+  for (const [a, b] of full) {
+    steadyMs += b - a;
+    for (const p of per) for (const tt of p.times) if (tt > a && tt <= b) steadyChunks++;
+  }
   const outTotal = per.reduce((s, p) => s + p.out, 0);
   return {
     target: t.label, concurrency: conc, requests: reqs.length, wall_s: wall / 1000, output_tokens: outTotal,
@@ -267,6 +287,7 @@ async function load(t, conc, reqs) {
     stream_tok_s_p50: pct(per.map((p) => p.tok_s), 0.5), stream_tok_s_p90: pct(per.map((p) => p.tok_s), 0.9),
     agg_tok_s: outTotal / (wall / 1000),
     agg_decode_tok_s: union > 0 ? decodeTok / (union / 1000) : NaN,
+    steady_decode_tok_s: steadyMs > 0 ? steadyChunks / (steadyMs / 1000) : NaN,
     short_outputs: per.filter((p) => p.out !== maxTokens).length, failed: errors,
     kv_usage_max: kvMax, rss_max_mib: rssMax || NaN,
     kv_in_use_mib: t.label === 'wick' && wickInfo && kvPositions ? kvMax * kvPositions * wickInfo.kv_bytes_per_token / 1048576 : NaN,
@@ -309,7 +330,7 @@ for (let rep = 0; rep < repeats; rep++) {
 }
 
 // medians over repeats
-const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'agg_decode_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'kv_resident_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
+const keys = ['ttft_p50', 'ttft_p90', 'itl_p50', 'itl_p90', 'tpot_p50', 'e2e_p50', 'stream_tok_s_p50', 'stream_tok_s_p90', 'agg_tok_s', 'agg_decode_tok_s', 'steady_decode_tok_s', 'wall_s', 'kv_usage_max', 'kv_in_use_mib', 'kv_resident_mib', 'rss_max_mib', 'hwm_mib', 'short_outputs'];
 const summary = [];
 for (const t of targets) for (const conc of concList) {
   const rs = runs.filter((r) => r.target === t.label && r.concurrency === conc);
@@ -325,17 +346,17 @@ for (const t of targets) for (const conc of concList) {
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 console.log(`\nserve_bench: ${promptTokens} prompt tokens, ${maxTokens} generated (ignore_eos), ${nReq} requests per level (4 at concurrency 1), ` +
   `${repeats} repeat(s), medians; agg out = all output tokens / wall time of the load; agg decode = tokens after each stream's first / time any stream ` +
-  `was past its first token; ITL from chunk arrival times; TPOT = (E2E − TTFT)/(out − 1); per-stream tok/s = 1/TPOT\n`);
-console.log('| server | conc | agg out tok/s | agg decode tok/s | per-stream tok/s p50 / p90 | TTFT p50 / p90 ms | ITL p50 / p90 ms | TPOT p50 ms | E2E p50 ms | RSS max MiB (sampled) | KV use max | runs (agg out tok/s) |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  `was past its first token; steady decode = chunks while all streams of the level were past their first chunk and before their last, over that time (no prompt prefilled then); ITL from chunk arrival times; TPOT = (E2E − TTFT)/(out − 1); per-stream tok/s = 1/TPOT\n`);
+console.log('| server | conc | agg out tok/s | agg decode tok/s | steady decode tok/s | per-stream tok/s p50 / p90 | TTFT p50 / p90 ms | ITL p50 / p90 ms | TPOT p50 ms | E2E p50 ms | RSS max MiB (sampled) | KV use max | runs (agg out tok/s) |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const s of summary) {
-  console.log(`| ${s.target} | ${s.concurrency} | ${f(s.agg_tok_s)} | ${f(s.agg_decode_tok_s)} | ${f(s.stream_tok_s_p50)} / ${f(s.stream_tok_s_p90)} | ${f(s.ttft_p50, 0)} / ${f(s.ttft_p90, 0)} | ` +
+  console.log(`| ${s.target} | ${s.concurrency} | ${f(s.agg_tok_s)} | ${f(s.agg_decode_tok_s)} | ${f(s.steady_decode_tok_s)} | ${f(s.stream_tok_s_p50)} / ${f(s.stream_tok_s_p90)} | ${f(s.ttft_p50, 0)} / ${f(s.ttft_p90, 0)} | ` +
     `${f(s.itl_p50, 2)} / ${f(s.itl_p90, 2)} | ${f(s.tpot_p50, 2)} | ${f(s.e2e_p50, 0)} | ${f(s.rss_max_mib, 0)} | ${s.kv_usage_max ? f(s.kv_usage_max * 100, 0) + '%' : '—'} | ${s.agg_tok_s_runs.join(', ')} |`);
 }
 const get = (t, c) => summary.find((s) => s.target === t && s.concurrency === c);
 const ratios = {};
 const w1 = get('wick', 1), w8 = get('wick', maxConc), l8 = get('llama-server', maxConc), l1 = get('llama-server', 1);
-if (w1 && w8 && maxConc > 1) { ratios[`wick_c${maxConc}_over_c1`] = w8.agg_tok_s / w1.agg_tok_s; ratios[`wick_decode_c${maxConc}_over_c1`] = w8.agg_decode_tok_s / w1.agg_decode_tok_s; }
+if (w1 && w8 && maxConc > 1) { ratios[`wick_c${maxConc}_over_c1`] = w8.agg_tok_s / w1.agg_tok_s; ratios[`wick_decode_c${maxConc}_over_c1`] = w8.agg_decode_tok_s / w1.agg_decode_tok_s; ratios[`wick_steady_decode_c${maxConc}_over_c1`] = w8.steady_decode_tok_s / w1.steady_decode_tok_s; }
 if (l1 && l8 && maxConc > 1) ratios[`llama_c${maxConc}_over_c1`] = l8.agg_tok_s / l1.agg_tok_s;
 if (w8 && l8) { ratios[`wick_over_llama_c${maxConc}`] = w8.agg_tok_s / l8.agg_tok_s; ratios[`wick_over_llama_decode_c${maxConc}`] = w8.agg_decode_tok_s / l8.agg_decode_tok_s; ratios[`ttft_p50_c${maxConc}_wick_over_llama`] = w8.ttft_p50 / l8.ttft_p50; }
 for (const s of summary) if (s.target === 'wick' && s.concurrency === maxConc && wickInfo && Number.isFinite(s.kv_in_use_mib))
