@@ -19,16 +19,25 @@
  *
  *   type    main vectors (in order)                                     tail
  *   Q4_1    qs[0..15] (4), d|m (1)                                       -
- *   Q5_0    qs (4), fifth-bit plane (1)                                  d
- *   Q5_1    qs (4), fifth-bit plane (1), d|m (1)                         -
+ *   Q5_0    fifth-bit plane (1), qs (4)                                  d
+ *   Q5_1    fifth-bit plane (1), qs (4), d|m (1)                         -
  *   IQ4_NL  qs (4)                                                        d
  *   Q4_K    scales[0..11] (3), d|dmin (1), qs[0..127] (32)               -
  *   Q5_K    scales (3), d|dmin (1), qh[0..31] (8), qs (32)               -
- *   Q6_K    scales[0..15] (4), qh[0..63] (16), ql[0..127] (32)           d
+ *   Q6_K    scales[0..15] (4), qh[0..31] (8), ql[0..63] (16),            d
+ *           qh[32..63] (8), ql[64..127] (16)
  *   Q3_K    scales (3), hmask[0..31] (8), qs[0..63] (16)                 d
  *   Q2_K    scales[0..15] (4), d|dmin (1), qs[0..63] (16)                -
  *   IQ4_XS  d|scales_h (1), scales_l (1), qs[0..127] (32)                -
- */
+ *
+ * The order is the decode kernels' order of use: each line a block needs
+ * first (the Q5 plane, which every group vector takes bits from; each
+ * Q6_K half's qh and ql) comes before the lines it needs later, and a
+ * kernel reads the line past the block (the tail, a d|m vector) after the
+ * dot products. On Zen 4, whose hardware prefetchers alone feed the
+ * streams, reading a line ahead of the rest of its block first left each
+ * core's stream waiting on it. One thread, 151936 x 896 (Q6_K: 32768 x
+ * 4864), GB/s streamed: Q5_0 21-22 -> 24-26, Q6_K 8.6 -> 15-16. */
 #ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
 #define WICK_KERNELS_MATMUL_QUANT_R16_H
 

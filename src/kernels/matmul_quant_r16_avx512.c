@@ -102,14 +102,15 @@ T512 INLINE __m512i bits(__m512i v, const int s, const int w) {
 
 /* Family A (32-element blocks): the block's 8 group vectors. */
 T512 INLINE void a_groups(const int base, const char *p, __m512i G[8]) {
+    const bool q5 = base == WICK_Q5_0 || base == WICK_Q5_1; /* the plane first, then the nibbles */
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++) {
-        const __m512i v = ld(p, j);
+        const __m512i v = ld(p, j + q5);
         G[j] = lo4(v);
         G[j + 4] = hi4(v);
     }
-    if (base == WICK_Q5_0 || base == WICK_Q5_1) {
-        const __m512i H = ld(p, 4), m = _mm512_set1_epi8(0x10);
+    if (q5) {
+        const __m512i H = ld(p, 0), m = _mm512_set1_epi8(0x10);
 #pragma GCC unroll 8
         for (int g = 0; g < 8; g++) G[g] = _mm512_or_si512(G[g], _mm512_and_si512(shl(H, 4 - g), m));
     }
@@ -141,7 +142,15 @@ typedef struct kscales {
 
 T512 INLINE __m512i pair16(__m512i a, __m512i b) { return _mm512_or_si512(a, _mm512_slli_epi32(b, 16)); }
 
-T512 INLINE void k_scales(const int base, const char *p, const char *tail, kscales *s) {
+/* The tail's d of the K types that have one (Q6_K, Q3_K), into s->D: apart
+ * from k_scales so that decode reads the tail line, which lies past the
+ * block (after the pair's main parts), last. */
+T512 INLINE void k_tail_d(const int base, const char *tail, kscales *s) {
+    if (has_tail(base)) s->D = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail));
+}
+
+/* A K super-block's scales (and D unless the type keeps it in the tail). */
+T512 INLINE void k_scales(const int base, const char *p, kscales *s) {
     switch (base) {
     case WICK_Q4_K:
     case WICK_Q5_K: {
@@ -167,7 +176,6 @@ T512 INLINE void k_scales(const int base, const char *p, const char *tail, kscal
 #pragma GCC unroll 16
         for (int g = 0; g < 16; g++)
             s->SC[g] = _mm512_srai_epi32(_mm512_slli_epi32(ld(p, g / 4), 24 - 8 * (g % 4)), 24);
-        s->D = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail));
         break;
     }
     case WICK_Q3_K: {
@@ -179,7 +187,6 @@ T512 INLINE void k_scales(const int base, const char *p, const char *tail, kscal
             const __m512i hi = bits(S[2], 8 * (g % 4) + 2 * (g / 4), 2);
             s->SC[g] = _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
         }
-        s->D = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail));
         break;
     }
     case WICK_Q2_K: {
@@ -207,7 +214,6 @@ T512 INLINE void k_scales(const int base, const char *p, const char *tail, kscal
         break;
     }
     }
-    (void)tail;
 }
 
 /* K types: the group vectors of unit u (4 for 16-element units, 8 for 32). */
@@ -234,7 +240,7 @@ T512 INLINE void k_groups(const int base, const char *p, int u, __m512i G[8]) {
         const __m512i m3 = _mm512_set1_epi8(0x30);
 #pragma GCC unroll 4
         for (int c = 0; c < 4; c++) {
-            const __m512i L = ld(p, 20 + 16 * h + 8 * (k & 1) + c0 + c), H = ld(p, 4 + 8 * h + c0 + c);
+            const __m512i L = ld(p, 12 + 24 * h + 8 * (k & 1) + c0 + c), H = ld(p, 4 + 24 * h + c0 + c);
             G[c] = _mm512_or_si512(k < 2 ? lo4(L) : hi4(L), _mm512_and_si512(shl(H, 4 - 2 * k), m3));
         }
         break;
@@ -367,20 +373,24 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
             if (tb && ((b & 1) || b + 1 == nb)) cpu_prefetch_ahead_unrolled(pf, p + mb, 2 * tb, nta);
         }
         if (!is_k(base)) {
-            __m512i G[8];
+            __m512i G[8], is[SG];
             __m512 D, M;
             a_groups(base, p, G);
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++) {
+                const size_t k = (size_t)tok[c] * nb + b;
+                is[c] = dot_groups(8, G, a->xb[k].qs, _mm512_set1_epi32(-off_of(base) * a->xs[k]));
+            }
             a_scales(base, p, tail, &D, &M);
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++) {
                 const size_t k = (size_t)tok[c] * nb + b;
-                const __m512i is = dot_groups(8, G, a->xb[k].qs, _mm512_set1_epi32(-off_of(base) * a->xs[k]));
-                acc[c] = a_step(base, acc[c], is, D, M, _mm512_set1_ps(a->xd[k]), min_factor(base, a->xd[k], a->xs[k]));
+                acc[c] = a_step(base, acc[c], is[c], D, M, _mm512_set1_ps(a->xd[k]), min_factor(base, a->xd[k], a->xs[k]));
             }
             continue;
         }
         kscales s;
-        k_scales(base, p, tail, &s);
+        k_scales(base, p, &s);
         __m512i isc[SG];
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) isc[c] = _mm512_setzero_si512();
@@ -397,6 +407,7 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
                 isc[c] = _mm512_add_epi32(isc[c], _mm512_mullo_epi32(S, s.SC[u]));
             }
         }
+        k_tail_d(base, tail, &s);
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             const block_q8_K *x = a->xk + (size_t)tok[c] * nb + b;
@@ -475,7 +486,8 @@ T512 INLINE void unpack_chunk(const int base, const char *w, size_t gb, int nb, 
                 continue;
             }
             cblock *cb = &chunk_buf[q * KCK + kb];
-            k_scales(base, p, tail, &cb->s);
+            k_scales(base, p, &cb->s);
+            k_tail_d(base, tail, &cb->s);
             const int U = unit_of(base);
             for (int u = 0; u < WICK_QK_K / U; u++) { /* once per chunk: amortized over the tokens */
                 __m512i G[8];
