@@ -113,7 +113,7 @@ void mmq_r16_pack_group(int base, const void *src, void *dst, int nb) {
         for (int b = 0; b < nb; b++) {
             char blk[256];
             memcpy(blk, (const char *)src + ((size_t)i * nb + b) * bb, bb);
-            map_block(d, blk, (char *)dst + mmq_r16_main_at(mb, tb, b), (char *)dst + mmq_r16_tail_at(mb, tb, nb, b), i,
+            map_block(d, blk, (char *)dst + mmq_r16_main_at(mb, tb, nb, b), (char *)dst + mmq_r16_tail_at(mb, tb, b), i,
                       true);
         }
 }
@@ -122,7 +122,7 @@ void mmq_r16_unpack_block(int base, const void *group, int nb, int row, int b, v
     const r16_desc *d = desc_of(base);
     const size_t mb = (size_t)d->main_vectors * 64, tb = d->tail_at >= 0 ? 32 : 0;
     char *g = (char *)group; /* read only: map_block copies out of it */
-    map_block(d, blk, g + mmq_r16_main_at(mb, tb, b), g + mmq_r16_tail_at(mb, tb, nb, b), row, false);
+    map_block(d, blk, g + mmq_r16_main_at(mb, tb, nb, b), g + mmq_r16_tail_at(mb, tb, b), row, false);
 }
 
 void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,

@@ -8,8 +8,8 @@
  * its 16 rows take in the file. Per block (32 elements; K types: 256), a
  * group holds a MAIN part of `main` 64-byte vectors and, for some types, a
  * 32-byte TAIL: the blocks' fp16 d of the 16 rows (row i at byte 2i). Blocks
- * go in pairs, [main b][main b+1][tail b][tail b+1] (a lone last block:
- * [main][tail]), so that every main part starts on a line.
+ * go in pairs, [tail b][tail b+1][main b][main b+1] (a lone last block:
+ * [tail][main]), so that every main part starts on a line.
  *
  * In a main part, vector v's lane i (bytes 4i..4i+3) belongs to row i. Most
  * vectors hold 4 consecutive bytes of the row's file block ("dword
@@ -30,14 +30,17 @@
  *   Q2_K    scales[0..15] (4), d|dmin (1), qs[0..63] (16)                -
  *   IQ4_XS  d|scales_h (1), scales_l (1), qs[0..127] (32)                -
  *
- * The order is the decode kernels' order of use: each line a block needs
- * first (the Q5 plane, which every group vector takes bits from; each
- * Q6_K half's qh and ql) comes before the lines it needs later, and a
- * kernel reads the line past the block (the tail, a d|m vector) after the
- * dot products. On Zen 4, whose hardware prefetchers alone feed the
- * streams, reading a line ahead of the rest of its block first left each
- * core's stream waiting on it. One thread, 151936 x 896 (Q6_K: 32768 x
- * 4864), GB/s streamed: Q5_0 21-22 -> 24-26, Q6_K 8.6 -> 15-16. */
+ * The order is the decode kernels' order of use, so that they meet the
+ * lines of a group in address order: the tails before the pair's main
+ * parts (K types read d first), the Q5 plane (which every group vector
+ * takes bits from) before the nibbles, each Q6_K half's qh and ql
+ * together, and a d|m vector last (family A reads its scales after the
+ * dot products). On Zen 4, whose hardware prefetchers alone feed the
+ * streams, a line read ahead of the rest of its block left each core's
+ * stream waiting on it. One thread, GB/s streamed, tails after the mains,
+ * plane last and Q6_K's qh/ql each in one run -> this order: Q5_0 151936 x
+ * 896 21-22 -> 30-32, Q5_0 32768 x 4864 21-22 -> 26-28, Q6_K 32768 x 4864
+ * 8.6 -> 17-19. */
 #ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
 #define WICK_KERNELS_MATMUL_QUANT_R16_H
 
@@ -71,13 +74,14 @@ int mmq_r16_of(int base);
 int mmq_r16_main_vectors(int base);
 bool mmq_r16_has_tail(int base);
 
-/* Byte offsets within a group of block b's main part and tail (nb blocks). */
-static inline size_t mmq_r16_main_at(size_t main_bytes, size_t tail_bytes, int b) {
-    return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + (size_t)(b & 1) * main_bytes;
+/* Byte offsets within a group of block b's main part and tail (nb blocks):
+ * see the pair layout above. */
+static inline size_t mmq_r16_main_at(size_t main_bytes, size_t tail_bytes, int nb, int b) {
+    const size_t tails = (b | 1) < nb ? 2 : 1;
+    return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + tails * tail_bytes + (size_t)(b & 1) * main_bytes;
 }
-static inline size_t mmq_r16_tail_at(size_t main_bytes, size_t tail_bytes, int nb, int b) {
-    const size_t in_pair = (b | 1) < nb ? 2 : 1;
-    return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + in_pair * main_bytes + (size_t)(b & 1) * tail_bytes;
+static inline size_t mmq_r16_tail_at(size_t main_bytes, size_t tail_bytes, int b) {
+    return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + (size_t)(b & 1) * tail_bytes;
 }
 
 /* Repack a group's 16 file rows (src: 16 consecutive rows of nb blocks)

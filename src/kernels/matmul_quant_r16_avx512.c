@@ -142,15 +142,7 @@ typedef struct kscales {
 
 T512 INLINE __m512i pair16(__m512i a, __m512i b) { return _mm512_or_si512(a, _mm512_slli_epi32(b, 16)); }
 
-/* The tail's d of the K types that have one (Q6_K, Q3_K), into s->D: apart
- * from k_scales so that decode reads the tail line, which lies past the
- * block (after the pair's main parts), last. */
-T512 INLINE void k_tail_d(const int base, const char *tail, kscales *s) {
-    if (has_tail(base)) s->D = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail));
-}
-
-/* A K super-block's scales (and D unless the type keeps it in the tail). */
-T512 INLINE void k_scales(const int base, const char *p, kscales *s) {
+T512 INLINE void k_scales(const int base, const char *p, const char *tail, kscales *s) {
     switch (base) {
     case WICK_Q4_K:
     case WICK_Q5_K: {
@@ -176,6 +168,7 @@ T512 INLINE void k_scales(const int base, const char *p, kscales *s) {
 #pragma GCC unroll 16
         for (int g = 0; g < 16; g++)
             s->SC[g] = _mm512_srai_epi32(_mm512_slli_epi32(ld(p, g / 4), 24 - 8 * (g % 4)), 24);
+        s->D = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail));
         break;
     }
     case WICK_Q3_K: {
@@ -187,6 +180,7 @@ T512 INLINE void k_scales(const int base, const char *p, kscales *s) {
             const __m512i hi = bits(S[2], 8 * (g % 4) + 2 * (g / 4), 2);
             s->SC[g] = _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
         }
+        s->D = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)tail));
         break;
     }
     case WICK_Q2_K: {
@@ -214,6 +208,7 @@ T512 INLINE void k_scales(const int base, const char *p, kscales *s) {
         break;
     }
     }
+    (void)tail;
 }
 
 /* K types: the group vectors of unit u (4 for 16-element units, 8 for 32). */
@@ -362,15 +357,15 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
-        const char *p = gp + mmq_r16_main_at(mb, tb, b), *tail = gp + mmq_r16_tail_at(mb, tb, nb, b);
+        const char *p = gp + mmq_r16_main_at(mb, tb, nb, b), *tail = gp + mmq_r16_tail_at(mb, tb, b);
         /* Prefetches first for both families (base is a constant: one branch
          * is compiled). With the K types' prefetch moved into their own part
          * below, their 8-token kernels measured 3-5% slower. */
-        if (is_k(base)) {
-            cpu_prefetch_ahead(pf, p, mb + ((b & 1) || b + 1 == nb ? 2 * tb : 0), nta);
+        if (is_k(base)) { /* an even block's span starts at its pair's tails */
+            cpu_prefetch_ahead(pf, b & 1 ? p : tail, mb + (size_t)(p - (b & 1 ? p : tail)), nta);
         } else { /* constant spans, so that the prefetches unroll */
             cpu_prefetch_ahead_unrolled(pf, p, mb, nta);
-            if (tb && ((b & 1) || b + 1 == nb)) cpu_prefetch_ahead_unrolled(pf, p + mb, 2 * tb, nta);
+            if (tb && !(b & 1)) cpu_prefetch_ahead_unrolled(pf, tail, 2 * tb, nta);
         }
         if (!is_k(base)) {
             __m512i G[8], is[SG];
@@ -390,7 +385,7 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
             continue;
         }
         kscales s;
-        k_scales(base, p, &s);
+        k_scales(base, p, tail, &s);
         __m512i isc[SG];
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) isc[c] = _mm512_setzero_si512();
@@ -407,7 +402,6 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
                 isc[c] = _mm512_add_epi32(isc[c], _mm512_mullo_epi32(S, s.SC[u]));
             }
         }
-        k_tail_d(base, tail, &s);
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             const block_q8_K *x = a->xk + (size_t)tok[c] * nb + b;
@@ -478,7 +472,7 @@ T512 INLINE void unpack_chunk(const int base, const char *w, size_t gb, int nb, 
         const char *gp = w + (size_t)(g0 + q) * gb;
         for (int kb = 0; kb < nbk; kb++) {
             const int b = b0 + kb;
-            const char *p = gp + mmq_r16_main_at(mb, tb, b), *tail = gp + mmq_r16_tail_at(mb, tb, nb, b);
+            const char *p = gp + mmq_r16_main_at(mb, tb, nb, b), *tail = gp + mmq_r16_tail_at(mb, tb, b);
             if (!is_k(base)) {
                 cblock *cb = &chunk_buf[q * KCK + kb / 8];
                 a_groups(base, p, cb->G + 8 * (kb % 8));
@@ -486,8 +480,7 @@ T512 INLINE void unpack_chunk(const int base, const char *w, size_t gb, int nb, 
                 continue;
             }
             cblock *cb = &chunk_buf[q * KCK + kb];
-            k_scales(base, p, &cb->s);
-            k_tail_d(base, tail, &cb->s);
+            k_scales(base, p, tail, &cb->s);
             const int U = unit_of(base);
             for (int u = 0; u < WICK_QK_K / U; u++) { /* once per chunk: amortized over the tokens */
                 __m512i G[8];
