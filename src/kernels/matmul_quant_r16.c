@@ -16,8 +16,9 @@
 /* Where a block's file bytes go in its group's main part. */
 typedef struct r16_seg {
     uint8_t at;  /* file byte offset */
-    uint8_t n;   /* dwords (= vectors) */
-    uint8_t dst; /* first vector */
+    uint8_t n;    /* dwords (= vectors) */
+    uint8_t dst;  /* first vector */
+    uint8_t step; /* vectors from one dword's to the next's */
 } r16_seg;
 
 typedef struct r16_desc {
@@ -26,21 +27,21 @@ typedef struct r16_desc {
     int tail_at;   /* file offset of the fp16 d that goes to the tail, or -1 */
     int plane_at;  /* file offset of Q5 fifth bits, or -1 */
     int plane_dst; /* their vector */
-    r16_seg seg[5];
+    r16_seg seg[7];
     int n_seg;
 } r16_desc;
 
 static const r16_desc DESCS[] = {
-    {WICK_Q4_1, 5, -1, -1, 0, {{4, 4, 0}, {0, 1, 4}}, 2},
-    {WICK_Q5_0, 5, 0, 2, 0, {{6, 4, 1}}, 1},
-    {WICK_Q5_1, 6, -1, 4, 0, {{8, 4, 1}, {0, 1, 5}}, 2},
-    {WICK_IQ4_NL, 4, 0, -1, 0, {{2, 4, 0}}, 1},
-    {WICK_Q4_K, 36, -1, -1, 0, {{4, 3, 0}, {0, 1, 3}, {16, 32, 4}}, 3},
-    {WICK_Q5_K, 44, -1, -1, 0, {{4, 3, 0}, {0, 1, 3}, {16, 8, 4}, {48, 32, 12}}, 4},
-    {WICK_Q6_K, 52, 208, -1, 0, {{192, 4, 0}, {128, 8, 4}, {0, 16, 12}, {160, 8, 28}, {64, 16, 36}}, 5},
-    {WICK_Q3_K, 27, 108, -1, 0, {{96, 3, 0}, {0, 8, 3}, {32, 16, 11}}, 3},
-    {WICK_Q2_K, 21, -1, -1, 0, {{0, 4, 0}, {80, 1, 4}, {16, 16, 5}}, 3},
-    {WICK_IQ4_XS, 34, -1, -1, 0, {{0, 1, 0}, {4, 1, 1}, {8, 32, 2}}, 3},
+    {WICK_Q4_1, 5, -1, -1, 0, {{4, 4, 0, 1}, {0, 1, 4, 1}}, 2},
+    {WICK_Q5_0, 5, 0, 2, 0, {{6, 4, 1, 1}}, 1},
+    {WICK_Q5_1, 6, -1, 4, 0, {{8, 4, 1, 1}, {0, 1, 5, 1}}, 2},
+    {WICK_IQ4_NL, 4, 0, -1, 0, {{2, 4, 0, 1}}, 1},
+    {WICK_Q4_K, 36, -1, -1, 0, {{4, 3, 0, 1}, {0, 1, 3, 1}, {16, 32, 4, 1}}, 3},
+    {WICK_Q5_K, 44, -1, -1, 0, {{4, 3, 0, 1}, {0, 1, 3, 1}, {16, 8, 4, 1}, {48, 32, 12, 1}}, 4},
+    {WICK_Q6_K, 52, 208, -1, 0, {{192, 4, 0, 1}, {128, 8, 4, 2}, {0, 8, 5, 2}, {32, 8, 20, 1}, {160, 8, 28, 2}, {64, 8, 29, 2}, {96, 8, 44, 1}}, 7},
+    {WICK_Q3_K, 27, 108, -1, 0, {{96, 3, 0, 1}, {0, 8, 3, 1}, {32, 16, 11, 1}}, 3},
+    {WICK_Q2_K, 21, -1, -1, 0, {{0, 4, 0, 1}, {80, 1, 4, 1}, {16, 16, 5, 1}}, 3},
+    {WICK_IQ4_XS, 34, -1, -1, 0, {{0, 1, 0, 1}, {4, 1, 1, 1}, {8, 32, 2, 1}}, 3},
 };
 #define N_DESCS (int)(sizeof DESCS / sizeof DESCS[0])
 
@@ -89,7 +90,7 @@ static uint32_t bits_of(uint32_t p) {
 static void map_block(const r16_desc *d, char *file, char *main, char *tail, int i, bool to_group) {
     for (int s = 0; s < d->n_seg; s++)
         for (int k = 0; k < d->seg[s].n; k++) {
-            char *f = file + d->seg[s].at + 4 * k, *g = main + 64 * (d->seg[s].dst + k) + 4 * i;
+            char *f = file + d->seg[s].at + 4 * k, *g = main + 64 * (d->seg[s].dst + d->seg[s].step * k) + 4 * i;
             if (to_group) memcpy(g, f, 4);
             else memcpy(f, g, 4);
         }

@@ -13,9 +13,10 @@
  *
  * In a main part, vector v's lane i (bytes 4i..4i+3) belongs to row i. Most
  * vectors hold 4 consecutive bytes of the row's file block ("dword
- * segments": n vectors from file byte `at` onward: vector v+k lane i = file
- * bytes at+4k .. at+4k+3 of row i's block). Q5_0 / Q5_1 hold their 32 fifth
- * bits as a bit plane: lane i, byte k, bit g = fifth bit of element 4g+k.
+ * segments": n dwords from file byte `at` onward, every `step`-th vector
+ * from vector v: vector v+step·k lane i = file bytes at+4k .. at+4k+3 of row
+ * i's block). Q5_0 / Q5_1 hold their 32 fifth bits as a bit plane: lane i,
+ * byte k, bit g = fifth bit of element 4g+k.
  *
  *   type    main vectors (in order)                                     tail
  *   Q4_1    qs[0..15] (4), d|m (1)                                       -
@@ -24,8 +25,9 @@
  *   IQ4_NL  qs (4)                                                        d
  *   Q4_K    scales[0..11] (3), d|dmin (1), qs[0..127] (32)               -
  *   Q5_K    scales (3), d|dmin (1), qh[0..31] (8), qs (32)               -
- *   Q6_K    scales[0..15] (4), qh[0..31] (8), ql[0..63] (16),            d
- *           qh[32..63] (8), ql[64..127] (16)
+ *   Q6_K    scales[0..15] (4), then per half h (h = 0, 1):               d
+ *           qh[32h..32h+31] and ql[64h..64h+31] alternating (8 + 8),
+ *           ql[64h+32..64h+63] (8)
  *   Q3_K    scales (3), hmask[0..31] (8), qs[0..63] (16)                 d
  *   Q2_K    scales[0..15] (4), d|dmin (1), qs[0..63] (16)                -
  *   IQ4_XS  d|scales_h (1), scales_l (1), qs[0..127] (32)                -
@@ -40,7 +42,11 @@
  * stream waiting on it. One thread, GB/s streamed, tails after the mains,
  * plane last and Q6_K's qh/ql each in one run -> this order: Q5_0 151936 x
  * 896 21-22 -> 30-32, Q5_0 32768 x 4864 21-22 -> 26-28, Q6_K 32768 x 4864
- * 8.6 -> 17-19. */
+ * 8.6 -> 17-19. A Q6_K half's first two units read qh c with ql c, c = 0..7:
+ * with qh and ql in two runs of 8 they met the lines 8 apart, in turn;
+ * alternating, they meet them in order (Zen 4, one thread, Q6_K 16384 x
+ * 4864: 19-20 -> 30-32 GB/s). The same interleave of Q5_K's qh and first
+ * qs slowed it (31-33 -> 17-24 GB/s), so Q5_K keeps its runs. */
 #ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
 #define WICK_KERNELS_MATMUL_QUANT_R16_H
 

@@ -230,12 +230,15 @@ T512 INLINE void k_groups(const int base, const char *p, int u, __m512i G[8]) {
         }
         break;
     }
-    case WICK_Q6_K: { /* unit g = 8h + 2k + c/4: group vectors c = 4(g%2) .. +3 of (h, k) */
+    case WICK_Q6_K: { /* unit g = 8h + 2k + c/4: group vectors c = 4(g%2) .. +3 of (h, k); qh c of half h at
+                       * 4 + 24h + 2c; ql c right after it (k even: the half's first 32 ql bytes per row) or
+                       * at 20 + 24h + c (k odd: its next 32) */
         const int h = u / 8, k = (u % 8) / 2, c0 = 4 * (u % 2);
         const __m512i m3 = _mm512_set1_epi8(0x30);
 #pragma GCC unroll 4
         for (int c = 0; c < 4; c++) {
-            const __m512i L = ld(p, 12 + 24 * h + 8 * (k & 1) + c0 + c), H = ld(p, 4 + 24 * h + c0 + c);
+            const __m512i H = ld(p, 4 + 24 * h + 2 * (c0 + c));
+            const __m512i L = k & 1 ? ld(p, 20 + 24 * h + c0 + c) : ld(p, 5 + 24 * h + 2 * (c0 + c));
             G[c] = _mm512_or_si512(k < 2 ? lo4(L) : hi4(L), _mm512_and_si512(shl(H, 4 - 2 * k), m3));
         }
         break;
