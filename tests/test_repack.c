@@ -3,7 +3,8 @@
  * the scalar twin against the file-layout scalar kernel, and the AVX-512
  * kernels against the file-layout AVX-512 kernel (bit-identical: same
  * integer sums, same float operations per row) for odd sizes, token counts
- * 1..33, uneven row splits and thread counts. */
+ * 1..33, uneven row splits and thread counts; and the arena the loader
+ * carves repacked matrices from (core/weight_alloc.h). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "check.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
+#include "core/weight_alloc.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
@@ -158,7 +160,33 @@ static void test_repack_matmul(void) {
     pool_free(pools[2]);
 }
 
+/* Takes are 64-byte aligned, back to back, never past the reservation;
+ * an empty arena gives nothing; holds() tells its buffer from others. */
+static void test_weight_arena(void) {
+    const size_t sizes[] = {1, 64, 65, 3000, 5 << 20};
+    size_t need = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) need += weight_arena_bytes(sizes[i]);
+    CHECK(need == 64 + 64 + 128 + 3008 + ((size_t)5 << 20));
+    weight_arena a;
+    CHECK(weight_arena_init(&a, need));
+    char *prev = NULL;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char *p = weight_arena_take(&a, sizes[i]);
+        CHECK(p && (uintptr_t)p % 64 == 0 && weight_arena_holds(&a, p) && weight_arena_holds(&a, p + sizes[i] - 1));
+        CHECK(!prev || p == prev + weight_arena_bytes(sizes[i - 1]));
+        memset(p, (int)i, sizes[i]); /* all of it writable (ASan) */
+        prev = p;
+    }
+    CHECK(a.used == need && weight_arena_take(&a, 1) == NULL);
+    char other[64];
+    CHECK(!weight_arena_holds(&a, other) && !weight_arena_holds(&a, a.base + a.size));
+    free(a.base);
+    weight_arena e;
+    CHECK(weight_arena_init(&e, 0) && weight_arena_take(&e, 1) == NULL && !weight_arena_holds(&e, other));
+}
+
 int main(void) {
+    RUN(test_weight_arena);
     RUN(test_repack_layout);
     const cpu_prefetch pf = cpu_prefetch_style();
     for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode kernels in every prefetch style */

@@ -94,6 +94,26 @@ static void *own(wick_model *m, void *p) {
     return p;
 }
 
+/* `bytes` for a weight copy: from the phase's arena, else a buffer of its own. */
+static void *weight_copy_buffer(loader *L, size_t bytes) {
+    void *p = weight_arena_take(&L->arena[L->phase], bytes);
+    return p ? p : own(L->m, weight_alloc(bytes));
+}
+
+/* Size the phase's arena: run it sizing, reserve what it asked for (the
+ * model owns the buffer), then leave it to run for real. */
+static int arena_reserve(loader *L, int phase, int (*run)(loader *, void *), void *ctx) {
+    L->phase = phase;
+    L->sizing = true;
+    L->need = 0;
+    const int rc = run(L, ctx);
+    L->sizing = false;
+    if (rc < 0) return rc;
+    if (!weight_arena_init(&L->arena[phase], L->need) || (L->need && !own(L->m, L->arena[phase].base)))
+        return wick_fail(L->err, "out of memory for the weights (%zu MiB)", L->need >> 20);
+    return 0;
+}
+
 /* Safetensors may place a tensor at an offset that is not a multiple of its
  * element size; kernels read whole elements, so such a tensor gets an
  * aligned copy the model owns. */
@@ -547,8 +567,12 @@ static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_
     to = dtype_fallback(to, t->ne[0]);
     if (t->type == to) return t;
     const size_t bytes = dtype_row_bytes(to, t->ne[0]) * (size_t)t->ne[1];
+    if (L->sizing) {
+        L->need += weight_arena_bytes(bytes);
+        return t;
+    }
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
-    void *data = own(L->m, weight_alloc(bytes));
+    void *data = weight_copy_buffer(L, bytes);
     if (!copy || !data) {
         wick_fail(L->err, "out of memory converting '%s' to %s (%zu MiB)", t->name, dtype_name(to), bytes >> 20);
         return NULL;
@@ -567,14 +591,11 @@ static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_
     return copy;
 }
 
-static int convert_weights(loader *L, const char *dtype) {
+/* Every matrix converted to ctx's type (a map_ctx); sizing, what that takes. */
+static int convert_all(loader *L, void *ctx) {
     wick_model *m = L->m;
-    int to = dtype_from_name(dtype);
-    if (to < 0 || !dtype_supported(to) || !quantize_row_supported(to))
-        return wick_fail(L->err, "unknown dtype \"%s\"; choose one of %s", dtype, quantize_row_type_names());
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
-    if (!pool) return -1;
+    wick_pool *pool = ((map_ctx *)ctx)->pool;
+    const int to = ((map_ctx *)ctx)->to;
     int rc = 0;
     const bool tied = m->output == m->tok_embd;
     if (!(m->tok_embd = convert_tensor(L, pool, m->tok_embd, to))) rc = -1;
@@ -588,11 +609,24 @@ static int convert_weights(loader *L, const char *dtype) {
         for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
             if (*mats[i] && !(*mats[i] = convert_tensor(L, pool, *mats[i], to))) rc = -1;
         /* The router stays as stored (llama.cpp's quantizer keeps it too): its top-k is a cliff. */
-        map_ctx c = {L, pool, to};
-        if (rc == 0 && w->moe && moe_map_matrices(w->moe, false, convert_cb, &c) < 0) rc = -1;
+        if (rc == 0 && w->moe && moe_map_matrices(w->moe, false, convert_cb, ctx) < 0) rc = -1;
     }
+    return rc;
+}
+
+/* The --dtype conversion, its copies in one arena. */
+static int convert_weights(loader *L, const char *dtype) {
+    int to = dtype_from_name(dtype);
+    if (to < 0 || !dtype_supported(to) || !quantize_row_supported(to))
+        return wick_fail(L->err, "unknown dtype \"%s\"; choose one of %s", dtype, quantize_row_type_names());
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
+    if (!pool) return -1;
+    map_ctx c = {L, pool, to};
+    int rc = arena_reserve(L, 0, convert_all, &c);
+    if (rc == 0) rc = convert_all(L, &c);
     pool_free(pool);
-    if (rc == 0) m->converted_type = to;
+    if (rc == 0) L->m->converted_type = to;
     return rc;
 }
 
@@ -605,12 +639,16 @@ static bool model_owns(const wick_model *m, const void *p) {
 }
 
 /* t repacked (matmul_repack), in place when the model owns its data (a
- * --dtype copy), else into a new buffer with the file's pages released. */
+ * --dtype copy), else into the phase's arena with the file's pages released. */
 static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_tensor *t) {
     if (!t || matmul_repack_type(t) < 0) return t;
+    const bool in_place = model_owns(L->m, t->data) || weight_arena_holds(&L->arena[0], t->data);
+    if (L->sizing) {
+        if (!in_place) L->need += weight_arena_bytes(t->nbytes);
+        return t;
+    }
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
-    const bool in_place = model_owns(L->m, t->data);
-    void *data = in_place ? (void *)t->data : own(L->m, weight_alloc(t->nbytes));
+    void *data = in_place ? (void *)t->data : weight_copy_buffer(L, t->nbytes);
     if (!copy || !data) {
         wick_fail(L->err, "out of memory repacking '%s' (%zu MiB)", t->name, t->nbytes >> 20);
         return NULL;
@@ -635,15 +673,11 @@ static const wick_tensor *repack_cb(void *ctx, const wick_tensor *t, int64_t uni
 }
 
 /* Repack every matrix matmul reads (the output projection, and with it a
- * tied token_embd, whose rows forward reads through matmul_weight_row).
- * WICK_REPACK=0 keeps the file layout. */
-static int repack_weights(loader *L) {
+ * tied token_embd, whose rows forward reads through matmul_weight_row);
+ * sizing, what that takes. */
+static int repack_all(loader *L, void *ctx) {
     wick_model *m = L->m;
-    const char *env = getenv("WICK_REPACK");
-    if (env && strcmp(env, "0") == 0) return 0;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
-    if (!pool) return -1;
+    wick_pool *pool = ((map_ctx *)ctx)->pool;
     int rc = 0;
     const bool tied = m->output == m->tok_embd;
     if (!(m->output = repack_tensor(L, pool, m->output))) rc = -1;
@@ -653,9 +687,21 @@ static int repack_weights(loader *L) {
         const wick_tensor **mats[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w_gate, &w->w_up, &w->w_down};
         for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
             if (*mats[i] && !(*mats[i] = repack_tensor(L, pool, *mats[i]))) rc = -1;
-        map_ctx c = {L, pool, -1};
-        if (rc == 0 && w->moe && moe_map_matrices(w->moe, true, repack_cb, &c) < 0) rc = -1;
+        if (rc == 0 && w->moe && moe_map_matrices(w->moe, true, repack_cb, ctx) < 0) rc = -1;
     }
+    return rc;
+}
+
+/* The repack, its copies in one arena. WICK_REPACK=0 keeps the file layout. */
+static int repack_weights(loader *L) {
+    const char *env = getenv("WICK_REPACK");
+    if (env && strcmp(env, "0") == 0) return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
+    if (!pool) return -1;
+    map_ctx c = {L, pool, -1};
+    int rc = arena_reserve(L, 1, repack_all, &c);
+    if (rc == 0) rc = repack_all(L, &c);
     pool_free(pool);
     return rc;
 }
@@ -703,7 +749,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         rc = wick_fail(err, "%s model without an expert count (%s)", m->arch->name, path);
     if (rc == 0) rc = hparams_validate(&m->hp, err);
     if (rc == 0) {
-        loader L = {m, path, err};
+        loader L = {.m = m, .path = path, .err = err};
         rc = bind_weights(&L);
         if (rc == 0 && params && params->dtype && params->dtype[0]) rc = convert_weights(&L, params->dtype);
         if (rc == 0) rc = repack_weights(&L);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/weight_alloc.h"
 #include "model/model.h"
 #include "model/moe.h"
 
@@ -14,6 +15,13 @@ typedef struct loader {
     wick_model *m;
     const char *path;
     wick_error *err;
+    /* Weight copies (convert, then repack) are carved from one arena per
+     * phase (core/weight_alloc.h); a phase first runs with `sizing` set,
+     * adding what it would take to `need`, then for real. */
+    weight_arena arena[2]; /* [0] the converted copies, [1] the repacked ones */
+    int phase;
+    bool sizing;
+    size_t need;
 } loader;
 
 /* The file's tensor of that name, or NULL. */
