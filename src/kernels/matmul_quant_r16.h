@@ -45,7 +45,7 @@
  * 8.6 -> 17-19. A Q6_K half's first two units read qh c with ql c, c = 0..7:
  * with qh and ql in two runs of 8 they met the lines 8 apart, in turn;
  * alternating, they meet them in order (Zen 4, one thread, Q6_K 16384 x
- * 4864: 19-20 -> 30-32 GB/s). The same interleave of Q5_K's qh and first
+ * 4864: 19-20 -> 29-33 GB/s). The same interleave of Q5_K's qh and first
  * qs slowed it (31-33 -> 17-24 GB/s), so Q5_K keeps its runs. */
 #ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
 #define WICK_KERNELS_MATMUL_QUANT_R16_H
