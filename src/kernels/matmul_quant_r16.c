@@ -15,7 +15,7 @@
 
 /* Where a block's file bytes go in its group's main part. */
 typedef struct r16_seg {
-    uint8_t at;  /* file byte offset */
+    uint8_t at;   /* file byte offset */
     uint8_t n;    /* dwords (= vectors) */
     uint8_t dst;  /* first vector */
     uint8_t step; /* vectors from one dword's to the next's */
@@ -38,7 +38,9 @@ static const r16_desc DESCS[] = {
     {WICK_IQ4_NL, 4, 0, -1, 0, {{2, 4, 0, 1}}, 1},
     {WICK_Q4_K, 36, -1, -1, 0, {{4, 3, 0, 1}, {0, 1, 3, 1}, {16, 32, 4, 1}}, 3},
     {WICK_Q5_K, 44, -1, -1, 0, {{4, 3, 0, 1}, {0, 1, 3, 1}, {16, 8, 4, 1}, {48, 32, 12, 1}}, 4},
-    {WICK_Q6_K, 52, 208, -1, 0, {{192, 4, 0, 1}, {128, 8, 4, 2}, {0, 8, 5, 2}, {32, 8, 20, 1}, {160, 8, 28, 2}, {64, 8, 29, 2}, {96, 8, 44, 1}}, 7},
+    {WICK_Q6_K, 52, 208, -1, 0, /* qh and the low ql of each half alternate */
+     {{192, 4, 0, 1}, {128, 8, 4, 2}, {0, 8, 5, 2}, {32, 8, 20, 1}, {160, 8, 28, 2}, {64, 8, 29, 2}, {96, 8, 44, 1}},
+     7},
     {WICK_Q3_K, 27, 108, -1, 0, {{96, 3, 0, 1}, {0, 8, 3, 1}, {32, 16, 11, 1}}, 3},
     {WICK_Q2_K, 21, -1, -1, 0, {{0, 4, 0, 1}, {80, 1, 4, 1}, {16, 16, 5, 1}}, 3},
     {WICK_IQ4_XS, 34, -1, -1, 0, {{0, 1, 0, 1}, {4, 1, 1, 1}, {8, 32, 2, 1}}, 3},

@@ -365,7 +365,8 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
          * is compiled). With the K types' prefetch moved into their own part
          * below, their 8-token kernels measured 3-5% slower. */
         if (is_k(base)) { /* an even block's span starts at its pair's tails */
-            cpu_prefetch_ahead(pf, b & 1 ? p : tail, mb + (size_t)(p - (b & 1 ? p : tail)), nta);
+            const char *start = b & 1 ? p : tail;
+            cpu_prefetch_ahead(pf, start, (size_t)(p - start) + mb, nta);
         } else { /* constant spans, so that the prefetches unroll */
             cpu_prefetch_ahead_unrolled(pf, p, mb, nta);
             if (tb && !(b & 1)) cpu_prefetch_ahead_unrolled(pf, tail, 2 * tb, nta);

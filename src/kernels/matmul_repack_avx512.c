@@ -85,6 +85,11 @@ T512 INLINE void r16_load(const int base, const char *blk, int h, __m512i G[8]) 
     for (int g = 0; g < 8; g++) G[g] = r16_group(base, blk, h, g);
 }
 
+/* Group h's 16 fp16 scales of block b of the pair at pp, as floats. */
+T512 INLINE __m512 r16_dw(const int base, const char *pp, int b, int h) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(pp + mm_r16_scales_at(base, b, h))));
+}
+
 /* Decode: NG groups × C tokens over blocks [b0, b1), pp the groups'
  * pair: NG = 2 both (C <= SG2), NG = 1 group h0 (C <= SG), one stream either
  * way. The sums start at 0 if first, else continue from y. */
@@ -109,7 +114,7 @@ T512 INLINE void r16_decode(const int base, const int NG, const int C, const int
             r16_load(base, blk, h0, G);
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++) is[c] = r16_dot(G, xb[c] + b, xs[c][b], off);
-            dw[0] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(blk + 2 * wb + 32 * h0)));
+            dw[0] = r16_dw(base, pp, b, h0);
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++)
                 acc[0][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(dw[0], _mm512_set1_ps(xd[c][b])), acc[0][c]);
@@ -146,7 +151,7 @@ T512 INLINE void r16_decode(const int base, const int NG, const int C, const int
                 is[1][c] = _mm512_add_epi32(is[1][c], is2[1][c]);
             }
 #pragma GCC unroll 2
-        for (int q = 0; q < NG; q++) dw[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(blk + 2 * wb + 32 * (h0 + q))));
+        for (int q = 0; q < NG; q++) dw[q] = r16_dw(base, pp, b, h0 + q);
 #pragma GCC unroll 2
         for (int q = 0; q < NG; q++)
 #pragma GCC unroll 8
@@ -252,8 +257,7 @@ T512 INLINE void r16_tile(const int base, const int NG, const int C, const char 
         }
 #pragma GCC unroll 2
         for (int q = 0; q < NG; q++) {
-            const char *sc = pp + mm_r16_scales_at(base, b0 + kb, h0 + q);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)sc));
+            const __m512 dw = r16_dw(base, pp, b0 + kb, h0 + q);
 #pragma GCC unroll 8
             for (int c = 0; c < C; c++)
                 acc[q][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[q][c]),
