@@ -100,20 +100,6 @@ static void *weight_copy_buffer(loader *L, size_t bytes) {
     return p ? p : own(L->m, weight_alloc(bytes));
 }
 
-/* Size the phase's arena: run it sizing, reserve what it asked for (the
- * model owns the buffer), then leave it to run for real. */
-static int arena_reserve(loader *L, int phase, int (*run)(loader *, void *), void *ctx) {
-    L->phase = phase;
-    L->sizing = true;
-    L->need = 0;
-    const int rc = run(L, ctx);
-    L->sizing = false;
-    if (rc < 0) return rc;
-    if (!weight_arena_init(&L->arena[phase], L->need) || (L->need && !own(L->m, L->arena[phase].base)))
-        return wick_fail(L->err, "out of memory for the weights (%zu MiB)", L->need >> 20);
-    return 0;
-}
-
 /* Safetensors may place a tensor at an offset that is not a multiple of its
  * element size; kernels read whole elements, so such a tensor gets an
  * aligned copy the model owns. */
@@ -591,11 +577,31 @@ static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_
     return copy;
 }
 
-/* Every matrix converted to ctx's type (a map_ctx); sizing, what that takes. */
-static int convert_all(loader *L, void *ctx) {
+/* One load phase on a pool of all cores: run it sizing, reserve the
+ * phase's arena for what it asked for (the model owns the buffer), then run
+ * it for real. */
+static int run_phase(loader *L, int phase, int (*run)(loader *, map_ctx *), int to) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
+    if (!pool) return -1;
+    map_ctx c = {L, pool, to};
+    L->phase = phase;
+    L->sizing = true;
+    L->need = 0;
+    int rc = run(L, &c);
+    L->sizing = false;
+    if (rc == 0 && (!weight_arena_init(&L->arena[phase], L->need) || (L->need && !own(L->m, L->arena[phase].base))))
+        rc = wick_fail(L->err, "out of memory for the weights (%zu MiB)", L->need >> 20);
+    if (rc == 0) rc = run(L, &c);
+    pool_free(pool);
+    return rc;
+}
+
+/* Every matrix converted to c->to; sizing, what that takes. */
+static int convert_all(loader *L, map_ctx *c) {
     wick_model *m = L->m;
-    wick_pool *pool = ((map_ctx *)ctx)->pool;
-    const int to = ((map_ctx *)ctx)->to;
+    wick_pool *pool = c->pool;
+    const int to = c->to;
     int rc = 0;
     const bool tied = m->output == m->tok_embd;
     if (!(m->tok_embd = convert_tensor(L, pool, m->tok_embd, to))) rc = -1;
@@ -609,7 +615,7 @@ static int convert_all(loader *L, void *ctx) {
         for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
             if (*mats[i] && !(*mats[i] = convert_tensor(L, pool, *mats[i], to))) rc = -1;
         /* The router stays as stored (llama.cpp's quantizer keeps it too): its top-k is a cliff. */
-        if (rc == 0 && w->moe && moe_map_matrices(w->moe, false, convert_cb, ctx) < 0) rc = -1;
+        if (rc == 0 && w->moe && moe_map_matrices(w->moe, false, convert_cb, c) < 0) rc = -1;
     }
     return rc;
 }
@@ -619,13 +625,7 @@ static int convert_weights(loader *L, const char *dtype) {
     int to = dtype_from_name(dtype);
     if (to < 0 || !dtype_supported(to) || !quantize_row_supported(to))
         return wick_fail(L->err, "unknown dtype \"%s\"; choose one of %s", dtype, quantize_row_type_names());
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
-    if (!pool) return -1;
-    map_ctx c = {L, pool, to};
-    int rc = arena_reserve(L, 0, convert_all, &c);
-    if (rc == 0) rc = convert_all(L, &c);
-    pool_free(pool);
+    const int rc = run_phase(L, 0, convert_all, to);
     if (rc == 0) L->m->converted_type = to;
     return rc;
 }
@@ -675,9 +675,9 @@ static const wick_tensor *repack_cb(void *ctx, const wick_tensor *t, int64_t uni
 /* Repack every matrix matmul reads (the output projection, and with it a
  * tied token_embd, whose rows forward reads through matmul_weight_row);
  * sizing, what that takes. */
-static int repack_all(loader *L, void *ctx) {
+static int repack_all(loader *L, map_ctx *c) {
     wick_model *m = L->m;
-    wick_pool *pool = ((map_ctx *)ctx)->pool;
+    wick_pool *pool = c->pool;
     int rc = 0;
     const bool tied = m->output == m->tok_embd;
     if (!(m->output = repack_tensor(L, pool, m->output))) rc = -1;
@@ -687,7 +687,7 @@ static int repack_all(loader *L, void *ctx) {
         const wick_tensor **mats[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w_gate, &w->w_up, &w->w_down};
         for (size_t i = 0; rc == 0 && i < sizeof mats / sizeof mats[0]; i++)
             if (*mats[i] && !(*mats[i] = repack_tensor(L, pool, *mats[i]))) rc = -1;
-        if (rc == 0 && w->moe && moe_map_matrices(w->moe, true, repack_cb, ctx) < 0) rc = -1;
+        if (rc == 0 && w->moe && moe_map_matrices(w->moe, true, repack_cb, c) < 0) rc = -1;
     }
     return rc;
 }
@@ -696,14 +696,7 @@ static int repack_all(loader *L, void *ctx) {
 static int repack_weights(loader *L) {
     const char *env = getenv("WICK_REPACK");
     if (env && strcmp(env, "0") == 0) return 0;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    wick_pool *pool = pool_new(cores > 0 ? (int)cores : 1, L->err);
-    if (!pool) return -1;
-    map_ctx c = {L, pool, -1};
-    int rc = arena_reserve(L, 1, repack_all, &c);
-    if (rc == 0) rc = repack_all(L, &c);
-    pool_free(pool);
-    return rc;
+    return run_phase(L, 1, repack_all, -1);
 }
 
 /* Bytes of weights one decode step reads: every matrix once (the embedding
