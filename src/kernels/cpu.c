@@ -7,6 +7,7 @@
  * Zen 4 and later); CPUs with AVX-512 but no VNNI run the AVX2 kernels. */
 #include "kernels/cpu.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,6 +26,8 @@ static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
 static atomic_int g_prefetch = PREFETCH_L1L2;
+static atomic_int g_prefetch_multi = PREFETCH_L1L2; /* from g_multi_from tokens per pass on */
+static atomic_int g_multi_from = INT_MAX;
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -101,6 +104,10 @@ static void detect(void) {
     atomic_store(&g_active, (int)active);
 
     cpu_prefetch pf = !f.amd ? PREFETCH_L1L2 : f.family >= 0x1a ? PREFETCH_NTA : PREFETCH_OFF;
+    if (f.amd && f.family == 0x19) { /* Zen 4: L1/L2 prefetches from 3 tokens a pass on (cpu.h) */
+        atomic_store(&g_prefetch_multi, (int)PREFETCH_L1L2);
+        atomic_store(&g_multi_from, 3);
+    }
     const char *pv = getenv("WICK_PREFETCH");
     if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) pf = PREFETCH_OFF;
     else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) pf = PREFETCH_L1L2;
@@ -112,6 +119,7 @@ static void detect(void) {
             if (d) g_nta_bytes = (int)d;
         }
     }
+    if (pv && *pv) atomic_store(&g_multi_from, INT_MAX); /* the override is for every n */
     atomic_store(&g_prefetch, (int)pf);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
 }
@@ -151,9 +159,18 @@ int cpu_prefetch_nta_bytes(void) {
     return g_nta_bytes;
 }
 
+cpu_prefetch cpu_prefetch_style_n(int n) {
+    ensure();
+    return (cpu_prefetch)atomic_load_explicit(n >= atomic_load_explicit(&g_multi_from, memory_order_relaxed)
+                                                  ? &g_prefetch_multi
+                                                  : &g_prefetch,
+                                              memory_order_relaxed);
+}
+
 void cpu_set_prefetch_style(cpu_prefetch style) {
     ensure();
     atomic_store(&g_prefetch, (int)style);
+    atomic_store(&g_multi_from, INT_MAX);
 }
 
 const char *cpu_prefetch_name(cpu_prefetch style) {

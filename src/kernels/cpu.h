@@ -36,17 +36,27 @@ typedef struct cpu_features {
  *                  leaves a core's stream short of a plain read's rate
  *                  (whole decode, Qwen2.5-0.5B, 2 threads: Q4_0 65 -> 80-97%,
  *                  Q8_0 68 -> 96%, F16 88 -> 93% of it).
- * WICK_PREFETCH=0|off, 1|l1l2 or nta[:BYTES] overrides. */
+ * That is the style for one token. Kernels applying several tokens per pass
+ * over the weights (batched decode, speculative verification) ask
+ * cpu_prefetch_style_n(n): on Zen 4 PREFETCH_L1L2 from 3 tokens on, where
+ * the unpacking and dot products leave the hardware prefetchers behind
+ * (Qwen2.5-0.5B decode steps of S sequences, 2 threads, step time against
+ * none, medians of 25 alternating rounds: Q4_0 S = 2 1.18x, 3 0.96x, 4
+ * 0.86x, 6-16 0.81x; Q4_K_M S = 2 1.07x, 4 0.96x, 8 0.81x); elsewhere the
+ * one-token style.
+ * WICK_PREFETCH=0|off, 1|l1l2 or nta[:BYTES] overrides, for every n. */
 typedef enum cpu_prefetch { PREFETCH_OFF = 0, PREFETCH_L1L2 = 1, PREFETCH_NTA = 2 } cpu_prefetch;
 /* PREFETCH_L1L2's distances ahead of the stream: into L1 a little ahead,
  * into L2 further ahead (more lines in flight than L1's fill buffers allow). */
 #define PREFETCH_L1_BYTES 4096
 #define PREFETCH_L2_BYTES 16384
 cpu_prefetch cpu_prefetch_style(void);
+/* The style for a stream kernel applying n tokens per pass (see above). */
+cpu_prefetch cpu_prefetch_style_n(int n);
 /* PREFETCH_NTA's distance ahead of the stream in bytes: 8192, or N from
  * WICK_PREFETCH=nta:N (a multiple of 64 in [64, 65536]). */
 int cpu_prefetch_nta_bytes(void);
-void cpu_set_prefetch_style(cpu_prefetch style); /* tests: run the kernels every way */
+void cpu_set_prefetch_style(cpu_prefetch style); /* tests: run the kernels every way (one style for every n) */
 const char *cpu_prefetch_name(cpu_prefetch style);
 #if defined(__x86_64__) || defined(__i386__)
 /* The prefetches style pf issues for the `span` bytes of a stream at p (a

@@ -13,7 +13,7 @@
  * of the tile's activations (in L1) feed 2·FT FMAs. Decode (n <= 16) streams
  * a 64-row block at a time, one sequential stream feeding four accumulator
  * chains (they hide the FMA latency; matmul() hands decode rows out in such
- * blocks), up to 4 tokens a pass, with the prefetches of cpu_prefetch_style(). */
+ * blocks), up to 4 tokens a pass, with the prefetches of cpu_prefetch_style_n(). */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -255,7 +255,7 @@ TF INLINE void rows_of(const int base, const void *w, int cols, const float *x, 
         prefill(base, w, cols, x, xb, n, y, ldy, r0, r1);
         return;
     }
-    switch (cpu_prefetch_style()) {
+    switch (cpu_prefetch_style_n(n)) {
     case PREFETCH_NTA: decode_pf(base, PREFETCH_NTA, w, cols, x, xb, n, y, ldy, r0, r1); break;
     case PREFETCH_L1L2: decode_pf(base, PREFETCH_L1L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
     default: decode_pf(base, PREFETCH_OFF, w, cols, x, xb, n, y, ldy, r0, r1); break;

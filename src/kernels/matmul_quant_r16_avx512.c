@@ -14,7 +14,7 @@
  * two FMAs per block and row, in block order: exactly the definition.
  *
  * Decode (n <= MM_STREAM_MAX_N) streams each group once with the
- * prefetches of cpu_prefetch_style(), unpacking every block and applying it
+ * prefetches of cpu_prefetch_style_n(n), unpacking every block and applying it
  * to up to SG tokens. Prefill unpacks a chunk of rows × blocks once into a
  * per-thread buffer (group vectors, scales as int32 or float vectors), then
  * runs tiles of two groups × T tokens over it, so that unpacking costs once
@@ -430,7 +430,7 @@ _Static_assert(SG == 4, "decode_group_c instantiates C = 1..4");
 
 T512 INLINE void decode_rows(const int base, const char *w, int nb, size_t gb, const acts *a, int n, float *y,
                              int ldy, int r0, int r1) {
-    const cpu_prefetch pf = cpu_prefetch_style();
+    const cpu_prefetch pf = cpu_prefetch_style_n(n);
     for (int rt = r0 & ~15; rt < r1; rt += 16) {
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));

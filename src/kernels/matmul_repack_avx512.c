@@ -18,7 +18,7 @@
  * prefetch) it left the stream waiting on that line, one thread Q8_0
  * 151936 x 896 22 -> 29-31 GB/s, 2 threads 84-89 -> 99-101% of the
  * memory's rate. The prefetches go ahead in the
- * style cpu_prefetch_style() picks for the CPU (none; into L1 and, further,
+ * style cpu_prefetch_style_n(n) picks for the CPU (none; into L1 and, further,
  * into L2; or non-temporal), every broadcast of activation bytes feeding both
  * groups' VPDPBUSD. With several tokens the broadcasts' loads, not the dot
  * products, bound a one-group kernel: Zen 5, 1 thread, weights in L2, Q8_0
@@ -335,7 +335,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         r16_prefill(base, w, nb, pb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
-    const cpu_prefetch pf = cpu_prefetch_style();
+    const cpu_prefetch pf = cpu_prefetch_style_n(n);
     for (int rt = r0 & ~15; rt < r1;) {
         const r16_at at = r16_locate(w, pb, rt, r0, r1);
         const int NG = at.pair ? 2 : 1;
