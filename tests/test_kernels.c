@@ -775,8 +775,22 @@ static void test_attention(void) {
     pool_free(pool);
 }
 
+/* The per-token-count prefetch style: the detected one for 1 token; a set
+ * style (or WICK_PREFETCH) holds for every token count. */
+static void test_prefetch_style_n(void) {
+    const cpu_prefetch pf = cpu_prefetch_style();
+    CHECK(cpu_prefetch_style_n(1) == pf);
+    CHECK(cpu_prefetch_style_n(0) == pf);
+    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) {
+        cpu_set_prefetch_style((cpu_prefetch)style);
+        for (int n = 1; n <= 16; n++) CHECK(cpu_prefetch_style_n(n) == (cpu_prefetch)style);
+    }
+    cpu_set_prefetch_style(pf);
+}
+
 int main(void) {
     printf("cpu: best isa %s\n", cpu_isa_name(cpu_best_isa()));
+    RUN(test_prefetch_style_n);
     RUN(test_fp16);
     RUN(test_bf16);
     RUN(test_quantize);
