@@ -26,8 +26,7 @@ static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
 static atomic_int g_prefetch = PREFETCH_L1L2;
-static atomic_int g_prefetch_multi = PREFETCH_L1L2; /* from g_multi_from tokens per pass on */
-static atomic_int g_multi_from = INT_MAX;
+static atomic_int g_multi_from = INT_MAX; /* PREFETCH_L1L2 from this many tokens a pass on */
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -104,22 +103,25 @@ static void detect(void) {
     atomic_store(&g_active, (int)active);
 
     cpu_prefetch pf = !f.amd ? PREFETCH_L1L2 : f.family >= 0x1a ? PREFETCH_NTA : PREFETCH_OFF;
-    if (f.amd && f.family == 0x19) { /* Zen 4: L1/L2 prefetches from 3 tokens a pass on (cpu.h) */
-        atomic_store(&g_prefetch_multi, (int)PREFETCH_L1L2);
-        atomic_store(&g_multi_from, 3);
-    }
+    const int multi_from = f.amd && f.family == 0x19 ? 3 : INT_MAX; /* Zen 4 (cpu.h) */
     const char *pv = getenv("WICK_PREFETCH");
-    if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) pf = PREFETCH_OFF;
-    else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) pf = PREFETCH_L1L2;
-    else if (pv && strncasecmp(pv, "nta", 3) == 0) {
+    bool forced = false; /* a recognised override holds for every n */
+    if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) {
+        pf = PREFETCH_OFF;
+        forced = true;
+    } else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) {
+        pf = PREFETCH_L1L2;
+        forced = true;
+    } else if (pv && strncasecmp(pv, "nta", 3) == 0) {
         char *end;
         const long d = pv[3] == ':' ? strtol(pv + 4, &end, 10) : 0;
         if (pv[3] == 0 || (pv[3] == ':' && *end == 0 && d >= 64 && d <= 65536 && d % 64 == 0)) {
             pf = PREFETCH_NTA;
+            forced = true;
             if (d) g_nta_bytes = (int)d;
         }
     }
-    if (pv && *pv) atomic_store(&g_multi_from, INT_MAX); /* the override is for every n */
+    atomic_store(&g_multi_from, forced ? INT_MAX : multi_from);
     atomic_store(&g_prefetch, (int)pf);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
 }
@@ -161,10 +163,8 @@ int cpu_prefetch_nta_bytes(void) {
 
 cpu_prefetch cpu_prefetch_style_n(int n) {
     ensure();
-    return (cpu_prefetch)atomic_load_explicit(n >= atomic_load_explicit(&g_multi_from, memory_order_relaxed)
-                                                  ? &g_prefetch_multi
-                                                  : &g_prefetch,
-                                              memory_order_relaxed);
+    if (n >= atomic_load_explicit(&g_multi_from, memory_order_relaxed)) return PREFETCH_L1L2;
+    return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
 }
 
 void cpu_set_prefetch_style(cpu_prefetch style) {
