@@ -141,12 +141,12 @@ int main(void) {
     RUN(test_f16);
     RUN(test_bf16);
     const cpu_prefetch pf = cpu_prefetch_style();
-    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) {
+    for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) {
         if (style == (int)pf) continue;
         cpu_set_prefetch_style((cpu_prefetch)style);
         RUN(test_f16);
         RUN(test_bf16);
     }
-    cpu_set_prefetch_style(pf);
+    cpu_reset_prefetch_style();
     return check_summary("test_float_r16");
 }

@@ -775,17 +775,35 @@ static void test_attention(void) {
     pool_free(pool);
 }
 
-/* The per-token-count prefetch style: the detected one for 1 token; a set
- * style (or WICK_PREFETCH) holds for every token count. */
+/* The per-token-count prefetch styles: the detected one for 1 token (a
+ * dense stream: it or PREFETCH_L2, which only Zen 4 picks, for 1 token
+ * only; for more tokens PREFETCH_L2 only as WICK_PREFETCH's); a set style (or WICK_PREFETCH)
+ * holds for every token count and stream; a reset brings the detected
+ * styles back. */
 static void test_prefetch_style_n(void) {
     const cpu_prefetch pf = cpu_prefetch_style();
+    const cpu_prefetch dense1 = cpu_prefetch_style_dense(1), multi8 = cpu_prefetch_style_n(8);
     CHECK(cpu_prefetch_style_n(1) == pf);
     CHECK(cpu_prefetch_style_n(0) == pf);
-    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) {
-        cpu_set_prefetch_style((cpu_prefetch)style);
-        for (int n = 1; n <= 16; n++) CHECK(cpu_prefetch_style_n(n) == (cpu_prefetch)style);
+    CHECK(dense1 == pf || dense1 == PREFETCH_L2);
+    for (int n = 2; n <= 16; n++) {
+        CHECK(cpu_prefetch_style_dense(n) != PREFETCH_L2 || pf == PREFETCH_L2); /* WICK_PREFETCH=l2 */
+        if (dense1 == pf) CHECK(cpu_prefetch_style_dense(n) == cpu_prefetch_style_n(n)); /* not Zen 4 */
     }
-    cpu_set_prefetch_style(pf);
+    for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) {
+        cpu_set_prefetch_style((cpu_prefetch)style);
+        for (int n = 1; n <= 16; n++) {
+            CHECK(cpu_prefetch_style_n(n) == (cpu_prefetch)style);
+            CHECK(cpu_prefetch_style_dense(n) == (cpu_prefetch)style);
+        }
+        CHECK(strcmp(cpu_prefetch_name((cpu_prefetch)style), "unknown") != 0);
+    }
+    cpu_reset_prefetch_style();
+    CHECK(cpu_prefetch_style() == pf);
+    CHECK(cpu_prefetch_style_dense(1) == dense1);
+    CHECK(cpu_prefetch_style_n(8) == multi8);
+    printf("prefetch styles: 1 token %s, dense %s; 8 tokens %s, dense %s\n", cpu_prefetch_name(pf),
+           cpu_prefetch_name(dense1), cpu_prefetch_name(multi8), cpu_prefetch_name(cpu_prefetch_style_dense(8)));
 }
 
 int main(void) {
@@ -795,13 +813,12 @@ int main(void) {
     RUN(test_bf16);
     RUN(test_quantize);
     RUN(test_pool);
-    const cpu_prefetch pf = cpu_prefetch_style();
-    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode kernels in every prefetch style */
+    for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */
         cpu_set_prefetch_style((cpu_prefetch)style);
         printf("prefetch style %s\n", cpu_prefetch_name((cpu_prefetch)style));
         RUN(test_matmul_isas);
     }
-    cpu_set_prefetch_style(pf);
+    cpu_reset_prefetch_style();
     cpu_set_f16_by_halves(!cpu_f16_by_halves()); /* F16 widened 16 and 8 at a time */
     RUN(test_matmul_isas);
     cpu_set_f16_by_halves(!cpu_f16_by_halves());
@@ -810,10 +827,10 @@ int main(void) {
     RUN(test_rmsnorm_softmax_silu);
     RUN(test_gelu_softcap);
     RUN(test_rope);
-    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode attention prefetches per style */
+    for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode attention prefetches per style */
         cpu_set_prefetch_style((cpu_prefetch)style);
         RUN(test_attention);
     }
-    cpu_set_prefetch_style(pf);
+    cpu_reset_prefetch_style();
     return check_summary("test_kernels");
 }

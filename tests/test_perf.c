@@ -117,14 +117,13 @@ static void test_sum_words(void) {
         CHECK(bench_sum_words_scalar(p, n) == want);
         for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
             CHECK(cpu_set_isa((cpu_isa)isa));
-            for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) {
-                const cpu_prefetch pf = cpu_prefetch_style();
+            for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) {
                 cpu_set_prefetch_style((cpu_prefetch)style);
                 for (int pre = 0; pre < 2; pre++)
                     CHECK_MSG(bench_sum_words(p + (n > 2), n - (n > 2) * 2 + (n > 2), pre) ==
                                   bench_sum_words_scalar(p + (n > 2), n - (n > 2) * 2 + (n > 2)),
                               "sum n=%zu prefetch %d style %d", n, pre, style);
-                cpu_set_prefetch_style(pf);
+                cpu_reset_prefetch_style();
             }
         }
         cpu_set_isa(saved);

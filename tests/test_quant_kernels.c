@@ -257,11 +257,11 @@ int main(void) {
     const cpu_prefetch pf = cpu_prefetch_style();
     RUN(test_kernels);
     decode_only = true;
-    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode kernels in every prefetch style */
+    for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */
         if (style == (int)pf) continue;
         cpu_set_prefetch_style((cpu_prefetch)style);
         RUN(test_kernels);
     }
-    cpu_set_prefetch_style(pf);
+    cpu_reset_prefetch_style();
     return check_summary("test_quant_kernels");
 }

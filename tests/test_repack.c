@@ -188,11 +188,10 @@ static void test_weight_arena(void) {
 int main(void) {
     RUN(test_weight_arena);
     RUN(test_repack_layout);
-    const cpu_prefetch pf = cpu_prefetch_style();
-    for (int style = PREFETCH_OFF; style <= PREFETCH_NTA; style++) { /* decode kernels in every prefetch style */
+    for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */
         cpu_set_prefetch_style((cpu_prefetch)style);
         RUN(test_repack_matmul);
     }
-    cpu_set_prefetch_style(pf);
+    cpu_reset_prefetch_style();
     return check_summary("test_repack");
 }

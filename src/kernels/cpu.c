@@ -27,6 +27,8 @@ static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
 static atomic_int g_prefetch = PREFETCH_L1L2;
 static atomic_int g_multi_from = INT_MAX; /* PREFETCH_L1L2 from this many tokens a pass on */
+static atomic_int g_dense_upto = 0;       /* dense streams: PREFETCH_L2 up to this many tokens a pass, */
+static atomic_int g_dense_multi_from = INT_MAX; /* PREFETCH_L1L2 from this many on */
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -44,6 +46,44 @@ static bool env_flag(const char *name, bool dflt) {
     const char *v = getenv(name);
     if (v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) return v[0] == '1';
     return dflt;
+}
+
+/* Zen 4's styles by tokens a pass (cpu.h): a stream of several tokens
+ * prefetches into L1 and L2 from MULTI_FROM tokens on; a dense one takes
+ * PREFETCH_L2 up to DENSE_UPTO tokens and L1/L2 from DENSE_MULTI_FROM on. */
+#define MULTI_FROM 3
+#define DENSE_UPTO 1
+#define DENSE_MULTI_FROM 5
+
+/* The prefetch styles for the CPU (cpu.h), or WICK_PREFETCH's. */
+static void detect_prefetch(const cpu_features *f) {
+    cpu_prefetch pf = !f->amd ? PREFETCH_L1L2 : f->family >= 0x1a ? PREFETCH_NTA : PREFETCH_OFF;
+    const bool zen4 = f->amd && f->family == 0x19;
+    const char *pv = getenv("WICK_PREFETCH");
+    bool forced = false; /* a recognised override holds for every n and stream */
+    if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) {
+        pf = PREFETCH_OFF;
+        forced = true;
+    } else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) {
+        pf = PREFETCH_L1L2;
+        forced = true;
+    } else if (pv && strcasecmp(pv, "l2") == 0) {
+        pf = PREFETCH_L2;
+        forced = true;
+    } else if (pv && strncasecmp(pv, "nta", 3) == 0) {
+        char *end;
+        const long d = pv[3] == ':' ? strtol(pv + 4, &end, 10) : 0;
+        if (pv[3] == 0 || (pv[3] == ':' && *end == 0 && d >= 64 && d <= 65536 && d % 64 == 0)) {
+            pf = PREFETCH_NTA;
+            forced = true;
+            if (d) g_nta_bytes = (int)d;
+        }
+    }
+    const bool own = forced || !zen4; /* the one style for every n */
+    atomic_store(&g_multi_from, own ? INT_MAX : MULTI_FROM);
+    atomic_store(&g_dense_upto, own ? 0 : DENSE_UPTO);
+    atomic_store(&g_dense_multi_from, own ? INT_MAX : DENSE_MULTI_FROM);
+    atomic_store(&g_prefetch, (int)pf);
 }
 
 static void detect(void) {
@@ -102,27 +142,7 @@ static void detect(void) {
     }
     atomic_store(&g_active, (int)active);
 
-    cpu_prefetch pf = !f.amd ? PREFETCH_L1L2 : f.family >= 0x1a ? PREFETCH_NTA : PREFETCH_OFF;
-    const int multi_from = f.amd && f.family == 0x19 ? 3 : INT_MAX; /* Zen 4 (cpu.h) */
-    const char *pv = getenv("WICK_PREFETCH");
-    bool forced = false; /* a recognised override holds for every n */
-    if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) {
-        pf = PREFETCH_OFF;
-        forced = true;
-    } else if (pv && (strcmp(pv, "1") == 0 || strcasecmp(pv, "l1l2") == 0)) {
-        pf = PREFETCH_L1L2;
-        forced = true;
-    } else if (pv && strncasecmp(pv, "nta", 3) == 0) {
-        char *end;
-        const long d = pv[3] == ':' ? strtol(pv + 4, &end, 10) : 0;
-        if (pv[3] == 0 || (pv[3] == ':' && *end == 0 && d >= 64 && d <= 65536 && d % 64 == 0)) {
-            pf = PREFETCH_NTA;
-            forced = true;
-            if (d) g_nta_bytes = (int)d;
-        }
-    }
-    atomic_store(&g_multi_from, forced ? INT_MAX : multi_from);
-    atomic_store(&g_prefetch, (int)pf);
+    detect_prefetch(&f);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
 }
 
@@ -167,10 +187,24 @@ cpu_prefetch cpu_prefetch_style_n(int n) {
     return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
 }
 
+cpu_prefetch cpu_prefetch_style_dense(int n) {
+    ensure();
+    if (n <= atomic_load_explicit(&g_dense_upto, memory_order_relaxed)) return PREFETCH_L2;
+    if (n >= atomic_load_explicit(&g_dense_multi_from, memory_order_relaxed)) return PREFETCH_L1L2;
+    return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
+}
+
 void cpu_set_prefetch_style(cpu_prefetch style) {
     ensure();
     atomic_store(&g_prefetch, (int)style);
     atomic_store(&g_multi_from, INT_MAX);
+    atomic_store(&g_dense_upto, 0);
+    atomic_store(&g_dense_multi_from, INT_MAX);
+}
+
+void cpu_reset_prefetch_style(void) {
+    ensure();
+    detect_prefetch(&g_features);
 }
 
 const char *cpu_prefetch_name(cpu_prefetch style) {
@@ -178,6 +212,7 @@ const char *cpu_prefetch_name(cpu_prefetch style) {
     case PREFETCH_OFF: return "off";
     case PREFETCH_L1L2: return "l1l2";
     case PREFETCH_NTA: return "nta";
+    case PREFETCH_L2: return "l2";
     }
     return "unknown";
 }

@@ -258,6 +258,7 @@ TF INLINE void rows_of(const int base, const void *w, int cols, const float *x, 
     switch (cpu_prefetch_style_n(n)) {
     case PREFETCH_NTA: decode_pf(base, PREFETCH_NTA, w, cols, x, xb, n, y, ldy, r0, r1); break;
     case PREFETCH_L1L2: decode_pf(base, PREFETCH_L1L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_L2: decode_pf(base, PREFETCH_L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
     default: decode_pf(base, PREFETCH_OFF, w, cols, x, xb, n, y, ldy, r0, r1); break;
     }
 }

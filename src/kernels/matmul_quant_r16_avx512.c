@@ -446,6 +446,7 @@ T512 INLINE void decode_rows(const int base, const char *w, int nb, size_t gb, c
             switch (pf) {
             case PREFETCH_NTA: decode_group_c(base, C, PREFETCH_NTA, gp, nb, a, tok, yp, m); break;
             case PREFETCH_L1L2: decode_group_c(base, C, PREFETCH_L1L2, gp, nb, a, tok, yp, m); break;
+            case PREFETCH_L2: decode_group_c(base, C, PREFETCH_L2, gp, nb, a, tok, yp, m); break;
             default: decode_group_c(base, C, PREFETCH_OFF, gp, nb, a, tok, yp, m); break;
             }
         }

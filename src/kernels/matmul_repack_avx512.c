@@ -335,7 +335,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         r16_prefill(base, w, nb, pb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
-    const cpu_prefetch pf = cpu_prefetch_style_n(n);
+    const cpu_prefetch pf = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
     for (int rt = r0 & ~15; rt < r1;) {
         const r16_at at = r16_locate(w, pb, rt, r0, r1);
         const int NG = at.pair ? 2 : 1;
@@ -364,6 +364,7 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
     switch (i0 == 0 ? pf : PREFETCH_OFF) { /* later passes find the chunk in L1 */                                    \
     case PREFETCH_NTA: r16_decode_c(base, NG, C, PREFETCH_NTA, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
     case PREFETCH_L1L2: r16_decode_c(base, NG, C, PREFETCH_L1L2, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
+    case PREFETCH_L2: r16_decode_c(base, NG, C, PREFETCH_L2, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
     default: r16_decode_c(base, NG, C, PREFETCH_OFF, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break;       \
     }
                 if (at.pair) { R16_DECODE(2) }
