@@ -806,8 +806,28 @@ static void test_prefetch_style_n(void) {
            cpu_prefetch_name(dense1), cpu_prefetch_name(multi8), cpu_prefetch_name(cpu_prefetch_style_dense(8)));
 }
 
+/* copy_nt against its twin (memcpy): every length to 300 at every
+ * destination offset in a line, bytes around dst untouched. */
+static void test_copy_nt(void) {
+    static _Alignas(64) unsigned char src[448], dst[512], want[512];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(rnd_u32() >> 7);
+    const cpu_isa saved = cpu_isa_active();
+    for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+        CHECK(cpu_set_isa((cpu_isa)isa));
+        for (size_t off = 0; off < 64; off += 1 + (off > 8) * 6)
+            for (size_t n = 0; n <= 300; n += 1 + n / 16) {
+                memset(dst, 0xa5, sizeof dst), memset(want, 0xa5, sizeof want);
+                copy_nt(dst + off, src + (n % 7), n);
+                copy_nt_scalar(want + off, src + (n % 7), n);
+                CHECK_MSG(memcmp(dst, want, sizeof dst) == 0, "copy_nt isa %d off %zu n %zu", isa, off, n);
+            }
+    }
+    cpu_set_isa(saved);
+}
+
 int main(void) {
     printf("cpu: best isa %s\n", cpu_isa_name(cpu_best_isa()));
+    RUN(test_copy_nt);
     RUN(test_prefetch_style_n);
     RUN(test_fp16);
     RUN(test_bf16);

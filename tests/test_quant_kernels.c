@@ -263,5 +263,8 @@ int main(void) {
         RUN(test_kernels);
     }
     cpu_reset_prefetch_style();
+    cpu_set_act_nt(!cpu_act_nt()); /* decode activations copied out non-temporally, and not */
+    RUN(test_kernels);
+    cpu_set_act_nt(!cpu_act_nt());
     return check_summary("test_quant_kernels");
 }

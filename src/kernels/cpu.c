@@ -31,6 +31,7 @@ static atomic_int g_dense_upto = 0;       /* dense streams: PREFETCH_L2 up to th
 static atomic_int g_dense_multi_from = INT_MAX; /* PREFETCH_L1L2 from this many on */
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
+static atomic_bool g_act_nt = false;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #if WICK_X86
@@ -144,6 +145,7 @@ static void detect(void) {
 
     detect_prefetch(&f);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
+    atomic_store(&g_act_nt, env_flag("WICK_ACT_NT", f.amd && f.family == 0x19));
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -225,6 +227,16 @@ bool cpu_f16_by_halves(void) {
 void cpu_set_f16_by_halves(bool on) {
     ensure();
     atomic_store(&g_f16_halves, on);
+}
+
+bool cpu_act_nt(void) {
+    ensure();
+    return atomic_load_explicit(&g_act_nt, memory_order_relaxed);
+}
+
+void cpu_set_act_nt(bool on) {
+    ensure();
+    atomic_store(&g_act_nt, on);
 }
 
 const char *cpu_isa_name(cpu_isa isa) {

@@ -120,6 +120,16 @@ static inline __attribute__((always_inline)) void cpu_prefetch_ahead_unrolled(co
 bool cpu_f16_by_halves(void);
 void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
 
+/* Whether a decode step's Q8_K activations (ffn_down's input, written by the
+ * calling thread, read by every thread) are quantized into a buffer of the
+ * writer's own and copied out with non-temporal stores: on Zen 4 (AMD family
+ * 0x19), where writing lines the other thread had read cost 5-7 µs a layer
+ * in the regime with the most bandwidth (1.3 µs with no other reader; the
+ * copy takes 0.2); Q4_K_M decode steps 0.984x. Same values either way.
+ * WICK_ACT_NT=0|1 overrides. */
+bool cpu_act_nt(void);
+void cpu_set_act_nt(bool on); /* tests: run both ways */
+
 const cpu_features *cpu_get_features(void);
 cpu_isa cpu_best_isa(void);     /* highest the CPU supports */
 cpu_isa cpu_isa_active(void);   /* in use (best, or lowered by WICK_ISA / cpu_set_isa) */

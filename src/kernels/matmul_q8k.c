@@ -1,10 +1,12 @@
 /* matmul_q8k.c — owns the preparation of Q8_K activations for the K-type
  * matmuls (see matmul_q8k.h): scratch size, and the rows split over the pool
- * (quantize_row_q8_k_isa in convert.c does each row). */
+ * (quantize_row_q8_k_isa in convert.c does each row); one decode row goes
+ * out with non-temporal stores where cpu_act_nt() says so. */
 #include "kernels/matmul_q8k.h"
 
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
+#include "kernels/ops.h"
 
 size_t mm_q8k_xq_bytes(int cols, int n) { return (size_t)n * (size_t)(cols / WICK_QK_K) * sizeof(block_q8_K); }
 
@@ -24,6 +26,15 @@ static void q8k_task(void *arg, int ith, int nth) {
 }
 
 void mm_q8k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
+    /* Decode: into this thread's own buffer, then out with non-temporal
+     * stores (cpu_act_nt in cpu.h; the other threads read xq next) */
+    static _Thread_local _Alignas(64) char own[1 << 16];
+    const size_t bytes = mm_q8k_xq_bytes(cols, n);
+    if (n == 1 && bytes <= sizeof own && cpu_act_nt()) {
+        quantize_row_q8_k_isa(x, own, cols / WICK_QK_K, cpu_isa_active());
+        copy_nt(xq, own, bytes);
+        return;
+    }
     q8k_job j = {x, n, cols, xq, cpu_isa_active()};
     if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
     pool_run(pool, q8k_task, &j);

@@ -1,5 +1,6 @@
 /* ops.c — owns the small row kernels of the forward pass: RMSNorm, RoPE,
- * SiLU gating, residual add and softmax (see ops.h).
+ * SiLU gating, residual add and softmax, and the non-temporal copy that
+ * hands decode activations to the other threads (see ops.h).
  *
  * Mostly scalar C (a small share of the time); SiLU and softmax, which
  * call exp once per element, have AVX2 / AVX-512 versions (simd_math.h,
@@ -12,6 +13,12 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
@@ -224,6 +231,34 @@ void silu_mul(float *g, const float *u, int n) {
     else if (isa >= ISA_AVX2) i = silu_mul_avx2(g, u, n);
 #endif
     for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+void copy_nt_scalar(void *dst, const void *src, size_t n) {
+    if (n) memcpy(dst, src, n);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void copy_nt_avx2(char *d, const char *s, size_t n) {
+    const size_t head = (64 - (uintptr_t)d % 64) % 64 < n ? (64 - (uintptr_t)d % 64) % 64 : n;
+    memcpy(d, s, head);
+    size_t o = head;
+    for (; o + 64 <= n; o += 64) {
+        _mm256_stream_si256((__m256i *)(d + o), _mm256_loadu_si256((const __m256i *)(s + o)));
+        _mm256_stream_si256((__m256i *)(d + o + 32), _mm256_loadu_si256((const __m256i *)(s + o + 32)));
+    }
+    _mm_sfence();
+    memcpy(d + o, s + o, n - o);
+}
+#endif
+
+void copy_nt(void *dst, const void *src, size_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu_isa_active() >= ISA_AVX2) {
+        copy_nt_avx2(dst, src, n);
+        return;
+    }
+#endif
+    copy_nt_scalar(dst, src, n);
 }
 
 void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n) {

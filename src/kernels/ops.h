@@ -4,6 +4,7 @@
 #ifndef WICK_KERNELS_OPS_H
 #define WICK_KERNELS_OPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* out = x / sqrt(mean(x²) + eps) * w  (w may be NULL = all ones); out may alias x. */
@@ -57,6 +58,12 @@ void rope_angles_scaled(int32_t pos, const float *inv_freq, double mscale, int i
 void vec_add(float *restrict y, const float *restrict x, int n);
 /* y[i] = fp16(x[i]), round to nearest even (F16 KV cache rows). The F16C /
  * AVX-512 path and the scalar twin write the same bits for finite values and inf. */
+/* memcpy that writes the whole 64-byte lines of dst with non-temporal
+ * stores (no read-for-ownership of lines another core holds; the data goes
+ * to memory, not this core's cache), then a store fence; the rest with
+ * plain stores. copy_nt_scalar is its twin: memcpy. */
+void copy_nt(void *dst, const void *src, size_t n);
+void copy_nt_scalar(void *dst, const void *src, size_t n);
 void f32_to_f16_row(const float *x, uint16_t *y, int n);
 void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n);
 /* And back (exact: every fp16 value is a float). */
