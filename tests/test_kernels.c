@@ -776,10 +776,9 @@ static void test_attention(void) {
 }
 
 /* The per-token-count prefetch styles: the detected one for 1 token (a
- * dense stream: it or PREFETCH_L2, which only Zen 4 picks, for 1 token
- * only; for more tokens PREFETCH_L2 only as WICK_PREFETCH's); a set style (or WICK_PREFETCH)
- * holds for every token count and stream; a reset brings the detected
- * styles back. */
+ * dense stream: it or PREFETCH_L2, which only Zen 4 picks, and for 1 token
+ * only unless WICK_PREFETCH=l2); a set style (or WICK_PREFETCH) holds for
+ * every token count and stream; a reset brings the detected styles back. */
 static void test_prefetch_style_n(void) {
     const cpu_prefetch pf = cpu_prefetch_style();
     const cpu_prefetch dense1 = cpu_prefetch_style_dense(1), multi8 = cpu_prefetch_style_n(8);
@@ -806,8 +805,8 @@ static void test_prefetch_style_n(void) {
            cpu_prefetch_name(dense1), cpu_prefetch_name(multi8), cpu_prefetch_name(cpu_prefetch_style_dense(8)));
 }
 
-/* copy_nt against its twin (memcpy): every length to 300 at every
- * destination offset in a line, bytes around dst untouched. */
+/* copy_nt against its twin (memcpy): lengths 0-300 at destination offsets
+ * across a line, unaligned sources, bytes around dst untouched. */
 static void test_copy_nt(void) {
     static _Alignas(64) unsigned char src[448], dst[512], want[512];
     for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(rnd_u32() >> 7);

@@ -52,8 +52,9 @@ typedef struct cpu_features {
  * 2-4, PREFETCH_L1L2 from 5 on; elsewhere the same as cpu_prefetch_style_n.
  * Measured on Zen 4, 2 threads: 151936 x 896 at one token, share of a
  * plain read's rate with the memory quiet, medians of ~80 alternating
- * rounds: none 67%, L2 2 KiB ahead 82%, 4 KiB 84%, 6 KiB 78%, L1 4 KiB 68%
- * (Q4_0 and Q5_0 keep up: 100% without prefetching). Qwen2.5-0.5B Q8_0
+ * rounds: none 67%, L2 2 KiB ahead 82%, 4 KiB 84%, 6 KiB 78%, L1 2 KiB
+ * 68%, non-temporal 4 KiB 68% (Q4_0 and Q5_0 keep up: 100% without
+ * prefetching). Qwen2.5-0.5B Q8_0
  * decode steps of S sequences, ms, none / L1L2 (3 alternating runs): S = 3
  * 11.9 / 14.0, 4 12.6 / 15.5, 5 16.5 / 15.5, 6 19.1 / 16.5, 8 24 / 21.
  * WICK_PREFETCH=0|off, 1|l1l2, l2 or nta[:BYTES] overrides, for every n
@@ -79,9 +80,9 @@ const char *cpu_prefetch_name(cpu_prefetch style);
 #if defined(__x86_64__) || defined(__i386__)
 /* The prefetches style pf issues for the `span` bytes of a stream at p (a
  * multiple of 64): PREFETCH_L1L2 into L1 and into L2 at their distances,
- * PREFETCH_L2 into L2 at its, PREFETCH_NTA non-temporally `nta` bytes ahead
- * (cpu_prefetch_nta_bytes()), PREFETCH_OFF none. pf is a constant where it is called, so the other
- * styles' loops fold away. */
+ * PREFETCH_L2 into L2 at its, PREFETCH_NTA non-temporally `nta` bytes
+ * ahead (cpu_prefetch_nta_bytes()), PREFETCH_OFF none. pf is a constant
+ * where it is called, so the other styles' loops fold away. */
 static inline __attribute__((always_inline)) void cpu_prefetch_ahead(const int pf, const char *p, size_t span,
                                                                      size_t nta) {
     for (size_t o = 0; pf == PREFETCH_L1L2 && o < span; o += 64) {

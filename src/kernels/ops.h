@@ -56,14 +56,14 @@ void vec_add_scaled(float *restrict y, const float *restrict x, float s, int n);
 void rope_angles_scaled(int32_t pos, const float *inv_freq, double mscale, int i0, int i1, float *cs, float *sn);
 /* y[i] += x[i] */
 void vec_add(float *restrict y, const float *restrict x, int n);
-/* y[i] = fp16(x[i]), round to nearest even (F16 KV cache rows). The F16C /
- * AVX-512 path and the scalar twin write the same bits for finite values and inf. */
 /* memcpy that writes the whole 64-byte lines of dst with non-temporal
  * stores (no read-for-ownership of lines another core holds; the data goes
  * to memory, not this core's cache), then a store fence; the rest with
  * plain stores. copy_nt_scalar is its twin: memcpy. */
 void copy_nt(void *dst, const void *src, size_t n);
 void copy_nt_scalar(void *dst, const void *src, size_t n);
+/* y[i] = fp16(x[i]), round to nearest even (F16 KV cache rows). The F16C /
+ * AVX-512 path and the scalar twin write the same bits for finite values and inf. */
 void f32_to_f16_row(const float *x, uint16_t *y, int n);
 void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n);
 /* And back (exact: every fp16 value is a float). */
