@@ -7,7 +7,6 @@
  * Zen 4 and later); CPUs with AVX-512 but no VNNI run the AVX2 kernels. */
 #include "kernels/cpu.h"
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -26,9 +25,7 @@ static cpu_features g_features;
 static cpu_isa g_best = ISA_SCALAR;
 static atomic_int g_active = ISA_SCALAR;
 static atomic_int g_prefetch = PREFETCH_L1L2;
-static atomic_int g_multi_from = INT_MAX; /* PREFETCH_L1L2 from this many tokens a pass on */
-static atomic_int g_dense_upto = 0;       /* dense streams: PREFETCH_L2 up to this many tokens a pass, */
-static atomic_int g_dense_multi_from = INT_MAX; /* PREFETCH_L1L2 from this many on */
+static atomic_bool g_per_n = false; /* Zen 4's styles by tokens a pass (below); else one style for every n */
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
 static atomic_bool g_act_nt = false;
@@ -80,10 +77,7 @@ static void detect_prefetch(const cpu_features *f) {
             if (d) g_nta_bytes = (int)d;
         }
     }
-    const bool own = forced || !zen4; /* the one style for every n */
-    atomic_store(&g_multi_from, own ? INT_MAX : MULTI_FROM);
-    atomic_store(&g_dense_upto, own ? 0 : DENSE_UPTO);
-    atomic_store(&g_dense_multi_from, own ? INT_MAX : DENSE_MULTI_FROM);
+    atomic_store(&g_per_n, zen4 && !forced);
     atomic_store(&g_prefetch, (int)pf);
 }
 
@@ -185,23 +179,23 @@ int cpu_prefetch_nta_bytes(void) {
 
 cpu_prefetch cpu_prefetch_style_n(int n) {
     ensure();
-    if (n >= atomic_load_explicit(&g_multi_from, memory_order_relaxed)) return PREFETCH_L1L2;
+    if (atomic_load_explicit(&g_per_n, memory_order_relaxed) && n >= MULTI_FROM) return PREFETCH_L1L2;
     return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
 }
 
 cpu_prefetch cpu_prefetch_style_dense(int n) {
     ensure();
-    if (n <= atomic_load_explicit(&g_dense_upto, memory_order_relaxed)) return PREFETCH_L2;
-    if (n >= atomic_load_explicit(&g_dense_multi_from, memory_order_relaxed)) return PREFETCH_L1L2;
+    if (atomic_load_explicit(&g_per_n, memory_order_relaxed)) {
+        if (n <= DENSE_UPTO) return PREFETCH_L2;
+        if (n >= DENSE_MULTI_FROM) return PREFETCH_L1L2;
+    }
     return (cpu_prefetch)atomic_load_explicit(&g_prefetch, memory_order_relaxed);
 }
 
 void cpu_set_prefetch_style(cpu_prefetch style) {
     ensure();
     atomic_store(&g_prefetch, (int)style);
-    atomic_store(&g_multi_from, INT_MAX);
-    atomic_store(&g_dense_upto, 0);
-    atomic_store(&g_dense_multi_from, INT_MAX);
+    atomic_store(&g_per_n, false);
 }
 
 void cpu_reset_prefetch_style(void) {
