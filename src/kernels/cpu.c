@@ -53,10 +53,12 @@ static bool env_flag(const char *name, bool dflt) {
 #define DENSE_UPTO 1
 #define DENSE_MULTI_FROM 5
 
+/* Zen 4 (AMD family 0x19): the CPU several of the tuning choices below are for. */
+static bool is_zen4(const cpu_features *f) { return f->amd && f->family == 0x19; }
+
 /* The prefetch styles for the CPU (cpu.h), or WICK_PREFETCH's. */
 static void detect_prefetch(const cpu_features *f) {
     cpu_prefetch pf = !f->amd ? PREFETCH_L1L2 : f->family >= 0x1a ? PREFETCH_NTA : PREFETCH_OFF;
-    const bool zen4 = f->amd && f->family == 0x19;
     const char *pv = getenv("WICK_PREFETCH");
     bool forced = false; /* a recognised override holds for every n and stream */
     if (pv && (strcmp(pv, "0") == 0 || strcasecmp(pv, "off") == 0)) {
@@ -77,7 +79,7 @@ static void detect_prefetch(const cpu_features *f) {
             if (d) g_nta_bytes = (int)d;
         }
     }
-    atomic_store(&g_per_n, zen4 && !forced);
+    atomic_store(&g_per_n, is_zen4(f) && !forced);
     atomic_store(&g_prefetch, (int)pf);
 }
 
@@ -138,8 +140,8 @@ static void detect(void) {
     atomic_store(&g_active, (int)active);
 
     detect_prefetch(&f);
-    atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", f.amd && f.family == 0x19));
-    atomic_store(&g_act_nt, env_flag("WICK_ACT_NT", f.amd && f.family == 0x19));
+    atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", is_zen4(&f)));
+    atomic_store(&g_act_nt, env_flag("WICK_ACT_NT", is_zen4(&f)));
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
