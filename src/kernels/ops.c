@@ -239,7 +239,8 @@ void copy_nt_scalar(void *dst, const void *src, size_t n) {
 
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx2"))) static void copy_nt_avx2(char *d, const char *s, size_t n) {
-    const size_t head = (64 - (uintptr_t)d % 64) % 64 < n ? (64 - (uintptr_t)d % 64) % 64 : n;
+    size_t head = (64 - (uintptr_t)d % 64) % 64; /* bytes up to dst's next line */
+    if (head > n) head = n;
     memcpy(d, s, head);
     size_t o = head;
     for (; o + 64 <= n; o += 64) {
