@@ -193,5 +193,8 @@ int main(void) {
         RUN(test_repack_matmul);
     }
     cpu_reset_prefetch_style();
+    cpu_set_act_nt(!cpu_act_nt()); /* activations quantized in place, and into a buffer copied out non-temporally */
+    RUN(test_repack_matmul);
+    cpu_set_act_nt(!cpu_act_nt());
     return check_summary("test_repack");
 }
