@@ -73,6 +73,21 @@ static void quant_task(void *arg, int ith, int nth) {
     const int nb = j->cols / WICK_QK;
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
+    static _Thread_local _Alignas(64) char own[1 << 16];
+    if (nth > 1 && cpu_act_nt() && hi > lo && mm_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof own) {
+        /* this thread's rows as an xq of their own, then each part out
+         * non-temporally (cpu_act_nt; Zen 4, threads far apart: 8-sequence
+         * Q4_0 decode steps 0.976x the time) */
+        const int m = (int)(hi - lo);
+        quant_job jo = {j->x + lo * j->cols, m, j->cols, own, j->isa};
+        quant_task(&jo, 0, 1);
+        copy_nt((block_q8_0 *)j->xq + lo * nb, own, sizeof(block_q8_0) * (size_t)m * nb);
+        copy_nt((char *)j->xq + mm_xq_sums_offset(j->cols, j->n) + sizeof(int32_t) * (size_t)lo * nb,
+                own + mm_xq_sums_offset(j->cols, m), sizeof(int32_t) * (size_t)m * nb);
+        copy_nt((char *)j->xq + mm_xq_scales_offset(j->cols, j->n) + sizeof(float) * (size_t)lo * nb,
+                own + mm_xq_scales_offset(j->cols, m), sizeof(float) * (size_t)m * nb);
+        return;
+    }
     for (int64_t i = lo; i < hi; i++)
         quantize_row_q8_0_isa(j->x + i * j->cols, (block_q8_0 *)j->xq + i * nb, j->cols, j->isa);
     xq_finish_rows(j->xq, j->n, j->cols, lo, hi);

@@ -1,7 +1,8 @@
 /* matmul_q8k.c — owns the preparation of Q8_K activations for the K-type
  * matmuls (see matmul_q8k.h): scratch size, and the rows split over the pool
- * (quantize_row_q8_k_isa in convert.c does each row); one decode row goes
- * out with non-temporal stores where cpu_act_nt() says so. */
+ * (quantize_row_q8_k_isa in convert.c does each row); where cpu_act_nt()
+ * says so, rows go out with non-temporal stores from a buffer of the
+ * writer's own. */
 #include "kernels/matmul_q8k.h"
 
 #include "kernels/convert.h"
@@ -22,6 +23,16 @@ static void q8k_task(void *arg, int ith, int nth) {
     const int nb = j->cols / WICK_QK_K;
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
+    /* Several threads (a batch of rows): each its rows into a buffer of its
+     * own, then out non-temporally, as one decode row below (Zen 4, threads
+     * far apart: 8-sequence Q4_K_M decode steps 0.967x the time) */
+    static _Thread_local _Alignas(64) char own[1 << 16];
+    if (nth > 1 && cpu_act_nt() && hi > lo && mm_q8k_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof own) {
+        for (int64_t i = lo; i < hi; i++)
+            quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)own + (i - lo) * nb, nb, j->isa);
+        copy_nt((block_q8_K *)j->xq + lo * nb, own, mm_q8k_xq_bytes(j->cols, (int)(hi - lo)));
+        return;
+    }
     for (int64_t i = lo; i < hi; i++) quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)j->xq + i * nb, nb, j->isa);
 }
 
