@@ -68,13 +68,18 @@ typedef struct quant_job {
     int isa;
 } quant_job;
 
+/* A thread's own buffer for the activations it quantizes before copying
+ * them out non-temporally (cpu_act_nt): matmul_quantize_x's rows, or one
+ * pool thread's part in quant_task (never both at once on one thread). */
+static _Thread_local _Alignas(64) char xq_own[1 << 16];
+
 static void quant_task(void *arg, int ith, int nth) {
     const quant_job *j = arg;
     const int nb = j->cols / WICK_QK;
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
-    static _Thread_local _Alignas(64) char own[1 << 16];
-    if (nth > 1 && cpu_act_nt() && hi > lo && mm_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof own) {
+    char *own = xq_own;
+    if (nth > 1 && cpu_act_nt() && hi > lo && mm_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof xq_own) {
         /* this thread's rows as an xq of their own, then each part out
          * non-temporally (cpu_act_nt; Zen 4, threads far apart: 8-sequence
          * Q4_0 decode steps 0.976x the time) */
@@ -102,13 +107,12 @@ void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *x
      * decode steps alternating step by step, 8 sequences of a Q4_0 model
      * 0.971x the time, one sequence of Qwen2.5-0.5B Q4_K_M 0.990x (1.00x
      * with the threads near). */
-    static _Thread_local _Alignas(64) char own[1 << 16];
     const bool alone = (int64_t)n * cols < (1 << 15) || n < 2; /* not worth a hand-off */
     const size_t bytes = mm_xq_bytes(cols, n);
-    if (alone && bytes <= sizeof own && cpu_act_nt()) {
-        quant_job jo = {x, n, cols, own, cpu_isa_active()};
+    if (alone && bytes <= sizeof xq_own && cpu_act_nt()) {
+        quant_job jo = {x, n, cols, xq_own, cpu_isa_active()};
         quant_task(&jo, 0, 1);
-        copy_nt(xq, own, bytes);
+        copy_nt(xq, xq_own, bytes);
         return;
     }
     quant_job j = {x, n, cols, xq, cpu_isa_active()};

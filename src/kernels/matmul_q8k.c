@@ -18,6 +18,10 @@ typedef struct q8k_job {
     int isa;
 } q8k_job;
 
+/* A thread's own buffer for the rows it quantizes before copying them out
+ * non-temporally (cpu_act_nt): one decode row, or a pool thread's part. */
+static _Thread_local _Alignas(64) char q8k_own[1 << 16];
+
 static void q8k_task(void *arg, int ith, int nth) {
     const q8k_job *j = arg;
     const int nb = j->cols / WICK_QK_K;
@@ -26,11 +30,10 @@ static void q8k_task(void *arg, int ith, int nth) {
     /* Several threads (a batch of rows): each its rows into a buffer of its
      * own, then out non-temporally, as one decode row below (Zen 4, threads
      * far apart: 8-sequence Q4_K_M decode steps 0.967x the time) */
-    static _Thread_local _Alignas(64) char own[1 << 16];
-    if (nth > 1 && cpu_act_nt() && hi > lo && mm_q8k_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof own) {
+    if (nth > 1 && cpu_act_nt() && hi > lo && mm_q8k_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof q8k_own) {
         for (int64_t i = lo; i < hi; i++)
-            quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)own + (i - lo) * nb, nb, j->isa);
-        copy_nt((block_q8_K *)j->xq + lo * nb, own, mm_q8k_xq_bytes(j->cols, (int)(hi - lo)));
+            quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)q8k_own + (i - lo) * nb, nb, j->isa);
+        copy_nt((block_q8_K *)j->xq + lo * nb, q8k_own, mm_q8k_xq_bytes(j->cols, (int)(hi - lo)));
         return;
     }
     for (int64_t i = lo; i < hi; i++) quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)j->xq + i * nb, nb, j->isa);
@@ -39,11 +42,10 @@ static void q8k_task(void *arg, int ith, int nth) {
 void mm_q8k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
     /* Decode: into this thread's own buffer, then out with non-temporal
      * stores (cpu_act_nt in cpu.h; the other threads read xq next) */
-    static _Thread_local _Alignas(64) char own[1 << 16];
     const size_t bytes = mm_q8k_xq_bytes(cols, n);
-    if (n == 1 && bytes <= sizeof own && cpu_act_nt()) {
-        quantize_row_q8_k_isa(x, own, cols / WICK_QK_K, cpu_isa_active());
-        copy_nt(xq, own, bytes);
+    if (n == 1 && bytes <= sizeof q8k_own && cpu_act_nt()) {
+        quantize_row_q8_k_isa(x, q8k_own, cols / WICK_QK_K, cpu_isa_active());
+        copy_nt(xq, q8k_own, bytes);
         return;
     }
     q8k_job j = {x, n, cols, xq, cpu_isa_active()};
