@@ -69,54 +69,48 @@ typedef struct quant_job {
 } quant_job;
 
 /* A thread's own buffer for the activations it quantizes before copying
- * them out non-temporally (cpu_act_nt): matmul_quantize_x's rows, or one
- * pool thread's part in quant_task (never both at once on one thread). */
+ * them out non-temporally (cpu_act_nt). */
 static _Thread_local _Alignas(64) char xq_own[1 << 16];
+
+/* Rows [lo, hi) of j's x into j's xq: their blocks, then sums and scales. */
+static void quant_rows(const quant_job *j, int64_t lo, int64_t hi) {
+    const int nb = j->cols / WICK_QK;
+    for (int64_t i = lo; i < hi; i++)
+        quantize_row_q8_0_isa(j->x + i * j->cols, (block_q8_0 *)j->xq + i * nb, j->cols, j->isa);
+    xq_finish_rows(j->xq, j->n, j->cols, lo, hi);
+}
 
 static void quant_task(void *arg, int ith, int nth) {
     const quant_job *j = arg;
     const int nb = j->cols / WICK_QK;
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
-    char *own = xq_own;
-    if (nth > 1 && cpu_act_nt() && hi > lo && mm_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof xq_own) {
-        /* this thread's rows as an xq of their own, then each part out
-         * non-temporally (cpu_act_nt; Zen 4, threads far apart: 8-sequence
-         * Q4_0 decode steps 0.976x the time) */
-        const int m = (int)(hi - lo);
-        quant_job jo = {j->x + lo * j->cols, m, j->cols, own, j->isa};
-        quant_task(&jo, 0, 1);
-        copy_nt((block_q8_0 *)j->xq + lo * nb, own, sizeof(block_q8_0) * (size_t)m * nb);
+    const int m = (int)(hi - lo);
+    if (m > 0 && cpu_act_nt() && mm_xq_bytes(j->cols, m) <= sizeof xq_own) {
+        /* This thread's rows as an xq of their own, then each part out with
+         * non-temporal stores: the other threads read xq next, and writing
+         * it in place waits on their copies of its lines. Zen 4 with the two
+         * threads far apart (the regime with the most bandwidth): 8 rows of
+         * 896 took 11 µs in place after the other thread had read xq, 3 µs
+         * this way; decode steps alternating step by step, 8 sequences of a
+         * Q4_0 model 0.971x the time (one thread quantizing) and 0.976x (the
+         * pool), one sequence of Qwen2.5-0.5B Q4_K_M 0.990x (1.00x with the
+         * threads near). */
+        const quant_job own = {j->x + lo * j->cols, m, j->cols, xq_own, j->isa};
+        quant_rows(&own, 0, m);
+        copy_nt((block_q8_0 *)j->xq + lo * nb, xq_own, sizeof(block_q8_0) * (size_t)m * nb);
         copy_nt((char *)j->xq + mm_xq_sums_offset(j->cols, j->n) + sizeof(int32_t) * (size_t)lo * nb,
-                own + mm_xq_sums_offset(j->cols, m), sizeof(int32_t) * (size_t)m * nb);
+                xq_own + mm_xq_sums_offset(j->cols, m), sizeof(int32_t) * (size_t)m * nb);
         copy_nt((char *)j->xq + mm_xq_scales_offset(j->cols, j->n) + sizeof(float) * (size_t)lo * nb,
-                own + mm_xq_scales_offset(j->cols, m), sizeof(float) * (size_t)m * nb);
+                xq_own + mm_xq_scales_offset(j->cols, m), sizeof(float) * (size_t)m * nb);
         return;
     }
-    for (int64_t i = lo; i < hi; i++)
-        quantize_row_q8_0_isa(j->x + i * j->cols, (block_q8_0 *)j->xq + i * nb, j->cols, j->isa);
-    xq_finish_rows(j->xq, j->n, j->cols, lo, hi);
+    quant_rows(j, lo, hi);
 }
 
 void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
-    /* On the calling thread alone: into its own buffer, then out with
-     * non-temporal stores where cpu_act_nt() says so (the other threads read
-     * xq next, as for Q8_K in matmul_q8k.c). Zen 4 with the two threads far
-     * apart (the regime with the most bandwidth): 8 rows of 896 took 11 µs
-     * written in place after the other thread had read xq, 3 µs this way;
-     * decode steps alternating step by step, 8 sequences of a Q4_0 model
-     * 0.971x the time, one sequence of Qwen2.5-0.5B Q4_K_M 0.990x (1.00x
-     * with the threads near). */
-    const bool alone = (int64_t)n * cols < (1 << 15) || n < 2; /* not worth a hand-off */
-    const size_t bytes = mm_xq_bytes(cols, n);
-    if (alone && bytes <= sizeof xq_own && cpu_act_nt()) {
-        quant_job jo = {x, n, cols, xq_own, cpu_isa_active()};
-        quant_task(&jo, 0, 1);
-        copy_nt(xq, xq_own, bytes);
-        return;
-    }
     quant_job j = {x, n, cols, xq, cpu_isa_active()};
-    if (alone) pool = NULL;
+    if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
     pool_run(pool, quant_task, &j);
 }
 

@@ -19,7 +19,7 @@ typedef struct q8k_job {
 } q8k_job;
 
 /* A thread's own buffer for the rows it quantizes before copying them out
- * non-temporally (cpu_act_nt): one decode row, or a pool thread's part. */
+ * non-temporally (cpu_act_nt). */
 static _Thread_local _Alignas(64) char q8k_own[1 << 16];
 
 static void q8k_task(void *arg, int ith, int nth) {
@@ -27,27 +27,21 @@ static void q8k_task(void *arg, int ith, int nth) {
     const int nb = j->cols / WICK_QK_K;
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
-    /* Several threads (a batch of rows): each its rows into a buffer of its
-     * own, then out non-temporally, as one decode row below (Zen 4, threads
-     * far apart: 8-sequence Q4_K_M decode steps 0.967x the time) */
-    if (nth > 1 && cpu_act_nt() && hi > lo && mm_q8k_xq_bytes(j->cols, (int)(hi - lo)) <= sizeof q8k_own) {
+    const int m = (int)(hi - lo);
+    /* A decode row, or a pool thread's part of a batch: into this thread's
+     * own buffer, then out with non-temporal stores (cpu_act_nt in cpu.h;
+     * the other threads read xq next). Zen 4, threads far apart: 8-sequence
+     * Q4_K_M decode steps 0.967x the time for the batches. */
+    if (m > 0 && (nth > 1 || j->n == 1) && cpu_act_nt() && mm_q8k_xq_bytes(j->cols, m) <= sizeof q8k_own) {
         for (int64_t i = lo; i < hi; i++)
             quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)q8k_own + (i - lo) * nb, nb, j->isa);
-        copy_nt((block_q8_K *)j->xq + lo * nb, q8k_own, mm_q8k_xq_bytes(j->cols, (int)(hi - lo)));
+        copy_nt((block_q8_K *)j->xq + lo * nb, q8k_own, mm_q8k_xq_bytes(j->cols, m));
         return;
     }
     for (int64_t i = lo; i < hi; i++) quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)j->xq + i * nb, nb, j->isa);
 }
 
 void mm_q8k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
-    /* Decode: into this thread's own buffer, then out with non-temporal
-     * stores (cpu_act_nt in cpu.h; the other threads read xq next) */
-    const size_t bytes = mm_q8k_xq_bytes(cols, n);
-    if (n == 1 && bytes <= sizeof q8k_own && cpu_act_nt()) {
-        quantize_row_q8_k_isa(x, q8k_own, cols / WICK_QK_K, cpu_isa_active());
-        copy_nt(xq, q8k_own, bytes);
-        return;
-    }
     q8k_job j = {x, n, cols, xq, cpu_isa_active()};
     if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
     pool_run(pool, q8k_task, &j);
