@@ -121,13 +121,13 @@ static inline __attribute__((always_inline)) void cpu_prefetch_ahead_unrolled(co
 bool cpu_f16_by_halves(void);
 void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
 
-/* Whether a decode step's activations quantized by the calling thread alone
- * and read by every thread (Q8_K: ffn_down's input; Q8_0: the inputs of the
- * other matrices, matmul.c) go into a buffer of the writer's own and out
- * with non-temporal stores: on Zen 4 (AMD family 0x19), where writing lines
- * the other thread had read cost 5-7 µs a layer in the regime with the most
- * bandwidth (1.3 µs with no other reader; the copy takes 0.2); Q4_K_M decode
- * steps 0.984x (Q8_K), then 0.990x (Q8_0 too). Same values either way.
+/* Whether quantized matmul activations (each writer its rows, read by every
+ * thread; Q8_0 always, Q8_K for one row or a batch over the pool) go into a
+ * buffer of the writer's own and out with non-temporal stores (matmul.c,
+ * matmul_q8k.c): on Zen 4 (AMD family 0x19), where writing lines the other
+ * thread had read cost 5-7 µs a layer in the regime with the most bandwidth
+ * (1.3 µs with no other reader; the copy takes 0.2); Q4_K_M decode steps
+ * 0.984x (Q8_K), then 0.990x (Q8_0 too). Same values either way.
  * WICK_ACT_NT=0|1 overrides. */
 bool cpu_act_nt(void);
 void cpu_set_act_nt(bool on); /* tests: run both ways */
