@@ -109,7 +109,9 @@ static void test_repack_matmul(void) {
         for (int ri = 0; ri < (int)(sizeof ROWS / sizeof ROWS[0]); ri++)
             for (int ci = 0; ci < (int)(sizeof COLS / sizeof COLS[0]); ci++)
                 for (int ni = 0; ni < (int)(sizeof NS / sizeof NS[0]); ni++) {
-                    const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = rows + 5;
+                    /* y's rows padded, or whole 64-byte lines (where 6-8-token Q4_0
+                     * decode may store non-temporally, cpu_act_nt) */
+                    const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = ci % 2 ? rows : rows + 5;
                     const size_t bytes = dtype_row_bytes(type, cols) * (size_t)rows;
                     void *w = make_w(type, rows, cols), *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
                     wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, bytes};
@@ -122,7 +124,8 @@ static void test_repack_matmul(void) {
                     CHECK(matmul_scratch_bytes(to, cols, n) == matmul_scratch_bytes(type, cols, n));
                     matmul_quantize_x(NULL, x, n, cols, xq);
                     const size_t ny = (size_t)n * ldy;
-                    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
+                    const size_t ybytes = (sizeof(float) * ny + 63) & ~(size_t)63;
+                    float *y0 = aligned_alloc(64, ybytes), *y1 = aligned_alloc(64, ybytes);
                     /* scalar twin == file-layout scalar kernel */
                     for (size_t i = 0; i < ny; i++) y0[i] = y1[i] = -777.0f;
                     matmul_rows_scalar(type, w, cols, x, xq, n, y0, ldy, 0, rows);
@@ -193,7 +196,7 @@ int main(void) {
         RUN(test_repack_matmul);
     }
     cpu_reset_prefetch_style();
-    cpu_set_act_nt(!cpu_act_nt()); /* activations quantized in place, and into a buffer copied out non-temporally */
+    cpu_set_act_nt(!cpu_act_nt()); /* activations (and 6-8-token Q4_0 sums) stored plainly, and non-temporally */
     RUN(test_repack_matmul);
     cpu_set_act_nt(!cpu_act_nt());
     return check_summary("test_repack");
