@@ -127,8 +127,10 @@ void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
  * matmul_q8k.c): on Zen 4 (AMD family 0x19), where writing lines the other
  * thread had read cost 5-7 µs a layer in the regime with the most bandwidth
  * (1.3 µs with no other reader; the copy takes 0.2); Q4_K_M decode steps
- * 0.984x (Q8_K), then 0.990x (Q8_0 too). Same values either way.
- * WICK_ACT_NT=0|1 overrides. */
+ * 0.984x (Q8_K), then 0.990x (Q8_0 too). The one-pass 6-8-token Q4_0
+ * decode kernel's sums go out non-temporally under the same flag
+ * (matmul_repack_avx512.c; 8 sequences 0.945x the step time there). Same
+ * values either way. WICK_ACT_NT=0|1 overrides. */
 bool cpu_act_nt(void);
 void cpu_set_act_nt(bool on); /* tests: run both ways */
 
