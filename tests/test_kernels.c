@@ -391,12 +391,17 @@ static void test_matmul_threads(void) {
             void *scratch = sb ? malloc(sb) : NULL;
             float *y0 = malloc(sizeof(float) * (size_t)n * rows), *y1 = malloc(sizeof(float) * (size_t)n * rows);
             matmul(NULL, &W, x, n, y0, rows, scratch);
-            for (int p = 1; p < 3; p++) {
+            /* claims of one unit (ranges get stolen) and of the CPU's size */
+            const int claim = cpu_claim_units();
+            for (int p = 1; p < 5; p++) {
+                cpu_set_claim_units(p < 3 ? 1 : claim);
                 memset(y1, 0, sizeof(float) * (size_t)n * rows);
-                matmul(pools[p], &W, x, n, y1, rows, scratch);
+                matmul(pools[1 + (p + 1) % 2], &W, x, n, y1, rows, scratch);
                 CHECK_MSG(memcmp(y0, y1, sizeof(float) * (size_t)n * rows) == 0,
-                          "%s %dx%d n=%d with %d threads", dtype_name(type), rows, cols, n, p + 1);
+                          "%s %dx%d n=%d with %d threads, claims of %d", dtype_name(type), rows, cols, n,
+                          2 + (p + 1) % 2, cpu_claim_units());
             }
+            cpu_set_claim_units(claim);
             if (is_q(type)) { /* scratch holds the Q8_0 rows, bit-exact with quantize_row */
                 block_q8_0 *q = malloc(sizeof(block_q8_0) * (size_t)n * cols / 32);
                 for (int i = 0; i < n; i++) quantize_row(WICK_Q8_0, x + (size_t)i * cols, q + (size_t)i * cols / 32, cols);

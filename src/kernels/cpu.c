@@ -29,6 +29,7 @@ static atomic_bool g_per_n = false; /* Zen 4's styles by tokens a pass (below); 
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
 static atomic_bool g_act_nt = false;
+static atomic_int g_claim_units = 8;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #if WICK_X86
@@ -142,6 +143,9 @@ static void detect(void) {
     detect_prefetch(&f);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", is_zen4(&f)));
     atomic_store(&g_act_nt, env_flag("WICK_ACT_NT", is_zen4(&f)));
+    const char *cu = getenv("WICK_CLAIM_UNITS");
+    const long units = cu ? strtol(cu, NULL, 10) : 0;
+    atomic_store(&g_claim_units, units >= 1 && units <= 1024 ? (int)units : is_zen4(&f) ? 32 : 8);
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -228,6 +232,16 @@ void cpu_set_f16_by_halves(bool on) {
 bool cpu_act_nt(void) {
     ensure();
     return atomic_load_explicit(&g_act_nt, memory_order_relaxed);
+}
+
+int cpu_claim_units(void) {
+    ensure();
+    return atomic_load_explicit(&g_claim_units, memory_order_relaxed);
+}
+
+void cpu_set_claim_units(int units) {
+    ensure();
+    if (units >= 1 && units <= 1024) atomic_store(&g_claim_units, units);
 }
 
 void cpu_set_act_nt(bool on) {

@@ -134,6 +134,16 @@ void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
 bool cpu_act_nt(void);
 void cpu_set_act_nt(bool on); /* tests: run both ways */
 
+/* How many units of rows a decode matmul's thread claims at a time from its
+ * own range (matmul.c; the rest of a range can still be stolen, core/steal.h):
+ * 32 on Zen 4 (AMD family 0x19), where every claim's break in a thread's
+ * weight stream costs most with the memory quiet (Q4_K_M decode steps
+ * 0.987-0.993x the time with the memory quiet against 8, 0.998-1.001x
+ * busy; 8 sequences of Q4_0 0.993x), else 8 (Zen 5: 8 measured best).
+ * Same values either way. WICK_CLAIM_UNITS=N (1-1024) overrides. */
+int cpu_claim_units(void);
+void cpu_set_claim_units(int units); /* tests: small claims, so that ranges get stolen */
+
 const cpu_features *cpu_get_features(void);
 cpu_isa cpu_best_isa(void);     /* highest the CPU supports */
 cpu_isa cpu_isa_active(void);   /* in use (best, or lowered by WICK_ISA / cpu_set_isa) */

@@ -197,9 +197,9 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
 #define MM_MULTI_MAX 4
 #define MM_DECODE_MAX_N 3 /* up to this many tokens a matmul streams its weights (decode) */
 /* Decode: one contiguous range of rows per thread (one stream each),
- * balanced by stealing (core/steal.h); the owner takes MM_OWN_UNITS units of
- * `align` rows at a time. Measured on the 2-vCPU Zen 5 machine with the
- * memory at ~80 GB/s (share of a plain read, Q4_0 1024 × 2048 / Q8_0 1024 ×
+ * balanced by stealing (core/steal.h); the owner takes cpu_claim_units()
+ * units of `align` rows at a time (32 on Zen 4, else 8; cpu.h). Measured
+ * on the 2-vCPU Zen 5 machine with the memory at ~80 GB/s (share of a plain read, Q4_0 1024 × 2048 / Q8_0 1024 ×
  * 2048 / Q4_0 3072 × 1024, alternating): the earlier shared counter (95% in
  * long runs, then small chunks taken in turn, each a cold stream start) 81 /
  * 93 / 92%, static halves 87 / 95 / 96%, stealing 85 / 94 / 92%: nearly
@@ -209,7 +209,6 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
  * (70-80 GB/s; 16 and 32: 1.5%, 2%; whole steps of one process alternating
  * the settings) and changed Q4_0, Q8_0 and 8-sequence Q4_0 steps by less
  * than the noise. */
-#define MM_OWN_UNITS 8
 
 typedef struct mm_multi_job {
     int nw, cols, n;
@@ -246,7 +245,8 @@ static void mm_multi_task(void *arg, int ith, int nth) {
     mm_multi_job *j = arg;
     if (j->ranges) {
         int64_t u0, nu;
-        while ((nu = steal_own(j->ranges, ith, MM_OWN_UNITS, &u0)) > 0) units_range(j, u0, nu);
+        const int64_t own = cpu_claim_units();
+        while ((nu = steal_own(j->ranges, ith, own, &u0)) > 0) units_range(j, u0, nu);
         while ((nu = steal_take(j->ranges, ith, &u0)) > 0) units_range(j, u0, nu);
         return;
     }
