@@ -199,16 +199,16 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
 /* Decode: one contiguous range of rows per thread (one stream each),
  * balanced by stealing (core/steal.h); the owner takes cpu_claim_units()
  * units of `align` rows at a time (32 on Zen 4, else 8; cpu.h). Measured
- * on the 2-vCPU Zen 5 machine with the memory at ~80 GB/s (share of a plain read, Q4_0 1024 × 2048 / Q8_0 1024 ×
- * 2048 / Q4_0 3072 × 1024, alternating): the earlier shared counter (95% in
- * long runs, then small chunks taken in turn, each a cold stream start) 81 /
- * 93 / 92%, static halves 87 / 95 / 96%, stealing 85 / 94 / 92%: nearly
- * static's speed with the balance kept. Each claim is an atomic update and
- * a kernel call; 2 units are only 20 KiB of a Q5_0 896-column matrix. 8
- * units made whole Q4_K_M decode steps 2.5% faster with the memory quiet
- * (70-80 GB/s; 16 and 32: 1.5%, 2%; whole steps of one process alternating
- * the settings) and changed Q4_0, Q8_0 and 8-sequence Q4_0 steps by less
- * than the noise. */
+ * on the 2-vCPU Zen 5 machine with the memory at ~80 GB/s (share of a
+ * plain read, Q4_0 1024 × 2048 / Q8_0 1024 × 2048 / Q4_0 3072 × 1024,
+ * alternating): the earlier shared counter (95% in long runs, then small
+ * chunks taken in turn, each a cold stream start) 81 / 93 / 92%, static
+ * halves 87 / 95 / 96%, stealing 85 / 94 / 92%: nearly static's speed with
+ * the balance kept. Each claim is an atomic update and a kernel call; 2
+ * units are only 20 KiB of a Q5_0 896-column matrix. On Zen 5, 8 units made
+ * whole Q4_K_M decode steps 2.5% faster with the memory quiet (70-80 GB/s;
+ * 16 and 32: 1.5%, 2%; whole steps of one process alternating the settings)
+ * and changed Q4_0, Q8_0 and 8-sequence Q4_0 steps by less than the noise. */
 
 typedef struct mm_multi_job {
     int nw, cols, n;
