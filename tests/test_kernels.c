@@ -392,16 +392,17 @@ static void test_matmul_threads(void) {
             float *y0 = malloc(sizeof(float) * (size_t)n * rows), *y1 = malloc(sizeof(float) * (size_t)n * rows);
             matmul(NULL, &W, x, n, y0, rows, scratch);
             /* claims of one unit (ranges get stolen) and of the CPU's size */
-            const int claim = cpu_claim_units();
-            for (int p = 1; p < 5; p++) {
-                cpu_set_claim_units(p < 3 ? 1 : claim);
-                memset(y1, 0, sizeof(float) * (size_t)n * rows);
-                matmul(pools[1 + (p + 1) % 2], &W, x, n, y1, rows, scratch);
-                CHECK_MSG(memcmp(y0, y1, sizeof(float) * (size_t)n * rows) == 0,
-                          "%s %dx%d n=%d with %d threads, claims of %d", dtype_name(type), rows, cols, n,
-                          2 + (p + 1) % 2, cpu_claim_units());
+            const int claims[2] = {1, cpu_claim_units()};
+            for (int k = 0; k < 2; k++) {
+                cpu_set_claim_units(claims[k]);
+                for (int p = 1; p < 3; p++) {
+                    memset(y1, 0, sizeof(float) * (size_t)n * rows);
+                    matmul(pools[p], &W, x, n, y1, rows, scratch);
+                    CHECK_MSG(memcmp(y0, y1, sizeof(float) * (size_t)n * rows) == 0,
+                              "%s %dx%d n=%d with %d threads, claims of %d", dtype_name(type), rows, cols, n, p + 1,
+                              claims[k]);
+                }
             }
-            cpu_set_claim_units(claim);
             if (is_q(type)) { /* scratch holds the Q8_0 rows, bit-exact with quantize_row */
                 block_q8_0 *q = malloc(sizeof(block_q8_0) * (size_t)n * cols / 32);
                 for (int i = 0; i < n; i++) quantize_row(WICK_Q8_0, x + (size_t)i * cols, q + (size_t)i * cols / 32, cols);

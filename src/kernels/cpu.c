@@ -84,6 +84,9 @@ static void detect_prefetch(const cpu_features *f) {
     atomic_store(&g_prefetch, (int)pf);
 }
 
+/* The claim sizes WICK_CLAIM_UNITS and cpu_set_claim_units accept. */
+static bool claim_units_ok(long units) { return units >= 1 && units <= 1024; }
+
 static void detect(void) {
     cpu_features f;
     memset(&f, 0, sizeof f);
@@ -145,7 +148,7 @@ static void detect(void) {
     atomic_store(&g_act_nt, env_flag("WICK_ACT_NT", is_zen4(&f)));
     const char *cu = getenv("WICK_CLAIM_UNITS");
     const long units = cu ? strtol(cu, NULL, 10) : 0;
-    atomic_store(&g_claim_units, units >= 1 && units <= 1024 ? (int)units : is_zen4(&f) ? 32 : 8);
+    atomic_store(&g_claim_units, claim_units_ok(units) ? (int)units : is_zen4(&f) ? 32 : 8);
 }
 
 static inline void ensure(void) { pthread_once(&g_once, detect); }
@@ -241,7 +244,7 @@ int cpu_claim_units(void) {
 
 void cpu_set_claim_units(int units) {
     ensure();
-    if (units >= 1 && units <= 1024) atomic_store(&g_claim_units, units);
+    if (claim_units_ok(units)) atomic_store(&g_claim_units, units);
 }
 
 void cpu_set_act_nt(bool on) {
