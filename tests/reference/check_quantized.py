@@ -20,9 +20,11 @@ Q5_0 / Q5_1 / Q8_0 / Q4_0 / IQ4_NL per tensor), tied (qwen3) and untied
      GGUF block definitions): every quantized tensor, `wick info --dump`
      against gguf_reader, bit for bit;
   2. wick's last-position logits against the reference forward pass run on
-     the dequantized weights: same argmax and cosine >= 0.999 (check_wick.py's
-     quantized tolerance; wick quantizes activations to 8 bits, the reference
-     does not).
+     the dequantized weights: same argmax (or, where the reference's top two
+     logits lie within 1% of max|logit|, either of them) and cosine >= 0.999
+     (check_wick.py's quantized tolerance; wick quantizes activations to 8
+     bits, the reference does not, so a near-tie may go either way: seen on
+     AVX2, whose float reductions round differently from AVX-512's).
 Prints one PASS/FAIL line per file and "N passed, N failed"; exits 1 on failure.
 """
 import argparse
@@ -44,6 +46,7 @@ WICK_TYPES = LLAMACPP_TYPES + ["q2_k_s"]
 MODELS = [("llama", "tiny256"), ("qwen3", "tiny256"), ("llama", "tiny"), ("qwen2", "tiny")]
 PROMPT = "Once upon a time, a small robot named Pip counted the stars every night."
 COS_MIN = 0.999
+LOGIT_TIE = 0.01  # top-1 may differ where the reference's top logits are this close (x max|logit|)
 
 
 def run(cmd, timeout=300):
@@ -86,10 +89,13 @@ def check_file(wick, path):
     if ours.shape != ref.shape or not np.all(np.isfinite(ours)):
         return False, "logits: %d from wick, %d from the reference" % (ours.size, ref.size)
     cos = float(ours @ ref / (np.linalg.norm(ours) * np.linalg.norm(ref) + 1e-300))
-    ok = int(ours.argmax()) == int(ref.argmax()) and cos >= COS_MIN
+    amax_o, amax_r = int(ours.argmax()), int(ref.argmax())
+    tie = amax_o != amax_r and ref[amax_r] - ref[amax_o] <= LOGIT_TIE * float(np.abs(ref).max())
+    ok = (amax_o == amax_r or tie) and cos >= COS_MIN
     mix = sorted(set(t for t in meta["__tensor_types__"].values()))
-    return ok, "%s; logits cos=%.6f (min %g) argmax wick %d ref %d; types %s" % (
-        dq_msg, cos, COS_MIN, int(ours.argmax()), int(ref.argmax()), ",".join(mix))
+    return ok, "%s; logits cos=%.6f (min %g) argmax wick %d ref %d%s; types %s" % (
+        dq_msg, cos, COS_MIN, amax_o, amax_r,
+        " (reference near-tie: %.3g apart)" % (ref[amax_r] - ref[amax_o]) if tie else "", ",".join(mix))
 
 
 def main():
