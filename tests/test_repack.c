@@ -1,8 +1,9 @@
 /* test_repack.c — tests of the interleaved Q8_0/Q4_0 weight layouts
  * (matmul_repack*.c): the repack (threads, in place), row dequantization,
- * the scalar twin against the file-layout scalar kernel, and the AVX-512
- * kernels against the file-layout AVX-512 kernel (bit-identical: same
- * integer sums, same float operations per row) for odd sizes, token counts
+ * the scalar twin against the file-layout scalar kernel, the AVX-512
+ * kernels against the file-layout AVX-512 kernel and the AVX2 kernels
+ * against the scalar one (bit-identical: same integer sums, same float
+ * operations per row) for odd sizes, token counts
  * 1..33, uneven row splits and thread counts; and the arena the loader
  * carves repacked matrices from (core/weight_alloc.h). */
 #include <stdint.h>

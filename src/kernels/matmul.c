@@ -161,6 +161,7 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
 #if defined(__x86_64__) || defined(__i386__)
         if (cpu_isa_active() == ISA_AVX512) mm_rows_r16_avx512(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        else if (cpu_isa_active() == ISA_AVX2) mm_rows_r16_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
         else
 #endif
             mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);

@@ -68,6 +68,8 @@ void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int 
 #if defined(__x86_64__) || defined(__i386__)
 void mm_rows_r16_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);
+void mm_rows_r16_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+                      int r0, int r1);
 #endif
 
 /* Same contract as matmul_rows; wtype is one of the five supported types. */

@@ -2,8 +2,9 @@
  * layouts, the parallel repack at load, and the dequantization of one row
  * (embedding lookups of a tied, repacked token_embd) for every type that has
  * one; and the Q8_0/Q4_0 layouts themselves with the scalar twin of their
- * kernels (the AVX-512 kernels are in matmul_repack_avx512.c; layout in
- * matmul_impl.h). The other types' layouts are matmul_quant_r16.c's. */
+ * kernels (the AVX-512 kernels are in matmul_repack_avx512.c, the AVX2 ones
+ * in matmul_repack_avx2.c; layout in matmul_impl.h). The other types'
+ * layouts are matmul_quant_r16.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,13 @@ static int any_r16_base(int wtype) {
     return b >= 0 ? b : mmq_r16_base(wtype);
 }
 
-int matmul_repack_type(const wick_tensor *W) { return cpu_isa_active() == ISA_AVX512 ? r16_type(W) : -1; }
+/* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and Q4_0
+ * (matmul_repack_avx2.c). */
+int matmul_repack_type(const wick_tensor *W) {
+    const int to = cpu_isa_active() >= ISA_AVX2 ? r16_type(W) : -1;
+    if (cpu_isa_active() == ISA_AVX512 || to < 0) return to;
+    return mm_r16_base(to) >= 0 ? to : -1;
+}
 
 int matmul_repack_unit_rows(int to) {
     return mmf_r16_base(to) >= 0 ? MMF_R16_BLOCK_ROWS : mm_r16_base(to) >= 0 ? 32 : 16;

@@ -1,0 +1,216 @@
+/* matmul_repack_avx2.c — owns the AVX2 kernels for the interleaved Q8_0/Q4_0
+ * layouts (WICK_Q8_0_R16 / WICK_Q4_0_R16, layout in matmul_impl.h; scalar
+ * twin in matmul_repack.c), for x86-64 CPUs without AVX-512 VNNI.
+ *
+ * A 64-byte vector of the layout holds 16 rows' 4-byte column groups; its
+ * two 32-byte halves ("octets", 8 rows each) are one YMM register, lane i =
+ * row i. Per block, token and octet: VPMADDUBSW of the weight bytes with a
+ * broadcast of the token's 4 activation bytes, then VPMADDWD with ones
+ * leaves each row's 4-byte dot product in its lane (Q4_0: the nibbles are
+ * unsigned, <= 15, so the 8 column groups' int16 pair sums are added before
+ * VPMADDWD without saturating: 8 × 2 × 15 × 127 < 32768; then -8·Σx. Q8_0:
+ * the stored bytes are q + 128, turned back into q and multiplied by the
+ * sign trick, |q| <= 128 and |x| <= 127, each group widened at once). The
+ * integer sums are exact; then, per block in block order, (float)Σ times
+ * d_w·d_x is added to each row's float sum: a multiply and an add, exactly
+ * the scalar twin's operations, so results are bit-identical to it (and to
+ * the file-layout scalar kernel).
+ *
+ * One token (decode of one sequence): each whole pair of groups is one pass
+ * over its blocks, all four octets per block, one sequential stream. More
+ * tokens: passes of up to CT tokens over one octet at a time, over chunks of
+ * blocks small enough to stay in L1 (decode: DCHUNK blocks of a pair) or L2
+ * (prefill: row blocks of RB rows × KC blocks), so that only the first pass
+ * reads a chunk from memory. */
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/matmul_impl.h"
+
+#define T256 __attribute__((target("avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+#define CT 4      /* tokens per pass */
+#define DCHUNK 8  /* blocks per chunk in decode (a Q8_0 pair's 8 blocks: 8.5 KiB, in L1) */
+#define KC 32     /* blocks per chunk in prefill */
+#define RB 256    /* rows per prefill row block (× KC blocks: 147 KiB of Q4_0, 278 of Q8_0, in L2) */
+
+/* Token c's activations: blocks, Σq per block, scale per block, output row. */
+typedef struct r16a_x {
+    const block_q8_0 *b[CT];
+    const int32_t *s[CT];
+    const float *d[CT];
+    float *y[CT];
+} r16a_x;
+
+T256 INLINE __m256i bx(const block_q8_0 *xb, int g) {
+    int32_t v;
+    memcpy(&v, xb->qs + 4 * g, 4);
+    return _mm256_set1_epi32(v);
+}
+
+/* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × C
+ * tokens over blocks [b0, b1). Sums start at 0 if first, else continue from
+ * y (rows in `lanes` only, unless full). */
+T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *pp, int q0, int b0, int b1,
+                          bool first, const r16a_x *x, bool full, __m256i lanes) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4][CT];
+#pragma GCC unroll 4
+    for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) {
+            float *yo = x->y[c] + 8 * q;
+            acc[q][c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+        }
+    for (int b = b0; b < b1; b++) {
+        const char *blk = pp + mm_r16_block_at(base, b);
+        __m256i is[4][CT];
+        if (base == WICK_Q4_0) {
+            const __m256i m = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+            for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) is[q][c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++)
+#pragma GCC unroll 4
+                for (int q = 0; q < Q; q++) {
+                    const int qq = q0 + q;
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + (qq >> 1)) + 32 * (qq & 1)));
+                    const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 4
+                    for (int c = 0; c < C; c++) {
+                        const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bx(x->b[c] + b, j)),
+                                                           _mm256_maddubs_epi16(hi, bx(x->b[c] + b, j + 4)));
+                        is[q][c] = _mm256_add_epi16(is[q][c], p);
+                    }
+                }
+#pragma GCC unroll 4
+            for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++)
+                    is[q][c] = _mm256_add_epi32(_mm256_madd_epi16(is[q][c], ones), _mm256_set1_epi32(-8 * x->s[c][b]));
+        } else {
+            const __m256i flip = _mm256_set1_epi8((char)0x80);
+#pragma GCC unroll 4
+            for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) is[q][c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++)
+#pragma GCC unroll 4
+                for (int q = 0; q < Q; q++) {
+                    const int qq = q0 + q;
+                    const __m256i wq = _mm256_xor_si256(
+                        _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + (qq >> 1)) + 32 * (qq & 1))), flip);
+                    const __m256i aw = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+                    for (int c = 0; c < C; c++) {
+                        const __m256i p = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bx(x->b[c] + b, j), wq));
+                        is[q][c] = _mm256_add_epi32(is[q][c], _mm256_madd_epi16(p, ones));
+                    }
+                }
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < Q; q++) {
+            const int qq = q0 + q;
+            const __m256 dw = _mm256_cvtph_ps(
+                _mm_loadu_si128((const __m128i *)(pp + mm_r16_scales_at(base, b, qq >> 1) + 16 * (qq & 1))));
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++) {
+                const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(x->d[c][b]));
+                acc[q][c] = _mm256_add_ps(acc[q][c], _mm256_mul_ps(_mm256_cvtepi32_ps(is[q][c]), s));
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) {
+            float *yo = x->y[c] + 8 * q;
+            if (full) _mm256_storeu_ps(yo, acc[q][c]);
+            else _mm256_maskstore_ps(yo, lanes, acc[q][c]);
+        }
+}
+
+/* One octet × C tokens, C a constant in each instance. */
+T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0, int b1, bool first,
+                            const r16a_x *x, bool full, __m256i lanes) {
+    switch (C) {
+    case 4: r16a_run(base, 1, 4, pp, q, b0, b1, first, x, full, lanes); break;
+    case 3: r16a_run(base, 1, 3, pp, q, b0, b1, first, x, full, lanes); break;
+    case 2: r16a_run(base, 1, 2, pp, q, b0, b1, first, x, full, lanes); break;
+    default: r16a_run(base, 1, 1, pp, q, b0, b1, first, x, full, lanes); break;
+    }
+}
+_Static_assert(CT == 4, "r16a_octet instantiates C = 1..4");
+
+/* Lanes of the octet at row rt that lie in [r0, r1). */
+T256 INLINE __m256i octet_lanes(int rt, int r0, int r1, bool *full) {
+    *full = rt >= r0 && rt + 8 <= r1;
+    const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(rt));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(r0 - 1)),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32(r1), idx));
+}
+
+T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+                           int r0, int r1) {
+    const int nb = cols / WICK_QK;
+    const size_t pb = 32 * dtype_row_bytes(base, cols);
+    const block_q8_0 *xblocks = xq;
+    const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
+    const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
+    const char *wc = w;
+    r16a_x x;
+    for (int c = 0; c < CT; c++) x.b[c] = xblocks, x.s[c] = xsums, x.d[c] = xscales;
+    if (n == 1) { /* each whole pair in one pass, all four octets per block */
+        for (int rt = r0 & ~7; rt < r1;) {
+            const char *pp = wc + (size_t)(rt / 32) * pb;
+            bool full;
+            const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+            x.y[0] = y + rt;
+            if (rt % 32 == 0 && rt + 32 <= r1 && full) {
+                r16a_run(base, 4, 1, pp, 0, 0, nb, true, &x, true, lanes);
+                rt += 32;
+            } else {
+                r16a_run(base, 1, 1, pp, rt / 8 % 4, 0, nb, true, &x, full, lanes);
+                rt += 8;
+            }
+        }
+        return;
+    }
+    const bool prefill = n > MM_STREAM_MAX_N;
+    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 32;
+    for (int rb = r0 & ~31; rb < r1; rb += rows_per) {
+        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
+        for (int b0 = 0; b0 < nb; b0 += chunk) {
+            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
+            for (int i = 0; i < n; i += CT) {
+                const int C = n - i < CT ? n - i : CT;
+                for (int c = 0; c < C; c++) {
+                    const size_t k = (size_t)(i + c) * nb;
+                    x.b[c] = xblocks + k, x.s[c] = xsums + k, x.d[c] = xscales + k;
+                }
+                for (int rt = lo; rt < hi; rt += 8) {
+                    bool full;
+                    const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+                    for (int c = 0; c < C; c++) x.y[c] = y + (size_t)(i + c) * ldy + rt;
+                    r16a_octet(base, C, wc + (size_t)(rt / 32) * pb, rt / 8 % 4, b0, b1, b0 == 0, &x, full, lanes);
+                }
+            }
+        }
+    }
+}
+
+T256 void mm_rows_r16_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+                           int r0, int r1) {
+    if (mm_r16_base(wtype) == WICK_Q8_0) r16a_rows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
+    else r16a_rows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
+}
+
+#endif
