@@ -101,6 +101,9 @@ void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int
 #if defined(__x86_64__) || defined(__i386__)
 void mmq_r16_rows_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1);
+/* AVX2: WICK_Q5_0_R16 only (matmul_quant_r16_avx2.c). */
+void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+                       int r1);
 #endif
 
 #endif

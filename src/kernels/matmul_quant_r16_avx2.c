@@ -1,0 +1,189 @@
+/* matmul_quant_r16_avx2.c — owns the AVX2 kernel of the interleaved Q5_0
+ * layout (WICK_Q5_0_R16, layout in matmul_quant_r16.h; scalar twin in
+ * matmul_quant_r16.c), for x86-64 CPUs without AVX-512 VNNI. The other
+ * types of matmul_quant_r16.h keep the file layout on such CPUs
+ * (matmul_repack_type).
+ *
+ * A group's 64-byte vector holds its 16 rows' 4-byte column groups; each
+ * 32-byte half ("octet", 8 rows) is one YMM register, lane i = row i. Per
+ * block, octet and token: each column group's unsigned 5-bit values (the
+ * nibble, with the fifth bit taken from the bit plane) meet a broadcast of
+ * the token's 4 activation bytes in VPMADDUBSW; 4 groups' int16 pair sums
+ * are added before VPMADDWD with ones (4 × 2 × 31 × 127 < 32768), then
+ * -16·Σx: each row's exact int32 Σ (q - 16)·x, as THE DEFINITION
+ * (matmul_quant.h) has it. Then per block, in block order, one FMA of
+ * (float)Σ with d_w·d_x into the row's float sum: the definition's
+ * operations, so results are bit-identical to the scalar twin.
+ *
+ * One token: each group is one pass over its blocks, both octets per block
+ * (the groups one sequential stream). More tokens: passes of up to CT
+ * tokens over one octet at a time, over chunks of blocks that stay in L1
+ * (decode: DCHUNK blocks of a group) or L2 (prefill: RB rows × KC blocks). */
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/matmul_impl.h"
+#include "kernels/matmul_quant_r16.h"
+
+#define T256 __attribute__((target("avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+#define CT 4      /* tokens per pass */
+#define DCHUNK 16 /* blocks per chunk in decode (a group's 16 Q5_0 blocks: 5.5 KiB, in L1) */
+#define KC 32     /* blocks per chunk in prefill */
+#define RB 256    /* rows per prefill row block (× KC blocks: 176 KiB of Q5_0, in L2) */
+#define MAIN (5 * 64)
+#define TAIL 32
+
+typedef struct q5x {
+    const block_q8_0 *b[CT];
+    const int32_t *s[CT];
+    const float *d[CT];
+    float *y[CT];
+} q5x;
+
+T256 INLINE __m256i bx(const block_q8_0 *xb, int g) {
+    int32_t v;
+    memcpy(&v, xb->qs + 4 * g, 4);
+    return _mm256_set1_epi32(v);
+}
+
+/* The fifth bits of column group g (plane byte k, bit g) at bit 4 of each byte. */
+T256 INLINE __m256i fifth(__m256i plane, int g) {
+    const __m256i s = g < 4 ? _mm256_slli_epi16(plane, 4 - g) : g == 4 ? plane : _mm256_srli_epi16(plane, g - 4);
+    return _mm256_and_si256(s, _mm256_set1_epi8(0x10));
+}
+
+/* Octets o0..o0+Q-1 of group gp × C tokens over blocks [b0, b1), nb blocks
+ * a row. Sums start at 0 if first, else continue from y (`lanes` only,
+ * unless full). */
+T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0, int b0, int b1, bool first,
+                        const q5x *x, bool full, __m256i lanes) {
+    const __m256i ones = _mm256_set1_epi16(1), m = _mm256_set1_epi8(0x0f);
+    __m256 acc[2][CT];
+#pragma GCC unroll 2
+    for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) {
+            float *yo = x->y[c] + 8 * q;
+            acc[q][c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+        }
+    for (int b = b0; b < b1; b++) {
+        const char *mp = gp + mmq_r16_main_at(MAIN, TAIL, nb, b), *tp = gp + mmq_r16_tail_at(MAIN, TAIL, b);
+        __m256i is[2][CT];
+#pragma GCC unroll 2
+        for (int q = 0; q < Q; q++) {
+            const int o = 32 * (o0 + q);
+            const __m256i plane = _mm256_loadu_si256((const __m256i *)(mp + o));
+            __m256i lo16[CT], hi16[CT];
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(mp + 64 * (1 + j) + o));
+                const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m), fifth(plane, j));
+                const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), fifth(plane, j + 4));
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) {
+                    const __m256i pl = _mm256_maddubs_epi16(lo, bx(x->b[c] + b, j));
+                    const __m256i ph = _mm256_maddubs_epi16(hi, bx(x->b[c] + b, j + 4));
+                    lo16[c] = j ? _mm256_add_epi16(lo16[c], pl) : pl;
+                    hi16[c] = j ? _mm256_add_epi16(hi16[c], ph) : ph;
+                }
+            }
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++)
+                is[q][c] = _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(lo16[c], ones), _mm256_madd_epi16(hi16[c], ones)),
+                                            _mm256_set1_epi32(-16 * x->s[c][b]));
+        }
+#pragma GCC unroll 2
+        for (int q = 0; q < Q; q++) {
+            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tp + 16 * (o0 + q))));
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++)
+                acc[q][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[q][c]), _mm256_mul_ps(dw, _mm256_set1_ps(x->d[c][b])),
+                                            acc[q][c]);
+        }
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < Q; q++)
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) {
+            float *yo = x->y[c] + 8 * q;
+            if (full) _mm256_storeu_ps(yo, acc[q][c]);
+            else _mm256_maskstore_ps(yo, lanes, acc[q][c]);
+        }
+}
+
+T256 INLINE void q5_octet(int C, const char *gp, int nb, int o, int b0, int b1, bool first, const q5x *x, bool full,
+                          __m256i lanes) {
+    switch (C) {
+    case 4: q5_run(1, 4, gp, nb, o, b0, b1, first, x, full, lanes); break;
+    case 3: q5_run(1, 3, gp, nb, o, b0, b1, first, x, full, lanes); break;
+    case 2: q5_run(1, 2, gp, nb, o, b0, b1, first, x, full, lanes); break;
+    default: q5_run(1, 1, gp, nb, o, b0, b1, first, x, full, lanes); break;
+    }
+}
+_Static_assert(CT == 4, "q5_octet instantiates C = 1..4");
+
+/* Lanes of the octet at row rt that lie in [r0, r1). */
+T256 INLINE __m256i octet_lanes(int rt, int r0, int r1, bool *full) {
+    *full = rt >= r0 && rt + 8 <= r1;
+    const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(rt));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(r0 - 1)),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32(r1), idx));
+}
+
+T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+                            int r1) {
+    if (mmq_r16_base(wtype) != WICK_Q5_0) return; /* the only type repacked on AVX2 (matmul_repack_type) */
+    const int nb = cols / WICK_QK;
+    const size_t gb = 16 * dtype_row_bytes(WICK_Q5_0, cols);
+    const block_q8_0 *xblocks = xq;
+    const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
+    const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
+    const char *wc = w;
+    q5x x;
+    for (int c = 0; c < CT; c++) x.b[c] = xblocks, x.s[c] = xsums, x.d[c] = xscales;
+    if (n == 1) { /* each whole group in one pass, both octets per block */
+        for (int rt = r0 & ~7; rt < r1;) {
+            const char *gp = wc + (size_t)(rt / 16) * gb;
+            bool full;
+            const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+            x.y[0] = y + rt;
+            if (rt % 16 == 0 && rt + 16 <= r1 && full) {
+                q5_run(2, 1, gp, nb, 0, 0, nb, true, &x, true, lanes);
+                rt += 16;
+            } else {
+                q5_run(1, 1, gp, nb, rt / 8 % 2, 0, nb, true, &x, full, lanes);
+                rt += 8;
+            }
+        }
+        return;
+    }
+    const bool prefill = n > MM_STREAM_MAX_N;
+    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 16;
+    for (int rb = r0 & ~15; rb < r1; rb += rows_per) {
+        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
+        for (int b0 = 0; b0 < nb; b0 += chunk) {
+            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
+            for (int i = 0; i < n; i += CT) {
+                const int C = n - i < CT ? n - i : CT;
+                for (int c = 0; c < C; c++) {
+                    const size_t k = (size_t)(i + c) * nb;
+                    x.b[c] = xblocks + k, x.s[c] = xsums + k, x.d[c] = xscales + k;
+                }
+                for (int rt = lo; rt < hi; rt += 8) {
+                    bool full;
+                    const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+                    for (int c = 0; c < C; c++) x.y[c] = y + (size_t)(i + c) * ldy + rt;
+                    q5_octet(C, wc + (size_t)(rt / 16) * gb, nb, rt / 8 % 2, b0, b1, b0 == 0, &x, full, lanes);
+                }
+            }
+        }
+    }
+}
+
+#endif
