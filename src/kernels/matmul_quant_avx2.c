@@ -130,8 +130,7 @@ T256 INLINE void row_a(const int type, const int NT, const char *wr, int nb, con
  * terms, d and dmin. */
 typedef struct kblk {
     __m256i u[8], s[8];
-    int8_t sc16[16]; /* per 16 elements: the scale (for Σ off·sc·bsum) */
-    int8_t m16[16];  /* per 16 elements: the min (Σ m·bsum) */
+    __m256i f16; /* per 16 elements as int16: the min (Σ m·bsum), or the scale (Σ off·sc·bsum) */
     float d, dmin;
 } kblk;
 
@@ -165,12 +164,21 @@ T256 INLINE void unpack_k(const int type, const char *wb, kblk *k) {
                 k->u[j] = _mm256_or_si256(k->u[j], _mm256_and_si256(b, m));
             }
         }
-        for (int j = 0; j < 8; j++) {
-            int s, m;
-            q4k_scale_min(sc, j, &s, &m);
-            k->s[j] = _mm256_set1_epi16((short)s);
-            k->m16[2 * j] = k->m16[2 * j + 1] = (int8_t)m;
-        }
+        /* the 6-bit scales and mins of q4k_scale_min, all 8 at once: bytes
+         * of u[0..1] the scales, of u[2..3] the mins */
+        uint32_t u[4];
+        memcpy(u, sc, 12);
+        const uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+        u[3] = ((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4);
+        const uint32_t mins_lo = u[1] & k6;
+        u[1] = (u[2] & k4) | (((u[0] >> 6) & k2) << 4);
+        u[2] = mins_lo;
+        u[0] &= k6;
+        uint8_t b8[16];
+        memcpy(b8, u, 16);
+        for (int j = 0; j < 8; j++) k->s[j] = _mm256_set1_epi16((short)b8[j]);
+        const __m128i two = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+        k->f16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)b8), two));
         k->d = half(d), k->dmin = half(dmin);
         break;
     }
@@ -189,7 +197,7 @@ T256 INLINE void unpack_k(const int type, const char *wb, kblk *k) {
                                               _mm256_and_si256(_mm256_srli_epi16(Q, 2), m3));
         }
         for (int v = 0; v < 8; v++) k->s[v] = scale_pair(w->scales[2 * v], w->scales[2 * v + 1]);
-        memcpy(k->sc16, w->scales, 16);
+        k->f16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales));
         k->d = half(w->d);
         break;
     }
@@ -208,8 +216,10 @@ T256 INLINE void unpack_k(const int type, const char *wb, kblk *k) {
                                                    _mm256_and_si256(hi, m4));
             }
         }
-        q3k_scales(w->scales, k->sc16);
-        for (int v = 0; v < 8; v++) k->s[v] = scale_pair(k->sc16[2 * v], k->sc16[2 * v + 1]);
+        int8_t sc16[16];
+        q3k_scales(w->scales, sc16);
+        for (int v = 0; v < 8; v++) k->s[v] = scale_pair(sc16[2 * v], sc16[2 * v + 1]);
+        k->f16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc16));
         k->d = half(w->d);
         break;
     }
@@ -223,7 +233,8 @@ T256 INLINE void unpack_k(const int type, const char *wb, kblk *k) {
             for (int kk = 0; kk < 4; kk++) k->u[4 * h + kk] = _mm256_and_si256(_mm256_srli_epi16(Q, 2 * kk), m1);
         }
         for (int v = 0; v < 8; v++) k->s[v] = scale_pair(w->scales[2 * v] & 15, w->scales[2 * v + 1] & 15);
-        for (int g = 0; g < 16; g++) k->m16[g] = (int8_t)(w->scales[g] >> 4);
+        k->f16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)w->scales), 4),
+                                                     _mm_set1_epi8(0x0f)));
         k->d = half(w->d), k->dmin = half(w->dmin);
         break;
     }
@@ -256,11 +267,11 @@ T256 INLINE void row_k(const int type, const int NT, const char *wr, int nb, con
             for (int v = 0; v < 8; v++)
                 s = _mm256_add_epi32(s, type == WICK_IQ4_XS ? dot_signed(k.u[v], x->qs + 32 * v, k.s[v])
                                                              : dot_scaled(k.u[v], x->qs + 32 * v, k.s[v]));
-            int32_t i1 = hsum8(s), i2 = 0;
-            if (off)
-                for (int g = 0; g < 16; g++) i1 -= off * k.sc16[g] * x->bsums[g];
-            if (mins)
-                for (int g = 0; g < 16; g++) i2 += k.m16[g] * x->bsums[g];
+            /* Σ over the 16 sub-blocks of f16·bsum: the min term, or the offset's */
+            const __m256i fb = off || mins ? _mm256_madd_epi16(k.f16, _mm256_loadu_si256((const __m256i *)x->bsums))
+                                           : _mm256_setzero_si256();
+            if (off) s = _mm256_sub_epi32(s, _mm256_slli_epi32(fb, off == 32 ? 5 : 2));
+            const int32_t i1 = hsum8(s), i2 = mins ? hsum8(fb) : 0;
             acc[t] = fma1((float)i1, k.d * x->d, acc[t]);
             if (mins) acc[t] = fma1((float)i2, -(k.dmin * x->d), acc[t]);
         }
