@@ -298,7 +298,7 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     bool r16 = true; /* interleaved layouts stream up to MM_STREAM_MAX_N tokens (matmul_impl.h) */
     for (int i = 0; i < nw; i++)
         r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mmq_r16_base(W[i]->type) >= 0 || mmf_r16_base(W[i]->type) >= 0);
-    const int stream_max = r16 && cpu_isa_active() == ISA_AVX512 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
+    const int stream_max = r16 && cpu_isa_active() >= ISA_AVX2 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
     if (n <= stream_max && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
         j.ranges = &ranges;
     pool_run(pool, mm_multi_task, &j);

@@ -53,7 +53,7 @@ static inline size_t mm_r16_scales_at(int base, int b, int h) {
     return mm_r16_block_at(base, b) + 2 * mm_r16_block_bytes(base) + (size_t)h * 32;
 }
 
-/* Up to this many tokens the AVX-512 kernels of the interleaved layouts
+/* Up to this many tokens the AVX-512 (and AVX2) kernels of the interleaved layouts
  * stream each pair of 16-row groups once from memory, with software
  * prefetches (the decode kernel, up to SG2 tokens per pass over the pair, the
  * next passes reading it from L1/L2), and matmul() splits the rows by work stealing as
