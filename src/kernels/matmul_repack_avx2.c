@@ -47,11 +47,12 @@ typedef struct r16a_x {
     float *y[CT];
 } r16a_x;
 
-T256 INLINE __m256i bx(const block_q8_0 *xb, int g) {
+T256 INLINE __m256i bx4(const int8_t *p) {
     int32_t v;
-    memcpy(&v, xb->qs + 4 * g, 4);
+    memcpy(&v, p, 4);
     return _mm256_set1_epi32(v);
 }
+T256 INLINE __m256i bx(const block_q8_0 *xb, int g) { return bx4(xb->qs + 4 * g); }
 
 /* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × C
  * tokens over blocks [b0, b1). Sums start at 0 if first, else continue from
@@ -138,14 +139,83 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
         }
 }
 
+/* Several tokens' activations for one block, token-interleaved (a tile of
+ * these per chunk, packed once for all the octets that use it), so that
+ * every token's bytes are a fixed displacement from one pointer: with a
+ * pointer per token, their reloads from the stack were a third of the
+ * kernel's instructions. */
+typedef struct r16a_rec {
+    int8_t qs[CT][WICK_QK];
+    int32_t s[CT];
+    float d[CT];
+} r16a_rec;
+
+/* Octet q of pair pp × C tokens over blocks [b0, b0 + nbk), activations
+ * xr[kb] for block b0 + kb; y0 is token 0's output for the octet's row 0. */
+T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, int b0, int nbk, bool first,
+                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int h = q >> 1, o = 32 * (q & 1);
+    __m256 acc[CT];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; c++) {
+        float *yo = y0 + (size_t)c * ldy;
+        acc[c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+    }
+    for (int kb = 0; kb < nbk; kb++) {
+        const char *blk = pp + mm_r16_block_at(base, b0 + kb);
+        const r16a_rec *r = xr + kb;
+        __m256i is[CT];
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) is[c] = _mm256_setzero_si256();
+        if (base == WICK_Q4_0) {
+            const __m256i m = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + h) + o));
+                const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) {
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(lo, bx4(r->qs[c] + 4 * j)));
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(hi, bx4(r->qs[c] + 4 * j + 16)));
+                }
+            }
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++)
+                is[c] = _mm256_add_epi32(_mm256_madd_epi16(is[c], ones), _mm256_set1_epi32(-8 * r->s[c]));
+        } else {
+            const __m256i flip = _mm256_set1_epi8((char)0x80);
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++) {
+                const __m256i wq = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + h) + o)), flip);
+                const __m256i aw = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++)
+                    is[c] = _mm256_add_epi32(
+                        is[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(bx4(r->qs[c] + 4 * j), wq)), ones));
+            }
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(pp + mm_r16_scales_at(base, b0 + kb, h) + o / 2)));
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++)
+            acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(is[c]), _mm256_mul_ps(dw, _mm256_set1_ps(r->d[c]))));
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < C; c++) {
+        float *yo = y0 + (size_t)c * ldy;
+        if (full) _mm256_storeu_ps(yo, acc[c]);
+        else _mm256_maskstore_ps(yo, lanes, acc[c]);
+    }
+}
+
 /* One octet × C tokens, C a constant in each instance. */
-T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0, int b1, bool first,
-                            const r16a_x *x, bool full, __m256i lanes) {
+T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0, int nbk, bool first,
+                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes) {
     switch (C) {
-    case 4: r16a_run(base, 1, 4, pp, q, b0, b1, first, x, full, lanes); break;
-    case 3: r16a_run(base, 1, 3, pp, q, b0, b1, first, x, full, lanes); break;
-    case 2: r16a_run(base, 1, 2, pp, q, b0, b1, first, x, full, lanes); break;
-    default: r16a_run(base, 1, 1, pp, q, b0, b1, first, x, full, lanes); break;
+    case 4: r16a_tiled(base, 4, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    case 3: r16a_tiled(base, 3, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    case 2: r16a_tiled(base, 2, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    default: r16a_tiled(base, 1, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
     }
 }
 _Static_assert(CT == 4, "r16a_octet instantiates C = 1..4");
@@ -186,21 +256,24 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
     }
     const bool prefill = n > MM_STREAM_MAX_N;
     const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 32;
+    r16a_rec xt[KC];
     for (int rb = r0 & ~31; rb < r1; rb += rows_per) {
         const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
         for (int b0 = 0; b0 < nb; b0 += chunk) {
             const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
             for (int i = 0; i < n; i += CT) {
                 const int C = n - i < CT ? n - i : CT;
-                for (int c = 0; c < C; c++) {
-                    const size_t k = (size_t)(i + c) * nb;
-                    x.b[c] = xblocks + k, x.s[c] = xsums + k, x.d[c] = xscales + k;
-                }
+                for (int kb = 0; kb < b1 - b0; kb++)
+                    for (int c = 0; c < C; c++) {
+                        const size_t k = (size_t)(i + c) * nb + b0 + kb;
+                        memcpy(xt[kb].qs[c], xblocks[k].qs, WICK_QK);
+                        xt[kb].s[c] = xsums[k], xt[kb].d[c] = xscales[k];
+                    }
                 for (int rt = lo; rt < hi; rt += 8) {
                     bool full;
                     const __m256i lanes = octet_lanes(rt, r0, r1, &full);
-                    for (int c = 0; c < C; c++) x.y[c] = y + (size_t)(i + c) * ldy + rt;
-                    r16a_octet(base, C, wc + (size_t)(rt / 32) * pb, rt / 8 % 4, b0, b1, b0 == 0, &x, full, lanes);
+                    r16a_octet(base, C, wc + (size_t)(rt / 32) * pb, rt / 8 % 4, b0, b1 - b0, b0 == 0, xt,
+                               y + (size_t)i * ldy + rt, ldy, full, lanes);
                 }
             }
         }
