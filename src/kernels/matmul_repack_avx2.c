@@ -18,7 +18,8 @@
  *
  * One token (decode of one sequence): each whole pair of groups is one pass
  * over its blocks, all four octets per block, one sequential stream. More
- * tokens: passes of up to CT tokens over one octet at a time, over chunks of
+ * tokens: passes of up to CT tokens over one octet at a time, from a
+ * token-interleaved tile of their activations (r16a_rec), over chunks of
  * blocks small enough to stay in L1 (decode: DCHUNK blocks of a pair) or L2
  * (prefill: row blocks of RB rows × KC blocks), so that only the first pass
  * reads a chunk from memory. */
@@ -39,7 +40,8 @@
 #define KC 32     /* blocks per chunk in prefill */
 #define RB 256    /* rows per prefill row block (× KC blocks: 147 KiB of Q4_0, 278 of Q8_0, in L2) */
 
-/* Token c's activations: blocks, Σq per block, scale per block, output row. */
+/* Token c's activations: blocks, Σq per block, scale per block, output row
+ * (r16a_run's; the one-token path uses c = 0 only). */
 typedef struct r16a_x {
     const block_q8_0 *b[CT];
     const int32_t *s[CT];
