@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "kernels/matmul_impl.h"
+#include "kernels/r16_avx2.h"
 #include "kernels/matmul_quant_r16.h"
 
 #define T256 __attribute__((target("avx2,fma,f16c")))
@@ -46,11 +47,6 @@ typedef struct q5x {
     float *y[CT];
 } q5x;
 
-T256 INLINE __m256i bx(const block_q8_0 *xb, int g) {
-    int32_t v;
-    memcpy(&v, xb->qs + 4 * g, 4);
-    return _mm256_set1_epi32(v);
-}
 
 /* The fifth bits of column group g (plane byte k, bit g) at bit 4 of each byte. */
 T256 INLINE __m256i fifth(__m256i plane, int g) {
@@ -87,8 +83,8 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
                 const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), fifth(plane, j + 4));
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++) {
-                    const __m256i pl = _mm256_maddubs_epi16(lo, bx(x->b[c] + b, j));
-                    const __m256i ph = _mm256_maddubs_epi16(hi, bx(x->b[c] + b, j + 4));
+                    const __m256i pl = _mm256_maddubs_epi16(lo, r16_avx2_bx(x->b[c] + b, j));
+                    const __m256i ph = _mm256_maddubs_epi16(hi, r16_avx2_bx(x->b[c] + b, j + 4));
                     lo16[c] = j ? _mm256_add_epi16(lo16[c], pl) : pl;
                     hi16[c] = j ? _mm256_add_epi16(hi16[c], ph) : ph;
                 }
@@ -128,14 +124,6 @@ T256 INLINE void q5_octet(int C, const char *gp, int nb, int o, int b0, int b1, 
 }
 _Static_assert(CT == 4, "q5_octet instantiates C = 1..4");
 
-/* Lanes of the octet at row rt that lie in [r0, r1). */
-T256 INLINE __m256i octet_lanes(int rt, int r0, int r1, bool *full) {
-    *full = rt >= r0 && rt + 8 <= r1;
-    const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(rt));
-    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(r0 - 1)),
-                            _mm256_cmpgt_epi32(_mm256_set1_epi32(r1), idx));
-}
-
 T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                             int r1) {
     if (mmq_r16_base(wtype) != WICK_Q5_0) return; /* the only type repacked on AVX2 (matmul_repack_type) */
@@ -151,7 +139,7 @@ T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, 
         for (int rt = r0 & ~7; rt < r1;) {
             const char *gp = wc + (size_t)(rt / 16) * gb;
             bool full;
-            const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+            const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
             x.y[0] = y + rt;
             if (rt % 16 == 0 && rt + 16 <= r1 && full) {
                 q5_run(2, 1, gp, nb, 0, 0, nb, true, &x, true, lanes);
@@ -177,7 +165,7 @@ T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, 
                 }
                 for (int rt = lo; rt < hi; rt += 8) {
                     bool full;
-                    const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+                    const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
                     for (int c = 0; c < C; c++) x.y[c] = y + (size_t)(i + c) * ldy + rt;
                     q5_octet(C, wc + (size_t)(rt / 16) * gb, nb, rt / 8 % 2, b0, b1, b0 == 0, &x, full, lanes);
                 }

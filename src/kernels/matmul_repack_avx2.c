@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kernels/matmul_impl.h"
+#include "kernels/r16_avx2.h"
 
 #define T256 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
@@ -49,12 +50,6 @@ typedef struct r16a_x {
     float *y[CT];
 } r16a_x;
 
-T256 INLINE __m256i bx4(const int8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
-T256 INLINE __m256i bx(const block_q8_0 *xb, int g) { return bx4(xb->qs + 4 * g); }
 
 /* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × C
  * tokens over blocks [b0, b1). Sums start at 0 if first, else continue from
@@ -88,8 +83,8 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
                     const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
 #pragma GCC unroll 4
                     for (int c = 0; c < C; c++) {
-                        const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bx(x->b[c] + b, j)),
-                                                           _mm256_maddubs_epi16(hi, bx(x->b[c] + b, j + 4)));
+                        const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, r16_avx2_bx(x->b[c] + b, j)),
+                                                           _mm256_maddubs_epi16(hi, r16_avx2_bx(x->b[c] + b, j + 4)));
                         is[q][c] = _mm256_add_epi16(is[q][c], p);
                     }
                 }
@@ -114,7 +109,7 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
                     const __m256i aw = _mm256_abs_epi8(wq);
 #pragma GCC unroll 4
                     for (int c = 0; c < C; c++) {
-                        const __m256i p = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bx(x->b[c] + b, j), wq));
+                        const __m256i p = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(r16_avx2_bx(x->b[c] + b, j), wq));
                         is[q][c] = _mm256_add_epi32(is[q][c], _mm256_madd_epi16(p, ones));
                     }
                 }
@@ -178,8 +173,8 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
                 const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++) {
-                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(lo, bx4(r->qs[c] + 4 * j)));
-                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(hi, bx4(r->qs[c] + 4 * j + 16)));
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(lo, r16_avx2_bx4(r->qs[c] + 4 * j)));
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(hi, r16_avx2_bx4(r->qs[c] + 4 * j + 16)));
                 }
             }
 #pragma GCC unroll 4
@@ -194,7 +189,7 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++)
                     is[c] = _mm256_add_epi32(
-                        is[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(bx4(r->qs[c] + 4 * j), wq)), ones));
+                        is[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(r16_avx2_bx4(r->qs[c] + 4 * j), wq)), ones));
             }
         }
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(pp + mm_r16_scales_at(base, b0 + kb, h) + o / 2)));
@@ -222,14 +217,6 @@ T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0
 }
 _Static_assert(CT == 4, "r16a_octet instantiates C = 1..4");
 
-/* Lanes of the octet at row rt that lie in [r0, r1). */
-T256 INLINE __m256i octet_lanes(int rt, int r0, int r1, bool *full) {
-    *full = rt >= r0 && rt + 8 <= r1;
-    const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(rt));
-    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(r0 - 1)),
-                            _mm256_cmpgt_epi32(_mm256_set1_epi32(r1), idx));
-}
-
 T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                            int r0, int r1) {
     const int nb = cols / WICK_QK;
@@ -244,7 +231,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
         for (int rt = r0 & ~7; rt < r1;) {
             const char *pp = wc + (size_t)(rt / 32) * pb;
             bool full;
-            const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+            const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
             x.y[0] = y + rt;
             if (rt % 32 == 0 && rt + 32 <= r1 && full) {
                 r16a_run(base, 4, 1, pp, 0, 0, nb, true, &x, true, lanes);
@@ -273,7 +260,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
                     }
                 for (int rt = lo; rt < hi; rt += 8) {
                     bool full;
-                    const __m256i lanes = octet_lanes(rt, r0, r1, &full);
+                    const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
                     r16a_octet(base, C, wc + (size_t)(rt / 32) * pb, rt / 8 % 4, b0, b1 - b0, b0 == 0, xt,
                                y + (size_t)i * ldy + rt, ldy, full, lanes);
                 }
