@@ -145,7 +145,7 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     if (mmq_r16_base(wtype) >= 0) { /* the other interleaved layouts (matmul_quant_r16*.c) */
 #if defined(__x86_64__) || defined(__i386__)
         if (cpu_isa_active() == ISA_AVX512) mmq_r16_rows_avx512(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (cpu_isa_active() == ISA_AVX2 && mmq_r16_base(wtype) == WICK_Q5_0)
+        else if (cpu_isa_active() == ISA_AVX2 && mmq_r16_avx2_has(mmq_r16_base(wtype)))
             mmq_r16_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
         else
 #endif

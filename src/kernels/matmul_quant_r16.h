@@ -95,15 +95,24 @@ static inline size_t mmq_r16_tail_at(size_t main_bytes, size_t tail_bytes, int b
 void mmq_r16_pack_group(int base, const void *src, void *dst, int nb);
 void mmq_r16_unpack_block(int base, const void *group, int nb, int row, int b, void *blk);
 
-/* Scalar twin of the AVX-512 kernels (same contract as matmul_rows). */
+/* Scalar twin of the AVX-512 and AVX2 kernels (same contract as matmul_rows). */
 void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1);
 #if defined(__x86_64__) || defined(__i386__)
 void mmq_r16_rows_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1);
-/* AVX2: WICK_Q5_0_R16 only (matmul_quant_r16_avx2.c). */
+/* AVX2: the types of mmq_r16_avx2_has (Q5_0: matmul_quant_r16_avx2.c, which
+ * passes Q4_K and Q6_K on to matmul_quant_r16_k_avx2.c). */
 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                        int r1);
+void mmq_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+                         int r1);
 #endif
+
+/* The file types whose interleaved layouts have AVX2 kernels; on AVX2 CPUs
+ * the others keep the file layout (matmul_repack_type). */
+static inline bool mmq_r16_avx2_has(int base) {
+    return base == WICK_Q5_0 || base == WICK_Q4_K || base == WICK_Q6_K;
+}
 
 #endif

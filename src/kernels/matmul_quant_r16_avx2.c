@@ -1,8 +1,8 @@
 /* matmul_quant_r16_avx2.c — owns the AVX2 kernel of the interleaved Q5_0
  * layout (WICK_Q5_0_R16, layout in matmul_quant_r16.h; scalar twin in
- * matmul_quant_r16.c), for x86-64 CPUs without AVX-512 VNNI. The other
- * types of matmul_quant_r16.h keep the file layout on such CPUs
- * (matmul_repack_type).
+ * matmul_quant_r16.c), for x86-64 CPUs without AVX-512 VNNI; Q4_K and
+ * Q6_K are in matmul_quant_r16_k_avx2.c. The other types of
+ * matmul_quant_r16.h keep the file layout on such CPUs (matmul_repack_type).
  *
  * A group's 64-byte vector holds its 16 rows' 4-byte column groups; each
  * 32-byte half ("octet", 8 rows) is one YMM register, lane i = row i. Per
@@ -126,7 +126,10 @@ _Static_assert(CT == 4, "q5_octet instantiates C = 1..4");
 
 T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                             int r1) {
-    if (mmq_r16_base(wtype) != WICK_Q5_0) return; /* the only type repacked on AVX2 (matmul_repack_type) */
+    if (mmq_r16_base(wtype) != WICK_Q5_0) { /* Q4_K, Q6_K */
+        mmq_r16_k_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        return;
+    }
     const int nb = cols / WICK_QK;
     const size_t gb = 16 * dtype_row_bytes(WICK_Q5_0, cols);
     const block_q8_0 *xblocks = xq;

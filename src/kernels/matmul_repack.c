@@ -35,11 +35,11 @@ static int any_r16_base(int wtype) {
 }
 
 /* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and Q4_0
- * (matmul_repack_avx2.c) and Q5_0 (matmul_quant_r16_avx2.c). */
+ * (matmul_repack_avx2.c) and those of mmq_r16_avx2_has (Q5_0, Q4_K, Q6_K). */
 int matmul_repack_type(const wick_tensor *W) {
     const int to = cpu_isa_active() >= ISA_AVX2 ? r16_type(W) : -1;
     if (cpu_isa_active() == ISA_AVX512 || to < 0) return to;
-    return mm_r16_base(to) >= 0 || mmq_r16_base(to) == WICK_Q5_0 ? to : -1;
+    return mm_r16_base(to) >= 0 || mmq_r16_avx2_has(mmq_r16_base(to)) ? to : -1;
 }
 
 int matmul_repack_unit_rows(int to) {
