@@ -118,6 +118,7 @@ T256 INLINE void q4k_block(const int C, const char *mp, int o, const kx *x, int 
             for (int c = 0; c < C; c++) {
                 const __m256i pk = _mm256_maddubs_epi16(u, r16_avx2_bx4(x->b[c][b].qs + 32 * j + 4 * k));
                 t[c] = k ? _mm256_add_epi16(t[c], pk) : pk;
+                r16_avx2_keep(&t[c]);
             }
         }
         const __m256i s = ubyte_pair(j < 4 ? U0 : U1, j % 4);
@@ -125,6 +126,7 @@ T256 INLINE void q4k_block(const int C, const char *mp, int o, const kx *x, int 
         for (int c = 0; c < C; c++) {
             const __m256i sj = _mm256_madd_epi16(t[c], s);
             i1[c] = j ? _mm256_add_epi32(i1[c], sj) : sj;
+            r16_avx2_keep(&i1[c]);
         }
     }
     const __m256i S1 = ld(mp, 1, o), lo8 = _mm256_set1_epi32(0x00ff00ff);
@@ -201,12 +203,16 @@ T256 INLINE void q6k_block(const int C, const char *mp, const char *tp, int o, c
                     for (int c = 0; c < C; c++) {
                         const __m256i pk = _mm256_maddubs_epi16(q, r16_avx2_bx4(x->b[c][b].qs + 128 * h + 32 * u + 4 * k));
                         t[c] = e ? _mm256_add_epi16(t[c], pk) : pk;
+                        r16_avx2_keep(&t[c]);
                     }
                 }
                 const int g = kk / 2 + 2 * u; /* + 8h */
                 const __m256i s = sbyte_pair(ld(mp, 2 * h + g / 4, o), g % 4);
 #pragma GCC unroll 4
-                for (int c = 0; c < C; c++) is[c] = _mm256_add_epi32(is[c], _mm256_madd_epi16(t[c], s));
+                for (int c = 0; c < C; c++) {
+                    is[c] = _mm256_add_epi32(is[c], _mm256_madd_epi16(t[c], s));
+                    r16_avx2_keep(&is[c]);
+                }
             }
     const __m256 D = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tp + 16 * o)));
 #pragma GCC unroll 4

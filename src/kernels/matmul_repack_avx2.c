@@ -86,6 +86,7 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
                         const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, r16_avx2_bx(x->b[c] + b, j)),
                                                            _mm256_maddubs_epi16(hi, r16_avx2_bx(x->b[c] + b, j + 4)));
                         is[q][c] = _mm256_add_epi16(is[q][c], p);
+                        r16_avx2_keep(&is[q][c]);
                     }
                 }
 #pragma GCC unroll 4
@@ -111,6 +112,7 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
                     for (int c = 0; c < C; c++) {
                         const __m256i p = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(r16_avx2_bx(x->b[c] + b, j), wq));
                         is[q][c] = _mm256_add_epi32(is[q][c], _mm256_madd_epi16(p, ones));
+                        r16_avx2_keep(&is[q][c]);
                     }
                 }
         }
@@ -143,7 +145,7 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
  * kernel's instructions. */
 typedef struct r16a_rec {
     int8_t qs[CT][WICK_QK];
-    int32_t s[CT];
+    int32_t m8s[CT]; /* -8·Σq: Q4_0's offset term, ready to broadcast */
     float d[CT];
 } r16a_rec;
 
@@ -174,12 +176,14 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++) {
                     is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(lo, r16_avx2_bx4(r->qs[c] + 4 * j)));
+                    r16_avx2_keep(&is[c]);
                     is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(hi, r16_avx2_bx4(r->qs[c] + 4 * j + 16)));
+                    r16_avx2_keep(&is[c]);
                 }
             }
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++)
-                is[c] = _mm256_add_epi32(_mm256_madd_epi16(is[c], ones), _mm256_set1_epi32(-8 * r->s[c]));
+                is[c] = _mm256_add_epi32(_mm256_madd_epi16(is[c], ones), _mm256_set1_epi32(r->m8s[c]));
         } else {
             const __m256i flip = _mm256_set1_epi8((char)0x80);
 #pragma GCC unroll 8
@@ -187,9 +191,11 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
                 const __m256i wq = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + h) + o)), flip);
                 const __m256i aw = _mm256_abs_epi8(wq);
 #pragma GCC unroll 4
-                for (int c = 0; c < C; c++)
+                for (int c = 0; c < C; c++) {
                     is[c] = _mm256_add_epi32(
                         is[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(r16_avx2_bx4(r->qs[c] + 4 * j), wq)), ones));
+                    r16_avx2_keep(&is[c]);
+                }
             }
         }
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(pp + mm_r16_scales_at(base, b0 + kb, h) + o / 2)));
@@ -256,7 +262,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
                     for (int c = 0; c < C; c++) {
                         const size_t k = (size_t)(i + c) * nb + b0 + kb;
                         memcpy(xt[kb].qs[c], xblocks[k].qs, WICK_QK);
-                        xt[kb].s[c] = xsums[k], xt[kb].d[c] = xscales[k];
+                        xt[kb].m8s[c] = -8 * xsums[k], xt[kb].d[c] = xscales[k];
                     }
                 for (int rt = lo; rt < hi; rt += 8) {
                     bool full;

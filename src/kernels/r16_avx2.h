@@ -1,6 +1,7 @@
 /* r16_avx2.h — helpers shared by the AVX2 kernels of the interleaved layouts
- * (matmul_repack_avx2.c, matmul_quant_r16_avx2.c): the broadcast of 4
- * activation bytes and the lane mask of an 8-row half ("octet"). Internal to
+ * (matmul_repack_avx2.c, matmul_quant_r16_avx2.c, matmul_quant_r16_k_avx2.c):
+ * the broadcast of 4 activation bytes, the barrier that keeps an integer sum
+ * chain in order, and the lane mask of an 8-row half ("octet"). Internal to
  * src/kernels; include only from files compiled for x86-64. */
 #ifndef WICK_KERNELS_R16_AVX2_H
 #define WICK_KERNELS_R16_AVX2_H
@@ -23,6 +24,11 @@ R16_AVX2 __m256i r16_avx2_bx4(const int8_t *p) {
 
 /* Column group g (bytes 4g..4g+3) of activation block xb in every lane. */
 R16_AVX2 __m256i r16_avx2_bx(const block_q8_0 *xb, int g) { return r16_avx2_bx4(xb->qs + 4 * g); }
+
+/* An empty asm that makes *v opaque: keeps a sum chain in the order written,
+ * where GCC would otherwise reassociate integer adds into a tree whose
+ * partial products spill to the stack. */
+R16_AVX2 void r16_avx2_keep(__m256i *v) { __asm__("" : "+x"(*v)); }
 
 /* Lanes of the octet at row rt that lie in [r0, r1); *full if all do. */
 R16_AVX2 __m256i r16_avx2_octet_lanes(int rt, int r0, int r1, bool *full) {
