@@ -105,6 +105,7 @@ void mmq_r16_rows_avx512(int wtype, const void *w, int cols, const void *xq, int
  * passes Q4_K and Q6_K on to matmul_quant_r16_k_avx2.c). */
 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                        int r1);
+/* Q4_K and Q6_K only: reached through mmq_r16_rows_avx2, which checks the type. */
 void mmq_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1);
 #endif

@@ -66,7 +66,7 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             float *yo = x->y[c] + 8 * q;
-            acc[q][c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+            acc[q][c] = r16_avx2_acc_load(yo, first, full, lanes);
         }
     for (int b = b0; b < b1; b++) {
         const char *mp = gp + mmq_r16_main_at(MAIN, TAIL, nb, b), *tp = gp + mmq_r16_tail_at(MAIN, TAIL, b);
@@ -108,8 +108,7 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             float *yo = x->y[c] + 8 * q;
-            if (full) _mm256_storeu_ps(yo, acc[q][c]);
-            else _mm256_maskstore_ps(yo, lanes, acc[q][c]);
+            r16_avx2_acc_store(yo, acc[q][c], full, lanes);
         }
 }
 

@@ -231,7 +231,7 @@ T256 INLINE void k_run(const int type, const int Q, const int C, const char *gp,
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             float *yo = x->y[c] + 8 * q;
-            acc[q][c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+            acc[q][c] = r16_avx2_acc_load(yo, first, full, lanes);
         }
     for (int b = b0; b < b1; b++) {
         const char *mp = gp + mmq_r16_main_at(mb, tb, nb, b), *tp = gp + mmq_r16_tail_at(mb, tb, b);
@@ -246,8 +246,7 @@ T256 INLINE void k_run(const int type, const int Q, const int C, const char *gp,
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             float *yo = x->y[c] + 8 * q;
-            if (full) _mm256_storeu_ps(yo, acc[q][c]);
-            else _mm256_maskstore_ps(yo, lanes, acc[q][c]);
+            r16_avx2_acc_store(yo, acc[q][c], full, lanes);
         }
 }
 
@@ -308,11 +307,8 @@ T256 INLINE void k_rows(const int type, const void *w, int cols, const void *xq,
 
 T256 void mmq_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                               int r1) {
-    switch (mmq_r16_base(wtype)) {
-    case WICK_Q4_K: k_rows(WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q6_K: k_rows(WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    default: break;
-    }
+    if (mmq_r16_base(wtype) == WICK_Q4_K) k_rows(WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1);
+    else k_rows(WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1);
 }
 
 #endif

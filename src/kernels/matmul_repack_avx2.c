@@ -63,7 +63,7 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             float *yo = x->y[c] + 8 * q;
-            acc[q][c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+            acc[q][c] = r16_avx2_acc_load(yo, first, full, lanes);
         }
     for (int b = b0; b < b1; b++) {
         const char *blk = pp + mm_r16_block_at(base, b);
@@ -133,8 +133,7 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
             float *yo = x->y[c] + 8 * q;
-            if (full) _mm256_storeu_ps(yo, acc[q][c]);
-            else _mm256_maskstore_ps(yo, lanes, acc[q][c]);
+            r16_avx2_acc_store(yo, acc[q][c], full, lanes);
         }
 }
 
@@ -159,7 +158,7 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) {
         float *yo = y0 + (size_t)c * ldy;
-        acc[c] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(yo) : _mm256_maskload_ps(yo, lanes);
+        acc[c] = r16_avx2_acc_load(yo, first, full, lanes);
     }
     for (int kb = 0; kb < nbk; kb++) {
         const char *blk = pp + mm_r16_block_at(base, b0 + kb);
@@ -206,8 +205,7 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) {
         float *yo = y0 + (size_t)c * ldy;
-        if (full) _mm256_storeu_ps(yo, acc[c]);
-        else _mm256_maskstore_ps(yo, lanes, acc[c]);
+        r16_avx2_acc_store(yo, acc[c], full, lanes);
     }
 }
 
