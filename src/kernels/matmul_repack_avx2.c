@@ -41,39 +41,22 @@
 #define KC 32     /* blocks per chunk in prefill */
 #define RB 256    /* rows per prefill row block (× KC blocks: 147 KiB of Q4_0, 278 of Q8_0, in L2) */
 
-/* Token c's activations: blocks, Σq per block, scale per block, output row
- * (r16a_run's; the one-token path uses c = 0 only). */
-typedef struct r16a_x {
-    const block_q8_0 *b[CT];
-    const int32_t *s[CT];
-    const float *d[CT];
-    float *y[CT];
-} r16a_x;
-
-
-/* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × C
- * tokens over blocks [b0, b1). Sums start at 0 if first, else continue from
- * y (rows in `lanes` only, unless full). */
-T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *pp, int q0, int b0, int b1,
-                          bool first, const r16a_x *x, bool full, __m256i lanes) {
+/* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × one
+ * token (blocks xb, Σq per block xs, scale per block xd) over all nb blocks,
+ * into y (rows in `lanes` only, unless full). */
+T256 INLINE void r16a_one(const int base, const int Q, const char *pp, int q0, int nb, const block_q8_0 *xb,
+                          const int32_t *xs, const float *xd, float *y, bool full, __m256i lanes) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[4][CT];
+    __m256 acc[4];
 #pragma GCC unroll 4
-    for (int q = 0; q < Q; q++)
-#pragma GCC unroll 4
-        for (int c = 0; c < C; c++) {
-            float *yo = x->y[c] + 8 * q;
-            acc[q][c] = r16_avx2_acc_load(yo, first, full, lanes);
-        }
-    for (int b = b0; b < b1; b++) {
+    for (int q = 0; q < Q; q++) acc[q] = _mm256_setzero_ps();
+    for (int b = 0; b < nb; b++) {
         const char *blk = pp + mm_r16_block_at(base, b);
-        __m256i is[4][CT];
+        __m256i is[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < Q; q++) is[q] = _mm256_setzero_si256();
         if (base == WICK_Q4_0) {
             const __m256i m = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 4
-            for (int q = 0; q < Q; q++)
-#pragma GCC unroll 4
-                for (int c = 0; c < C; c++) is[q][c] = _mm256_setzero_si256();
 #pragma GCC unroll 4
             for (int j = 0; j < 4; j++)
 #pragma GCC unroll 4
@@ -81,25 +64,16 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
                     const int qq = q0 + q;
                     const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + (qq >> 1)) + 32 * (qq & 1)));
                     const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
-#pragma GCC unroll 4
-                    for (int c = 0; c < C; c++) {
-                        const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, r16_avx2_bx(x->b[c] + b, j)),
-                                                           _mm256_maddubs_epi16(hi, r16_avx2_bx(x->b[c] + b, j + 4)));
-                        is[q][c] = _mm256_add_epi16(is[q][c], p);
-                        r16_avx2_keep(&is[q][c]);
-                    }
+                    const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, r16_avx2_bx(xb + b, j)),
+                                                       _mm256_maddubs_epi16(hi, r16_avx2_bx(xb + b, j + 4)));
+                    is[q] = _mm256_add_epi16(is[q], p);
+                    r16_avx2_keep(&is[q]);
                 }
 #pragma GCC unroll 4
             for (int q = 0; q < Q; q++)
-#pragma GCC unroll 4
-                for (int c = 0; c < C; c++)
-                    is[q][c] = _mm256_add_epi32(_mm256_madd_epi16(is[q][c], ones), _mm256_set1_epi32(-8 * x->s[c][b]));
+                is[q] = _mm256_add_epi32(_mm256_madd_epi16(is[q], ones), _mm256_set1_epi32(-8 * xs[b]));
         } else {
             const __m256i flip = _mm256_set1_epi8((char)0x80);
-#pragma GCC unroll 4
-            for (int q = 0; q < Q; q++)
-#pragma GCC unroll 4
-                for (int c = 0; c < C; c++) is[q][c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
             for (int j = 0; j < 8; j++)
 #pragma GCC unroll 4
@@ -107,13 +81,9 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
                     const int qq = q0 + q;
                     const __m256i wq = _mm256_xor_si256(
                         _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + (qq >> 1)) + 32 * (qq & 1))), flip);
-                    const __m256i aw = _mm256_abs_epi8(wq);
-#pragma GCC unroll 4
-                    for (int c = 0; c < C; c++) {
-                        const __m256i p = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(r16_avx2_bx(x->b[c] + b, j), wq));
-                        is[q][c] = _mm256_add_epi32(is[q][c], _mm256_madd_epi16(p, ones));
-                        r16_avx2_keep(&is[q][c]);
-                    }
+                    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(wq), _mm256_sign_epi8(r16_avx2_bx(xb + b, j), wq));
+                    is[q] = _mm256_add_epi32(is[q], _mm256_madd_epi16(p, ones));
+                    r16_avx2_keep(&is[q]);
                 }
         }
 #pragma GCC unroll 4
@@ -121,20 +91,11 @@ T256 INLINE void r16a_run(const int base, const int Q, const int C, const char *
             const int qq = q0 + q;
             const __m256 dw = _mm256_cvtph_ps(
                 _mm_loadu_si128((const __m128i *)(pp + mm_r16_scales_at(base, b, qq >> 1) + 16 * (qq & 1))));
-#pragma GCC unroll 4
-            for (int c = 0; c < C; c++) {
-                const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(x->d[c][b]));
-                acc[q][c] = _mm256_add_ps(acc[q][c], _mm256_mul_ps(_mm256_cvtepi32_ps(is[q][c]), s));
-            }
+            acc[q] = _mm256_add_ps(acc[q], _mm256_mul_ps(_mm256_cvtepi32_ps(is[q]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[b]))));
         }
     }
 #pragma GCC unroll 4
-    for (int q = 0; q < Q; q++)
-#pragma GCC unroll 4
-        for (int c = 0; c < C; c++) {
-            float *yo = x->y[c] + 8 * q;
-            r16_avx2_acc_store(yo, acc[q][c], full, lanes);
-        }
+    for (int q = 0; q < Q; q++) r16_avx2_acc_store(y + 8 * q, acc[q], full, lanes);
 }
 
 /* Several tokens' activations for one block, token-interleaved (a tile of
@@ -229,19 +190,16 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
     const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
     const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
     const char *wc = w;
-    r16a_x x;
-    for (int c = 0; c < CT; c++) x.b[c] = xblocks, x.s[c] = xsums, x.d[c] = xscales;
     if (n == 1) { /* each whole pair in one pass, all four octets per block */
         for (int rt = r0 & ~7; rt < r1;) {
             const char *pp = wc + (size_t)(rt / 32) * pb;
             bool full;
             const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
-            x.y[0] = y + rt;
             if (rt % 32 == 0 && rt + 32 <= r1 && full) {
-                r16a_run(base, 4, 1, pp, 0, 0, nb, true, &x, true, lanes);
+                r16a_one(base, 4, pp, 0, nb, xblocks, xsums, xscales, y + rt, true, lanes);
                 rt += 32;
             } else {
-                r16a_run(base, 1, 1, pp, rt / 8 % 4, 0, nb, true, &x, full, lanes);
+                r16a_one(base, 1, pp, rt / 8 % 4, nb, xblocks, xsums, xscales, y + rt, full, lanes);
                 rt += 8;
             }
         }
