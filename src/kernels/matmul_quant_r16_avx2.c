@@ -33,20 +33,12 @@
 #define T256 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 
-#define CT 4      /* tokens per pass */
 #define DCHUNK 16 /* blocks per chunk in decode (a group's 16 Q5_0 blocks: 5.5 KiB, in L1) */
 #define KC 32     /* blocks per chunk in prefill */
 #define RB 256    /* rows per prefill row block (× KC blocks: 176 KiB of Q5_0, in L2) */
 #define MAIN (5 * 64)
 #define TAIL 32
-
-typedef struct q5x {
-    const block_q8_0 *b[CT];
-    const int32_t *s[CT];
-    const float *d[CT];
-    float *y[CT];
-} q5x;
-
+#define CT R16_AVX2_CT
 
 /* The fifth bits of column group g (plane byte k, bit g) at bit 4 of each byte. */
 T256 INLINE __m256i fifth(__m256i plane, int g) {
@@ -54,11 +46,9 @@ T256 INLINE __m256i fifth(__m256i plane, int g) {
     return _mm256_and_si256(s, _mm256_set1_epi8(0x10));
 }
 
-/* Octets o0..o0+Q-1 of group gp × C tokens over blocks [b0, b1), nb blocks
- * a row. Sums start at 0 if first, else continue from y (`lanes` only,
- * unless full). */
+/* The octet kernel of r16_avx2_walk16 (see there). */
 T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0, int b0, int b1, bool first,
-                        const q5x *x, bool full, __m256i lanes) {
+                        const r16_avx2_tokens *x, bool full, __m256i lanes) {
     const __m256i ones = _mm256_set1_epi16(1), m = _mm256_set1_epi8(0x0f);
     __m256 acc[2][CT];
 #pragma GCC unroll 2
@@ -83,8 +73,8 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
                 const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), fifth(plane, j + 4));
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++) {
-                    const __m256i pl = _mm256_maddubs_epi16(lo, r16_avx2_bx(x->b[c] + b, j));
-                    const __m256i ph = _mm256_maddubs_epi16(hi, r16_avx2_bx(x->b[c] + b, j + 4));
+                    const __m256i pl = _mm256_maddubs_epi16(lo, r16_avx2_bx((const block_q8_0 *)x->b[c] + b, j));
+                    const __m256i ph = _mm256_maddubs_epi16(hi, r16_avx2_bx((const block_q8_0 *)x->b[c] + b, j + 4));
                     lo16[c] = j ? _mm256_add_epi16(lo16[c], pl) : pl;
                     hi16[c] = j ? _mm256_add_epi16(hi16[c], ph) : ph;
                 }
@@ -112,17 +102,6 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
         }
 }
 
-T256 INLINE void q5_octet(int C, const char *gp, int nb, int o, int b0, int b1, bool first, const q5x *x, bool full,
-                          __m256i lanes) {
-    switch (C) {
-    case 4: q5_run(1, 4, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    case 3: q5_run(1, 3, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    case 2: q5_run(1, 2, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    default: q5_run(1, 1, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    }
-}
-_Static_assert(CT == 4, "q5_octet instantiates C = 1..4");
-
 T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                             int r1) {
     if (mmq_r16_base(wtype) != WICK_Q5_0) { /* Q4_K, Q6_K */
@@ -130,50 +109,11 @@ T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, 
         return;
     }
     const int nb = cols / WICK_QK;
-    const size_t gb = 16 * dtype_row_bytes(WICK_Q5_0, cols);
-    const block_q8_0 *xblocks = xq;
-    const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n));
-    const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(cols, n));
-    const char *wc = w;
-    q5x x;
-    for (int c = 0; c < CT; c++) x.b[c] = xblocks, x.s[c] = xsums, x.d[c] = xscales;
-    if (n == 1) { /* each whole group in one pass, both octets per block */
-        for (int rt = r0 & ~7; rt < r1;) {
-            const char *gp = wc + (size_t)(rt / 16) * gb;
-            bool full;
-            const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
-            x.y[0] = y + rt;
-            if (rt % 16 == 0 && rt + 16 <= r1 && full) {
-                q5_run(2, 1, gp, nb, 0, 0, nb, true, &x, true, lanes);
-                rt += 16;
-            } else {
-                q5_run(1, 1, gp, nb, rt / 8 % 2, 0, nb, true, &x, full, lanes);
-                rt += 8;
-            }
-        }
-        return;
-    }
     const bool prefill = n > MM_STREAM_MAX_N;
-    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 16;
-    for (int rb = r0 & ~15; rb < r1; rb += rows_per) {
-        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
-        for (int b0 = 0; b0 < nb; b0 += chunk) {
-            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
-            for (int i = 0; i < n; i += CT) {
-                const int C = n - i < CT ? n - i : CT;
-                for (int c = 0; c < C; c++) {
-                    const size_t k = (size_t)(i + c) * nb;
-                    x.b[c] = xblocks + k, x.s[c] = xsums + k, x.d[c] = xscales + k;
-                }
-                for (int rt = lo; rt < hi; rt += 8) {
-                    bool full;
-                    const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
-                    for (int c = 0; c < C; c++) x.y[c] = y + (size_t)(i + c) * ldy + rt;
-                    q5_octet(C, wc + (size_t)(rt / 16) * gb, nb, rt / 8 % 2, b0, b1, b0 == 0, &x, full, lanes);
-                }
-            }
-        }
-    }
+    r16_avx2_walk16(q5_run, w, 16 * dtype_row_bytes(WICK_Q5_0, cols), nb, xq, sizeof(block_q8_0),
+                    (const int32_t *)((const char *)xq + mm_xq_sums_offset(cols, n)),
+                    (const float *)((const char *)xq + mm_xq_scales_offset(cols, n)), n, y, ldy, r0, r1,
+                    prefill ? KC : DCHUNK, prefill ? RB : 16);
 }
 
 #endif

@@ -36,7 +36,17 @@
  * for want of arithmetic: doing every block's work twice at one token left
  * it at 10.8 GMAC/s (10.9 once; software prefetches 3-16 KiB ahead, T0/T1/
  * NTA, within noise). Whole Qwen2.5-0.5B Q4_K_M decode: 82% -> 87-91% of
- * the bandwidth ceiling. */
+ * the bandwidth ceiling.
+ *
+ * Why one token takes octet 0 of a block, then octet 1 (2026-11-28): the
+ * first pass touches every line of the block (the low 32 bytes of each),
+ * the second hits L1. A Q6_K variant that took both octets together, each
+ * activation broadcast feeding both (GCC otherwise hoists all 64 of a
+ * block's broadcasts and spills them), ran the same in cache but streamed
+ * from memory far slower: 30000 x 4864, 2 threads, 49% of the memory's
+ * rate against 74% (1 thread 49% / 75%); prefetching 2-8 KiB ahead
+ * brought it to 55-79%, no better than this. Taking octet 0 over 4 blocks,
+ * then octet 1 (the several-token path at one token), was within noise. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -50,15 +60,13 @@
 #define T256 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 
-#define CT 4      /* tokens per pass */
 #define DCHUNK 4  /* blocks per chunk in decode (a group's 4 Q6_K blocks: 13 KiB, in L1) */
 #define KC 4      /* blocks per chunk in prefill */
 #define RB 128    /* rows per prefill row block (× KC blocks: 104 KiB of Q6_K, in L2) */
+#define CT R16_AVX2_CT
 
-typedef struct kx {
-    const block_q8_K *b[CT]; /* token c's blocks */
-    float *y[CT];
-} kx;
+/* Token c's Q8_K blocks. */
+INLINE const block_q8_K *xk(const r16_avx2_tokens *x, int c) { return x->b[c]; }
 
 INLINE size_t main_bytes(const int type) { return 64 * (size_t)(type == WICK_Q4_K ? 36 : 52); }
 INLINE size_t tail_bytes(const int type) { return type == WICK_Q6_K ? 32 : 0; }
@@ -98,7 +106,7 @@ T256 INLINE __m128i bsum_pairs(const int16_t *bs) {
 /* Q4_K, octet o of block (main part mp), C tokens: i1 = Σ_j sc_j·Σ q·x, i2 = Σ_j m_j·(bsum_2j + bsum_2j+1);
  * then acc = fma(i1, d·dx, acc), acc = fma(i2, -(dmin·dx), acc). Sub-block 2p's quants are the low nibbles of
  * vectors 4+8p .. 4+8p+7, 2p+1's their high nibbles. */
-T256 INLINE void q4k_block(const int C, const char *mp, int o, const kx *x, int b, __m256 *acc) {
+T256 INLINE void q4k_block(const int C, const char *mp, int o, const r16_avx2_tokens *x, int b, __m256 *acc) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), k6 = _mm256_set1_epi8(0x3f), k2 = _mm256_set1_epi8(0x03);
     const __m256i S0 = ld(mp, 0, o), S2 = ld(mp, 2, o);
     /* q4k_scale_min per lane: bytes of U0, U1 the scales 0..7 (U2, U3 the mins, below) */
@@ -116,7 +124,7 @@ T256 INLINE void q4k_block(const int C, const char *mp, int o, const kx *x, int 
             const __m256i u = _mm256_and_si256(hi ? _mm256_srli_epi16(v, 4) : v, m4);
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++) {
-                const __m256i pk = _mm256_maddubs_epi16(u, r16_avx2_bx4(x->b[c][b].qs + 32 * j + 4 * k));
+                const __m256i pk = _mm256_maddubs_epi16(u, r16_avx2_bx4(xk(x, c)[b].qs + 32 * j + 4 * k));
                 t[c] = k ? _mm256_add_epi16(t[c], pk) : pk;
                 r16_avx2_keep(&t[c]);
             }
@@ -143,7 +151,7 @@ T256 INLINE void q4k_block(const int C, const char *mp, int o, const kx *x, int 
     const __m256 D = _mm256_cvtph_ps(_mm256_castsi256_si128(DV)), DM = _mm256_cvtph_ps(_mm256_extracti128_si256(DV, 1));
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) {
-        const block_q8_K *xb = &x->b[c][b];
+        const block_q8_K *xb = &xk(x, c)[b];
         /* B_j = bsum_2j + bsum_2j+1 (int16), as pairs (B0, B2), (B1, B3), (B4, B6), (B5, B7) */
         const __m128i B = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)xb->bsums),
                                          _mm_loadu_si128((const __m128i *)(xb->bsums + 8)));
@@ -170,7 +178,7 @@ T256 INLINE __m256i q6k_quants(const char *mp, int h, int k, int o, const int u)
 
 /* Q6_K, octet o of block (main part mp, tail tp), C tokens: isum = Σ_g sc_g·Σ (q-32)·x, acc = fma(isum, d·dx,
  * acc). Sub-block g of the scales (16 elements): 8h + k/4 + 2u for q6k_quants(h, k, u). */
-T256 INLINE void q6k_block(const int C, const char *mp, const char *tp, int o, const kx *x, int b, __m256 *acc) {
+T256 INLINE void q6k_block(const int C, const char *mp, const char *tp, int o, const r16_avx2_tokens *x, int b, __m256 *acc) {
     __m256i is[CT];
     /* the offset term: -32 Σ_g sc_g·bsum_g, scales as int16 pairs (bytes 0, 2 | 1, 3 of each lane) */
 #pragma GCC unroll 4
@@ -181,7 +189,7 @@ T256 INLINE void q6k_block(const int C, const char *mp, const char *tp, int o, c
         const __m256i E = _mm256_srai_epi16(_mm256_slli_epi16(S, 8), 8), O = _mm256_srai_epi16(S, 8);
 #pragma GCC unroll 4
         for (int c = 0; c < C; c++) {
-            const __m128i P = bsum_pairs(x->b[c][b].bsums + 8 * (v / 2));
+            const __m128i P = bsum_pairs(xk(x, c)[b].bsums + 8 * (v / 2));
             is[c] = _mm256_add_epi32(is[c], _mm256_madd_epi16(E, dword_all(P, 2 * (v % 2))));
             is[c] = _mm256_add_epi32(is[c], _mm256_madd_epi16(O, dword_all(P, 2 * (v % 2) + 1)));
         }
@@ -201,7 +209,7 @@ T256 INLINE void q6k_block(const int C, const char *mp, const char *tp, int o, c
                     const __m256i q = q6k_quants(mp, h, k, o, u);
 #pragma GCC unroll 4
                     for (int c = 0; c < C; c++) {
-                        const __m256i pk = _mm256_maddubs_epi16(q, r16_avx2_bx4(x->b[c][b].qs + 128 * h + 32 * u + 4 * k));
+                        const __m256i pk = _mm256_maddubs_epi16(q, r16_avx2_bx4(xk(x, c)[b].qs + 128 * h + 32 * u + 4 * k));
                         t[c] = e ? _mm256_add_epi16(t[c], pk) : pk;
                         r16_avx2_keep(&t[c]);
                     }
@@ -217,13 +225,13 @@ T256 INLINE void q6k_block(const int C, const char *mp, const char *tp, int o, c
     const __m256 D = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tp + 16 * o)));
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++)
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c]), _mm256_mul_ps(D, _mm256_set1_ps(x->b[c][b].d)), acc[c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c]), _mm256_mul_ps(D, _mm256_set1_ps(xk(x, c)[b].d)), acc[c]);
 }
 
 /* Octets o0..o0+Q-1 of group gp × C tokens over blocks [b0, b1), nb blocks a row. Sums start at 0 if first,
  * else continue from y (`lanes` only, unless full). */
 T256 INLINE void k_run(const int type, const int Q, const int C, const char *gp, int nb, int o0, int b0, int b1,
-                       bool first, const kx *x, bool full, __m256i lanes) {
+                       bool first, const r16_avx2_tokens *x, bool full, __m256i lanes) {
     const size_t mb = main_bytes(type), tb = tail_bytes(type);
     __m256 acc[2][CT];
 #pragma GCC unroll 2
@@ -250,65 +258,25 @@ T256 INLINE void k_run(const int type, const int Q, const int C, const char *gp,
         }
 }
 
-T256 INLINE void k_octet(const int type, int C, const char *gp, int nb, int o, int b0, int b1, bool first,
-                         const kx *x, bool full, __m256i lanes) {
-    switch (C) {
-    case 4: k_run(type, 1, 4, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    case 3: k_run(type, 1, 3, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    case 2: k_run(type, 1, 2, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    default: k_run(type, 1, 1, gp, nb, o, b0, b1, first, x, full, lanes); break;
-    }
+/* The octet kernels of r16_avx2_walk16 (see there). */
+T256 INLINE void q4k_run(const int Q, const int C, const char *gp, int nb, int o0, int b0, int b1, bool first,
+                         const r16_avx2_tokens *x, bool full, __m256i lanes) {
+    k_run(WICK_Q4_K, Q, C, gp, nb, o0, b0, b1, first, x, full, lanes);
 }
-_Static_assert(CT == 4, "k_octet instantiates C = 1..4");
-
-T256 INLINE void k_rows(const int type, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                        int r1) {
-    const int nb = cols / WICK_QK_K;
-    const size_t gb = 16 * dtype_row_bytes(type, cols);
-    const block_q8_K *xblocks = xq;
-    const char *wc = w;
-    kx x;
-    for (int c = 0; c < CT; c++) x.b[c] = xblocks;
-    if (n == 1) { /* each whole group in one pass, both octets per block */
-        for (int rt = r0 & ~7; rt < r1;) {
-            const char *gp = wc + (size_t)(rt / 16) * gb;
-            bool full;
-            const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
-            x.y[0] = y + rt;
-            if (rt % 16 == 0 && rt + 16 <= r1 && full) {
-                k_run(type, 2, 1, gp, nb, 0, 0, nb, true, &x, true, lanes);
-                rt += 16;
-            } else {
-                k_run(type, 1, 1, gp, nb, rt / 8 % 2, 0, nb, true, &x, full, lanes);
-                rt += 8;
-            }
-        }
-        return;
-    }
-    const bool prefill = n > MM_STREAM_MAX_N;
-    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 16;
-    for (int rb = r0 & ~15; rb < r1; rb += rows_per) {
-        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
-        for (int b0 = 0; b0 < nb; b0 += chunk) {
-            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
-            for (int i = 0; i < n; i += CT) {
-                const int C = n - i < CT ? n - i : CT;
-                for (int c = 0; c < C; c++) x.b[c] = xblocks + (size_t)(i + c) * nb;
-                for (int rt = lo; rt < hi; rt += 8) {
-                    bool full;
-                    const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
-                    for (int c = 0; c < C; c++) x.y[c] = y + (size_t)(i + c) * ldy + rt;
-                    k_octet(type, C, wc + (size_t)(rt / 16) * gb, nb, rt / 8 % 2, b0, b1, b0 == 0, &x, full, lanes);
-                }
-            }
-        }
-    }
+T256 INLINE void q6k_run(const int Q, const int C, const char *gp, int nb, int o0, int b0, int b1, bool first,
+                         const r16_avx2_tokens *x, bool full, __m256i lanes) {
+    k_run(WICK_Q6_K, Q, C, gp, nb, o0, b0, b1, first, x, full, lanes);
 }
 
 T256 void mmq_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                               int r1) {
-    if (mmq_r16_base(wtype) == WICK_Q4_K) k_rows(WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1);
-    else k_rows(WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1);
+    const int type = mmq_r16_base(wtype), nb = cols / WICK_QK_K;
+    const bool prefill = n > MM_STREAM_MAX_N;
+    const size_t gb = 16 * dtype_row_bytes(type, cols);
+    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 16;
+    if (type == WICK_Q4_K)
+        r16_avx2_walk16(q4k_run, w, gb, nb, xq, sizeof(block_q8_K), NULL, NULL, n, y, ldy, r0, r1, chunk, rows_per);
+    else r16_avx2_walk16(q6k_run, w, gb, nb, xq, sizeof(block_q8_K), NULL, NULL, n, y, ldy, r0, r1, chunk, rows_per);
 }
 
 #endif
