@@ -1,6 +1,8 @@
 /* attention.c — owns causal attention over a paged KV cache (see attention.h):
- * the tiled online-softmax kernel used by the forward pass and the plain
- * two-pass reference the tests compare it with.
+ * the work split, the tiled online-softmax kernels (the AVX-512 batched one
+ * here, the AVX2 one in attention_avx2.c, and attend_one below for the
+ * scalar path and head dims that are not multiples of 8) and the plain
+ * two-pass reference the tests compare them with.
  *
  * Tiling: one tile = the keys of one KV block that fall in the query's range.
  * Per (query row, head) the kernel keeps a running max m, a running sum l and
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "core/tensor.h"
+#include "kernels/attention_impl.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/simd_math.h"
@@ -128,15 +131,6 @@ static attn_ops pick_ops(void) {
 
 /* ---- the tiled kernel ---- */
 
-/* The first tile of keys from lo: lo rounded down to a multiple of 16
- * within its KV block (see attend_batch_t for why), and the end (exclusive)
- * of the tile starting at p0 for keys up to hi: its block's end or hi + 1. */
-static inline int32_t attn_tile_first(int32_t lo, int bs) { return lo / bs * bs + ((lo % bs) & ~15); }
-static inline int32_t attn_tile_end(int32_t p0, int32_t hi, int bs) {
-    const int32_t blk_end = (p0 / bs + 1) * bs;
-    return blk_end < hi + 1 ? blk_end : hi + 1;
-}
-
 /* One (query row, head): attend q (head_dim floats) over keys [start, pos] of KV head kvh. */
 static void attend_one(const attn_ops *o, const attn_params *p, const float *q, int32_t pos,
                        const attn_kv *kv, int kvh, float *out) {
@@ -147,7 +141,7 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
     float acc[ATTN_MAX], s[ATTN_MAX];
     memset(acc, 0, (size_t)D * sizeof(float));
     float m = -INFINITY, l = 0.0f;
-    int32_t p0 = p->window > 0 && pos - p->window + 1 > 0 ? pos - p->window + 1 : 0;
+    int32_t p0 = attn_first_key(p, pos);
     while (p0 <= pos) {
         const int32_t end = attn_tile_end(p0, pos, bs);
         const int cnt = end - p0;
@@ -555,7 +549,8 @@ typedef struct attn_job {
     const attn_kv *kv;
     float *out;
     attn_ops ops;
-    bool batched;
+    bool batched; /* AVX-512: attend_batch_avx512 */
+    bool avx2;    /* else AVX2 with head_dim % 8 == 0: attend_one_avx2 */
 } attn_job;
 
 #if WICK_X86
@@ -577,7 +572,7 @@ static int64_t attn_fill(const attn_job *j, int64_t w, int64_t hi, attn_batch *b
         b->q[b->M] = j->q + o;
         b->out[b->M] = j->out + o;
         b->end[b->M] = pos;
-        b->start[b->M] = p->window > 0 && pos - p->window + 1 > 0 ? pos - p->window + 1 : 0;
+        b->start[b->M] = attn_first_key(p, pos);
         b->M++;
     }
     *kvh_out = kvh;
@@ -634,6 +629,12 @@ static void attn_range(const attn_job *j, int64_t lo, int64_t hi, const attn_nex
         const int64_t in_kvh = w % per_kvh;
         const int i = (int)(in_kvh / group), h = kvh * group + (int)(in_kvh % group);
         const int64_t off = ((int64_t)i * p->n_heads + h) * p->head_dim;
+#if WICK_X86
+        if (j->avx2) {
+            attend_one_avx2(p, j->q + off, j->pos[i], j->kv, kvh, j->out + off);
+            continue;
+        }
+#endif
         attend_one(&j->ops, p, j->q + off, j->pos[i], j->kv, kvh, j->out + off);
     }
 }
@@ -648,9 +649,10 @@ static void attn_task(void *arg, int ith, int nth) {
 }
 
 static attn_job attn_make(const attn_params *p, const attn_run *r) {
-    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(), false};
+    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(), false, false};
 #if WICK_X86
     j.batched = cpu_isa_active() >= ISA_AVX512 && p->head_dim % 8 == 0;
+    j.avx2 = !j.batched && cpu_isa_active() >= ISA_AVX2 && p->head_dim % 8 == 0;
 #endif
     return j;
 }
@@ -736,7 +738,7 @@ void attention_reference(const attn_params *p, const float *q, int n_q, const in
     const int D = p->head_dim, group = p->n_heads / p->n_kv_heads;
     double acc[ATTN_MAX];
     for (int i = 0; i < n_q; i++) {
-        const int32_t start = p->window > 0 && pos[i] - p->window + 1 > 0 ? pos[i] - p->window + 1 : 0;
+        const int32_t start = attn_first_key(p, pos[i]);
         for (int h = 0; h < p->n_heads; h++) {
             const float *qh = q + ((int64_t)i * p->n_heads + h) * D;
             float *oh = out + ((int64_t)i * p->n_heads + h) * D;
