@@ -1,7 +1,7 @@
 /* matmul_float_r16.c — owns the F16/BF16 interleaved layouts of
  * matmul_float_r16.h: when to use them, packing and unpacking, the BF16
- * rounding of the activations, and the scalar twin of the AVX-512 kernels
- * (THE DEFINITION written out, so bit-identical to them). */
+ * rounding of the activations, and the scalar twin of the AVX-512 and AVX2
+ * kernels (THE DEFINITION written out, so bit-identical to them). */
 #include "kernels/matmul_float_r16.h"
 
 #include <float.h>
@@ -14,32 +14,32 @@
 int mmf_r16_type(int type, int64_t rows, int64_t cols) {
     if (rows <= 0 || rows % MMF_R16_BLOCK_ROWS != 0 || cols <= 0 || cols % 2 != 0) return -1;
     if (type == WICK_F16) return WICK_F16_R16;
-    if (type == WICK_BF16 && cpu_get_features()->avx512bf16) return WICK_BF16_R16;
+    if (type == WICK_BF16) return cpu_get_features()->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H;
     return -1;
 }
 
-/* Byte offset in a block of row i's (i < 64) element k. */
-static size_t at(int base, int i, int k) {
+/* Byte offset in a block of layout wtype of row i's (i < 64) element k. */
+static size_t at(int wtype, int i, int k) {
     const size_t v = mmf_r16_vec_at(i / 16, k / 2), l = (size_t)(i % 16);
-    return base == WICK_F16 ? v + (size_t)(k % 2) * 32 + 2 * l : v + 4 * l + 2 * (size_t)(k % 2);
+    return mmf_r16_halves(wtype) ? v + (size_t)(k % 2) * 32 + 2 * l : v + 4 * l + 2 * (size_t)(k % 2);
 }
 
-void mmf_r16_pack_block(int base, const void *src, void *dst, int cols) {
+void mmf_r16_pack_block(int to, const void *src, void *dst, int cols) {
     const uint16_t *s = src;
     for (int i = 0; i < MMF_R16_BLOCK_ROWS; i++)
-        for (int k = 0; k < cols; k++) memcpy((char *)dst + at(base, i, k), s + (size_t)i * cols + k, 2);
+        for (int k = 0; k < cols; k++) memcpy((char *)dst + at(to, i, k), s + (size_t)i * cols + k, 2);
 }
 
-void mmf_r16_unpack_row(int base, const void *block, int cols, int row, void *dst) {
+void mmf_r16_unpack_row(int wtype, const void *block, int cols, int row, void *dst) {
     uint16_t *d = dst;
-    for (int k = 0; k < cols; k++) memcpy(d + k, (const char *)block + at(base, row, k), 2);
+    for (int k = 0; k < cols; k++) memcpy(d + k, (const char *)block + at(wtype, row, k), 2);
 }
 
-void mmf_r16_row_f32(int base, const void *block, int cols, int row, float *dst) {
+void mmf_r16_row_f32(int wtype, const void *block, int cols, int row, float *dst) {
     for (int k = 0; k < cols; k++) {
         uint16_t h;
-        memcpy(&h, (const char *)block + at(base, row, k), 2);
-        dst[k] = base == WICK_F16 ? fp16_to_f32(h) : bf16_to_f32(h);
+        memcpy(&h, (const char *)block + at(wtype, row, k), 2);
+        dst[k] = mmf_r16_base(wtype) == WICK_F16 ? fp16_to_f32(h) : bf16_to_f32(h);
     }
 }
 
@@ -72,10 +72,11 @@ void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, con
             float acc = 0.0f;
             for (int k0 = 0; k0 < cols; k0 += 8192) { /* the row back in chunks */
                 const int kn = cols - k0 < 8192 ? cols - k0 : 8192;
-                for (int k = 0; k < kn; k++) memcpy(row + k, g + at(base, r % MMF_R16_BLOCK_ROWS, k0 + k), 2);
-                if (base == WICK_F16) {
+                for (int k = 0; k < kn; k++) memcpy(row + k, g + at(wtype, r % MMF_R16_BLOCK_ROWS, k0 + k), 2);
+                if (mmf_r16_halves(wtype)) {
                     const float *xt = x + (size_t)t * cols + k0;
-                    for (int k = 0; k < kn; k++) acc = fmaf(fp16_to_f32(row[k]), xt[k], acc);
+                    for (int k = 0; k < kn; k++)
+                        acc = fmaf(base == WICK_F16 ? fp16_to_f32(row[k]) : bf16_to_f32(row[k]), xt[k], acc);
                 } else {
                     const uint16_t *xb = (const uint16_t *)xq + (size_t)t * cols + k0;
                     for (int k = 0; k < kn; k += 2) {

@@ -34,12 +34,15 @@ static int any_r16_base(int wtype) {
     return b >= 0 ? b : mmq_r16_base(wtype);
 }
 
-/* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and Q4_0
- * (matmul_repack_avx2.c) and those of mmq_r16_avx2_has (Q5_0, Q4_K, Q6_K). */
+/* AVX-512 has kernels for every interleaved type but BF16_R16H (BF16 on a
+ * CPU without AVX-512 BF16 keeps the file layout there); AVX2 for Q8_0 and
+ * Q4_0 (matmul_repack_avx2.c), those of mmq_r16_avx2_has (Q5_0, Q4_K, Q6_K)
+ * and the F16/BF16 halves layouts (matmul_float_r16_avx2.c). */
 int matmul_repack_type(const wick_tensor *W) {
     const int to = cpu_isa_active() >= ISA_AVX2 ? r16_type(W) : -1;
-    if (cpu_isa_active() == ISA_AVX512 || to < 0) return to;
-    return mm_r16_base(to) >= 0 || mmq_r16_avx2_has(mmq_r16_base(to)) ? to : -1;
+    if (to < 0) return to;
+    if (cpu_isa_active() == ISA_AVX512) return to == WICK_BF16_R16H ? -1 : to;
+    return mm_r16_base(to) >= 0 || mmq_r16_avx2_has(mmq_r16_base(to)) || mmf_r16_halves(to) ? to : -1;
 }
 
 int matmul_repack_unit_rows(int to) {
@@ -86,7 +89,7 @@ static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void
 }
 
 typedef struct repack_job {
-    int base, nb;
+    int base, to, nb;
     int unit_rows;  /* rows packed together: 16 (a group), 32 for Q8_0/Q4_0 (a pair), 64 for F16/BF16 (a block) */
     int64_t groups; /* units */
     const char *src;
@@ -108,7 +111,7 @@ static void repack_task(void *arg, int ith, int nth) {
     for (int64_t g = lo; g < hi; g++) {
         const char *s = j->src + (size_t)g * gb;
         if (tmp) s = memcpy(tmp, s, gb);
-        if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_block(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_block(j->to, s, j->dst + (size_t)g * gb, j->nb);
         else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_pair(j->base, s, j->dst + (size_t)g * gb, j->nb);
         else mmq_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
     }
@@ -119,7 +122,7 @@ int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
     const int to = r16_type(W);
     if (to < 0) return -1;
     const int unit = matmul_repack_unit_rows(to);
-    repack_job j = {W->type, (int)(W->ne[0] / dtype_block_elems(W->type)), unit, W->ne[1] / unit, W->data, dst, 0};
+    repack_job j = {W->type, to, (int)(W->ne[0] / dtype_block_elems(W->type)), unit, W->ne[1] / unit, W->data, dst, 0};
     pool_run(pool, repack_task, &j);
     return j.failed ? -1 : to;
 }
@@ -129,7 +132,7 @@ void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
     if (mmf_r16_base(W->type) >= 0) {
         const int fb = mmf_r16_base(W->type);
         const int64_t B = MMF_R16_BLOCK_ROWS;
-        mmf_r16_row_f32(fb, (const char *)W->data + (size_t)(r / B) * (size_t)B * dtype_row_bytes(fb, cols), (int)cols,
+        mmf_r16_row_f32(W->type, (const char *)W->data + (size_t)(r / B) * (size_t)B * dtype_row_bytes(fb, cols), (int)cols,
                         (int)(r % B), dst);
         return;
     }
