@@ -541,6 +541,13 @@ AT512 static void attend_batch_avx512(const attn_params *p, const attn_kv *kv, i
  * share a KV head, each batch formed before the previous one runs so that
  * its first keys can be prefetched (attn_next). */
 
+/* Which kernel a call's items take. */
+typedef enum attn_kernel {
+    ATTN_ONE,        /* attend_one through the ops table (scalar or the ISA's vector ops) */
+    ATTN_ONE_AVX2,   /* AVX2 with head_dim % 8 == 0: attend_one_avx2 */
+    ATTN_BATCH_AVX512 /* AVX-512 with head_dim % 8 == 0: attend_batch_avx512 */
+} attn_kernel;
+
 typedef struct attn_job {
     const attn_params *p;
     const float *q;
@@ -549,8 +556,7 @@ typedef struct attn_job {
     const attn_kv *kv;
     float *out;
     attn_ops ops;
-    bool batched; /* AVX-512: attend_batch_avx512 */
-    bool avx2;    /* else AVX2 with head_dim % 8 == 0: attend_one_avx2 */
+    attn_kernel kernel;
 } attn_job;
 
 #if WICK_X86
@@ -601,7 +607,7 @@ static void attn_range(const attn_job *j, int64_t lo, int64_t hi, const attn_nex
     const attn_params *p = j->p;
     if (lo >= hi) return;
 #if WICK_X86
-    if (j->batched) {
+    if (j->kernel == ATTN_BATCH_AVX512) {
         attn_batch cur, nxt;
         int kc, kn;
         int64_t w = attn_fill(j, lo, hi, &cur, &kc);
@@ -630,7 +636,7 @@ static void attn_range(const attn_job *j, int64_t lo, int64_t hi, const attn_nex
         const int i = (int)(in_kvh / group), h = kvh * group + (int)(in_kvh % group);
         const int64_t off = ((int64_t)i * p->n_heads + h) * p->head_dim;
 #if WICK_X86
-        if (j->avx2) {
+        if (j->kernel == ATTN_ONE_AVX2) {
             attend_one_avx2(p, j->q + off, j->pos[i], j->kv, kvh, j->out + off);
             continue;
         }
@@ -649,10 +655,12 @@ static void attn_task(void *arg, int ith, int nth) {
 }
 
 static attn_job attn_make(const attn_params *p, const attn_run *r) {
-    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(), false, false};
+    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(), ATTN_ONE};
 #if WICK_X86
-    j.batched = cpu_isa_active() >= ISA_AVX512 && p->head_dim % 8 == 0;
-    j.avx2 = !j.batched && cpu_isa_active() >= ISA_AVX2 && p->head_dim % 8 == 0;
+    if (p->head_dim % 8 == 0)
+        j.kernel = cpu_isa_active() >= ISA_AVX512 ? ATTN_BATCH_AVX512
+                   : cpu_isa_active() >= ISA_AVX2 ? ATTN_ONE_AVX2
+                                                  : ATTN_ONE;
 #endif
     return j;
 }
@@ -689,7 +697,7 @@ static void attn_multi_task(void *arg, int ith, int nth) {
         const attn_next *after = NULL;
 #if WICK_X86
         attn_next an;
-        if (b == items && hi - base > items && r + 1 < m->n && m->jobs[r + 1].batched) {
+        if (b == items && hi - base > items && r + 1 < m->n && m->jobs[r + 1].kernel == ATTN_BATCH_AVX512) {
             attn_batch first;
             int kvh;
             attn_fill(&m->jobs[r + 1], 0, hi - base - items, &first, &kvh);
