@@ -29,7 +29,7 @@
  * output matrix Q8_0), 2 threads, steps of 8 sequences (batch_decode,
  * alternating, medians): 62-69 ms without, 58-60 at 8-9 KiB ahead (7 KiB
  * 57, 12 KiB 61; into L1 4 KiB and L2 16 KiB ahead, the Zen 4 style of the
- * AVX-512 kernel, 68: no gain); 16 sequences 117 -> 112 ms. */
+ * AVX-512 kernel, 68: no gain); 16 sequences 117-129 -> 105-115 ms. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -134,7 +134,8 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
         const char *blk = pp + mm_r16_block_at(base, b0 + kb);
         if (pf) /* the pair's block MULTI_PF_BYTES ahead, into L1 */
 #pragma GCC unroll 32
-            for (size_t o = 0; o < mm_r16_block_at(base, 1); o += 64) _mm_prefetch(blk + MULTI_PF_BYTES + o, _MM_HINT_T0);
+            for (size_t off = 0; off < mm_r16_block_at(base, 1); off += 64)
+                _mm_prefetch(blk + MULTI_PF_BYTES + off, _MM_HINT_T0);
         const r16a_rec *r = xr + kb;
         __m256i is[CT];
 #pragma GCC unroll 4
