@@ -8,28 +8,40 @@
  * broadcast of the token's 4 activation bytes, then VPMADDWD with ones
  * leaves each row's 4-byte dot product in its lane (Q4_0: the nibbles are
  * unsigned, <= 15, so the 8 column groups' int16 pair sums are added before
- * VPMADDWD without saturating: 8 × 2 × 15 × 127 < 32768; then -8·Σx. Q8_0:
- * the stored bytes are q + 128, turned back into q and multiplied by the
- * sign trick, |q| <= 128 and |x| <= 127, each group widened at once). The
+ * VPMADDWD without saturating: 8 × 2 × 15 × 127 < 32768; then -8·Σx. Q8_0,
+ * one token and prefill: the stored bytes are q + 128, turned back into q
+ * and multiplied by the sign trick, |q| <= 128 and |x| <= 127, each group widened at once). The
  * integer sums are exact; then, per block in block order, (float)Σ times
  * d_w·d_x is added to each row's float sum: a multiply and an add, exactly
  * the scalar twin's operations, so results are bit-identical to it (and to
  * the file-layout scalar kernel).
  *
  * One token (decode of one sequence): each whole pair of groups is one pass
- * over its blocks, all four octets per block, one sequential stream. More
- * tokens: passes of up to CT tokens over one octet at a time, from a
- * token-interleaved tile of their activations (r16a_rec), over chunks of
- * blocks small enough to stay in L1 (decode: DCHUNK blocks of a pair) or L2
- * (prefill: row blocks of RB rows × KC blocks), so that only the first pass
- * reads a chunk from memory. In that first pass the pair's first octet
- * prefetches each block's lines MULTI_PF_BYTES ahead into L1, unless the
- * CPU's prefetch style for n tokens is none (cpu.h): without it the weights'
- * stream and the multiply-adds took turns. Zen 3, Qwen2.5-0.5B Q4_0 (its
- * output matrix Q8_0), 2 threads, steps of 8 sequences (batch_decode,
- * alternating, medians): 62-69 ms without, 58-60 at 8-9 KiB ahead (7 KiB
- * 57, 12 KiB 61; into L1 4 KiB and L2 16 KiB ahead, the Zen 4 style of the
- * AVX-512 kernel, 68: no gain); 16 sequences 117-129 -> 105-115 ms. */
+ * over its blocks, all four octets per block, one sequential stream.
+ *
+ * Several tokens, up to MM_STREAM_MAX_N (decode of a batch of sequences,
+ * r16a_decode): row blocks of RBD rows; per row block and chunk of blocks,
+ * a tile of all the tokens' activations with every 4-byte column group
+ * already broadcast to a vector (r16a_btok), read by VPMADDUBSW as a memory
+ * operand. On Zen 3 a broadcast, like any separate vector load, takes one of
+ * the four vector pipes' slots; a folded operand does not, and the tile
+ * serves every pair of the row block. Each pair's chunk (a "unit", in L1) is
+ * then passed over in passes of up to CT tokens, one octet at a time; the
+ * first pass's first octet prefetches, block by block, the unit about
+ * MULTI_PF_BYTES further on in the walk into L1, unless the CPU's prefetch
+ * style for n tokens is none (cpu.h). Q8_0 there splits each stored byte
+ * q + 128 into nibbles like Q4_0's (Σ(q+128)·x = Σlo·x + 16·Σhi·x, each
+ * int16 sum of 8 groups below 8 × 2 × 15 × 127 < 32768; then -128·Σx).
+ * Zen 3, Qwen2.5-0.5B Q4_0 (its output matrix Q8_0), 2 threads, steps of 8
+ * sequences at depth 128 (batch_decode, alternating, medians of 4): 52 ms
+ * with the earlier walk (a compact tile per pair, broadcasts in the kernel)
+ * against 47.5 ms; bench_matmul Q4_0 4864 × 896 × 8 tokens 0.49-0.51 ms
+ * against 0.42-0.47 ms.
+ *
+ * More tokens (prefill): passes of up to CT tokens over one octet at a time,
+ * from a token-interleaved tile of their activations (r16a_rec), over row
+ * blocks of RB rows × KC blocks that stay in L2, so that only the first
+ * pass reads a chunk from memory. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -45,10 +57,12 @@
 #define INLINE static inline __attribute__((always_inline))
 
 #define CT 4      /* tokens per pass */
-#define DCHUNK 8  /* blocks per chunk in decode (a Q8_0 pair's 8 blocks: 8.5 KiB, in L1) */
+#define DCHUNK 8  /* blocks per chunk in decode, at most (a Q8_0 unit of 8 blocks: 8.5 KiB, in L1) */
 #define KC 32     /* blocks per chunk in prefill */
 #define RB 256    /* rows per prefill row block (× KC blocks: 147 KiB of Q4_0, 278 of Q8_0, in L2) */
-#define MULTI_PF_BYTES 8192 /* decode of several tokens: prefetch distance (see r16a_rows) */
+#define MULTI_PF_BYTES 8192 /* decode of several tokens: prefetch distance (r16a_decode) */
+#define RBD 256   /* rows per decode row block (several tokens) */
+#define DTILE_RECS 32 /* decode tile: blocks per chunk × tokens, at most (10 KiB) */
 
 /* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × one
  * token (blocks xb, Σq per block xs, scale per block xd) over all nb blocks,
@@ -121,7 +135,7 @@ typedef struct r16a_rec {
 /* Octet q of pair pp × C tokens over blocks [b0, b0 + nbk), activations
  * xr[kb] for block b0 + kb; y0 is token 0's output for the octet's row 0. */
 T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, int b0, int nbk, bool first,
-                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes, bool pf) {
+                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int h = q >> 1, o = 32 * (q & 1);
     __m256 acc[CT];
@@ -132,10 +146,6 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
     }
     for (int kb = 0; kb < nbk; kb++) {
         const char *blk = pp + mm_r16_block_at(base, b0 + kb);
-        if (pf) /* the pair's block MULTI_PF_BYTES ahead, into L1 */
-#pragma GCC unroll 32
-            for (size_t off = 0; off < mm_r16_block_at(base, 1); off += 64)
-                _mm_prefetch(blk + MULTI_PF_BYTES + off, _MM_HINT_T0);
         const r16a_rec *r = xr + kb;
         __m256i is[CT];
 #pragma GCC unroll 4
@@ -183,14 +193,158 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
     }
 }
 
+/* Decode of several tokens: one token's activations of one block with each
+ * 4-byte column group already broadcast to a whole vector, so the kernel
+ * reads them as memory operands (on Zen 3 a separate broadcast, or any
+ * vector load, takes one of the four vector pipes' slots; a folded operand
+ * does not). A tile of these, [block of the chunk][token], is built once per
+ * row block and chunk and serves every pair of the row block. */
+typedef struct r16a_btok {
+    __m256i g[8]; /* column group j's 4 bytes in every lane */
+    __m256i off;  /* the unsigned weights' offset term in every lane: -8·Σq (Q4_0), -128·Σq (Q8_0) */
+    __m256 d;     /* the block's scale in every lane */
+} r16a_btok;
+
+/* Octet q of pair pp × C tokens over blocks [b0, b0 + nbk), token c's
+ * activations for block b0 + kb at xt[kb·n + c]; y0 is token 0's output for
+ * the octet's row 0. With pf, each block's lines at the same offset from pf
+ * are prefetched into L1 (a later unit of the walk, r16a_decode). */
+T256 INLINE void r16a_dtile(const int base, const int C, const char *pp, int q, int b0, int nbk, bool first,
+                            const r16a_btok *xt, int n, float *y0, int ldy, bool full, __m256i lanes,
+                            const char *pf) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int h = q >> 1, o = 32 * (q & 1);
+    const size_t bb = mm_r16_block_at(base, 1);
+    __m256 acc[CT];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; c++) acc[c] = r16_avx2_acc_load(y0 + (size_t)c * ldy, first, full, lanes);
+    for (int kb = 0; kb < nbk; kb++) {
+        const char *blk = pp + mm_r16_block_at(base, b0 + kb);
+        if (pf)
+#pragma GCC unroll 32
+            for (size_t off = 0; off < bb; off += 64) _mm_prefetch(pf + kb * bb + off, _MM_HINT_T0);
+        const r16a_btok *r = xt + (size_t)kb * n;
+        __m256i is[CT];
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++) is[c] = _mm256_setzero_si256();
+        if (base == WICK_Q4_0) {
+            const __m256i m = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + h) + o));
+                const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) {
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(lo, r[c].g[j]));
+                    r16_avx2_keep(&is[c]);
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(hi, r[c].g[j + 4]));
+                    r16_avx2_keep(&is[c]);
+                }
+            }
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++) is[c] = _mm256_add_epi32(_mm256_madd_epi16(is[c], ones), r[c].off);
+        } else { /* the stored bytes u = q + 128 as two nibbles: Σu·x = Σlo·x + 16·Σhi·x, then -128·Σx */
+            const __m256i m = _mm256_set1_epi8(0x0f);
+            __m256i ih[CT];
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++) ih[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 64 * (2 * j + h) + o));
+                const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 4
+                for (int c = 0; c < C; c++) {
+                    is[c] = _mm256_add_epi16(is[c], _mm256_maddubs_epi16(lo, r[c].g[j]));
+                    r16_avx2_keep(&is[c]);
+                    ih[c] = _mm256_add_epi16(ih[c], _mm256_maddubs_epi16(hi, r[c].g[j]));
+                    r16_avx2_keep(&ih[c]);
+                }
+            }
+            const __m256i sixteens = _mm256_set1_epi16(16);
+#pragma GCC unroll 4
+            for (int c = 0; c < C; c++)
+                is[c] = _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(is[c], ones), _mm256_madd_epi16(ih[c], sixteens)),
+                                         r[c].off);
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(pp + mm_r16_scales_at(base, b0 + kb, h) + o / 2)));
+#pragma GCC unroll 4
+        for (int c = 0; c < C; c++)
+            acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(is[c]), _mm256_mul_ps(dw, r[c].d)));
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < C; c++) r16_avx2_acc_store(y0 + (size_t)c * ldy, acc[c], full, lanes);
+}
+
+T256 INLINE void r16a_doctet(const int base, int C, const char *pp, int q, int b0, int nbk, bool first,
+                             const r16a_btok *xt, int n, float *y0, int ldy, bool full, __m256i lanes,
+                             const char *pf) {
+    switch (C) {
+    case 4: r16a_dtile(base, 4, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
+    case 3: r16a_dtile(base, 3, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
+    case 2: r16a_dtile(base, 2, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
+    default: r16a_dtile(base, 1, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
+    }
+}
+
+/* Rows [r0, r1) × n tokens (2..MM_STREAM_MAX_N), decode: row blocks of RBD
+ * rows; per row block and chunk of blocks, the broadcast tile of all n
+ * tokens, then each pair's chunk (a "unit") in passes of up to CT tokens
+ * over its octets. The first pass's first octet of each unit prefetches
+ * the unit about MULTI_PF_BYTES ahead in the walk. */
+T256 INLINE void r16a_decode(const int base, const char *wc, int nb, size_t pb, const void *xq, int n, float *y,
+                             int ldy, int r0, int r1, bool pf_on) {
+    const block_q8_0 *xblocks = xq;
+    const int32_t *xsums = (const int32_t *)((const char *)xq + mm_xq_sums_offset(nb * WICK_QK, n));
+    const float *xscales = (const float *)((const char *)xq + mm_xq_scales_offset(nb * WICK_QK, n));
+    int chunk = DTILE_RECS / n;
+    chunk = chunk > DCHUNK ? DCHUNK : chunk < 1 ? 1 : chunk;
+    const size_t unit = (size_t)chunk * mm_r16_block_at(base, 1);
+    const int ahead = unit >= MULTI_PF_BYTES ? 1 : (int)(MULTI_PF_BYTES / unit);
+    r16a_btok xt[DTILE_RECS];
+    for (int rb = r0 & ~31; rb < r1; rb += RBD) {
+        const int rlo = rb > (r0 & ~7) ? rb : r0 & ~7, rhi = rb + RBD < r1 ? rb + RBD : r1;
+        const int p0 = rb / 32, p1 = (rhi + 31) / 32;
+        for (int b0 = 0; b0 < nb; b0 += chunk) {
+            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
+            for (int kb = 0; kb < b1 - b0; kb++)
+                for (int t = 0; t < n; t++) {
+                    const size_t k = (size_t)t * nb + b0 + kb;
+                    r16a_btok *r = xt + (size_t)kb * n + t;
+#pragma GCC unroll 8
+                    for (int j = 0; j < 8; j++) r->g[j] = r16_avx2_bx(xblocks + k, j);
+                    r->off = _mm256_set1_epi32((base == WICK_Q4_0 ? -8 : -128) * xsums[k]);
+                    r->d = _mm256_set1_ps(xscales[k]);
+                }
+            for (int p = p0; p < p1; p++) {
+                const char *pp = wc + (size_t)p * pb, *pf = NULL;
+                if (pf_on) { /* the unit `ahead` units on: later pairs of this chunk, then the next chunk's */
+                    int tp = p + ahead, tb = b0;
+                    if (tp >= p1) tp -= p1 - p0, tb = b1;
+                    if (tp < p1 && tb < nb) pf = wc + (size_t)tp * pb + mm_r16_block_at(base, tb);
+                }
+                const int olo = p * 32 > rlo ? p * 32 : rlo, ohi = p * 32 + 32 < rhi ? p * 32 + 32 : rhi;
+                for (int i = 0; i < n; i += CT) {
+                    const int C = n - i < CT ? n - i : CT;
+                    for (int rt = olo; rt < ohi; rt += 8) {
+                        bool full;
+                        const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
+                        r16a_doctet(base, C, pp, rt / 8 % 4, b0, b1 - b0, b0 == 0, xt + i, n,
+                                    y + (size_t)i * ldy + rt, ldy, full, lanes, i == 0 && rt == olo ? pf : NULL);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* One octet × C tokens, C a constant in each instance. */
 T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0, int nbk, bool first,
-                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes, bool pf) {
+                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes) {
     switch (C) {
-    case 4: r16a_tiled(base, 4, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
-    case 3: r16a_tiled(base, 3, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
-    case 2: r16a_tiled(base, 2, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
-    default: r16a_tiled(base, 1, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
+    case 4: r16a_tiled(base, 4, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    case 3: r16a_tiled(base, 3, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    case 2: r16a_tiled(base, 2, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    default: r16a_tiled(base, 1, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
     }
 }
 _Static_assert(CT == 4, "r16a_octet instantiates C = 1..4");
@@ -218,18 +372,16 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
         }
         return;
     }
-    const bool prefill = n > MM_STREAM_MAX_N;
-    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 32;
+    if (n <= MM_STREAM_MAX_N) { /* decode of several tokens */
+        const cpu_prefetch style = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
+        r16a_decode(base, wc, nb, pb, xq, n, y, ldy, r0, r1, style != PREFETCH_OFF);
+        return;
+    }
     r16a_rec xt[KC];
-    /* decode of several tokens: the first pass's first octet of each pair
-     * prefetches the pair's blocks ahead (the other passes and octets read
-     * the chunk from L1) */
-    const cpu_prefetch style = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
-    const bool pf_on = !prefill && style != PREFETCH_OFF;
-    for (int rb = r0 & ~31; rb < r1; rb += rows_per) {
-        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
-        for (int b0 = 0; b0 < nb; b0 += chunk) {
-            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
+    for (int rb = r0 & ~31; rb < r1; rb += RB) {
+        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + RB < r1 ? rb + RB : r1;
+        for (int b0 = 0; b0 < nb; b0 += KC) {
+            const int b1 = nb - b0 < KC ? nb : b0 + KC;
             for (int i = 0; i < n; i += CT) {
                 const int C = n - i < CT ? n - i : CT;
                 for (int kb = 0; kb < b1 - b0; kb++)
@@ -242,7 +394,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
                     bool full;
                     const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
                     r16a_octet(base, C, wc + (size_t)(rt / 32) * pb, rt / 8 % 4, b0, b1 - b0, b0 == 0, xt,
-                               y + (size_t)i * ldy + rt, ldy, full, lanes, pf_on && i == 0 && rt == lo);
+                               y + (size_t)i * ldy + rt, ldy, full, lanes);
                 }
             }
         }
