@@ -9,7 +9,7 @@
  * leaves each row's 4-byte dot product in its lane (Q4_0: the nibbles are
  * unsigned, <= 15, so the 8 column groups' int16 pair sums are added before
  * VPMADDWD without saturating: 8 × 2 × 15 × 127 < 32768; then -8·Σx. Q8_0,
- * one token and prefill: the stored bytes are q + 128, turned back into q
+ * except in r16a_decode: the stored bytes are q + 128, turned back into q
  * and multiplied by the sign trick, |q| <= 128 and |x| <= 127, each group widened at once). The
  * integer sums are exact; then, per block in block order, (float)Σ times
  * d_w·d_x is added to each row's float sum: a multiply and an add, exactly
@@ -17,31 +17,38 @@
  * the file-layout scalar kernel).
  *
  * One token (decode of one sequence): each whole pair of groups is one pass
- * over its blocks, all four octets per block, one sequential stream.
+ * over its blocks, all four octets per block, one sequential stream. More
+ * tokens: passes of up to CT tokens over one octet at a time, from a
+ * token-interleaved tile of their activations (r16a_rec), over chunks of
+ * blocks small enough to stay in L1 (decode: DCHUNK blocks of a pair) or L2
+ * (prefill: row blocks of RB rows × KC blocks), so that only the first pass
+ * reads a chunk from memory. In that first pass the pair's first octet
+ * prefetches each block's lines MULTI_PF_BYTES ahead into L1, unless the
+ * CPU's prefetch style for n tokens is none (cpu.h): without it the weights'
+ * stream and the multiply-adds took turns. Zen 3, Qwen2.5-0.5B Q4_0 (its
+ * output matrix Q8_0), 2 threads, steps of 8 sequences (batch_decode,
+ * alternating, medians): 62-69 ms without, 58-60 at 8-9 KiB ahead (7 KiB
+ * 57, 12 KiB 61; into L1 4 KiB and L2 16 KiB ahead, the Zen 4 style of the
+ * AVX-512 kernel, 68: no gain); 16 sequences 117-129 -> 105-115 ms.
  *
- * Several tokens, up to MM_STREAM_MAX_N (decode of a batch of sequences,
- * r16a_decode): row blocks of RBD rows; per row block and chunk of blocks,
- * a tile of all the tokens' activations with every 4-byte column group
- * already broadcast to a vector (r16a_btok), read by VPMADDUBSW as a memory
- * operand. On Zen 3 a broadcast, like any separate vector load, takes one of
- * the four vector pipes' slots; a folded operand does not, and the tile
- * serves every pair of the row block. Each pair's chunk (a "unit", in L1) is
- * then passed over in passes of up to CT tokens, one octet at a time; the
- * first pass's first octet prefetches, block by block, the unit about
- * MULTI_PF_BYTES further on in the walk into L1, unless the CPU's prefetch
- * style for n tokens is none (cpu.h). Q8_0 there splits each stored byte
- * q + 128 into nibbles like Q4_0's (Σ(q+128)·x = Σlo·x + 16·Σhi·x, each
- * int16 sum of 8 groups below 8 × 2 × 15 × 127 < 32768; then -128·Σx).
- * Zen 3, Qwen2.5-0.5B Q4_0 (its output matrix Q8_0), 2 threads, steps of 8
- * sequences at depth 128 (batch_decode, alternating, medians of 4): 52 ms
- * with the earlier walk (a compact tile per pair, broadcasts in the kernel)
- * against 47.5 ms; bench_matmul Q4_0 4864 × 896 × 8 tokens 0.49-0.51 ms
- * against 0.42-0.47 ms.
- *
- * More tokens (prefill): passes of up to CT tokens over one octet at a time,
- * from a token-interleaved tile of their activations (r16a_rec), over row
- * blocks of RB rows × KC blocks that stay in L2, so that only the first
- * pass reads a chunk from memory. */
+ * 5 to MM_STREAM_MAX_N tokens (two or more passes; r16a_decode) walk rows
+ * in blocks of RBD instead: per row block and chunk of blocks, a tile of all
+ * the tokens' activations with every 4-byte column group already broadcast
+ * to a vector (r16a_btok), which VPMADDUBSW reads as a memory operand. On
+ * Zen 3 a broadcast, like any separate vector load, takes one of the four
+ * vector pipes' slots, a folded operand does not, and the tile serves every
+ * pass over every pair of the row block. Each pair's chunk (a "unit") is
+ * passed over as above; every octet call of every pass prefetches its share
+ * of the lines (one in `calls`) of the unit about MULTI_PF_BYTES further on
+ * in the walk, into L1: the same chunk of a later pair, or the next chunk
+ * (the walk jumps between pairs, so the hardware prefetchers do not help).
+ * Q8_0 there splits each stored byte q + 128 into nibbles like Q4_0's
+ * (Σ(q+128)·x = Σlo·x + 16·Σhi·x, each int16 sum of 8 groups below
+ * 8 × 2 × 15 × 127 < 32768; then -128·Σx), so that its VPMADDUBSW also
+ * reads the tile. Zen 3, Qwen2.5-0.5B Q4_0, 2 threads: steps of 8 sequences
+ * 52 -> 47.5 ms (batch_decode, alternating, medians of 4); 2 and 4 tokens
+ * were 20% slower this way (jumps between pairs, one pass to share the tile),
+ * so they keep the walk above. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -57,12 +64,12 @@
 #define INLINE static inline __attribute__((always_inline))
 
 #define CT 4      /* tokens per pass */
-#define DCHUNK 8  /* blocks per chunk in decode, at most (a Q8_0 unit of 8 blocks: 8.5 KiB, in L1) */
+#define DCHUNK 8  /* blocks per chunk in decode (a Q8_0 pair's 8 blocks: 8.5 KiB, in L1) */
 #define KC 32     /* blocks per chunk in prefill */
 #define RB 256    /* rows per prefill row block (× KC blocks: 147 KiB of Q4_0, 278 of Q8_0, in L2) */
-#define MULTI_PF_BYTES 8192 /* decode of several tokens: prefetch distance (r16a_decode) */
-#define RBD 256   /* rows per decode row block (several tokens) */
-#define DTILE_RECS 32 /* decode tile: blocks per chunk × tokens, at most (10 KiB) */
+#define MULTI_PF_BYTES 8192 /* decode of several tokens: prefetch distance (r16a_rows, r16a_decode) */
+#define RBD 256   /* rows per row block in r16a_decode */
+#define DTILE_RECS 32 /* r16a_decode's tile: blocks per chunk × tokens, at most (10 KiB) */
 
 /* Octets q0..q0+Q-1 of pair pp (octet q: group q/2, rows 8(q%2)..+7) × one
  * token (blocks xb, Σq per block xs, scale per block xd) over all nb blocks,
@@ -135,7 +142,7 @@ typedef struct r16a_rec {
 /* Octet q of pair pp × C tokens over blocks [b0, b0 + nbk), activations
  * xr[kb] for block b0 + kb; y0 is token 0's output for the octet's row 0. */
 T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, int b0, int nbk, bool first,
-                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes) {
+                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes, bool pf) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int h = q >> 1, o = 32 * (q & 1);
     __m256 acc[CT];
@@ -146,6 +153,10 @@ T256 INLINE void r16a_tiled(const int base, const int C, const char *pp, int q, 
     }
     for (int kb = 0; kb < nbk; kb++) {
         const char *blk = pp + mm_r16_block_at(base, b0 + kb);
+        if (pf) /* the pair's block MULTI_PF_BYTES ahead, into L1 */
+#pragma GCC unroll 32
+            for (size_t off = 0; off < mm_r16_block_at(base, 1); off += 64)
+                _mm_prefetch(blk + MULTI_PF_BYTES + off, _MM_HINT_T0);
         const r16a_rec *r = xr + kb;
         __m256i is[CT];
 #pragma GCC unroll 4
@@ -211,7 +222,7 @@ typedef struct r16a_btok {
  * are prefetched into L1 (a later unit of the walk, r16a_decode). */
 T256 INLINE void r16a_dtile(const int base, const int C, const char *pp, int q, int b0, int nbk, bool first,
                             const r16a_btok *xt, int n, float *y0, int ldy, bool full, __m256i lanes,
-                            const char *pf) {
+                            const char *pf, int pf0, int pfs) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int h = q >> 1, o = 32 * (q & 1);
     const size_t bb = mm_r16_block_at(base, 1);
@@ -221,8 +232,7 @@ T256 INLINE void r16a_dtile(const int base, const int C, const char *pp, int q, 
     for (int kb = 0; kb < nbk; kb++) {
         const char *blk = pp + mm_r16_block_at(base, b0 + kb);
         if (pf)
-#pragma GCC unroll 32
-            for (size_t off = 0; off < bb; off += 64) _mm_prefetch(pf + kb * bb + off, _MM_HINT_T0);
+            for (size_t off = 64 * (size_t)pf0; off < bb; off += 64 * (size_t)pfs) _mm_prefetch(pf + kb * bb + off, _MM_HINT_T0);
         const r16a_btok *r = xt + (size_t)kb * n;
         __m256i is[CT];
 #pragma GCC unroll 4
@@ -277,12 +287,12 @@ T256 INLINE void r16a_dtile(const int base, const int C, const char *pp, int q, 
 
 T256 INLINE void r16a_doctet(const int base, int C, const char *pp, int q, int b0, int nbk, bool first,
                              const r16a_btok *xt, int n, float *y0, int ldy, bool full, __m256i lanes,
-                             const char *pf) {
+                             const char *pf, int pf0, int pfs) {
     switch (C) {
-    case 4: r16a_dtile(base, 4, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
-    case 3: r16a_dtile(base, 3, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
-    case 2: r16a_dtile(base, 2, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
-    default: r16a_dtile(base, 1, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf); break;
+    case 4: r16a_dtile(base, 4, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf, pf0, pfs); break;
+    case 3: r16a_dtile(base, 3, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf, pf0, pfs); break;
+    case 2: r16a_dtile(base, 2, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf, pf0, pfs); break;
+    default: r16a_dtile(base, 1, pp, q, b0, nbk, first, xt, n, y0, ldy, full, lanes, pf, pf0, pfs); break;
     }
 }
 
@@ -300,6 +310,7 @@ T256 INLINE void r16a_decode(const int base, const char *wc, int nb, size_t pb, 
     chunk = chunk > DCHUNK ? DCHUNK : chunk < 1 ? 1 : chunk;
     const size_t unit = (size_t)chunk * mm_r16_block_at(base, 1);
     const int ahead = unit >= MULTI_PF_BYTES ? 1 : (int)(MULTI_PF_BYTES / unit);
+    const int calls = 4 * ((n + CT - 1) / CT); /* octet kernel calls per unit (fewer in a partial pair) */
     r16a_btok xt[DTILE_RECS];
     for (int rb = r0 & ~31; rb < r1; rb += RBD) {
         const int rlo = rb > (r0 & ~7) ? rb : r0 & ~7, rhi = rb + RBD < r1 ? rb + RBD : r1;
@@ -329,7 +340,7 @@ T256 INLINE void r16a_decode(const int base, const char *wc, int nb, size_t pb, 
                         bool full;
                         const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
                         r16a_doctet(base, C, pp, rt / 8 % 4, b0, b1 - b0, b0 == 0, xt + i, n,
-                                    y + (size_t)i * ldy + rt, ldy, full, lanes, i == 0 && rt == olo ? pf : NULL);
+                                    y + (size_t)i * ldy + rt, ldy, full, lanes, pf, i / CT * 4 + rt / 8 % 4, calls);
                     }
                 }
             }
@@ -337,14 +348,25 @@ T256 INLINE void r16a_decode(const int base, const char *wc, int nb, size_t pb, 
     }
 }
 
+/* r16a_decode per base, out of line: the walks of 1-4 tokens and prefill
+ * compile as they did without it. */
+__attribute__((noinline)) T256 static void r16a_decode_q4_0(const char *wc, int nb, size_t pb, const void *xq, int n,
+                                                            float *y, int ldy, int r0, int r1, bool pf_on) {
+    r16a_decode(WICK_Q4_0, wc, nb, pb, xq, n, y, ldy, r0, r1, pf_on);
+}
+__attribute__((noinline)) T256 static void r16a_decode_q8_0(const char *wc, int nb, size_t pb, const void *xq, int n,
+                                                            float *y, int ldy, int r0, int r1, bool pf_on) {
+    r16a_decode(WICK_Q8_0, wc, nb, pb, xq, n, y, ldy, r0, r1, pf_on);
+}
+
 /* One octet × C tokens, C a constant in each instance. */
 T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0, int nbk, bool first,
-                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes) {
+                            const r16a_rec *xr, float *y0, int ldy, bool full, __m256i lanes, bool pf) {
     switch (C) {
-    case 4: r16a_tiled(base, 4, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
-    case 3: r16a_tiled(base, 3, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
-    case 2: r16a_tiled(base, 2, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
-    default: r16a_tiled(base, 1, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes); break;
+    case 4: r16a_tiled(base, 4, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
+    case 3: r16a_tiled(base, 3, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
+    case 2: r16a_tiled(base, 2, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
+    default: r16a_tiled(base, 1, pp, q, b0, nbk, first, xr, y0, ldy, full, lanes, pf); break;
     }
 }
 _Static_assert(CT == 4, "r16a_octet instantiates C = 1..4");
@@ -372,16 +394,24 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
         }
         return;
     }
-    if (n <= MM_STREAM_MAX_N) { /* decode of several tokens */
+    if (n > CT && n <= MM_STREAM_MAX_N) { /* two or more passes: the broadcast tile's walk */
         const cpu_prefetch style = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
-        r16a_decode(base, wc, nb, pb, xq, n, y, ldy, r0, r1, style != PREFETCH_OFF);
+        if (base == WICK_Q8_0) r16a_decode_q8_0(wc, nb, pb, xq, n, y, ldy, r0, r1, style != PREFETCH_OFF);
+        else r16a_decode_q4_0(wc, nb, pb, xq, n, y, ldy, r0, r1, style != PREFETCH_OFF);
         return;
     }
+    const bool prefill = n > MM_STREAM_MAX_N;
+    const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 32;
     r16a_rec xt[KC];
-    for (int rb = r0 & ~31; rb < r1; rb += RB) {
-        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + RB < r1 ? rb + RB : r1;
-        for (int b0 = 0; b0 < nb; b0 += KC) {
-            const int b1 = nb - b0 < KC ? nb : b0 + KC;
+    /* decode of several tokens: the first pass's first octet of each pair
+     * prefetches the pair's blocks ahead (the other passes and octets read
+     * the chunk from L1) */
+    const cpu_prefetch style = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
+    const bool pf_on = !prefill && style != PREFETCH_OFF;
+    for (int rb = r0 & ~31; rb < r1; rb += rows_per) {
+        const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
+        for (int b0 = 0; b0 < nb; b0 += chunk) {
+            const int b1 = nb - b0 < chunk ? nb : b0 + chunk;
             for (int i = 0; i < n; i += CT) {
                 const int C = n - i < CT ? n - i : CT;
                 for (int kb = 0; kb < b1 - b0; kb++)
@@ -394,7 +424,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
                     bool full;
                     const __m256i lanes = r16_avx2_octet_lanes(rt, r0, r1, &full);
                     r16a_octet(base, C, wc + (size_t)(rt / 32) * pb, rt / 8 % 4, b0, b1 - b0, b0 == 0, xt,
-                               y + (size_t)i * ldy + rt, ldy, full, lanes);
+                               y + (size_t)i * ldy + rt, ldy, full, lanes, pf_on && i == 0 && rt == lo);
                 }
             }
         }
