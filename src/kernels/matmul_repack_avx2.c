@@ -26,7 +26,7 @@
  * prefetches each block's lines MULTI_PF_BYTES ahead into L1, unless the
  * CPU's prefetch style for n tokens is none (cpu.h): without it the weights'
  * stream and the multiply-adds took turns. Zen 3, Qwen2.5-0.5B Q4_0 (its
- * output matrix Q8_0), 2 threads, steps of 8 sequences (batch_decode,
+ * output matrix, the tied embeddings, Q4_0 too), 2 threads, steps of 8 sequences (batch_decode,
  * alternating, medians): 62-69 ms without, 58-60 at 8-9 KiB ahead (7 KiB
  * 57, 12 KiB 61; into L1 4 KiB and L2 16 KiB ahead, the Zen 4 style of the
  * AVX-512 kernel, 68: no gain); 16 sequences 117-129 -> 105-115 ms.
@@ -218,8 +218,9 @@ typedef struct r16a_btok {
 
 /* Octet q of pair pp × C tokens over blocks [b0, b0 + nbk), token c's
  * activations for block b0 + kb at xt[kb·n + c]; y0 is token 0's output for
- * the octet's row 0. With pf, each block's lines at the same offset from pf
- * are prefetched into L1 (a later unit of the walk, r16a_decode). */
+ * the octet's row 0. With pf, lines pf0, pf0 + pfs, ... of each block at
+ * the same offset from pf are prefetched into L1 (this call's share of a
+ * later unit of the walk, r16a_decode). */
 T256 INLINE void r16a_dtile(const int base, const int C, const char *pp, int q, int b0, int nbk, bool first,
                             const r16a_btok *xt, int n, float *y0, int ldy, bool full, __m256i lanes,
                             const char *pf, int pf0, int pfs) {
@@ -296,11 +297,11 @@ T256 INLINE void r16a_doctet(const int base, int C, const char *pp, int q, int b
     }
 }
 
-/* Rows [r0, r1) × n tokens (2..MM_STREAM_MAX_N), decode: row blocks of RBD
- * rows; per row block and chunk of blocks, the broadcast tile of all n
+/* Rows [r0, r1) × n tokens (CT + 1..MM_STREAM_MAX_N), decode: row blocks of
+ * RBD rows; per row block and chunk of blocks, the broadcast tile of all n
  * tokens, then each pair's chunk (a "unit") in passes of up to CT tokens
- * over its octets. The first pass's first octet of each unit prefetches
- * the unit about MULTI_PF_BYTES ahead in the walk. */
+ * over its octets. With pf_on, each octet call of each pass prefetches its
+ * share of the unit about MULTI_PF_BYTES ahead in the walk. */
 T256 INLINE void r16a_decode(const int base, const char *wc, int nb, size_t pb, const void *xq, int n, float *y,
                              int ldy, int r0, int r1, bool pf_on) {
     const block_q8_0 *xblocks = xq;
