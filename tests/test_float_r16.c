@@ -35,11 +35,10 @@ static uint16_t *make_w(int type, int rows, int cols, int tiny) {
     return w;
 }
 
-/* Whether the active ISA has a kernel for layout `to`: AVX-512 for all but
- * BF16_R16H (BF16_R16 with AVX-512 BF16 only), AVX2 for the halves layouts. */
+/* Whether the active ISA has a kernel for layout `to`: AVX-512 for all
+ * (BF16_R16 with AVX-512 BF16 only), AVX2 for the halves layouts. */
 static bool have_kernel(int to) {
-    if (cpu_isa_active() == ISA_AVX512)
-        return to == WICK_F16_R16 || (to == WICK_BF16_R16 && cpu_get_features()->avx512bf16);
+    if (cpu_isa_active() == ISA_AVX512) return to != WICK_BF16_R16 || cpu_get_features()->avx512bf16;
     return cpu_isa_active() == ISA_AVX2 && mmf_r16_halves(to);
 }
 
@@ -137,8 +136,8 @@ static void test_layout(void) {
         uint16_t *w = make_w(type, rows, cols, 0);
         uint16_t *wr = malloc((size_t)rows * cols * 2), back[70];
         float a[70], b[70];
-        for (int b = 0; b < 2; b++)
-            mmf_r16_pack_block(to, w + (size_t)b * 64 * cols, (char *)wr + (size_t)b * 64 * cols * 2, cols);
+        for (int blk = 0; blk < 2; blk++)
+            mmf_r16_pack_block(to, w + (size_t)blk * 64 * cols, (char *)wr + (size_t)blk * 64 * cols * 2, cols);
         wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, (size_t)rows * cols * 2};
         wick_tensor R = W;
         R.type = to, R.data = wr;
@@ -155,8 +154,15 @@ static void test_layout(void) {
         CHECK_INT(mmf_r16_type(type, 16, 63), -1);
         free(w), free(wr);
     }
-    /* BF16 takes VDPBF16PS's layout where the CPU has the instruction, else the halves */
-    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), cpu_get_features()->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
+    /* BF16 takes VDPBF16PS's layout on AMD CPUs with the instruction, else the
+     * halves; WICK_BF16_KERNEL overrides where the instruction exists */
+    const cpu_features *f = cpu_get_features();
+    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
+    setenv("WICK_BF16_KERNEL", "dp", 1);
+    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
+    setenv("WICK_BF16_KERNEL", "fma", 1);
+    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), WICK_BF16_R16H);
+    unsetenv("WICK_BF16_KERNEL");
 }
 
 int main(void) {

@@ -154,7 +154,7 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     }
     if (mmf_r16_base(wtype) >= 0) { /* F16/BF16 interleaved (matmul_float_r16*.c) */
 #if defined(__x86_64__) || defined(__i386__)
-        if (cpu_isa_active() == ISA_AVX512 && wtype != WICK_BF16_R16H)
+        if (cpu_isa_active() == ISA_AVX512)
             mmf_r16_rows_avx512(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
         else if (cpu_isa_active() >= ISA_AVX2 && mmf_r16_halves(wtype))
             mmf_r16_rows_avx2(wtype, w, cols, x, xq, n, y, ldy, r0, r1);

@@ -13,8 +13,8 @@
  *   BF16_R16: lane i (bytes 4i..4i+3) = row i's (column 2j, column 2j+1),
  *     the low half first (VDPBF16PS's pairs).
  * Same bytes as the file layout; rows must be a multiple of 64, columns even.
- * BF16 takes BF16_R16 on CPUs with AVX-512 BF16, else BF16_R16H (AVX2 only:
- * AVX-512 without BF16 keeps the file layout, matmul_repack_type).
+ * BF16 takes BF16_R16 on AMD CPUs with AVX-512 BF16, else BF16_R16H (see
+ * bf16_dp in matmul_float_r16.c).
  *
  * THE DEFINITION, per weight row r and token t:
  *   F16_R16, BF16_R16H: acc = 0; for k in column order:
@@ -46,9 +46,9 @@ static inline bool mmf_r16_halves(int wtype) { return wtype == WICK_F16_R16 || w
 #define MMF_R16_BLOCK_ROWS 64
 
 /* The interleaved type for a matrix of `type` with rows × cols, or -1 (not
- * F16/BF16, rows not a multiple of 64, odd columns). BF16: BF16_R16 on a CPU
- * with AVX-512 BF16, else BF16_R16H. Regardless of the active ISA: the
- * caller checks that. */
+ * F16/BF16, rows not a multiple of 64, odd columns). BF16: BF16_R16 on an AMD
+ * CPU with AVX-512 BF16 (or WICK_BF16_KERNEL=dp), else BF16_R16H. Regardless
+ * of the active ISA: the caller checks that. */
 int mmf_r16_type(int type, int64_t rows, int64_t cols);
 
 /* Byte offset, in a block, of group q's (q < 4) vector of column pair j. */
@@ -71,7 +71,8 @@ void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, con
 #if defined(__x86_64__) || defined(__i386__)
 void mmf_r16_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                          int ldy, int r0, int r1);
-/* The halves layouts (F16_R16, BF16_R16H). */
+/* AVX-512: every layout (BF16_R16 needs AVX-512 BF16); AVX2: the halves
+ * layouts (F16_R16, BF16_R16H). */
 void mmf_r16_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                        int ldy, int r0, int r1);
 #endif

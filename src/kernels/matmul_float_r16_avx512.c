@@ -3,9 +3,11 @@
  *
  * Lane i of every vector is row i of a 16-row group, so a token's dot product
  * with 16 rows is one accumulator updated column by column in order (THE
- * DEFINITION's single chain): F16 widens a column's 16 halves (VCVTPH2PS)
- * and FMAs them with the token's activation broadcast; BF16 takes a column
- * pair per VDPBF16PS with the token's BF16 pair broadcast.
+ * DEFINITION's single chain): the halves layouts widen a column's 16
+ * elements (F16: VCVTPH2PS; BF16_R16H: zero-extended to dwords, shifted into
+ * the high half) and FMA them with the token's activation broadcast;
+ * BF16_R16 takes a column pair per VDPBF16PS with the token's BF16 pair
+ * broadcast.
  *
  * Prefill: row blocks of RBG groups, column chunks of KC (their weights stay
  * in L2), tiles of two groups × up to FT tokens (24 accumulators): per column
@@ -38,9 +40,13 @@ TF INLINE const char *gptr(const char *w, int cols, int q) {
     return w + (size_t)(q / 4) * (size_t)cols * 2 * MMF_R16_BLOCK_ROWS + mmf_r16_vec_at(q % 4, 0);
 }
 
-/* Column k of a group (g: gptr) as F16 widened: half k%2 of pair vector k/2. */
-TF INLINE __m512 f16_col(const char *g, int k) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + (size_t)(k / 2) * PAIR + (size_t)(k % 2) * 32)));
+/* Half h of a halves-layout pair vector p (column 2j + h of the group's 16
+ * rows) widened exactly to float: F16 by VCVTPH2PS, BF16 by putting each
+ * element in the high half of a zeroed dword. */
+TF INLINE __m512 half_col(const int lay, const char *p, int h) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(p + 32 * h));
+    if (lay == WICK_F16_R16) return _mm512_cvtph_ps(v);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
 TF INLINE __m512 dpbf(__m512 acc, __m512i w, uint32_t xpair) {
@@ -50,14 +56,14 @@ TF INLINE __m512 dpbf(__m512 acc, __m512i w, uint32_t xpair) {
 /* ---- prefill ---- */
 
 typedef union xtile {
-    float f[KC][FT];         /* F16: x[t][k0 + k] at f[k][t] */
-    uint32_t b[KC / 2][FT];  /* BF16: the pair (2j, 2j+1) of token t at b[j][t] */
+    float f[KC][FT];         /* halves layouts: x[t][k0 + k] at f[k][t] */
+    uint32_t b[KC / 2][FT];  /* BF16_R16: the BF16 pair (2j, 2j+1) of token t at b[j][t] */
 } xtile;
 
-TF INLINE void pack_x(const int base, xtile *xt, const float *x, const uint16_t *xb, int cols, int t0, int C, int k0,
+TF INLINE void pack_x(const int lay, xtile *xt, const float *x, const uint16_t *xb, int cols, int t0, int C, int k0,
                       int kc) {
     for (int c = 0; c < C; c++) {
-        if (base == WICK_F16) {
+        if (lay != WICK_BF16_R16) {
             const float *s = x + (size_t)(t0 + c) * cols + k0;
             for (int k = 0; k < kc; k++) xt->f[k][c] = s[k];
         } else {
@@ -68,7 +74,7 @@ TF INLINE void pack_x(const int base, xtile *xt, const float *x, const uint16_t 
 }
 
 /* NG groups (their gptr in g) × C tokens over columns [k0, k0+kc). */
-TF INLINE void tile(const int base, const int NG, const int C, const char *const g[2], const xtile *xt, int k0,
+TF INLINE void tile(const int lay, const int NG, const int C, const char *const g[2], const xtile *xt, int k0,
                     int kc, float *y0, int ldy, bool first, __mmask16 m) {
     __m512 acc[2][FT];
 #pragma GCC unroll 2
@@ -76,14 +82,14 @@ TF INLINE void tile(const int base, const int NG, const int C, const char *const
 #pragma GCC unroll 12
         for (int c = 0; c < C; c++)
             acc[q][c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y0 + (size_t)c * ldy + 16 * q);
-    if (base == WICK_F16) {
+    if (lay != WICK_BF16_R16) {
         for (int j = 0; j < kc / 2; j++) { /* column pairs: both halves of one 64-byte vector */
             const size_t at = (size_t)(k0 / 2 + j) * PAIR;
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m512 w[2];
 #pragma GCC unroll 2
-                for (int q = 0; q < NG; q++) w[q] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g[q] + at + 32 * h)));
+                for (int q = 0; q < NG; q++) w[q] = half_col(lay, g[q] + at, h);
 #pragma GCC unroll 12
                 for (int c = 0; c < C; c++) {
                     const __m512 xv = _mm512_set1_ps(xt->f[2 * j + h][c]);
@@ -109,21 +115,21 @@ TF INLINE void tile(const int base, const int NG, const int C, const char *const
         for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(y0 + (size_t)c * ldy + 16 * q, m, acc[q][c]);
 }
 
-TF INLINE void tile_c(const int base, const int NG, int C, const char *const g[2], const xtile *xt, int k0, int kc,
+TF INLINE void tile_c(const int lay, const int NG, int C, const char *const g[2], const xtile *xt, int k0, int kc,
                       float *y0, int ldy, bool first, __mmask16 m) {
     switch (C) {
 #define CASE(N) \
-    case N: tile(base, NG, N, g, xt, k0, kc, y0, ldy, first, m); break;
+    case N: tile(lay, NG, N, g, xt, k0, kc, y0, ldy, first, m); break;
         CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) CASE(11)
 #undef CASE
-    default: tile(base, NG, FT, g, xt, k0, kc, y0, ldy, first, m); break;
+    default: tile(lay, NG, FT, g, xt, k0, kc, y0, ldy, first, m); break;
     }
 }
 _Static_assert(FT == 12, "tile_c instantiates C = 1..12");
 
 static _Thread_local xtile xbuf __attribute__((aligned(64)));
 
-TF INLINE void prefill(const int base, const char *w, int cols, const float *x, const uint16_t *xb, int n, float *y,
+TF INLINE void prefill(const int lay, const char *w, int cols, const float *x, const uint16_t *xb, int n, float *y,
                        int ldy, int r0, int r1) {
     const int g_first = r0 / 16, g_end = (r1 + 15) / 16;
     for (int g0 = g_first; g0 < g_end; g0 += RBG) {
@@ -132,7 +138,7 @@ TF INLINE void prefill(const int base, const char *w, int cols, const float *x, 
             const int kc = cols - k0 < KC ? cols - k0 : KC;
             for (int t0 = 0; t0 < n; t0 += FT) {
                 const int C = n - t0 < FT ? n - t0 : FT;
-                pack_x(base, &xbuf, x, xb, cols, t0, C, k0, kc);
+                pack_x(lay, &xbuf, x, xb, cols, t0, C, k0, kc);
                 for (int q = g0; q < g1;) {
                     const int rt = 16 * q;
                     const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
@@ -140,10 +146,10 @@ TF INLINE void prefill(const int base, const char *w, int cols, const float *x, 
                     float *y0 = y + (size_t)t0 * ldy + rt;
                     const char *const g[2] = {gptr(w, cols, q), gptr(w, cols, q + 1)};
                     if (m == 0xffff && q + 1 < g1 && r1 - rt - 16 >= 16) {
-                        tile_c(base, 2, C, g, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
+                        tile_c(lay, 2, C, g, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
                         q += 2;
                     } else {
-                        tile_c(base, 1, C, g, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
+                        tile_c(lay, 1, C, g, &xbuf, k0, kc, y0, ldy, k0 == 0, m);
                         q += 1;
                     }
                 }
@@ -157,7 +163,7 @@ TF INLINE void prefill(const int base, const char *w, int cols, const float *x, 
 #define DG 4 /* groups per decode pass: a 64-row block's four, one stream with four FMA chains in
                 flight (a token's chain per group is serial) */
 
-TF INLINE void dec(const int base, const int NG, const int C, const int pf, const char *const g[DG], int cols,
+TF INLINE void dec(const int lay, const int NG, const int C, const int pf, const char *const g[DG], int cols,
                    const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT],
                    const __mmask16 m[DG]) {
     const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
@@ -169,12 +175,12 @@ TF INLINE void dec(const int base, const int NG, const int C, const int pf, cons
     for (int j = 0; j < cols / 2; j++) {
 #pragma GCC unroll 4
         for (int q = 0; q < NG; q++) cpu_prefetch_ahead(pf, g[q] + (size_t)j * PAIR, 64, nta);
-        if (base == WICK_F16) {
+        if (lay != WICK_BF16_R16) {
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m512 w[DG];
 #pragma GCC unroll 4
-                for (int q = 0; q < NG; q++) w[q] = f16_col(g[q], 2 * j + h);
+                for (int q = 0; q < NG; q++) w[q] = half_col(lay, g[q] + (size_t)j * PAIR, h);
 #pragma GCC unroll 4
                 for (int c = 0; c < C; c++) {
                     const __m512 xv = _mm512_set1_ps(xf[c][2 * j + h]);
@@ -201,19 +207,19 @@ TF INLINE void dec(const int base, const int NG, const int C, const int pf, cons
         for (int q = 0; q < NG; q++) _mm512_mask_storeu_ps(yp[c] + 16 * q, m[q], acc[q][c]);
 }
 
-TF INLINE void dec_c(const int base, const int NG, int C, const int pf, const char *const g[DG], int cols,
+TF INLINE void dec_c(const int lay, const int NG, int C, const int pf, const char *const g[DG], int cols,
                      const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT],
                      const __mmask16 m[DG]) {
     switch (C) {
-    case 1: dec(base, NG, 1, pf, g, cols, xf, xh, yp, m); break;
-    case 2: dec(base, NG, 2, pf, g, cols, xf, xh, yp, m); break;
-    case 3: dec(base, NG, 3, pf, g, cols, xf, xh, yp, m); break;
-    default: dec(base, NG, 4, pf, g, cols, xf, xh, yp, m); break;
+    case 1: dec(lay, NG, 1, pf, g, cols, xf, xh, yp, m); break;
+    case 2: dec(lay, NG, 2, pf, g, cols, xf, xh, yp, m); break;
+    case 3: dec(lay, NG, 3, pf, g, cols, xf, xh, yp, m); break;
+    default: dec(lay, NG, 4, pf, g, cols, xf, xh, yp, m); break;
     }
 }
 _Static_assert(DT == 4, "dec_c instantiates C = 1..4");
 
-TF INLINE void decode_pf(const int base, const int pf, const char *w, int cols, const float *x, const uint16_t *xb,
+TF INLINE void decode_pf(const int lay, const int pf, const char *w, int cols, const float *x, const uint16_t *xb,
                          int n, float *y, int ldy, int r0, int r1) {
     for (int rt = r0 & ~15; rt < r1;) {
         /* the range's groups up to the end of their 64-row block (one stream),
@@ -238,36 +244,37 @@ TF INLINE void decode_pf(const int base, const int pf, const char *w, int cols, 
                 yp[c] = y + (size_t)i * ldy + rt;
             }
             switch (NG) {
-            case 4: dec_c(base, 4, C, pf, g, cols, xf, xh, yp, m); break;
-            case 3: dec_c(base, 3, C, pf, g, cols, xf, xh, yp, m); break;
-            case 2: dec_c(base, 2, C, pf, g, cols, xf, xh, yp, m); break;
-            default: dec_c(base, 1, C, pf, g, cols, xf, xh, yp, m); break;
+            case 4: dec_c(lay, 4, C, pf, g, cols, xf, xh, yp, m); break;
+            case 3: dec_c(lay, 3, C, pf, g, cols, xf, xh, yp, m); break;
+            case 2: dec_c(lay, 2, C, pf, g, cols, xf, xh, yp, m); break;
+            default: dec_c(lay, 1, C, pf, g, cols, xf, xh, yp, m); break;
             }
         }
         rt += 16 * NG;
     }
 }
 
-TF INLINE void rows_of(const int base, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+TF INLINE void rows_of(const int lay, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                        int ldy, int r0, int r1) {
-    const uint16_t *xb = base == WICK_BF16 ? xq : NULL;
+    const uint16_t *xb = lay == WICK_BF16_R16 ? xq : NULL;
     if (n > MM_STREAM_MAX_N) {
-        prefill(base, w, cols, x, xb, n, y, ldy, r0, r1);
+        prefill(lay, w, cols, x, xb, n, y, ldy, r0, r1);
         return;
     }
     switch (cpu_prefetch_style_n(n)) {
-    case PREFETCH_NTA: decode_pf(base, PREFETCH_NTA, w, cols, x, xb, n, y, ldy, r0, r1); break;
-    case PREFETCH_L1L2: decode_pf(base, PREFETCH_L1L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
-    case PREFETCH_L2: decode_pf(base, PREFETCH_L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
-    default: decode_pf(base, PREFETCH_OFF, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_NTA: decode_pf(lay, PREFETCH_NTA, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_L1L2: decode_pf(lay, PREFETCH_L1L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_L2: decode_pf(lay, PREFETCH_L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    default: decode_pf(lay, PREFETCH_OFF, w, cols, x, xb, n, y, ldy, r0, r1); break;
     }
 }
 
 TF void mmf_r16_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                             int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(WICK_F16, w, cols, x, xq, n, y, ldy, r0, r1);
-    else rows_of(WICK_BF16, w, cols, x, xq, n, y, ldy, r0, r1);
+    if (wtype == WICK_F16_R16) rows_of(WICK_F16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
+    else if (wtype == WICK_BF16_R16H) rows_of(WICK_BF16_R16H, w, cols, x, xq, n, y, ldy, r0, r1);
+    else rows_of(WICK_BF16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
 #endif

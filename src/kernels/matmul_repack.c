@@ -34,14 +34,13 @@ static int any_r16_base(int wtype) {
     return b >= 0 ? b : mmq_r16_base(wtype);
 }
 
-/* AVX-512 has kernels for every interleaved type but BF16_R16H (BF16 on a
- * CPU without AVX-512 BF16 keeps the file layout there); AVX2 for Q8_0 and
+/* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and
  * Q4_0 (matmul_repack_avx2.c), those of mmq_r16_avx2_has (Q5_0, Q4_K, Q6_K)
  * and the F16/BF16 halves layouts (matmul_float_r16_avx2.c). */
 int matmul_repack_type(const wick_tensor *W) {
     const int to = cpu_isa_active() >= ISA_AVX2 ? r16_type(W) : -1;
     if (to < 0) return to;
-    if (cpu_isa_active() == ISA_AVX512) return to == WICK_BF16_R16H ? -1 : to;
+    if (cpu_isa_active() == ISA_AVX512) return to;
     return mm_r16_base(to) >= 0 || mmq_r16_avx2_has(mmq_r16_base(to)) || mmf_r16_halves(to) ? to : -1;
 }
 
