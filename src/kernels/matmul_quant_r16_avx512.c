@@ -362,11 +362,18 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
     for (int b = 0; b < nb; b++) {
         const char *p = gp + mmq_r16_main_at(mb, tb, nb, b), *tail = gp + mmq_r16_tail_at(mb, tb, b);
         /* Prefetches first for both families (base is a constant: one branch
-         * is compiled). With the K types' prefetch moved into their own part
-         * below, their 8-token kernels measured 3-5% slower. */
-        if (is_k(base)) { /* an even block's span starts at its pair's tails */
-            const char *start = b & 1 ? p : tail;
-            cpu_prefetch_ahead(pf, start, (size_t)(p - start) + mb, nta);
+         * is compiled). A K super-block's span (2-3.4 KiB) is prefetched at
+         * once when the pass has SG tokens (moved into the units below, the
+         * 8-token kernels measured 3-5% slower), but spread over its units,
+         * a sixteenth each, when it has fewer: a burst of 36-52 lines' pairs
+         * of prefetches at a one-token block's start left the stream at
+         * 83% (Q4_K) and 85% (Q6_K) of the memory's rate on an Intel Xeon,
+         * against 89% and 88% spread (bench_matmul TYPE 32768 4864 1 9 2). */
+        const char *kstart = b & 1 ? p : tail; /* an even block's span starts at its pair's tails */
+        const size_t kspan = (size_t)(p - kstart) + mb;
+        const bool spread = C < SG;
+        if (is_k(base)) {
+            if (!spread) cpu_prefetch_ahead(pf, kstart, kspan, nta);
         } else { /* constant spans, so that the prefetches unroll */
             cpu_prefetch_ahead_unrolled(pf, p, mb, nta);
             if (tb && !(b & 1)) cpu_prefetch_ahead_unrolled(pf, tail, 2 * tb, nta);
@@ -397,6 +404,11 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
 #pragma GCC unroll 16
         for (int u = 0; u < NU; u++) { /* unrolled: each unit's shifts are constants */
             __m512i G[8];
+            if (spread) { /* unit u's sixteenth (or eighth) of the span, in whole lines */
+                const size_t o0 = (kspan * (size_t)u / NU) & ~(size_t)63;
+                const size_t o1 = u + 1 == NU ? kspan : (kspan * (size_t)(u + 1) / NU) & ~(size_t)63;
+                cpu_prefetch_ahead(pf, kstart + o0, o1 - o0, nta);
+            }
             k_groups(base, p, u, G);
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++) {
