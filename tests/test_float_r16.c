@@ -155,14 +155,16 @@ static void test_layout(void) {
         free(w), free(wr);
     }
     /* BF16 takes VDPBF16PS's layout on AMD CPUs with the instruction, else the
-     * halves; WICK_BF16_KERNEL overrides where the instruction exists */
+     * halves (unless WICK_BF16_KERNEL says otherwise); never without it */
     const cpu_features *f = cpu_get_features();
-    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
-    setenv("WICK_BF16_KERNEL", "dp", 1);
+    const char *bk = getenv("WICK_BF16_KERNEL");
+    if (!bk) CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
+    const bool was = cpu_bf16_dp();
+    cpu_set_bf16_dp(true);
     CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
-    setenv("WICK_BF16_KERNEL", "fma", 1);
+    cpu_set_bf16_dp(false);
     CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), WICK_BF16_R16H);
-    unsetenv("WICK_BF16_KERNEL");
+    cpu_set_bf16_dp(was);
 }
 
 int main(void) {

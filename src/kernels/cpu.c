@@ -28,6 +28,7 @@ static atomic_int g_prefetch = PREFETCH_L1L2;
 static atomic_bool g_per_n = false; /* Zen 4's styles by tokens a pass (below); else one style for every n */
 static int g_nta_bytes = 8192;
 static atomic_bool g_f16_halves = false;
+static atomic_bool g_bf16_dp = false;
 static atomic_bool g_act_nt = false;
 static atomic_int g_claim_units = 8;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -145,6 +146,9 @@ static void detect(void) {
 
     detect_prefetch(&f);
     atomic_store(&g_f16_halves, env_flag("WICK_F16_HALVES", is_zen4(&f)));
+    const char *bk = getenv("WICK_BF16_KERNEL");
+    const bool dp = bk && strcmp(bk, "dp") == 0 ? true : bk && strcmp(bk, "fma") == 0 ? false : f.amd;
+    atomic_store(&g_bf16_dp, f.avx512bf16 && dp);
     atomic_store(&g_act_nt, env_flag("WICK_ACT_NT", is_zen4(&f)));
     const char *cu = getenv("WICK_CLAIM_UNITS");
     const long units = cu ? strtol(cu, NULL, 10) : 0;
@@ -230,6 +234,16 @@ bool cpu_f16_by_halves(void) {
 void cpu_set_f16_by_halves(bool on) {
     ensure();
     atomic_store(&g_f16_halves, on);
+}
+
+bool cpu_bf16_dp(void) {
+    ensure();
+    return atomic_load_explicit(&g_bf16_dp, memory_order_relaxed);
+}
+
+void cpu_set_bf16_dp(bool on) {
+    ensure();
+    atomic_store(&g_bf16_dp, on && g_features.avx512bf16);
 }
 
 bool cpu_act_nt(void) {

@@ -121,6 +121,17 @@ static inline __attribute__((always_inline)) void cpu_prefetch_ahead_unrolled(co
 bool cpu_f16_by_halves(void);
 void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
 
+/* Whether BF16 matrices take VDPBF16PS's layout (BF16_R16) rather than the
+ * halves (BF16_R16H, widened exactly and FMAed in float, as F16): on AMD CPUs
+ * with AVX-512 BF16, where one VDPBF16PS does two multiply-adds per lane at
+ * an FMA's rate (Zen 5: BF16 prefill 1.55x llama.cpp's); not on Intel, where
+ * it is slower than widening and FMAs (Xeon, family 6 model 207, 4864 x 896
+ * at 512 tokens, 1 thread: 30-34 against 37-50 GMAC/s; Qwen2.5-0.5B prefill
+ * 151 -> 175 tok/s). Never without the instruction. WICK_BF16_KERNEL=dp|fma
+ * overrides. Read when a model's weights are repacked. */
+bool cpu_bf16_dp(void);
+void cpu_set_bf16_dp(bool on); /* tests: on is ignored without the instruction */
+
 /* Whether quantized matmul activations (each writer its rows, read by every
  * thread; Q8_0 always, Q8_K for one row or a batch over the pool) go into a
  * buffer of the writer's own and out with non-temporal stores (matmul.c,

@@ -12,27 +12,10 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 
-/* Whether BF16 matrices take VDPBF16PS's layout (BF16_R16) rather than the
- * halves (BF16_R16H, widened exactly and FMAed in float, as F16): on AMD CPUs
- * with AVX-512 BF16, where one VDPBF16PS does two multiply-adds per lane at
- * an FMA's rate (Zen 5: BF16 prefill 1.55x llama.cpp's); not on Intel, where
- * it is slower than widening and FMAs (Xeon, family 6 model 207, 4864 x 896
- * at 512 tokens, 1 thread: 30-34 against 37-50 GMAC/s; Qwen2.5-0.5B prefill
- * 151 -> 175 tok/s). WICK_BF16_KERNEL=dp|fma overrides (dp needs the
- * instruction). */
-static bool bf16_dp(void) {
-    const cpu_features *f = cpu_get_features();
-    if (!f->avx512bf16) return false;
-    const char *e = getenv("WICK_BF16_KERNEL");
-    if (e && strcmp(e, "dp") == 0) return true;
-    if (e && strcmp(e, "fma") == 0) return false;
-    return f->amd;
-}
-
 int mmf_r16_type(int type, int64_t rows, int64_t cols) {
     if (rows <= 0 || rows % MMF_R16_BLOCK_ROWS != 0 || cols <= 0 || cols % 2 != 0) return -1;
     if (type == WICK_F16) return WICK_F16_R16;
-    if (type == WICK_BF16) return bf16_dp() ? WICK_BF16_R16 : WICK_BF16_R16H;
+    if (type == WICK_BF16) return cpu_bf16_dp() ? WICK_BF16_R16 : WICK_BF16_R16H;
     return -1;
 }
 

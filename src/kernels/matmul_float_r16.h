@@ -14,7 +14,7 @@
  *     the low half first (VDPBF16PS's pairs).
  * Same bytes as the file layout; rows must be a multiple of 64, columns even.
  * BF16 takes BF16_R16 on AMD CPUs with AVX-512 BF16, else BF16_R16H (see
- * bf16_dp in matmul_float_r16.c).
+ * cpu_bf16_dp in kernels/cpu.h).
  *
  * THE DEFINITION, per weight row r and token t:
  *   F16_R16, BF16_R16H: acc = 0; for k in column order:
@@ -47,7 +47,7 @@ static inline bool mmf_r16_halves(int wtype) { return wtype == WICK_F16_R16 || w
 
 /* The interleaved type for a matrix of `type` with rows × cols, or -1 (not
  * F16/BF16, rows not a multiple of 64, odd columns). BF16: BF16_R16 on an AMD
- * CPU with AVX-512 BF16 (or WICK_BF16_KERNEL=dp), else BF16_R16H. Regardless
+ * CPU with AVX-512 BF16 (cpu_bf16_dp), else BF16_R16H. Regardless
  * of the active ISA: the caller checks that. */
 int mmf_r16_type(int type, int64_t rows, int64_t cols);
 
