@@ -1,8 +1,11 @@
 # wick — build: `make` builds build/wick and build/libwick.a; `make test` runs every test.
 # `make test SAN=1` builds and runs the tests under ASan+UBSan (in build-san/).
+# `make test T=serve_` runs the suites whose name starts with serve_; J=N runs N at once (default 2).
 
 CC      ?= cc
 SAN     ?= 0
+J       ?= 2
+T       ?=
 PKGS    := libcjson libpcre2-8 libutf8proc libmicrohttpd libxxhash libzmq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd -lxxhash -lzmq)
@@ -58,7 +61,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libwick.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
 
 test: all $(TEST_BIN)
-	@tests/run.sh $(BUILD)
+	@tests/run.sh -j $(J) $(BUILD) $(T)
 
 clean:
 	rm -rf build build-san
