@@ -1,14 +1,14 @@
-/* http.c — the HTTP layer on libmicrohttpd (see http.h). One thread per
- * connection, so handlers and stream pulls may block; a stream pull waits in
- * short slices and checks the socket between them, so a client that leaves
- * mid-stream ends the response (and the route's fin callback cancels its work). */
-#include "serve/http.h"
+/* http.c — requests and answers of the HTTP layer (see http.h and
+ * http_internal.h): the daemon's start and stop, on_access (headers, body,
+ * the refusals that come before any handler, the hand-over to a request
+ * thread), answers queued to libmicrohttpd once the thread has resumed the
+ * connection, and the access log. */
+#include "serve/http_internal.h"
 
-#include <microhttpd.h>
+#include <errno.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,54 +18,26 @@
 
 #include "core/error.h"
 
-#define HTTP_MAX_HEADERS 8
-
-struct http_server {
-    struct MHD_Daemon *d;
-    http_config cfg;
-    atomic_bool stopping;
-    atomic_int active; /* requests between their first byte and their end */
-    int port;
-};
-
-struct http_call {
-    http_server *srv;
-    struct MHD_Connection *conn;
-    const char *method;
-    char *path;
-    char *body;
-    size_t body_len, body_cap;
-    bool too_large, answered;
-    int status;
-    struct MHD_Response *resp;
-    char *hdr_name[HTTP_MAX_HEADERS], *hdr_value[HTTP_MAX_HEADERS];
-    int n_hdr;
-    double t0;
-    char note[200];
-};
-
-typedef struct http_stream {
-    http_server *srv;
-    struct MHD_Connection *conn;
-    http_pull_fn pull;
-    http_fin_fn fin;
-    void *ctx;
-    sbuf out;
-    size_t off;
-    bool ended; /* pull said the stream ends */
-    double t_stop; /* when the stream first saw the server stopping */
-    bool done;  /* every byte handed to MHD */
-} http_stream;
-
-static double now_ms(void) {
+double http_now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+bool http_peer_gone(int fd) {
+    if (fd < 0) return false;
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0) return false;
+    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
+    if (p.revents & POLLIN) {
+        char ch;
+        if (recv(fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return true;
+    }
+    return false;
+}
+
 const char *http_method(const http_call *c) { return c->method; }
 const char *http_path(const http_call *c) { return c->path; }
-bool http_body_too_large(const http_call *c) { return c->too_large; }
 bool http_stopping(const http_server *s) { return atomic_load(&s->stopping); }
 int http_port(const http_server *s) { return s->port; }
 
@@ -82,21 +54,7 @@ const char *http_body(const http_call *c, size_t *len) {
     return c->body ? c->body : "";
 }
 
-/* The peer closed its end (the server stopping does not count here). */
-static bool peer_gone(struct MHD_Connection *conn) {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return false;
-    struct pollfd p = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
-    if (poll(&p, 1, 0) <= 0) return false;
-    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
-    if (p.revents & POLLIN) {
-        char ch;
-        if (recv(ci->connect_fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return true;
-    }
-    return false;
-}
-
-bool http_client_gone(const http_call *c) { return atomic_load(&c->srv->stopping) || peer_gone(c->conn); }
+bool http_client_gone(const http_call *c) { return atomic_load(&c->srv->stopping) || http_peer_gone(c->fd); }
 
 void http_note(http_call *c, const char *fmt, ...) {
     va_list ap;
@@ -117,193 +75,300 @@ void http_add_header(http_call *c, const char *name, const char *value) {
     c->hdr_value[c->n_hdr++] = v;
 }
 
-static void set_response(http_call *c, int status, const char *content_type, struct MHD_Response *r) {
-    if (c->resp) MHD_destroy_response(c->resp);
-    c->resp = r;
-    c->status = r ? status : 500;
-    c->answered = true;
-    if (r && content_type) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+/* ---- answers ---- */
+
+static void clear_answer(http_call *c) {
+    free(c->ctype);
+    free(c->resp);
+    c->ctype = c->resp = NULL;
+    c->resp_len = 0;
+}
+
+static void set_answer(http_call *c, int status, const char *content_type, char *body, size_t len) {
+    clear_answer(c);
+    c->ctype = content_type ? strdup(content_type) : NULL;
+    c->resp = body;
+    c->resp_len = len;
+    c->status = status;
+    if (!body || (content_type && !c->ctype)) {
+        clear_answer(c);
+        c->status = 500;
+    }
+    c->phase = CALL_ANSWERED;
 }
 
 void http_reply(http_call *c, int status, const char *content_type, const char *body, size_t len) {
-    set_response(c, status, content_type,
-                 MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY));
+    char *b = malloc(len + 1);
+    if (b) {
+        memcpy(b, body, len);
+        b[len] = 0;
+    }
+    set_answer(c, status, content_type, b, len);
 }
 
 void http_reply_sbuf(http_call *c, int status, const char *content_type, sbuf *b) {
     size_t len;
     char *data = sbuf_take(b, &len);
-    if (!data) {
-        http_reply(c, 500, "text/plain", "out of memory", 13);
-        return;
-    }
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
-    if (!r) free(data);
-    set_response(c, status, content_type, r);
+    set_answer(c, status, content_type, data, len);
 }
 
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
-    (void)pos;
-    http_stream *st = cls;
-    while (st->off == st->out.len) {
-        if (st->ended) {
-            st->done = true;
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        }
-        sbuf_reset(&st->out);
-        st->off = 0;
-        if (atomic_load(&st->srv->stopping) && st->t_stop == 0) st->t_stop = now_ms();
-        int rc = st->pull(st->ctx, &st->out, 200);
-        if (rc < 0 || st->out.oom) return MHD_CONTENT_READER_END_WITH_ERROR;
-        if (rc == 0) st->ended = true;
-        /* stopping: the pull ends the stream itself (cancelled); a stream that
-         * does not end within the grace time is cut */
-        if (st->out.len == 0 && !st->ended &&
-            (peer_gone(st->conn) || (atomic_load(&st->srv->stopping) && now_ms() - st->t_stop > 3000)))
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    size_t n = st->out.len - st->off;
-    if (n > max) n = max;
-    memcpy(buf, st->out.data + st->off, n);
-    st->off += n;
-    return (ssize_t)n;
-}
-
-static void stream_free(void *cls) {
-    http_stream *st = cls;
-    st->fin(st->ctx, !st->done);
-    sbuf_free(&st->out);
-    free(st);
-}
-
-void http_reply_stream(http_call *c, int status, const char *content_type, http_pull_fn pull,
-                       http_fin_fn fin, void *ctx) {
-    http_stream *st = calloc(1, sizeof *st);
+void http_reply_stream(http_call *c, int status, const char *content_type, http_pull_fn pull, http_fin_fn fin,
+                       void *ctx) {
+    if (c->stream) return; /* one stream per request */
+    http_stream *st = stream_new(c->srv, c->conn, c->fd, pull, fin, ctx);
     if (!st) {
         fin(ctx, true);
         http_reply(c, 500, "text/plain", "out of memory", 13);
         return;
     }
-    st->srv = c->srv;
-    st->conn = c->conn;
-    st->pull = pull;
-    st->fin = fin;
-    st->ctx = ctx;
-    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, st,
-                                                               stream_free);
-    if (!r) {
-        stream_free(st);
-        http_reply(c, 500, "text/plain", "out of memory", 13);
-        return;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    set_response(c, status, content_type, r);
+    clear_answer(c);
+    c->ctype = content_type ? strdup(content_type) : NULL;
+    c->stream = st;
+    c->status = status;
+    c->phase = CALL_ANSWERED;
+    http_add_header(c, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 }
 
-static enum MHD_Result queue(http_call *c) {
-    if (!c->resp) {
-        c->status = 500;
-        c->resp = MHD_create_response_from_buffer(21, (void *)"internal server error", MHD_RESPMEM_PERSISTENT);
-        if (!c->resp) return MHD_NO;
+static void add_headers(http_call *c, struct MHD_Response *r) {
+    for (int i = 0; i < c->n_hdr; i++) MHD_add_response_header(r, c->hdr_name[i], c->hdr_value[i]);
+    if (c->ctype) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, c->ctype);
+    if (c->close_after) {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    } else if (c->srv->cfg.header_timeout_s > 0) {
+        char ka[32];
+        snprintf(ka, sizeof ka, "timeout=%d", c->srv->cfg.header_timeout_s);
+        MHD_add_response_header(r, "Keep-Alive", ka);
     }
-    for (int i = 0; i < c->n_hdr; i++) MHD_add_response_header(c->resp, c->hdr_name[i], c->hdr_value[i]);
-    enum MHD_Result rc = MHD_queue_response(c->conn, (unsigned)c->status, c->resp);
-    MHD_destroy_response(c->resp);
-    c->resp = NULL;
+}
+
+/* Queue the answer (event thread, after the request thread resumed the connection). */
+static enum MHD_Result queue(http_call *c) {
+    struct MHD_Response *r = NULL;
+    if (c->stream) {
+        r = stream_response(c->stream);
+        c->stream_queued = r != NULL;
+    } else if (c->resp) {
+        r = MHD_create_response_from_buffer(c->resp_len, c->resp, MHD_RESPMEM_MUST_FREE);
+        if (r) c->resp = NULL; /* the response owns it now */
+    }
+    if (!r) {
+        clear_answer(c);
+        c->status = 500;
+        r = MHD_create_response_from_buffer(21, (void *)"internal server error", MHD_RESPMEM_PERSISTENT);
+        if (!r) return MHD_NO;
+    }
+    add_headers(c, r);
+    c->phase = CALL_SENT;
+    enum MHD_Result rc = MHD_queue_response(c->conn, (unsigned)c->status, r);
+    MHD_destroy_response(r);
     return rc;
 }
 
-static void dispatch(http_call *c) {
-    c->srv->cfg.handler(c->srv->cfg.user, c);
-    if (!c->answered) http_reply(c, 500, "text/plain", "no response", 11);
+/* A refusal written straight to the socket, for a request whose body is
+ * still arriving (libmicrohttpd queues answers only before or after the
+ * body); the connection is closed right after. Best effort. */
+static void send_raw(http_call *c) {
+    char head[1024];
+    int n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nConnection: close\r\n", c->status,
+                     MHD_get_reason_phrase_for((unsigned)c->status), c->resp_len);
+    if (c->ctype) n += snprintf(head + n, sizeof head - (size_t)n, "Content-Type: %s\r\n", c->ctype);
+    for (int i = 0; i < c->n_hdr && n < (int)sizeof head - 4; i++)
+        n += snprintf(head + n, sizeof head - (size_t)n, "%s: %s\r\n", c->hdr_name[i], c->hdr_value[i]);
+    if (n > (int)sizeof head - 3) return;
+    n += snprintf(head + n, sizeof head - (size_t)n, "\r\n");
+    if (send(c->fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && c->resp_len)
+        (void)!send(c->fd, c->resp, c->resp_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(c->fd, SHUT_WR);
+}
+
+/* Refuse before the handler: the refuse callback answers in the path's API shape. */
+static void refuse(http_call *c, int status, const char *why) {
+    c->close_after = true;
+    if (status == 503) http_add_header(c, "Retry-After", "1");
+    c->srv->cfg.refuse(c->srv->cfg.user, c, status, why);
+    if (c->phase != CALL_ANSWERED) http_reply(c, status, "text/plain", why, strlen(why));
+}
+
+/* ---- the body budget ---- */
+
+static bool reserve(http_call *c, size_t total) {
+    if (total <= c->reserved) return true;
+    http_server *s = c->srv;
+    size_t more = total - c->reserved, was = atomic_fetch_add(&s->body_bytes, more);
+    if (was + more > s->cfg.body_budget) {
+        atomic_fetch_sub(&s->body_bytes, more);
+        return false;
+    }
+    c->reserved = total;
+    return true;
+}
+
+/* ---- on_access ---- */
+
+static const char *header(struct MHD_Connection *conn, const char *name) {
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+/* Headers are in: checks that need no handler. */
+static enum MHD_Result first_call(http_server *s, struct MHD_Connection *conn, const char *url, const char *method,
+                                  void **con_cls) {
+    http_call *c = calloc(1, sizeof *c);
+    if (!c) return MHD_NO;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    c->srv = s;
+    c->conn = conn;
+    c->hc = ci ? ci->socket_context : NULL;
+    c->fd = c->hc ? c->hc->fd : -1;
+    c->method = method;
+    c->t0 = http_now_ms();
+    c->phase = CALL_READING;
+    atomic_fetch_add(&s->active, 1);
+    *con_cls = c;
+    if (!(c->path = strndup(url, strcspn(url, "?")))) return MHD_NO;
+    if (c->hc) conn_set_state(s, c->hc, CONN_READING);
+    const char *te = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    char why[160];
+    if (!c->hc || c->hc->refuse) {
+        refuse(c, 503, "too many connections; retry later");
+    } else if (c->hc->bad_url) {
+        refuse(c, 400, "the URL holds an encoded NUL byte (%00)");
+    } else if (te && strcasecmp(te, "chunked") != 0) {
+        snprintf(why, sizeof why, "Transfer-Encoding \"%.60s\" is not supported (only chunked)", te);
+        refuse(c, 501, why);
+    } else if (n > s->cfg.body_limit) {
+        c->too_large = true;
+        snprintf(why, sizeof why, "request body is larger than the limit of %zu bytes", s->cfg.body_limit);
+        refuse(c, 413, why);
+    } else if (n && !reserve(c, (size_t)n + 1)) {
+        refuse(c, 503, "server busy: too many request bodies in flight; retry later");
+    } else {
+        return MHD_YES;
+    }
+    return queue(c);
+}
+
+/* A piece of the body. */
+static enum MHD_Result body_data(http_call *c, const char *data, size_t *size) {
+    http_server *s = c->srv;
+    size_t n = *size;
+    *size = 0;
+    if (c->phase != CALL_READING) return MHD_YES; /* refused already: discarded */
+    char why[160];
+    if (c->body_len + n > s->cfg.body_limit || !reserve(c, c->body_len + n + 1)) {
+        if (c->body_len + n > s->cfg.body_limit) {
+            c->too_large = true;
+            snprintf(why, sizeof why, "request body is larger than the limit of %zu bytes", s->cfg.body_limit);
+            refuse(c, 413, why);
+        } else {
+            refuse(c, 503, "server busy: too many request bodies in flight; retry later");
+        }
+        send_raw(c);
+        return MHD_NO; /* stop reading: the connection closes */
+    }
+    if (c->body_len + n + 1 > c->body_cap) {
+        size_t cap = c->body_cap ? c->body_cap : 4096;
+        while (cap < c->body_len + n + 1) cap *= 2;
+        if (cap > c->reserved) cap = c->reserved;
+        char *b = realloc(c->body, cap);
+        if (!b) return MHD_NO;
+        c->body = b;
+        c->body_cap = cap;
+    }
+    memcpy(c->body + c->body_len, data, n);
+    c->body_len += n;
+    c->body[c->body_len] = 0;
+    if (c->hc) conn_body_seen(s, c->hc, n);
+    return MHD_YES;
+}
+
+/* The whole request is in: hand it to a request thread (work_submit
+ * suspends the connection). */
+static enum MHD_Result dispatch(http_call *c) {
+    if (c->hc) conn_set_state(c->srv, c->hc, CONN_HANDLING);
+    c->phase = CALL_RUNNING;
+    if (work_submit(c->srv, c)) return MHD_YES;
+    c->phase = CALL_READING; /* no more work is taken: answer here */
+    refuse(c, 503, "server is shutting down");
+    return queue(c);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                  const char *version, const char *upload_data, size_t *upload_size,
                                  void **con_cls) {
     (void)version;
-    http_server *srv = cls;
     http_call *c = *con_cls;
-    if (!c) {
-        c = calloc(1, sizeof *c);
-        if (!c) return MHD_NO;
-        c->srv = srv;
-        c->conn = conn;
-        c->method = method;
-        c->t0 = now_ms();
-        atomic_fetch_add(&srv->active, 1);
-        size_t pl = strcspn(url, "?");
-        c->path = strndup(url, pl);
-        *con_cls = c;
-        if (!c->path) return MHD_NO;
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > srv->cfg.body_limit) {
-            /* answer at once; libmicrohttpd closes the connection after it */
-            c->too_large = true;
-            dispatch(c);
-            return queue(c);
-        }
-        return MHD_YES;
+    if (!c) return first_call(cls, conn, url, method, con_cls);
+    if (*upload_size) return body_data(c, upload_data, upload_size);
+    switch (c->phase) {
+    case CALL_READING: return dispatch(c);
+    case CALL_ANSWERED: return queue(c);
+    default: return MHD_YES;
     }
-    if (*upload_size) {
-        size_t n = *upload_size;
-        *upload_size = 0;
-        if (c->too_large || c->answered) return MHD_YES;
-        if (c->body_len + n > srv->cfg.body_limit) {
-            c->too_large = true;
-            free(c->body);
-            c->body = NULL;
-            c->body_len = c->body_cap = 0;
-            return MHD_YES;
-        }
-        if (c->body_len + n + 1 > c->body_cap) {
-            size_t cap = c->body_cap ? c->body_cap : 4096;
-            while (cap < c->body_len + n + 1) cap *= 2;
-            char *b = realloc(c->body, cap);
-            if (!b) return MHD_NO;
-            c->body = b;
-            c->body_cap = cap;
-        }
-        memcpy(c->body + c->body_len, upload_data, n);
-        c->body_len += n;
-        c->body[c->body_len] = 0;
-        return MHD_YES;
-    }
-    if (c->answered) return MHD_YES;
-    dispatch(c);
-    return queue(c);
 }
+
+void call_run(http_call *c) {
+    c->srv->cfg.handler(c->srv->cfg.user, c);
+    if (c->phase != CALL_ANSWERED) http_reply(c, 500, "text/plain", "no response", 11);
+    http_stream *st = c->stream;
+    struct MHD_Connection *conn = c->conn;
+    /* c belongs to the event thread again once resumed: not touched after */
+    MHD_resume_connection(conn);
+    if (st) stream_run(st);
+}
+
+/* ---- the end of a request ---- */
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)conn;
-    http_server *srv = cls;
+    http_server *s = cls;
     http_call *c = *con_cls;
     if (!c) return;
     *con_cls = NULL;
-    if (srv->cfg.log) {
+    if (s->cfg.log) {
         const char *why = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ""
                           : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT ? " (client gone)"
                           : " (connection closed)";
         char note[260];
         snprintf(note, sizeof note, "%s%s", c->note, why);
-        srv->cfg.log(srv->cfg.log_user, c->method, c->path ? c->path : "?", c->status, now_ms() - c->t0, note);
+        s->cfg.log(s->cfg.log_user, c->method, c->path ? c->path : "?", c->status, http_now_ms() - c->t0, note);
     }
-    if (c->resp) MHD_destroy_response(c->resp);
+    if (c->stream) {
+        if (!c->stream_queued) stream_close(c->stream);
+        stream_unref(c->stream);
+    }
+    if (c->hc) conn_set_state(s, c->hc, CONN_WAITING);
+    clear_answer(c);
     for (int i = 0; i < c->n_hdr; i++) {
         free(c->hdr_name[i]);
         free(c->hdr_value[i]);
     }
+    if (c->reserved) atomic_fetch_sub(&s->body_bytes, c->reserved);
     free(c->path);
     free(c->body);
     free(c);
-    atomic_fetch_sub(&srv->active, 1);
+    atomic_fetch_sub(&s->active, 1);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
     (void)cls;
     (void)fmt;
     (void)ap; /* library code does not print; errors surface as failed calls */
+}
+
+/* ---- start and stop ---- */
+
+static void defaults(http_config *c) {
+    if (!c->header_timeout_s) c->header_timeout_s = 30; /* < 0: none */
+    if (c->max_connections <= 0) c->max_connections = 2048;
+    if (c->max_per_ip <= 0) c->max_per_ip = 512;
+    if (c->max_workers <= 0) c->max_workers = c->max_connections;
+    if (!c->body_budget) {
+        c->body_budget = c->body_limit * 8;
+        if (c->body_budget < (64u << 20)) c->body_budget = 64u << 20;
+    }
 }
 
 http_server *http_start(const http_config *cfg, wick_error *err) {
@@ -313,6 +378,11 @@ http_server *http_start(const http_config *cfg, wick_error *err) {
         return NULL;
     }
     s->cfg = *cfg;
+    defaults(&s->cfg);
+    pthread_mutex_init(&s->cmu, NULL);
+    pthread_cond_init(&s->ccv, NULL);
+    pthread_mutex_init(&s->wmu, NULL);
+    pthread_cond_init(&s->wcv, NULL);
     const char *host = cfg->host && *cfg->host ? cfg->host : "127.0.0.1";
     char port[16];
     snprintf(port, sizeof port, "%d", cfg->port);
@@ -321,28 +391,42 @@ http_server *http_start(const http_config *cfg, wick_error *err) {
     int gai = getaddrinfo(host, port, &hints, &ai);
     if (gai != 0 || !ai) {
         wick_fail(err, "cannot resolve host \"%s\": %s", host, gai_strerror(gai));
-        free(s);
-        return NULL;
+        goto fail;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    /* libmicrohttpd's own limit leaves room for connections we answer 503 */
+    const unsigned hard = (unsigned)s->cfg.max_connections + (unsigned)s->cfg.max_connections / 8 + 64;
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_access, s,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+                            MHD_OPTION_UNESCAPE_CALLBACK, conn_unescape, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(cfg->idle_timeout_s > 0 ? cfg->idle_timeout_s : 0),
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)(cfg->max_connections > 0 ? cfg->max_connections : 1024),
+                            MHD_OPTION_CONNECTION_LIMIT, hard,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
                             MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!s->d) {
         wick_fail(err, "cannot listen on %s:%d (address in use or not available)", host, cfg->port);
-        free(s);
-        return NULL;
+        goto fail;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : cfg->port;
+    if (conn_start_sweeper(s) < 0) {
+        wick_fail(err, "cannot start a thread");
+        MHD_stop_daemon(s->d);
+        goto fail;
+    }
     return s;
+fail:
+    pthread_mutex_destroy(&s->cmu);
+    pthread_cond_destroy(&s->ccv);
+    pthread_mutex_destroy(&s->wmu);
+    pthread_cond_destroy(&s->wcv);
+    free(s);
+    return NULL;
 }
 
 void http_stop(http_server *s) {
@@ -350,6 +434,12 @@ void http_stop(http_server *s) {
     /* let requests in flight end (streams with a closing event) for up to 4 s */
     atomic_store(&s->stopping, true);
     for (int i = 0; i < 400 && atomic_load(&s->active) > 0; i++) nanosleep(&(struct timespec){0, 10000000}, NULL);
+    work_stop(s); /* no connection stays suspended past this */
+    conn_stop_sweeper(s);
     MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->cmu);
+    pthread_cond_destroy(&s->ccv);
+    pthread_mutex_destroy(&s->wmu);
+    pthread_cond_destroy(&s->wcv);
     free(s);
 }
