@@ -31,11 +31,20 @@ typedef struct wick_context wick_context;
 
 /* ---- models ---- */
 
-/* Sampling knobs, applied in this order: repetition / presence / frequency
- * penalties over the last repeat_last_n tokens, temperature, top-k, top-p,
- * min-p, then a draw from a PRNG seeded with `seed`. temperature 0 = greedy
- * (argmax). A zeroed struct is greedy with every filter off; for a knob,
- * 0 also means "off" (repeat_penalty 0 or 1, top_p 0 or 1). */
+/* A bias added to one token's logit (OpenAI's logit_bias: -100 bans the
+ * token in practice, +100 all but forces it). */
+typedef struct wick_logit_bias {
+    int32_t token;
+    float bias;
+} wick_logit_bias;
+
+/* Sampling knobs, applied in this order: logit biases, repetition /
+ * presence / frequency penalties over the last repeat_last_n tokens,
+ * temperature, top-k, top-p, min-p, then a draw from a PRNG seeded with
+ * `seed`. temperature 0 = greedy (argmax of the biased, penalized logits).
+ * A zeroed struct is greedy with every filter off; for a knob, 0 also means
+ * "off" (repeat_penalty 0 or 1, top_p 0 or 1). Logprobs reported with tokens
+ * are the model's own (before any knob). */
 typedef struct wick_sampling {
     float temperature;       /* 0 = greedy */
     int top_k;               /* 0 = off */
@@ -46,6 +55,8 @@ typedef struct wick_sampling {
     float presence_penalty;  /* 0 = off */
     float frequency_penalty; /* 0 = off */
     uint64_t seed;
+    const wick_logit_bias *logit_bias; /* n_logit_bias entries (a request copies them at submit) */
+    int n_logit_bias;
 } wick_sampling;
 
 /* llama.cpp-like defaults: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05,

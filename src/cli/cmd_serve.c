@@ -1,13 +1,14 @@
 /* cmd_serve.c — `wick serve`: parse the options, start the HTTP server
  * (src/serve/), print where it listens, wait for SIGINT/SIGTERM, shut down
  * cleanly. The access log (-v) is printed here: the library only hands lines
- * to a callback. */
+ * to a callback (with client strings escaped). */
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -80,17 +81,31 @@ static const char USAGE[] =
     "server:\n"
     "  --host HOST               address to bind (default 127.0.0.1)\n"
     "  --port PORT               port (default 8080; 0 = a free one, printed)\n"
-    "  --api-key KEY             require \"Authorization: Bearer KEY\" (not for /health,\n"
-    "                            /metrics, /); env WICK_API_KEY\n"
+    "  --api-key KEY             require \"Authorization: Bearer KEY\" or \"x-api-key: KEY\"\n"
+    "                            (not for /health, /metrics, /); env WICK_API_KEY\n"
+    "  --metrics-key KEY         require this key for /metrics (default: open, for\n"
+    "                            scrapers); env WICK_METRICS_KEY\n"
+    "  --allowed-origins LIST    browser origins allowed besides the loopback ones:\n"
+    "                            comma-separated, '*' matches any run (\"*.example.com\",\n"
+    "                            \"http://host:*\", \"*\"); env WICK_ORIGINS. While bound to a\n"
+    "                            loopback address only loopback Host names are answered\n"
     "  --max-queue N             waiting requests per model before 503 (default 512;\n"
     "                            env OLLAMA_MAX_QUEUE)\n"
-    "  --timeout SEC             idle connection timeout (default 600)\n"
+    "  --timeout SEC             close a connection without traffic after SEC (default 600)\n"
+    "  --header-timeout SEC      a whole request (headers and body; +1 s per 64 KiB of\n"
+    "                            body) must arrive within SEC of the connection's start\n"
+    "                            or its previous answer (default 30; 0 = none)\n"
+    "  --max-connections N       connections held at once (default 2048); over it a new\n"
+    "                            one evicts the oldest that has sent no whole request,\n"
+    "                            or is answered 503\n"
+    "  --max-connections-per-ip N  the same cap per client address (default 512)\n"
     "  --request-timeout SEC     cancel a generation running longer (default: none)\n"
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  -v, --verbose             one log line per request on stderr\n"
     "\n"
     "It prints \"listening on http://HOST:PORT\" on stdout once ready to accept\n"
-    "connections; SIGINT or SIGTERM shut it down.\n";
+    "connections; SIGINT, SIGTERM or SIGHUP shut it down (streams end, the cache is\n"
+    "saved); SIGUSR1 and SIGUSR2 are ignored.\n";
 
 static void log_line(void *user, const char *line) {
     (void)user;
@@ -105,6 +120,24 @@ static void log_line(void *user, const char *line) {
 static void warn_line(void *user, const char *line) {
     (void)user;
     fprintf(stderr, "wick: warning: %s\n", line);
+}
+
+/* Raise the open-file limit to its hard maximum (idle clients each hold a
+ * socket) and keep the connection cap within it, with room for model files
+ * and the cache folder. */
+static int fit_open_files(int max_conn) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return max_conn;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) rl.rlim_cur = was;
+    }
+    const rlim_t reserve = 256, room = rl.rlim_cur > reserve ? (rl.rlim_cur - reserve) * 8 / 9 : 16;
+    if ((rlim_t)max_conn <= room) return max_conn;
+    fprintf(stderr, "wick: warning: --max-connections %d lowered to %llu (open-file limit %llu)\n", max_conn,
+            (unsigned long long)room, (unsigned long long)rl.rlim_cur);
+    return (int)room;
 }
 
 static int env_int(const char *name, int dflt) {
@@ -123,7 +156,9 @@ int cmd_serve(int argc, char **argv) {
         }
     cli_list models = {0};
     const char *models_dir = NULL, *host = "127.0.0.1", *api_key = getenv("WICK_API_KEY"), *keep_alive = NULL;
+    const char *metrics_key = getenv("WICK_METRICS_KEY"), *origins = getenv("WICK_ORIGINS");
     int port = 8080, parallel = 0, max_queue = 0, max_loaded = 0, timeout = 600, kv_mb = 0, mem_mb = 0;
+    int header_timeout = 30, max_conn = 2048, max_per_ip = 512;
     int cache_mb = 0, cache_dir_mb = 10240;
     bool no_prefix_cache = false, no_span_cache = false;
     const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL;
@@ -133,7 +168,7 @@ int cmd_serve(int argc, char **argv) {
     cli_runtime rt;
     cli_runtime_init(&rt);
     cli_spec_args spa;
-    cli_opt opts[40] = {
+    cli_opt opts[48] = {
         {"--model", "-m", OPT_LIST, &models, NULL},
         {"--models-dir", NULL, OPT_STR, &models_dir, NULL},
         {"--parallel", "-np", OPT_INT, &parallel, &parallel_set},
@@ -141,6 +176,11 @@ int cmd_serve(int argc, char **argv) {
         {"--host", NULL, OPT_STR, &host, NULL},
         {"--port", NULL, OPT_INT, &port, NULL},
         {"--api-key", NULL, OPT_STR, &api_key, NULL},
+        {"--metrics-key", NULL, OPT_STR, &metrics_key, NULL},
+        {"--allowed-origins", NULL, OPT_STR, &origins, NULL},
+        {"--header-timeout", NULL, OPT_INT, &header_timeout, NULL},
+        {"--max-connections", NULL, OPT_INT, &max_conn, NULL},
+        {"--max-connections-per-ip", NULL, OPT_INT, &max_per_ip, NULL},
         {"--max-queue", NULL, OPT_INT, &max_queue, &queue_set},
         {"--max-loaded-models", NULL, OPT_INT, &max_loaded, &loaded_set},
         {"--memory-budget", NULL, OPT_INT, &mem_mb, NULL},
@@ -157,7 +197,7 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
     };
-    int n = cli_spec_opts(opts, cli_runtime_opts(opts, 22, &rt), &spa);
+    int n = cli_spec_opts(opts, cli_runtime_opts(opts, 27, &rt), &spa);
     if (cli_parse("serve", argc, argv, opts, n) < 0) return 1;
     ctx_set = rt.ctx > 0;
     if (cli_runtime_check("serve", &rt) < 0) return 1;
@@ -171,6 +211,10 @@ int cmd_serve(int argc, char **argv) {
     if (kv_mb < 0 || mem_mb < 0 || timeout < 0 || req_timeout < 0 || cache_mb < 0 || cache_dir_mb < 0)
         return cli_error("serve: --kv-mb, --cache-mb, --cache-dir-mb, --memory-budget, --timeout and --request-timeout must not be negative");
     if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
+    if (header_timeout < 0) return cli_error("serve: --header-timeout must not be negative");
+    if (max_conn < 1 || max_per_ip < 1)
+        return cli_error("serve: --max-connections and --max-connections-per-ip must be at least 1");
+    max_conn = fit_open_files(max_conn);
     double ka = 300;
     if (!keep_alive) keep_alive = getenv("OLLAMA_KEEP_ALIVE");
     if (keep_alive && *keep_alive && fld_parse_duration(keep_alive, &ka) < 0) {
@@ -191,7 +235,10 @@ int cmd_serve(int argc, char **argv) {
     spa.v.draft_model = spa.draft_model;
     serve_config cfg = {
         .host = host, .port = port, .api_key = api_key && *api_key ? api_key : NULL,
+        .metrics_key = metrics_key && *metrics_key ? metrics_key : NULL, .allowed_origins = origins,
         .body_limit = (size_t)body_limit, .idle_timeout_s = timeout, .request_timeout_s = req_timeout,
+        .header_timeout_s = header_timeout ? header_timeout : -1, .max_connections = max_conn,
+        .max_per_ip = max_per_ip,
         .max_queue = max_queue, .models = models.v, .n_models = models.n, .models_dir = models_dir,
         .max_loaded = max_loaded, .memory_budget = (size_t)mem_mb << 20, .keep_alive_s = ka,
         .n_threads = rt.threads, .n_ctx = rt.ctx, .kv_type = cli_kv_type("serve", rt.kv_type),
@@ -204,13 +251,17 @@ int cmd_serve(int argc, char **argv) {
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
     };
-    /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
+    /* SIGINT/SIGTERM/SIGHUP are taken by sigwait below: block them before any
+     * thread starts; the others that would end the process at once are ignored */
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
+    signal(SIGUSR2, SIG_IGN);
     wick_error err;
     serve_server *s = serve_start(&cfg, &err);
     if (!s) {
@@ -222,7 +273,8 @@ int cmd_serve(int argc, char **argv) {
     fflush(stdout);
     int sig = 0;
     sigwait(&sigs, &sig);
-    if (verbose) fprintf(stderr, "wick: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (verbose)
+        fprintf(stderr, "wick: %s, shutting down\n", sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
     serve_stop(s);
     cli_spec_free(&spa);
     return 0;

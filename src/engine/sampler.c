@@ -281,13 +281,11 @@ static bool penalties_on(const wick_sampling *p) {
            p->frequency_penalty != 0;
 }
 
-/* Copy logits into s->logit and apply the penalties of the history window
- * hist[0..n_hist); s->count is all zero again on return. */
-static void apply_penalties(sampler *s, const wick_sampling *p, const float *logits,
-                            const int32_t *hist, int n_hist) {
+/* Apply the penalties of the history window hist[0..n_hist) to s->logit in
+ * place; s->count is all zero again on return. */
+static void apply_penalties(sampler *s, const wick_sampling *p, const int32_t *hist, int n_hist) {
     int n = s->n_vocab;
     float *L = s->logit;
-    memcpy(L, logits, (size_t)n * sizeof *L);
     int32_t *cnt = s->count;
     for (int i = 0; i < n_hist; i++)
         if (hist[i] >= 0 && hist[i] < n) cnt[hist[i]]++;
@@ -462,10 +460,18 @@ static cand top_p_vocab(sampler *s, const wick_sampling *p, const float *w, int 
 static cand prepare(sampler *s, const wick_sampling *p, const float *logits, const int32_t *history, int n_history) {
     int n = s->n_vocab;
     const float *L = logits;
-    if (history && n_history > 0 && p->repeat_last_n != 0 && penalties_on(p)) {
-        int w = p->repeat_last_n < 0 || p->repeat_last_n > n_history ? n_history : p->repeat_last_n;
-        apply_penalties(s, p, logits, history + (n_history - w), w);
+    const bool pen = history && n_history > 0 && p->repeat_last_n != 0 && penalties_on(p);
+    if (pen || p->n_logit_bias > 0) { /* a copy of the logits to change */
+        memcpy(s->logit, logits, (size_t)n * sizeof *s->logit);
         L = s->logit;
+    }
+    for (int i = 0; i < p->n_logit_bias; i++) {
+        const int32_t t = p->logit_bias[i].token;
+        if (t >= 0 && t < n) s->logit[t] += p->logit_bias[i].bias;
+    }
+    if (pen) {
+        int w = p->repeat_last_n < 0 || p->repeat_last_n > n_history ? n_history : p->repeat_last_n;
+        apply_penalties(s, p, history + (n_history - w), w);
     }
     if (!(p->temperature > 0)) return (cand){.kind = CAND_ONE, .id = sampler_argmax(L, n)};
     float inv_t = 1.0f / p->temperature;

@@ -67,6 +67,7 @@ struct sched_req {
     int64_t admit_seq;       /* admission order: the newest is preempted first */
     uint64_t rng[4];
     char **stops;
+    wick_logit_bias *bias; /* the request's logit biases (r.sampling points here) */
     text_out text;
     bool cancelled, ever_admitted, stopped;
     int cached_tokens, preemptions;
@@ -220,6 +221,7 @@ static void req_free(sched_req *q) {
     if (q->stops)
         for (int i = 0; i < q->r.n_stop; i++) free(q->stops[i]);
     free(q->stops);
+    free(q->bias);
     free(q->tokens);
     free(q->q);
     span_plan_free(q->plan);
@@ -292,6 +294,16 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
             return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
+    const wick_sampling *p = &r->sampling;
+    if (p->n_logit_bias < 0 || (p->n_logit_bias > 0 && !p->logit_bias)) return wick_fail(err, "bad logit bias list");
+    for (int i = 0; i < p->n_logit_bias; i++) {
+        if (p->logit_bias[i].token < 0 || p->logit_bias[i].token >= c->m->hp.n_vocab)
+            return wick_fail(err, "logit bias for token %d, out of range [0, %d)", p->logit_bias[i].token,
+                             c->m->hp.n_vocab);
+        if (isnan(p->logit_bias[i].bias) || p->logit_bias[i].bias == INFINITY)
+            return wick_fail(err, "the logit bias of token %d must be a number or -infinity (never)",
+                             p->logit_bias[i].token);
+    }
     return 0;
 }
 
@@ -303,7 +315,11 @@ static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, 
     q->r.spans = NULL;
     if (!q->tokens) q->tokens = malloc((size_t)c->n_ctx * sizeof *q->tokens);
     q->stops = r->n_stop ? calloc((size_t)r->n_stop, sizeof *q->stops) : NULL;
-    bool ok = q->tokens && (!r->n_stop || q->stops);
+    const int nb = r->sampling.n_logit_bias;
+    q->bias = nb ? malloc((size_t)nb * sizeof *q->bias) : NULL;
+    if (q->bias) memcpy(q->bias, r->sampling.logit_bias, (size_t)nb * sizeof *q->bias);
+    q->r.sampling.logit_bias = q->bias;
+    bool ok = q->tokens && (!r->n_stop || q->stops) && (!nb || q->bias);
     for (int i = 0; ok && i < r->n_stop; i++) ok = (q->stops[i] = strdup(r->stop[i] ? r->stop[i] : "")) != NULL;
     if (!ok) {
         req_free(q);

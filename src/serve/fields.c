@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "serve/json_strict.h"
 #include "serve/sbuf.h"
 
 int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...) {
@@ -34,26 +35,23 @@ cJSON *fld_parse_body(const char *body, size_t len, fld_error *e) {
         fld_fail(e, 400, NULL, "request body is empty; expected a JSON object");
         return NULL;
     }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, false);
-    if (!j) {
-        size_t at = end && end >= body ? (size_t)(end - body) : 0;
-        fld_fail(e, 400, NULL, "request body is not valid JSON (error near byte %zu)", at);
+    char why[160];
+    size_t at = 0;
+    if (json_strict_check(body, len, &at, why, sizeof why) < 0) {
+        fld_fail(e, 400, NULL, "request body is not valid JSON: %s (byte %zu)", why, at);
         return NULL;
     }
-    if (end) { /* only whitespace may follow */
-        while ((size_t)(end - body) < len && (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t')) end++;
-        if ((size_t)(end - body) < len && *end) {
-            cJSON_Delete(j);
-            fld_fail(e, 400, NULL, "request body has data after the JSON value (byte %zu)", (size_t)(end - body));
-            return NULL;
-        }
+    cJSON *j = cJSON_ParseWithLength(body, len);
+    if (!j) {
+        fld_fail(e, 400, NULL, "request body is not valid JSON");
+        return NULL;
     }
     if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         fld_fail(e, 400, NULL, "request body must be a JSON object");
         return NULL;
     }
+    json_keep_last(j);
     return j;
 }
 
@@ -134,15 +132,20 @@ int fld_stop(const cJSON *o, const char *key, fld_stops *out, fld_error *e) {
     return 1;
 }
 
-/* seed: any integer; negative ones (Ollama's -1 = random) pick a random seed */
+/* seed: any whole number in [-2^63, 2^64) (2^64 - 1 as JSON rounds to 2^64
+ * as a double, so that is taken too); negative ones (Ollama's and
+ * llama.cpp's -1 = random) pick a random seed */
 static int seed_field(const cJSON *o, const char *key, uint64_t *seed, fld_error *e) {
-    long long s;
-    int r = fld_int(o, key, -9.2e18, 1.8e19, &s, e);
-    if (r <= 0) return r;
     const cJSON *v = get(o, key);
-    if (v->valuedouble < 0) *seed = fld_random_seed();
-    else if (v->valuedouble >= 9.2e18) *seed = (uint64_t)v->valuedouble;
-    else *seed = (uint64_t)s;
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+        return fld_fail(e, 400, key, "\"%s\" must be an integer", key);
+    const double d = v->valuedouble;
+    if (!(d >= -9223372036854775808.0 && d <= 18446744073709551616.0))
+        return fld_fail(e, 400, key, "\"%s\" must be between -2^63 and 2^64 - 1", key);
+    if (d < 0) *seed = fld_random_seed();
+    else if (d >= 18446744073709551615.0) *seed = UINT64_MAX;
+    else *seed = (uint64_t)d;
     return 1;
 }
 
@@ -164,8 +167,14 @@ static int sampling_shared(const cJSON *o, wick_sampling *s, fld_error *e) {
 
 int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e) {
     double d;
+    long long i;
     int r;
     if (sampling_shared(o, s, e) < 0) return -1;
+    /* llama.cpp's names for the repetition penalty, on its OpenAI routes too */
+    if ((r = fld_num(o, "repeat_penalty", 0, 100, &d, e)) < 0) return -1;
+    if (r) s->repeat_penalty = (float)d;
+    if ((r = fld_int(o, "repeat_last_n", -1, 1e9, &i, e)) < 0) return -1;
+    if (r) s->repeat_last_n = (int)i;
     if ((r = fld_num(o, "presence_penalty", -2, 2, &d, e)) < 0) return -1;
     if (r) s->presence_penalty = (float)d;
     if ((r = fld_num(o, "frequency_penalty", -2, 2, &d, e)) < 0) return -1;
@@ -193,6 +202,66 @@ int fld_sampling_ollama(const cJSON *o, wick_sampling *s, fld_error *e) {
     if ((r = seed_field(o, "seed", &s->seed, e)) < 0) return -1;
     if (r == 0) s->seed = fld_random_seed();
     return 0;
+}
+
+/* One bias value: a number in [-100, 100], or false (llama.cpp: never). */
+static int bias_value(const cJSON *v, const char *key, float *out, fld_error *e) {
+    if (cJSON_IsFalse(v)) {
+        *out = -INFINITY;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= -100 && v->valuedouble <= 100))
+        return fld_fail(e, 400, key, "\"%s\" values must be numbers between -100 and 100", key);
+    *out = (float)v->valuedouble;
+    return 0;
+}
+
+int fld_logit_bias(const cJSON *o, const char *key, int n_vocab, wick_logit_bias **out, int *n, fld_error *e) {
+    *out = NULL;
+    *n = 0;
+    const cJSON *v = get(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+        return fld_fail(e, 400, key, "\"%s\" must be an object mapping token ids to biases", key);
+    const int count = cJSON_GetArraySize(v);
+    if (count > FLD_MAX_BIAS) return fld_fail(e, 400, key, "\"%s\" has more than %d entries", key, FLD_MAX_BIAS);
+    if (count == 0) return 0;
+    wick_logit_bias *b = malloc((size_t)count * sizeof *b);
+    if (!b) return fld_fail(e, 500, NULL, "out of memory");
+    int k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        const cJSON *id = NULL, *val = it;
+        long long t = -1;
+        if (cJSON_IsObject(v)) { /* OpenAI: {"50256": -100} */
+            char *end;
+            const char *ks = it->string;
+            t = ks[0] >= '0' && ks[0] <= '9' && strlen(ks) <= 10 ? strtoll(ks, &end, 10) : -1;
+            if (t >= 0 && *end) t = -1;
+        } else { /* llama.cpp: [[50256, -100], [13, false]] */
+            id = cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2 ? it->child : NULL;
+            val = id ? id->next : NULL;
+            if (id && cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble < n_vocab &&
+                id->valuedouble == floor(id->valuedouble))
+                t = (long long)id->valuedouble;
+            if (!val) {
+                free(b);
+                return fld_fail(e, 400, key, "\"%s\" as an array holds [token id, bias] pairs", key);
+            }
+        }
+        if (t < 0 || t >= n_vocab) {
+            free(b);
+            return fld_fail(e, 400, key, "\"%s\" keys must be token ids in [0, %d)", key, n_vocab);
+        }
+        if (bias_value(val, key, &b[k].bias, e) < 0) {
+            free(b);
+            return -1;
+        }
+        b[k++].token = (int32_t)t;
+    }
+    *out = b;
+    *n = k;
+    return 1;
 }
 
 int fld_parse_duration(const char *s, double *seconds) {

@@ -26,7 +26,8 @@ typedef struct fld_error {
 int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Parse a request body: valid UTF-8, then a JSON object. NULL + e (400). */
+/* Parse a request body: valid UTF-8, strict JSON (json_strict.h; of
+ * duplicate keys the last wins), a JSON object. NULL + e (400). */
 cJSON *fld_parse_body(const char *body, size_t len, fld_error *e);
 
 /* Each getter: 1 = present (written to *out), 0 = absent or null, -1 = wrong
@@ -47,13 +48,20 @@ typedef struct fld_stops {
 int fld_stop(const cJSON *o, const char *key, fld_stops *out, fld_error *e);
 
 /* The OpenAI sampling fields (temperature, top_p, top_k, min_p,
- * presence_penalty, frequency_penalty, repetition_penalty, seed) over the
- * model's defaults in s. -1 on a bad field. */
+ * presence_penalty, frequency_penalty, repetition_penalty, seed; llama.cpp's
+ * repeat_penalty and repeat_last_n) over the model's defaults in s. -1 on a
+ * bad field. */
 int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e);
 /* The Ollama `options` object's sampling fields (temperature, top_k, top_p,
  * min_p, seed, repeat_penalty, repeat_last_n, presence_penalty,
  * frequency_penalty); -1 on a bad field. */
 int fld_sampling_ollama(const cJSON *options, wick_sampling *s, fld_error *e);
+
+/* logit_bias: OpenAI's object {"token id": bias} or llama.cpp's array
+ * [[id, bias], ...] (bias false = never); biases in [-100, 100], ids in
+ * [0, n_vocab). *out is malloc'd (caller frees). 1, 0 absent, -1 invalid. */
+#define FLD_MAX_BIAS 16384
+int fld_logit_bias(const cJSON *o, const char *key, int n_vocab, wick_logit_bias **out, int *n, fld_error *e);
 
 /* A keep_alive value: a number of seconds or a Go duration string ("5m",
  * "1h30m", "0", "-1"). *seconds < 0 = for ever. 1, 0 absent, -1 invalid. */

@@ -23,17 +23,18 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         fld_fail(e, 400, "prompt", "the prompt is empty");
         return NULL;
     }
+    const int n_ctx = g->n_ctx_limit > 0 && g->n_ctx_limit < l->n_ctx ? g->n_ctx_limit : l->n_ctx;
     /* a span request longer than the context: the library says why at submit */
     const bool span_over = g->spans && g->n_ids > l->n_ctx;
-    if (g->n_ids >= l->n_ctx && !span_over) {
-        fld_fail(e, 400, "messages",
+    if (g->n_ids >= n_ctx && !span_over) {
+        fld_fail(e, 400, g->chat ? "messages" : "prompt",
                  "This model's maximum context length is %d tokens. However, your request has %d input tokens. "
-                 "Please reduce the length of the input.", l->n_ctx, g->n_ids);
+                 "Please reduce the length of the input.", n_ctx, g->n_ids);
         snprintf(e->code, sizeof e->code, "context_length_exceeded");
         e->no_retry = true;
         return NULL;
     }
-    long long room = span_over ? 0 : l->n_ctx - g->n_ids;
+    long long room = span_over ? 0 : n_ctx - g->n_ids;
     wick_request r = {
         .prompt = g->ids,
         .n_prompt = g->n_ids,

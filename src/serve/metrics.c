@@ -148,10 +148,12 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
          offsetof(wick_sched_stats, span_queries)},
         {"wick:span_cache_hits_total", "Span cache hits, in terms of number of span tokens placed from the cache.",
          offsetof(wick_sched_stats, span_hits)},
-        {"vllm:spec_decode_num_drafts", "Number of spec decoding drafts (target passes that verified drafted tokens).",
+        {"vllm:spec_decode_num_drafts_total",
+         "Number of spec decoding drafts (target passes that verified drafted tokens).",
          offsetof(wick_sched_stats, spec_passes)},
-        {"vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", offsetof(wick_sched_stats, spec_draft_tokens)},
-        {"vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
+        {"vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.",
+         offsetof(wick_sched_stats, spec_draft_tokens)},
+        {"vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.",
          offsetof(wick_sched_stats, spec_accepted_tokens)},
     };
     for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++) {

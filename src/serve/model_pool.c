@@ -98,6 +98,15 @@ static char *model_name(const char *path) {
     return strndup(path + b, n);
 }
 
+/* A name that is also a safe folder name under --cache-dir: not empty, not
+ * starting with '.', no '/' or control characters. */
+static bool usable_name(const char *name) {
+    if (!name[0] || name[0] == '.') return false;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p == '/' || *p < 0x20 || *p == 0x7f) return false;
+    return true;
+}
+
 static mpool_entry *find_locked(const serve_pool *p, const char *name) {
     if (!name || !*name) return p->n ? p->e[0] : NULL;
     for (int i = 0; i < p->n; i++)
@@ -114,6 +123,12 @@ static mpool_entry *find_locked(const serve_pool *p, const char *name) {
 static int add_model(serve_pool *p, const char *path, wick_error *err) {
     char *name = model_name(path);
     if (!name) return wick_fail(err, "out of memory");
+    if (!usable_name(name)) {
+        wick_fail(err, "%s gives no usable model name (\"%s\": names may not be empty or start with '.'); rename the file",
+                  path, name);
+        free(name);
+        return -1;
+    }
     if (find_locked(p, name) && p->n) {
         free(name); /* a name seen before: the first wins */
         return 0;
@@ -146,6 +161,9 @@ static int scan_dir(serve_pool *p, const char *dir, wick_error *err) {
     struct dirent *de;
     while ((de = readdir(d)) && n < POOL_MAX) {
         if (de->d_name[0] == '.') continue;
+        bool ctl = false;
+        for (const unsigned char *q = (const unsigned char *)de->d_name; *q; q++) ctl |= *q < 0x20 || *q == 0x7f;
+        if (ctl) continue; /* no usable model name */
         char path[4096], cfg[4096];
         if (path_join(path, sizeof path, dir, de->d_name) != 0) continue;
         size_t l = strlen(de->d_name);
@@ -258,16 +276,20 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     if (blocks < min_blocks) blocks = min_blocks;
     cp.kv_blocks = blocks > (size_t)1 << 30 ? 1 << 30 : (int)blocks;
     char dir[4096];
-    if (c->cache_dir && !c->no_prefix_cache) {
-        if (mkdir(c->cache_dir, 0755) != 0 && errno != EEXIST) {
-            snprintf(err.msg, sizeof err.msg, "cannot create the cache directory %s (%s)", c->cache_dir, strerror(errno));
-            goto fail;
-        }
+    if (c->cache_dir && !c->no_prefix_cache) { /* the folder was checked when the server started */
         snprintf(dir, sizeof dir, "%s/%s", c->cache_dir, e->name);
         cp.cache_dir = dir;
         cp.cache_dir_bytes = c->cache_dir_bytes;
     }
-    if (!(ctx = wick_context_new(m, &cp, &err))) goto fail;
+    if (!(ctx = wick_context_new(m, &cp, &err)) && cp.cache_dir) {
+        /* the model's cache folder is unusable: serve from memory, say why */
+        char line[700];
+        snprintf(line, sizeof line, "model %s: no cache folder (%s); its KV is cached in memory only", e->name, err.msg);
+        if (c->warn) c->warn(c->warn_user, line);
+        cp.cache_dir = NULL;
+        ctx = wick_context_new(m, &cp, &err);
+    }
+    if (!ctx) goto fail;
     const char *why = NULL;
     const int skipped = wick_context_cache_warnings(ctx, &why);
     if (skipped && c->warn) {

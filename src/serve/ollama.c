@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "serve/fields_known.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
 #include "text/tokenizer.h"
@@ -133,15 +134,26 @@ typedef struct oll_req {
     double keep_alive;
     const cJSON *options;
     const char *model;
+    int think;          /* -1 not given, 0 false (enable_thinking false in the template) */
+    long long num_ctx;  /* options.num_ctx (0 = not given) */
     gen_params g;
 } oll_req;
 
 static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     q->stream = true;
     q->keep_alive = NAN;
+    q->think = -1;
     q->g.n_predict = -1;
     q->g.logprobs = -1;
+    if (fld_unsupported_ollama(b, e) < 0) return -1;
     if (fld_str(b, "model", &q->model, e) < 0 || fld_bool(b, "stream", &q->stream, e) < 0) return -1;
+    /* think: false renders the template with thinking off; returning the
+     * thinking apart (true, or a level) is not supported yet */
+    const cJSON *think = cJSON_GetObjectItemCaseSensitive(b, "think");
+    if (cJSON_IsFalse(think)) q->think = 0;
+    else if (cJSON_IsTrue(think) || cJSON_IsString(think))
+        return fld_fail(e, 400, "think", "\"think\" (thinking returned apart) is not supported yet; leave it out or set it to false");
+    else if (think && !cJSON_IsNull(think)) return fld_fail(e, 400, "think", "\"think\" must be true or false");
     if (fld_keep_alive(b, "keep_alive", &q->keep_alive, e) < 0) return -1;
     if (fld_object(b, "options", &q->options, e) < 0) return -1;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(b, "format");
@@ -156,7 +168,8 @@ static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     if ((r = fld_int(o, "num_predict", -2, 2147483647, &v, e)) < 0) return -1;
     if (r) q->g.n_predict = v < 0 ? -1 : v;
     if (fld_stop(o, "stop", &q->g.stop, e) < 0) return -1;
-    if (fld_int(o, "num_ctx", 0, 1e9, &v, e) < 0 || fld_int(o, "num_keep", -1, 1e9, &v, e) < 0) return -1;
+    if (fld_int(o, "num_ctx", 0, 1e9, &q->num_ctx, e) < 0 || fld_int(o, "num_keep", -1, 1e9, &v, e) < 0) return -1;
+    q->g.n_ctx_limit = q->num_ctx > 0 && q->num_ctx < 2147483647 ? (int)q->num_ctx : 0;
     if (fld_speculative(b, &q->g.spec, e) < 0 || (o && fld_speculative(o, &q->g.spec, e) < 0)) return -1;
     return 0;
 }
@@ -167,6 +180,14 @@ static int sampling(const mpool_lease *l, oll_req *q, fld_error *e) {
     if (q->options) return fld_sampling_ollama(q->options, &q->g.sampling, e);
     q->g.sampling.seed = fld_random_seed();
     return 0;
+}
+
+/* chat_template_kwargs for "think": false (NULL if not given). */
+static cJSON *think_kwargs(const oll_req *q) {
+    if (q->think != 0) return NULL;
+    cJSON *kw = cJSON_CreateObject();
+    cJSON_AddBoolToObject(kw, "enable_thinking", false);
+    return kw;
 }
 
 /* An empty prompt: load the model (or unload it with keep_alive 0). */
@@ -308,9 +329,11 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
             cJSON_AddStringToObject(m, "role", "user");
             cJSON_AddStringToObject(m, "content", prompt);
             cJSON_AddItemToArray(msgs, m);
-            prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true};
+            cJSON *kw = think_kwargs(&q);
+            prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true, .kwargs = kw};
             int rc = prompt_chat(l.model, &po, &p_ids, &n_p, NULL, &e);
             cJSON_Delete(msgs);
+            cJSON_Delete(kw);
             if (rc < 0) goto bad;
             q.g.new_message = true;
         }
@@ -349,19 +372,15 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
         load_only(s, c, &q, true);
         return;
     }
-    const cJSON *think = cJSON_GetObjectItemCaseSensitive(b, "think");
-    cJSON *kw = NULL;
-    if (cJSON_IsBool(think)) {
-        kw = cJSON_CreateObject();
-        cJSON_AddBoolToObject(kw, "enable_thinking", cJSON_IsTrue(think));
-        po.kwargs = kw;
-    }
+    cJSON *kw = think_kwargs(&q);
+    po.kwargs = kw;
     mpool_lease l;
     if (acquire(s, c, &q, &l) < 0) {
         cJSON_Delete(kw);
         return;
     }
     q.g.new_message = true;
+    q.g.chat = true;
     int rc = sampling(&l, &q, &e);
     if (rc == 0) rc = prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, NULL, &e);
     cJSON_Delete(kw);

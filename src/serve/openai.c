@@ -1,7 +1,9 @@
 /* openai.c — OpenAI-compatible routes: /v1/models, /v1/completions,
  * /v1/chat/completions (streamed as SSE or whole) and the two /render
  * routes the llm-d router tokenizes through. Requests are checked field by
- * field (a wrong type is a 400 naming the field; unknown fields are ignored).
+ * field (a wrong type is a 400 naming the field; a field another engine
+ * defines and wick does not implement is a 400 too, fields_known.h; fields
+ * no engine knows are ignored).
  * Span requests (a prompt object, or chat messages with "span": true, plus
  * "span_cache") are parsed by span_req.c / span_chat.c and run here too. */
 #include <math.h>
@@ -12,6 +14,7 @@
 
 #include "serve/openai.h"
 #include "serve/prompt.h"
+#include "serve/fields_known.h"
 #include "serve/span_chat.h"
 
 static void not_found_model(http_call *c, fld_error *e) {
@@ -63,6 +66,7 @@ static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     q->logprobs = -1;
     q->g.n_predict = -1;
     q->g.logprobs = -1;
+    if (fld_unsupported_openai(b, q->chat, e) < 0) return -1;
     if (fld_bool(b, "stream", &q->stream, e) < 0) return -1;
     const cJSON *so = NULL;
     if (fld_object(b, "stream_options", &so, e) < 0) return -1;
@@ -72,6 +76,11 @@ static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     if ((r = fld_int(b, "max_completion_tokens", 0, 2147483647, &v, e)) < 0) return -1;
     if (r) q->g.n_predict = v;
     if (q->g.n_predict == 0) return fld_fail(e, 400, r ? "max_completion_tokens" : "max_tokens", "max_tokens must be at least 1");
+    if (q->g.n_predict < 0) { /* llama.cpp's name; -1 = until the context is full */
+        if ((r = fld_int(b, "n_predict", -1, 2147483647, &v, e)) < 0) return -1;
+        if (r && v == 0) return fld_fail(e, 400, "n_predict", "n_predict must be -1 or at least 1");
+        if (r) q->g.n_predict = v;
+    }
     if ((r = fld_int(b, "n", 1, 1e9, &v, e)) < 0) return -1;
     if (r && v != 1) return fld_fail(e, 400, "n", "only n = 1 is supported");
     if ((r = fld_int(b, "best_of", 1, 1e9, &v, e)) < 0) return -1;
@@ -84,7 +93,6 @@ static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     if (fld_str(b, "cache_salt", &q->g.cache_salt, e) < 0 || fld_str(b, "user", &str, e) < 0) return -1;
     if (fld_speculative(b, &q->g.spec, e) < 0) return -1;
     const cJSON *obj;
-    if (fld_object(b, "logit_bias", &obj, e) < 0) return -1;
     if ((r = fld_object(b, "response_format", &obj, e)) < 0) return -1;
     if (r) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "type");
@@ -190,9 +198,16 @@ int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *
     return 0;
 }
 
-static void sampling_for(const mpool_lease *l, oai_req *q) {
+/* The request's sampling over the leased model's defaults (and its vocabulary, for logit_bias). */
+static int sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e) {
     q->g.sampling = wick_sampling_default();
     wick_model_sampling_defaults(l->model, &q->g.sampling);
+    if (fld_sampling_openai(b, &q->g.sampling, e) < 0) return -1;
+    const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(l->model));
+    if (fld_logit_bias(b, "logit_bias", n_vocab, &q->bias, &q->n_bias, e) < 0) return -1;
+    q->g.sampling.logit_bias = q->bias;
+    q->g.sampling.n_logit_bias = q->n_bias;
+    return 0;
 }
 
 void oai_completions(serve_server *s, http_call *c, cJSON *b) {
@@ -212,9 +227,8 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     }
     mpool_lease l;
     if (oai_lease_model(s, c, b, &l) < 0) return;
-    sampling_for(&l, &q);
     span_req sr = {0};
-    int rc = fld_sampling_openai(b, &q.g.sampling, &e);
+    int rc = sampling_for(&l, b, &q, &e);
     if (rc == 0) rc = span_req_options(b, l.model, &sr, &e);
     if (rc == 0 && cJSON_IsObject(prompt)) {
         if ((rc = span_req_completion(l.model, prompt, &sr, &e)) == 0) {
@@ -231,9 +245,11 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     }
     run(s, c, &q, &l);
     free(q.g.ids);
+    free(q.bias);
     span_req_free(&sr);
     return;
 bad:
+    free(q.bias);
     reply_openai_error(c, &e);
 }
 
@@ -245,6 +261,18 @@ static int chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     if (!o->messages) return fld_fail(e, 400, "messages", "\"messages\" is required");
     if (cJSON_GetArraySize(o->messages) == 0) return fld_fail(e, 400, "messages", "\"messages\" is empty");
     if (fld_array(b, "tools", &o->tools, e) < 0) return -1;
+    /* tool_choice: "auto" is what the model does with the tools in its
+     * prompt; "none" leaves them out; forcing a call is not supported yet */
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(b, "tool_choice");
+    if (tc && !cJSON_IsNull(tc)) {
+        if (cJSON_IsString(tc) && strcmp(tc->valuestring, "none") == 0) o->tools = NULL;
+        else if (!cJSON_IsString(tc) || strcmp(tc->valuestring, "auto") != 0)
+            return fld_fail(e, 400, "tool_choice", "\"tool_choice\" may be \"auto\" or \"none\" here; forcing a tool call is not supported yet");
+    }
+    bool parallel = true;
+    if (fld_bool(b, "parallel_tool_calls", &parallel, e) < 0) return -1;
+    if (!parallel && o->tools)
+        return fld_fail(e, 400, "parallel_tool_calls", "\"parallel_tool_calls\": false is not supported yet");
     if (fld_object(b, "chat_template_kwargs", &o->kwargs, e) < 0) return -1;
     /* a template from the request would run client code in the server (a
      * template loop can spin for ever): refused, as vLLM does by default */
@@ -279,17 +307,19 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
     if (prefill_only) q.g.n_predict = 0;
     mpool_lease l;
     if (oai_lease_model(s, c, b, &l) < 0) return;
-    sampling_for(&l, &q);
     q.g.new_message = true;
+    q.g.chat = true;
     span_req sr = {0};
-    if (fld_sampling_openai(b, &q.g.sampling, &e) < 0 || chat_prompt(l.model, b, &po, &sr, &q.g, &e) < 0) {
+    if (sampling_for(&l, b, &q, &e) < 0 || chat_prompt(l.model, b, &po, &sr, &q.g, &e) < 0) {
         mpool_release(s->pool, &l, NAN);
         span_req_free(&sr);
+        free(q.bias);
         reply_openai_error(c, &e);
         return;
     }
     run(s, c, &q, &l);
     free(q.g.ids);
+    free(q.bias);
     span_req_free(&sr);
 }
 

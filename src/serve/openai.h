@@ -9,6 +9,8 @@
 typedef struct oai_req {
     bool chat, stream, include_usage;
     int logprobs;      /* -1 none; else top-N (chat: top_logprobs) */
+    wick_logit_bias *bias; /* logit_bias (malloc'd; g.sampling points here) */
+    int n_bias;
     gen_params g;
 } oai_req;
 

@@ -3,6 +3,7 @@
  * its own is rendered as ChatML. */
 #include "serve/prompt.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +20,9 @@ static int check_ids(const wick_model *m, const cJSON *arr, int32_t **ids, int *
     int i = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, arr) {
-        if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int32_t)it->valuedouble || it->valuedouble < 0 ||
-            it->valuedouble >= n_vocab) {
+        /* the range first: casting a double outside int32_t's range is undefined */
+        if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble < n_vocab) ||
+            it->valuedouble != floor(it->valuedouble)) {
             free(out);
             return fld_fail(e, 400, "prompt", "token ids in \"prompt\" must be integers in [0, %d)", n_vocab);
         }

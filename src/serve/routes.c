@@ -1,14 +1,15 @@
-/* routes.c — the route table of `wick serve`: method and path to handler,
- * the API key check, body size and JSON parsing, and 404/405 answers in the
- * error shape of the API the path belongs to (OpenAI for /v1 and the
- * utility routes, Ollama for /api). */
+/* routes.c — the route table of `wick serve`: method and path to handler;
+ * before any handler, the Host and Origin checks (origin.h) with CORS
+ * headers and preflights, the API key (compared in constant time; unknown
+ * routes answer 401 too, so that a key-less client learns nothing), the
+ * optional metrics key, the body's type and strict JSON parsing; 401, 404,
+ * 405, 415 and the HTTP layer's refusals in the error shape of the API the
+ * path belongs to (OpenAI for /v1 and the utility routes, Ollama for /api). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "serve/server.h"
-
-typedef enum route_kind { R_GET, R_POST } route_kind;
 
 typedef struct route {
     const char *method; /* "GET" also answers HEAD */
@@ -16,6 +17,7 @@ typedef struct route {
     bool body, open;    /* needs a JSON body; no API key needed */
     void (*get)(serve_server *, http_call *);
     void (*post)(serve_server *, http_call *, cJSON *);
+    bool text_ok;       /* the JSON body may come as text/plain (spnl's client sends it so) */
 } route;
 
 static void root(serve_server *s, http_call *c) {
@@ -24,24 +26,24 @@ static void root(serve_server *s, http_call *c) {
 }
 
 static const route ROUTES[] = {
-    {"GET", "/", false, true, root, NULL},
-    {"GET", "/health", false, true, util_health, NULL},
-    {"GET", "/v1/health", false, true, util_health, NULL},
-    {"GET", "/metrics", false, true, util_metrics, NULL},
-    {"GET", "/v1/models", false, false, oai_models, NULL},
-    {"POST", "/v1/completions", true, false, NULL, oai_completions},
-    {"POST", "/v1/chat/completions", true, false, NULL, oai_chat},
-    {"POST", "/v1/completions/render", true, false, NULL, oai_render_completions},
-    {"POST", "/v1/chat/completions/render", true, false, NULL, oai_render_chat},
-    {"POST", "/v1/query/execute", true, false, NULL, spnl_execute},
-    {"POST", "/tokenize", true, false, NULL, util_tokenize},
-    {"POST", "/detokenize", true, false, NULL, util_detokenize},
-    {"POST", "/api/generate", true, false, NULL, oll_generate},
-    {"POST", "/api/chat", true, false, NULL, oll_chat},
-    {"POST", "/api/show", true, false, NULL, oll_show},
-    {"GET", "/api/tags", false, false, oll_tags, NULL},
-    {"GET", "/api/ps", false, false, oll_ps, NULL},
-    {"GET", "/api/version", false, false, oll_version, NULL},
+    {"GET", "/", false, true, root, NULL, false},
+    {"GET", "/health", false, true, util_health, NULL, false},
+    {"GET", "/v1/health", false, true, util_health, NULL, false},
+    {"GET", "/metrics", false, true, util_metrics, NULL, false},
+    {"GET", "/v1/models", false, false, oai_models, NULL, false},
+    {"POST", "/v1/completions", true, false, NULL, oai_completions, false},
+    {"POST", "/v1/chat/completions", true, false, NULL, oai_chat, false},
+    {"POST", "/v1/completions/render", true, false, NULL, oai_render_completions, false},
+    {"POST", "/v1/chat/completions/render", true, false, NULL, oai_render_chat, false},
+    {"POST", "/v1/query/execute", true, false, NULL, spnl_execute, true},
+    {"POST", "/tokenize", true, false, NULL, util_tokenize, false},
+    {"POST", "/detokenize", true, false, NULL, util_detokenize, false},
+    {"POST", "/api/generate", true, false, NULL, oll_generate, false},
+    {"POST", "/api/chat", true, false, NULL, oll_chat, false},
+    {"POST", "/api/show", true, false, NULL, oll_show, false},
+    {"GET", "/api/tags", false, false, oll_tags, NULL, false},
+    {"GET", "/api/ps", false, false, oll_ps, NULL, false},
+    {"GET", "/api/version", false, false, oll_version, NULL, false},
 };
 
 static bool is_ollama(const char *path) { return strncmp(path, "/api/", 5) == 0; }
@@ -54,22 +56,91 @@ static void error(http_call *c, const char *path, int status, const char *code, 
     else reply_openai_error(c, &e);
 }
 
-static bool authorized(const serve_server *s, http_call *c) {
-    const char *key = s->cfg.api_key;
-    if (!key || !*key) return true;
+/* Equal strings, in a time that depends on the key's length only. */
+static bool key_eq(const char *given, const char *key) {
+    const size_t lg = strlen(given), lk = strlen(key);
+    unsigned char d = lg != lk;
+    for (size_t i = 0; i < lk; i++) d |= (unsigned char)(key[i] ^ (i < lg ? given[i] : 0));
+    return d == 0;
+}
+
+/* "Authorization: Bearer KEY" or "x-api-key: KEY" (Anthropic's spelling). */
+static bool has_key(http_call *c, const char *key) {
     const char *h = http_header(c, "Authorization");
     if (h && strncasecmp(h, "Bearer ", 7) == 0) {
         h += 7;
         while (*h == ' ') h++;
-        if (strcmp(h, key) == 0) return true;
+        if (key_eq(h, key)) return true;
     }
     h = http_header(c, "x-api-key");
-    return h && strcmp(h, key) == 0;
+    return h && key_eq(h, key);
+}
+
+static bool authorized(const serve_server *s, http_call *c) {
+    const char *key = s->cfg.api_key;
+    return !key || !*key || has_key(c, key);
+}
+
+/* The CORS headers of an answer to an allowed browser origin. */
+static void cors(http_call *c, const char *origin) {
+    if (!origin) return;
+    http_add_header(c, "Access-Control-Allow-Origin", origin);
+    http_add_header(c, "Vary", "Origin");
+    http_add_header(c, "Access-Control-Expose-Headers", "retry-after, x-should-retry");
+}
+
+/* A CORS preflight (OPTIONS) from an allowed origin, or a plain OPTIONS. */
+static void preflight(http_call *c, const char *origin) {
+    if (origin) {
+        const char *h = http_header(c, "Access-Control-Request-Headers");
+        http_add_header(c, "Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS");
+        http_add_header(c, "Access-Control-Allow-Headers", h && *h ? h : "Authorization, Content-Type, x-api-key");
+        http_add_header(c, "Access-Control-Max-Age", "600");
+    }
+    http_add_header(c, "Allow", "GET, HEAD, POST, DELETE, OPTIONS");
+    http_reply(c, 204, NULL, "", 0);
+}
+
+/* Bodies are JSON: application/json, application/<x>+json, none, or curl -d's
+ * form type (what `curl -d '{...}'` sends, as the Ollama docs show). */
+static bool json_content_type(const char *ct, bool text_ok) {
+    if (!ct) return true;
+    while (*ct == ' ') ct++;
+    size_t n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t')) n--;
+    if (n == 0) return true;
+    if (text_ok && n == 10 && strncasecmp(ct, "text/plain", 10) == 0) return true;
+    if (n == 16 && strncasecmp(ct, "application/json", 16) == 0) return true;
+    if (n == 33 && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) return true;
+    return n > 17 && strncasecmp(ct, "application/", 12) == 0 && strncasecmp(ct + n - 5, "+json", 5) == 0;
+}
+
+void routes_refuse(void *user, http_call *c, int status, const char *why) {
+    serve_server *s = user;
+    const char *origin = http_header(c, "Origin");
+    if (origin && origin_allowed(&s->origins, origin)) cors(c, origin);
+    error(c, http_path(c), status, NULL, "%s", why);
 }
 
 void routes_dispatch(void *user, http_call *c) {
     serve_server *s = user;
     const char *method = http_method(c), *path = http_path(c);
+    const char *origin = http_header(c, "Origin");
+    if (!origin_host_allowed(&s->origins, http_header(c, "Host"))) {
+        error(c, path, 403, NULL, "%s",
+              "this Host is not answered: the server listens on a loopback address, so only loopback names are "
+              "(a guard against DNS rebinding)");
+        return;
+    }
+    if (origin && !origin_allowed(&s->origins, origin)) {
+        error(c, path, 403, NULL, "%s", "this browser origin is not allowed (see --allowed-origins)");
+        return;
+    }
+    cors(c, origin);
+    if (strcmp(method, "OPTIONS") == 0) {
+        preflight(c, origin);
+        return;
+    }
     bool head = strcmp(method, "HEAD") == 0;
     const route *r = NULL;
     bool path_known = false;
@@ -78,20 +149,31 @@ void routes_dispatch(void *user, http_call *c) {
         path_known = true;
         if (strcmp(method, ROUTES[i].method) == 0 || (head && ROUTES[i].get)) r = &ROUTES[i];
     }
-    bool model_path = !r && strncmp(path, "/v1/models/", 11) == 0 && path[11] &&
-                      (strcmp(method, "GET") == 0 || head);
-    if (!r && !model_path) {
-        if (path_known) error(c, path, 405, NULL, "method %s not allowed here", method);
-        else error(c, path, 404, NULL, "no route %s", path);
-        return;
-    }
+    const bool model_path = strncmp(path, "/v1/models/", 11) == 0 && path[11];
+    if (model_path) path_known = true;
+    /* with a key, nothing but the open routes is told apart without it (not even 404) */
     if (!(r && r->open) && !authorized(s, c)) {
         http_add_header(c, "WWW-Authenticate", "Bearer");
-        error(c, path, 401, "invalid_api_key", "%s", "invalid or missing API key (Authorization: Bearer KEY)");
+        error(c, path, 401, "invalid_api_key", "%s",
+              "invalid or missing API key (Authorization: Bearer KEY, or x-api-key: KEY)");
         return;
     }
-    if (model_path) {
+    if (r && r->get == util_metrics && s->cfg.metrics_key && *s->cfg.metrics_key && !has_key(c, s->cfg.metrics_key)) {
+        http_add_header(c, "WWW-Authenticate", "Bearer");
+        error(c, path, 401, "invalid_api_key", "%s", "/metrics needs the metrics key (Authorization: Bearer KEY)");
+        return;
+    }
+    if (model_path && (strcmp(method, "GET") == 0 || head)) {
         oai_model(s, c, path + 11);
+        return;
+    }
+    if (!r) {
+        if (path_known) {
+            http_add_header(c, "Allow", model_path ? "GET, HEAD" : "GET, HEAD, POST");
+            error(c, path, 405, NULL, "method %s not allowed here", method);
+        } else {
+            error(c, path, 404, NULL, "no route %s", path);
+        }
         return;
     }
     if (http_stopping(s->http) && !r->open) {
@@ -102,10 +184,8 @@ void routes_dispatch(void *user, http_call *c) {
         r->get(s, c);
         return;
     }
-    if (http_body_too_large(c)) {
-        char lim[64];
-        snprintf(lim, sizeof lim, "%zu", s->cfg.body_limit);
-        error(c, path, 413, NULL, "request body is larger than the limit of %s bytes", lim);
+    if (!json_content_type(http_header(c, "Content-Type"), r->text_ok)) {
+        error(c, path, 415, NULL, "%s", "the request body must be JSON (Content-Type: application/json)");
         return;
     }
     size_t len;

@@ -1,22 +1,77 @@
 /* serve.c — starting and stopping `wick serve` (see serve.h): the model
  * pool, the HTTP server, the access log, and the shutdown order (refuse
- * new work, end what runs, join the connection threads, unload). */
+ * new work, end what runs, join the request threads, unload). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "serve/server.h"
 
+/* Append s to out with every byte a terminal or a log reader could take for
+ * something else escaped: control characters (newlines, ANSI escapes, C1
+ * controls), DEL, backslash and bytes that are not UTF-8 become \xNN (or
+ * \\). */
+static void log_escape(sbuf *out, const char *s) {
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = (unsigned char)s[i];
+        size_t ok = ch >= 0x80 ? sbuf_utf8_valid(s + i, n - i < 4 ? n - i : 4) : 0;
+        const bool c1 = ch == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] < 0xA0; /* U+0080-U+009F: controls */
+        if (ch >= 0x80 && ok > 0 && !c1) { /* one whole UTF-8 character */
+            size_t len = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2;
+            if (ok >= len) {
+                sbuf_put(out, s + i, len);
+                i += len;
+                continue;
+            }
+        }
+        if (ch == '\\') sbuf_puts(out, "\\\\");
+        else if (ch < 0x20 || ch == 0x7f || ch >= 0x80) sbuf_printf(out, "\\x%02x", ch);
+        else sbuf_put(out, s + i, 1);
+        i++;
+    }
+}
+
 static void access_log(void *user, const char *method, const char *path, int status, double ms,
                        const char *note) {
     serve_server *s = user;
-    char line[600];
-    snprintf(line, sizeof line, "%s %s %d %.1f ms%s%s", method, path, status, ms, note[0] ? " " : "", note);
-    s->cfg.log(s->cfg.log_user, line);
+    sbuf line = {0};
+    log_escape(&line, method);
+    sbuf_puts(&line, " ");
+    log_escape(&line, path);
+    sbuf_printf(&line, " %d %.1f ms", status, ms);
+    if (note[0]) {
+        sbuf_puts(&line, " ");
+        log_escape(&line, note);
+    }
+    if (line.data && !line.oom) s->cfg.log(s->cfg.log_user, line.data);
+    sbuf_free(&line);
+}
+
+/* The cache folder: created 0700 when missing; refused when it is not a
+ * folder of this user's that no one else may write (its files hold prompt
+ * token ids). Checked before listening, so that a server never says it is
+ * ready while every request would fail. */
+static int prepare_cache_dir(const char *dir, wick_error *err) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return wick_fail(err, "cannot create the cache folder %s (%s)", dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0) return wick_fail(err, "cannot read the cache folder %s (%s)", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return wick_fail(err, "the cache folder %s is not a folder", dir);
+    if (st.st_uid != geteuid())
+        return wick_fail(err, "the cache folder %s belongs to another user (uid %u)", dir, (unsigned)st.st_uid);
+    if (st.st_mode & 022)
+        return wick_fail(err, "the cache folder %s may be written by others (mode %03o); chmod 700 it or choose another",
+                         dir, (unsigned)(st.st_mode & 0777));
+    return 0;
 }
 
 serve_server *serve_start(const serve_config *cfg, wick_error *err) {
+    if (cfg->cache_dir && !cfg->no_prefix_cache && prepare_cache_dir(cfg->cache_dir, err) < 0) return NULL;
     serve_server *s = calloc(1, sizeof *s);
     if (!s) {
         wick_fail(err, "out of memory");
@@ -28,8 +83,14 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (!s->cfg.max_queue) s->cfg.max_queue = 512;
     if (!s->cfg.parallel) s->cfg.parallel = 8;
     s->started = reply_wall_now();
+    if (origin_policy_init(&s->origins, cfg->allowed_origins, cfg->host) < 0) {
+        wick_fail(err, "too many allowed origins (at most %d)", ORIGIN_MAX_PATTERNS);
+        free(s);
+        return NULL;
+    }
     kv_events *ev = NULL; /* the pool hands it back at serve_stop */
     if (cfg->kv_events && !(ev = kv_events_open(cfg->kv_events, cfg->kv_events_topic, cfg->host, err))) {
+        origin_policy_free(&s->origins);
         free(s);
         return NULL;
     }
@@ -46,17 +107,21 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     };
     if (!(s->pool = mpool_new(&pc, err))) {
         kv_events_close(ev);
+        origin_policy_free(&s->origins);
         free(s);
         return NULL;
     }
     http_config hc = {
-        .host = cfg->host, .port = cfg->port, .body_limit = s->cfg.body_limit,
-        .idle_timeout_s = s->cfg.idle_timeout_s, .handler = routes_dispatch, .user = s,
+        .host = cfg->host, .port = cfg->port, .body_limit = s->cfg.body_limit, .body_budget = cfg->body_budget,
+        .idle_timeout_s = s->cfg.idle_timeout_s, .header_timeout_s = cfg->header_timeout_s,
+        .max_connections = cfg->max_connections, .max_per_ip = cfg->max_per_ip,
+        .handler = routes_dispatch, .refuse = routes_refuse, .user = s,
         .log = cfg->log ? access_log : NULL, .log_user = s,
     };
     if (!(s->http = http_start(&hc, err))) {
         mpool_free(s->pool);
         kv_events_close(ev);
+        origin_policy_free(&s->origins);
         free(s);
         return NULL;
     }
@@ -75,5 +140,6 @@ void serve_stop(serve_server *s) {
     http_stop(s->http);  /* streams end at their next wait; connection threads joined */
     mpool_free(s->pool);  /* schedulers cancel what is left, models unload (AllBlocksCleared each) */
     kv_events_close(ev);  /* after the last event; lingers up to 1 s to send it */
+    origin_policy_free(&s->origins);
     free(s);
 }

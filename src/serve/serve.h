@@ -16,8 +16,15 @@ typedef struct serve_config {
     const char *host;             /* NULL = 127.0.0.1 */
     int port;                     /* 0 = any free port (see serve_port) */
     const char *api_key;          /* NULL = any key (or none) is accepted */
+    const char *metrics_key;      /* NULL = /metrics is open; else it needs this key */
+    const char *allowed_origins;  /* browser origins allowed beyond the loopback ones: comma-separated
+                                     patterns with '*' wildcards (origin.h); NULL = none */
     size_t body_limit;            /* bytes; 0 = 8 MiB */
-    int idle_timeout_s;           /* idle connection timeout; 0 = 600 */
+    size_t body_budget;           /* bytes of all request bodies held at once; 0 = 8 x body_limit, >= 64 MiB */
+    int idle_timeout_s;           /* a connection without traffic is closed after this; 0 = 600 */
+    int header_timeout_s;         /* a whole request must arrive within this; 0 = 30, < 0 = none */
+    int max_connections;          /* 0 = 2048 */
+    int max_per_ip;               /* connections per client address; 0 = 512 */
     double request_timeout_s;     /* a generation running longer is cancelled; 0 = none */
     int max_queue;                /* per model; 0 = 512 */
     /* models */

@@ -11,12 +11,14 @@
 #include "serve/http.h"
 #include "serve/job.h"
 #include "serve/model_pool.h"
+#include "serve/origin.h"
 #include "serve/serve.h"
 
 struct serve_server {
     serve_config cfg;
     serve_pool *pool;
     http_server *http;
+    origin_policy origins;      /* browser origins and Host names answered */
     double started;             /* wall-clock seconds */
     _Atomic unsigned long long next_id;
 };
@@ -46,6 +48,8 @@ typedef struct gen_params {
     const char *cache_salt; /* prefix-cache salt (NULL = none); read at submit */
     const wick_spans *spans; /* a span request (ids unused; n_ids = its whole length); read at submit */
     wick_spec_request spec;  /* speculative decoding (zeroed: the server's default) */
+    bool chat;               /* the prompt came from messages (errors name "messages", else "prompt") */
+    int n_ctx_limit;         /* a context smaller than the model's for this request (Ollama's num_ctx); 0 = none */
 } gen_params;
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
@@ -63,6 +67,7 @@ const char *gen_finish_name(wick_finish f);
 
 /* ---- routes ---- */
 void routes_dispatch(void *user, http_call *c); /* the http_handler */
+void routes_refuse(void *user, http_call *c, int status, const char *why); /* the http_refuse_fn */
 
 void oai_models(serve_server *s, http_call *c);
 void oai_model(serve_server *s, http_call *c, const char *id);

@@ -33,7 +33,7 @@ void util_metrics(serve_server *s, http_call *c) {
 void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
     const char *text = NULL;
-    bool add_special = true, pieces = false;
+    bool add_special = false, pieces = false; /* llama.cpp's default: no BOS unless asked */
     if (fld_str(b, "content", &text, &e) < 0 || (!text && fld_str(b, "prompt", &text, &e) < 0) ||
         fld_bool(b, "add_special", &add_special, &e) < 0 || fld_bool(b, "with_pieces", &pieces, &e) < 0) {
         reply_openai_error(c, &e);
