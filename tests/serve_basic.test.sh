@@ -113,7 +113,7 @@ req GET "$S/api/tags"; expect "tags" 200 "j['models'][0]['name'] == '$NAME' and 
 req GET "$S/api/ps"; expect "ps" 200 "j['models'][0]['name'] == '$NAME' and j['models'][0]['context_length'] == 512"
 req POST "$S/api/show" "{\"model\":\"$NAME\"}"; expect "show" 200 "'general.architecture' in j['model_info'] and 'completion' in j['capabilities']"
 req GET "$S/api/version"; expect "version" 200 "isinstance(j['version'], str)"
-req POST "$S/tokenize" '{"content":"Hello world"}'; expect "tokenize" 200 "len(j['tokens']) > 0"
+req POST "$S/tokenize" '{"content":"Hello world","add_special":true}'; expect "tokenize" 200 "len(j['tokens']) > 0"
 toks=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["tokens"]))' "$TMP/b")
 req POST "$S/detokenize" "{\"tokens\":$toks}"; expect "detokenize" 200 "'Hello world' in j['content']"
 req POST "$S/v1/completions/render" '{"prompt":"Hello world"}'; expect "render completions" 200 "j[0]['token_ids'] == $toks"

@@ -103,7 +103,7 @@ const post = async (path, body) => {
   return j;
 };
 const toks = [];
-for (const p of prompts) toks.push((await post('/tokenize', { model, prompt: p })).tokens);
+for (const p of prompts) toks.push((await post('/tokenize', { model, prompt: p, add_special: true })).tokens);
 const complete = async (i) => {
   const j = await post('/v1/completions', { model, prompt: prompts[i], max_tokens: 4, temperature: 0 });
   if (j.usage.prompt_tokens !== toks[i].length)

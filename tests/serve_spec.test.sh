@@ -4,7 +4,7 @@
 # completion equals the same request with "speculative": false, several
 # requests at once (some opting out) all equal their plain answers, a request
 # can opt into prompt lookup on a server started with --draft-max alone,
-# /metrics counts vllm:spec_decode_num_draft_tokens and _accepted_tokens
+# /metrics counts vllm:spec_decode_num_draft_tokens_total and _accepted_tokens_total
 # (accepted <= drafted, both > 0), a bad "speculative" value is a 400 naming
 # the field, and bad flags are one clear error.
 # Model: stories260K (from ../shared, else the repo's demo copy); servers
@@ -53,10 +53,10 @@ for mode in "--lookup 3" "--draft-layers $((NLAYER > 1 ? NLAYER - 1 : 1))" "--dr
     if cmp -s "$TMP/c$i" "$TMP/plain$((i % 3))"; then ok; else bad "$mode: concurrent request $i differs"; fi
   done
   curl -s "$S/metrics" >"$TMP/metrics"
-  d=$(sed -n 's/^vllm:spec_decode_num_draft_tokens{[^}]*} \([0-9]*\).*/\1/p' "$TMP/metrics")
-  a=$(sed -n 's/^vllm:spec_decode_num_accepted_tokens{[^}]*} \([0-9]*\).*/\1/p' "$TMP/metrics")
+  d=$(sed -n 's/^vllm:spec_decode_num_draft_tokens_total{[^}]*} \([0-9]*\).*/\1/p' "$TMP/metrics")
+  a=$(sed -n 's/^vllm:spec_decode_num_accepted_tokens_total{[^}]*} \([0-9]*\).*/\1/p' "$TMP/metrics")
   if [ -n "$d" ] && [ -n "$a" ] && [ "$d" -gt 0 ] && [ "$a" -le "$d" ]; then ok; else bad "$mode: metrics drafted '$d' accepted '$a'"; fi
-  grep -q '^# TYPE vllm:spec_decode_num_drafts counter' "$TMP/metrics" && ok || bad "$mode: no vllm:spec_decode_num_drafts"
+  grep -q '^# TYPE vllm:spec_decode_num_drafts_total counter' "$TMP/metrics" && ok || bad "$mode: no vllm:spec_decode_num_drafts_total"
   serve_stop "$S_PID"
 done
 
@@ -65,7 +65,7 @@ start S --draft-max 6 && {
   complete "$S" "${PROMPTS[1]}" false "$TMP/p"
   complete "$S" "${PROMPTS[1]}" '{"method": "lookup", "num_speculative_tokens": 5, "lookup": 2}' "$TMP/l"
   cmp -s "$TMP/p" "$TMP/l" && ok || bad "opt-in lookup differs"
-  curl -s "$S/metrics" | grep -Eq '^vllm:spec_decode_num_draft_tokens\{[^}]*\} [1-9]' && ok || bad "opt-in lookup drafted nothing"
+  curl -s "$S/metrics" | grep -Eq '^vllm:spec_decode_num_draft_tokens_total\{[^}]*\} [1-9]' && ok || bad "opt-in lookup drafted nothing"
   for badspec in '"yes"' '{"method": "magic"}' '{"num_speculative_tokens": 0}' '{"method": "draft"}'; do
     complete "$S" "x" "$badspec" "$TMP/bad"
     st=$(cat "$TMP/bad.st")

@@ -9,8 +9,9 @@
 // {"error":{"message",...}} on /v1, Ollama shape {"error":"..."} on /api), or
 // just a closed connection where the request is not HTTP; afterwards /health is
 // 200, nothing is left running, and a normal completion gives the same text.
-import net from 'node:net';
 import { checker, parseArgs, metrics, sleep } from './serve_util.mjs';
+import net from 'node:net';
+import { rawClient } from './raw_http.mjs';
 
 const a = parseArgs();
 const c = checker(a.name || 'serve_robustness');
@@ -19,48 +20,7 @@ const host = url.hostname, port = Number(url.port);
 const ctx = Number(a.ctx || 128);
 const bodyLimit = Number(a['body-limit'] || 0);
 
-// one request on its own connection; resolves {status, headers, body(Buffer), closed}
-function raw(bytes, { timeoutMs = 10_000, halfClose = false } = {}) {
-  return new Promise((resolve) => {
-    const s = net.connect(port, host);
-    const chunks = [];
-    let done = false;
-    const finish = (why) => {
-      if (done) return; done = true;
-      clearTimeout(t);
-      s.destroy();
-      const buf = Buffer.concat(chunks);
-      const sep = buf.indexOf('\r\n\r\n');
-      const head = (sep >= 0 ? buf.subarray(0, sep) : buf).toString('latin1');
-      const m = head.match(/^HTTP\/1\.[01] (\d{3})/);
-      const headers = {};
-      for (const line of head.split('\r\n').slice(1)) { const i = line.indexOf(':'); if (i > 0) headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim(); }
-      let body = sep >= 0 ? buf.subarray(sep + 4) : Buffer.alloc(0);
-      if (/chunked/i.test(headers['transfer-encoding'] || '')) body = unchunk(body);
-      resolve({ status: m ? Number(m[1]) : 0, headers, body, why, bytes: buf.length });
-    };
-    const t = setTimeout(() => finish('timeout'), timeoutMs);
-    s.on('data', (d) => chunks.push(d));
-    s.on('end', () => finish('end'));
-    s.on('close', () => finish('close'));
-    s.on('error', () => finish('error'));
-    s.write(bytes, () => { if (halfClose) s.end(); });
-  });
-}
-function unchunk(b) {
-  const out = []; let i = 0;
-  while (i < b.length) {
-    const e = b.indexOf('\r\n', i); if (e < 0) break;
-    const n = parseInt(b.subarray(i, e).toString('latin1'), 16); if (!(n > 0)) break;
-    out.push(b.subarray(e + 2, e + 2 + n)); i = e + 2 + n + 2;
-  }
-  return Buffer.concat(out);
-}
-const req = (method, path, body, extra = '') => {
-  const b = body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(body) ? body : Buffer.from(body);
-  return Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${b.length}\r\nConnection: close\r\n${extra}\r\n`), b]);
-};
+const { raw, req } = rawClient(host, port);
 const jsonOf = (buf) => { try { return JSON.parse(buf.toString('utf8')); } catch { return undefined; } };
 const validUtf8 = (buf) => { try { new TextDecoder('utf-8', { fatal: true }).decode(buf); return true; } catch { return false; } };
 
@@ -139,7 +99,7 @@ if (bodyLimit > 0) {
   c.ok(`body over the limit (${body.length} > ${bodyLimit} bytes) → 413 + JSON error`, r.status === 413 && j?.error?.message,
     { status: r.status, why: r.why, body: r.body.toString('utf8').slice(0, 200) });
   // Content-Length announcing more than the limit, body never sent: answered without waiting for it
-  const r2 = await raw(Buffer.from(`POST ${P} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${bodyLimit * 4}\r\n\r\n{"model":`), { timeoutMs: 10_000 });
+  const r2 = await raw(Buffer.from(`POST ${P} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bodyLimit * 4}\r\n\r\n{"model":`), { timeoutMs: 10_000 });
   c.ok('Content-Length over the limit, body withheld → 413 (or the connection closed) within 10 s', r2.status === 413 || (r2.status === 0 && r2.why !== 'timeout'),
     { status: r2.status, why: r2.why });
 } else console.log('info: no --body-limit given: the 413 checks skipped');
@@ -161,10 +121,10 @@ await bad('wrong method GET /api/generate', 'GET', '/api/generate', undefined, {
 {
   const r = await raw(Buffer.from('GARBAGE\r\n\r\n'), { timeoutMs: 5000 });
   c.ok('a garbage request line → 400 or the connection closed (no hang)', (r.status >= 400 && r.status < 500) || (r.status === 0 && r.why !== 'timeout'), { status: r.status, why: r.why });
-  const r2 = await raw(Buffer.from(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(200_000)}\r\n\r\n`), { timeoutMs: 5000 });
+  const r2 = await raw(Buffer.from(`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(200_000)}\r\n\r\n`), { timeoutMs: 5000 });
   c.ok('a 200 KB header → 4xx or the connection closed (no hang)', (r2.status >= 400 && r2.status < 500) || (r2.status === 0 && r2.why !== 'timeout'), { status: r2.status, why: r2.why });
   const body = `{"model":${M},"prompt":"hi","max_tokens":2,"temperature":0}`;
-  const chunked = `POST ${P} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
+  const chunked = `POST ${P} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
     `${(10).toString(16)}\r\n${body.slice(0, 10)}\r\n${(body.length - 10).toString(16)}\r\n${body.slice(10)}\r\n0\r\n\r\n`;
   const r3 = await raw(Buffer.from(chunked));
   c.ok('a chunked request body → 200', r3.status === 200 && jsonOf(r3.body)?.choices, { status: r3.status, body: r3.body.toString().slice(0, 200) });
@@ -214,8 +174,8 @@ const longBody = JSON.stringify({ model, prompt: 'Once upon a time', max_tokens:
 {
   // headers sent, then stall (slowloris); a body announced but never finished
   const stalled = [];
-  for (const bytes of [`POST ${P} HTTP/1.1\r\nHost: x\r\nContent-Type: appl`,
-    `POST ${P} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"model":`,
+  for (const bytes of [`POST ${P} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl`,
+    `POST ${P} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"model":`,
     `GET /health HTTP/1.1\r\n`]) {
     const s = net.connect(port, host, () => s.write(bytes));
     s.on('error', () => {});
