@@ -307,12 +307,24 @@ size_t tok_byte_level_unmap(const char *s, size_t len, char *out, size_t cap);
 /* Apply t's normalizer steps to text into s->nbuf (s->nlen). */
 int tok_normalize(const tokenizer *t, const char *text, size_t len, tok_scratch *s,
                   wick_error *err);
+/* The same for a part of a text; start: the part begins the text (Prepend applies). */
+int tok_normalize_part(const tokenizer *t, const char *text, size_t len, bool start, tok_scratch *s,
+                       wick_error *err);
 
 /* ---- pretokenize.c ---- */
 /* Run t's pre-tokenizer steps over text; the result is s->a (pieces into s->a.buf).
  * first: this text starts the input (Metaspace prepend_scheme "first"). */
 int tok_pretokenize(const tokenizer *t, const char *text, size_t len, bool first,
                     tok_scratch *s, wick_error *err);
+/* The same for text[ctx..len), a part of a run of normalized text; text[0..ctx) is the
+ * run's text just before it, which only the first step's regex looks at.
+ * cont: the part continues a run whose beginning was pre-tokenized before (no prefix
+ * space or Metaspace prefix). more: text follows the part; then only the pieces that
+ * it cannot change are made (only a regex first step makes any): *used gets the
+ * bytes after ctx that they cover and *started whether any output was made (a
+ * ByteLevel prefix space may be all). Without more, *used = len - ctx. */
+int tok_pretokenize_part(const tokenizer *t, const char *text, size_t len, size_t ctx, bool first, bool cont,
+                         bool more, tok_scratch *s, size_t *used, bool *started, wick_error *err);
 int tok_pre_compile(tok_pre *p, wick_error *err);
 void tok_pre_free(tok_pre *p);
 /* The llama.cpp pre-tokenizer regexes for a GGUF tokenizer.ggml.pre name: fills up to
