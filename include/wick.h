@@ -125,7 +125,9 @@ bool wick_model_sampling_defaults(const wick_model *m, wick_sampling *out);
 
 /* Encode text. add_special: BOS/EOS as the model adds by default.
  * Special-token text (e.g. "<|im_start|>") is always recognized.
- * Returns the number of ids (writing at most cap into out), or -1. */
+ * Returns the number of ids (writing at most cap into out), or -1. A text that
+ * needs more than cap ids is given up early (wick_tokenizer_encode_max): the
+ * number returned is then > cap but may be below the full count. */
 int wick_tokenize(const wick_model *m, const char *text, size_t len, bool add_special,
                   int32_t *out, int cap, wick_error *err);
 /* The bytes of one token (see tok_piece); returns length or -1. */
@@ -154,6 +156,18 @@ int wick_tokenizer_n_vocab(const wick_tokenizer *t); /* ids are [0, n_vocab) */
  * NULL on success, even for 0 ids). Returns 0 or -1. */
 int wick_tokenizer_encode(const wick_tokenizer *t, const char *text, size_t len, bool add_special,
                           int32_t **ids, size_t *n_ids, size_t *n_invalid, wick_error *err);
+/* wick_tokenizer_encode with a limit: gives up as soon as the text is known to
+ * need more than max_ids ids (add_special ones included). Returns 0 (ids as
+ * wick_tokenizer_encode gives them, bit-identical), 1 (too long: no ids are
+ * returned, *n_ids gets a lower bound > max_ids on the count), or -1 (error).
+ * Time and memory for a text that is too long stay in proportion to max_ids,
+ * not to len (unless the tokenizer's steps may delete text: see below).
+ * *n_invalid (may be NULL) is counted on success only. */
+int wick_tokenizer_encode_max(const wick_tokenizer *t, const char *text, size_t len, bool add_special,
+                              size_t max_ids, int32_t **ids, size_t *n_ids, size_t *n_invalid, wick_error *err);
+/* The most input bytes one id can stand for (0 = no bound, when normalization may delete text): a
+ * text of len bytes needs at least ceil(len / this) ids. */
+size_t wick_tokenizer_max_bytes_per_id(const wick_tokenizer *t);
 /* Decode ids to text as the tokenizer's decoder does (e.g. the SentencePiece
  * leading space of the first piece is dropped). skip_special: leave out
  * control tokens (BOS, EOS, <|im_end|>, ...). Returns malloc'd UTF-8,

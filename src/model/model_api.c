@@ -123,11 +123,14 @@ int wick_tokenize(const wick_model *m, const char *text, size_t len, bool add_sp
                   int32_t *out, int cap, wick_error *err) {
     int32_t *ids = NULL;
     size_t n = 0;
-    if (tok_encode(m->tok, text, len, add_special, true, &ids, &n, err) < 0) return -1;
+    /* no need to tokenize past what fits: stop once the count passes cap */
+    int rc = tok_encode_limit(m->tok, text, len, add_special, true, cap > 0 ? (size_t)cap : 0, 0, &ids, &n, NULL, err);
+    if (rc < 0) return -1;
     if (n > (size_t)1 << 30) {
         free(ids);
         return wick_fail(err, "text is too long to tokenize");
     }
+    if (rc == 1) return (int)n; /* a lower bound on the count, > cap */
     for (size_t i = 0; i < n && (int)i < cap; i++) out[i] = ids[i];
     free(ids);
     return (int)n;

@@ -185,6 +185,7 @@ static int encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_
         bool known = char_known(t, p + i, k);
         if (i > start && prev_known && known && !tok_joint_has(t, prev, cp)) {
             if (encode_chunk(t, s, p + start, i - start, out, err)) return -1;
+            if (s->id_limit && out->n >= s->id_limit) return 0; /* over the caller's limit: stop */
             start = i;
         }
         prev = cp;

@@ -119,6 +119,11 @@ static bool ws(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 int tok_normalize(const tokenizer *t, const char *text, size_t len, tok_scratch *s,
                   wick_error *err) {
+    return tok_normalize_part(t, text, len, true, s, err);
+}
+
+int tok_normalize_part(const tokenizer *t, const char *text, size_t len, bool start, tok_scratch *s,
+                       wick_error *err) {
     if (reserve(&s->nbuf, &s->ncap, len + 1)) return wick_fail(err, "tokenizer: out of memory");
     memcpy(s->nbuf, text, len);
     s->nlen = len;
@@ -136,6 +141,7 @@ int tok_normalize(const tokenizer *t, const char *text, size_t len, tok_scratch 
             if (lowercase(s, err)) return -1;
             break;
         case NORM_PREPEND:
+            if (!start) break;
             if (reserve(&s->nbuf2, &s->ncap2, s->nlen + n->alen + 1))
                 return wick_fail(err, "tokenizer: out of memory");
             memcpy(s->nbuf2, n->a, n->alen);

@@ -2,7 +2,12 @@
  * Digits) that cut normalized text into pieces for the model, and the table of
  * llama.cpp pre-tokenizer regexes selected by GGUF tokenizer.ggml.pre.
  * Regexes are PCRE2 (UTF + UCP, JIT when available); each step runs on every
- * piece of the previous step separately, as in Hugging Face tokenizers. */
+ * piece of the previous step separately, as in Hugging Face tokenizers.
+ *
+ * A run of text may also be pre-tokenized in parts as it arrives
+ * (tok_pretokenize_part): the first step's regex then scans with PCRE2's hard
+ * partial matching, which reports a match only when no further text could
+ * change it, so the pieces made so far are exactly those of the whole run. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,7 +157,8 @@ int tok_pre_compile(tok_pre *p, wick_error *err) {
         return wick_fail(err, "tokenizer: bad pre-tokenizer regex at offset %zu: %s", (size_t)eo,
                          (const char *)msg);
     }
-    pcre2_jit_compile(p->re, PCRE2_JIT_COMPLETE); /* optional: the interpreter is the fallback */
+    /* optional: the interpreter is the fallback; partial mode serves tok_pretokenize_part */
+    pcre2_jit_compile(p->re, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
     return 0;
 }
 
@@ -200,17 +206,19 @@ static int pl_append(tok_piece_list *l, const char *s, size_t n) {
 
 /* --------------------------------------------------------------- matching */
 
-/* Find the next match of re in subject[start..n). Returns 1 with [*ms, *me), 0 for none, -1 on error. */
+/* Find the next match of re in subject[start..n). Returns 1 with [*ms, *me), 0 for none, -1 on
+ * error. partial: more text may follow subject[n); then 0 also when a match could use that text. */
 static int next_match(const pcre2_code *re, tok_scratch *s, const char *subj, size_t n, size_t start,
-                      size_t *ms, size_t *me, wick_error *err) {
+                      bool partial, size_t *ms, size_t *me, wick_error *err) {
     if (!s->md) {
         s->md = pcre2_match_data_create(32, NULL);
         if (!s->md) return wick_fail(err, "tokenizer: out of memory");
     }
-    int rc = pcre2_match(re, (PCRE2_SPTR)subj, n, start, PCRE2_NO_UTF_CHECK, s->md, NULL);
+    uint32_t opt = PCRE2_NO_UTF_CHECK | (partial ? PCRE2_PARTIAL_HARD : 0);
+    int rc = pcre2_match(re, (PCRE2_SPTR)subj, n, start, opt, s->md, NULL);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
-        rc = pcre2_match(re, (PCRE2_SPTR)subj, n, start, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, s->md, NULL);
-    if (rc == PCRE2_ERROR_NOMATCH) return 0;
+        rc = pcre2_match(re, (PCRE2_SPTR)subj, n, start, opt | PCRE2_NO_JIT, s->md, NULL);
+    if (rc == PCRE2_ERROR_NOMATCH || rc == PCRE2_ERROR_PARTIAL) return 0;
     if (rc < 0) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(rc, msg, sizeof msg);
@@ -237,26 +245,49 @@ static int push_seg(tok_scratch *s, size_t a, size_t b, bool is_match) {
     return 0;
 }
 
+/* Where a subject that more text will follow ends for partial matching: before
+ * its trailing line breaks, so that a "$" or "\Z" can never match before a
+ * final newline that is not final in the whole text (PCRE2 10.42 reports a
+ * partial match there itself; this does not depend on it). */
+static size_t partial_end(const char *subj, size_t from, size_t n) {
+    for (;;) {
+        unsigned char c = n > from ? (unsigned char)subj[n - 1] : 0;
+        if (c >= 0x0A && c <= 0x0D) n--;
+        else if (n >= from + 2 && c == 0x85 && (unsigned char)subj[n - 2] == 0xC2) n -= 2; /* U+0085 */
+        else if (n >= from + 3 && (c == 0xA8 || c == 0xA9) && (unsigned char)subj[n - 2] == 0x80 &&
+                 (unsigned char)subj[n - 3] == 0xE2)
+            n -= 3; /* U+2028, U+2029 */
+        else return n;
+    }
+}
+
 /* Split each piece of in by re with the given behavior (Hugging Face's
- * SplitDelimiterBehavior); the text is unchanged. */
+ * SplitDelimiterBehavior); the text is unchanged.
+ * With ctx > 0 or more, in holds one piece, preceded in in->buf by ctx bytes of
+ * the text before it (the subject starts there, so lookbehinds, \b and ^ see it).
+ * more: text follows the piece; only the pieces that it cannot change are made,
+ * and *used gets the bytes of the piece they cover (all of it without more). */
 static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert, tok_piece_list *in,
-                      tok_piece_list *out, tok_scratch *s, wick_error *err) {
+                      tok_piece_list *out, tok_scratch *s, size_t ctx, bool more, size_t *used,
+                      wick_error *err) {
     out->n = 0;
     out->len = 0;
     if (pl_append(out, in->buf, in->len)) return wick_fail(err, "tokenizer: out of memory");
     for (size_t i = 0; i < in->n; i++) {
         size_t po = in->p[2 * i], pn = in->p[2 * i + 1];
-        const char *subj = in->buf + po;
+        const char *subj = in->buf + po - ctx;
+        size_t n = ctx + pn, end = more ? partial_end(subj, ctx, n) : n;
+        size_t base = po - ctx; /* subject offsets -> buffer offsets */
         /* 1. segments: gaps and matches, in order, each non-empty */
         s->n_seg = 0;
-        size_t pos = 0, start = 0;
-        while (start <= pn) {
+        size_t pos = ctx, start = ctx;
+        while (start <= end) {
             size_t ms = 0, me = 0;
-            int r = next_match(re, s, subj, pn, start, &ms, &me, err);
+            int r = next_match(re, s, subj, end, start, more, &ms, &me, err);
             if (r < 0) return -1;
             if (r == 0) break;
             if (me == ms) { /* empty match: step over one character */
-                if (ms >= pn) break;
+                if (ms >= end) break;
                 start = ms + (size_t)tok_utf8_len((unsigned char)subj[ms]);
                 continue;
             }
@@ -264,7 +295,8 @@ static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert,
             if (push_seg(s, ms, me, !invert)) goto oom;
             pos = start = me;
         }
-        if (pn > pos && push_seg(s, pos, pn, invert)) goto oom;
+        /* the text after the last match: a gap, unless more text may extend it */
+        if (!more && n > pos && push_seg(s, pos, n, invert)) goto oom;
         /* 2. combine them */
         size_t first = out->n;
         bool prev_match = false;
@@ -292,19 +324,31 @@ static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert,
                 break;
             }
             if (extend)
-                out->p[2 * (out->n - 1) + 1] = po + b - out->p[2 * (out->n - 1)];
-            else if (pl_push(out, po + a, b - a))
+                out->p[2 * (out->n - 1) + 1] = base + b - out->p[2 * (out->n - 1)];
+            else if (pl_push(out, base + a, b - a))
                 goto oom;
             prev_match = m;
         }
+        size_t done = n;
+        if (more) {
+            /* every segment up to the last match is final; a behavior that joins
+             * segments may still grow the last piece, so that one waits too */
+            done = pos;
+            if (beh != SPLIT_ISOLATED && beh != SPLIT_REMOVED) {
+                done = ctx;
+                if (out->n > first) done = out->p[2 * (--out->n)] - base;
+            }
+        }
+        if (used) *used = done - ctx;
     }
     return 0;
 oom:
     return wick_fail(err, "tokenizer: out of memory");
 }
 
-/* Metaspace: ' ' -> replacement, prepend per scheme, optional split before each replacement. */
-static int step_metaspace(const tok_pre *p, bool first, tok_piece_list *in, tok_piece_list *out,
+/* Metaspace: ' ' -> replacement, prepend per scheme, optional split before each replacement.
+ * cont: the one input piece continues a run whose start was pre-tokenized before (no prefix). */
+static int step_metaspace(const tok_pre *p, bool first, bool cont, tok_piece_list *in, tok_piece_list *out,
                           wick_error *err) {
     const char *rep = p->pattern;
     size_t rl = strlen(rep);
@@ -314,7 +358,7 @@ static int step_metaspace(const tok_pre *p, bool first, tok_piece_list *in, tok_
         size_t po = in->p[2 * i], pn = in->p[2 * i + 1];
         const char *src = in->buf + po;
         size_t start = out->len;
-        bool prepend = p->prepend == PREPEND_ALWAYS || (p->prepend == PREPEND_FIRST && first && i == 0);
+        bool prepend = !cont && (p->prepend == PREPEND_ALWAYS || (p->prepend == PREPEND_FIRST && first && i == 0));
         /* no prefix when the piece already starts with the replacement (a leading
          * space becomes one) */
         if (prepend && !(pn >= rl && memcmp(src, rep, rl) == 0) && !(pn >= 1 && src[0] == ' ')) {
@@ -371,35 +415,68 @@ static void swap_lists(tok_scratch *s) {
 
 int tok_pretokenize(const tokenizer *t, const char *text, size_t len, bool first, tok_scratch *s,
                     wick_error *err) {
+    size_t used;
+    bool started;
+    return tok_pretokenize_part(t, text, len, 0, first, false, false, s, &used, &started, err);
+}
+
+int tok_pretokenize_part(const tokenizer *t, const char *text, size_t len, size_t ctx, bool first, bool cont,
+                         bool more, tok_scratch *s, size_t *used, bool *started, wick_error *err) {
+    if (ctx) cont = true; /* text before the part: the run began earlier */
+    *used = more ? 0 : len - ctx;
+    *started = !more && len > ctx;
     s->a.n = 0;
     s->a.len = 0;
-    if (pl_append(&s->a, text, len) || pl_push(&s->a, 0, len))
+    if (pl_append(&s->a, text, len) || pl_push(&s->a, ctx, len - ctx))
         return wick_fail(err, "tokenizer: out of memory");
+    if (more && t->n_pres == 0) goto none;
     for (int i = 0; i < t->n_pres; i++) {
         const tok_pre *p = &t->pres[i];
+        /* the first step sees the run itself: context, continuation and partial text apply to it */
+        size_t hctx = i == 0 ? ctx : 0;
+        bool hmore = i == 0 && more, hcont = i == 0 && cont;
+        size_t u = 0;
         switch (p->kind) {
         case PRE_SPLIT:
         case PRE_DIGITS:
             if (step_split(p->re, p->kind == PRE_DIGITS ? SPLIT_ISOLATED : p->behavior,
-                           p->kind == PRE_SPLIT && p->invert, &s->a, &s->b, s, err))
+                           p->kind == PRE_SPLIT && p->invert, &s->a, &s->b, s, hctx, hmore, &u, err))
                 return -1;
             swap_lists(s);
+            if (hmore) {
+                *used = u;
+                *started = u > 0;
+            }
             break;
-        case PRE_BYTELEVEL:
-            if (p->add_prefix_space) {
+        case PRE_BYTELEVEL: {
+            size_t prefix = 0;
+            if (p->add_prefix_space && !hcont) {
+                size_t before = s->a.len;
                 if (step_prefix_space(&s->a, &s->b, err)) return -1;
                 swap_lists(s);
+                prefix = s->a.len - before; /* the space put before the run, if any */
             }
             if (p->re) {
-                if (step_split(p->re, SPLIT_ISOLATED, false, &s->a, &s->b, s, err)) return -1;
+                if (step_split(p->re, SPLIT_ISOLATED, false, &s->a, &s->b, s, hctx, hmore, &u, err)) return -1;
                 swap_lists(s);
+                if (hmore) {
+                    *used = u > prefix ? u - prefix : 0;
+                    *started = u > 0;
+                }
+            } else if (hmore) {
+                goto none; /* one piece as long as the run */
             }
             break;
+        }
         case PRE_METASPACE:
-            if (step_metaspace(p, first, &s->a, &s->b, err)) return -1;
+            if (hmore) goto none; /* the caller cuts the run itself (tok_encode_limit) */
+            if (step_metaspace(p, first, hcont, &s->a, &s->b, err)) return -1;
             swap_lists(s);
             break;
         }
     }
+    return 0;
+none:
+    s->a.n = 0;
     return 0;
 }

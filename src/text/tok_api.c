@@ -1,7 +1,8 @@
 /* tok_api.c — the public tokenizer API of wick.h (wick_tokenizer_*): loading a
  * tokenizer on its own from any source wick reads (model or vocab-only GGUF,
  * model directory, tokenizer-only directory, a tokenizer.json path), the
- * model's tokenizer accessor, and encode / decode with invalid UTF-8 counted. */
+ * model's tokenizer accessor, and encode (with or without a limit on the ids) /
+ * decode with invalid UTF-8 counted. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,19 @@ int wick_tokenizer_encode(const wick_tokenizer *t, const char *text, size_t len,
     if (n_invalid && text) *n_invalid = tok_utf8_count_invalid(text, len);
     return tok_encode(t, text, len, add_special, true, ids, n_ids, err);
 }
+
+int wick_tokenizer_encode_max(const wick_tokenizer *t, const char *text, size_t len, bool add_special,
+                              size_t max_ids, int32_t **ids, size_t *n_ids, size_t *n_invalid, wick_error *err) {
+    if (ids) *ids = NULL;
+    if (n_ids) *n_ids = 0;
+    if (n_invalid) *n_invalid = 0;
+    if (!t || !ids || !n_ids) return wick_fail(err, "wick_tokenizer_encode_max: NULL argument");
+    int rc = tok_encode_limit(t, text, len, add_special, true, max_ids, 0, ids, n_ids, NULL, err);
+    if (rc == 0 && n_invalid && text) *n_invalid = tok_utf8_count_invalid(text, len);
+    return rc;
+}
+
+size_t wick_tokenizer_max_bytes_per_id(const wick_tokenizer *t) { return tok_max_bytes_per_id(t); }
 
 char *wick_tokenizer_decode(const wick_tokenizer *t, const int32_t *ids, size_t n,
                             bool skip_special, size_t *len, wick_error *err) {

@@ -13,7 +13,9 @@
  *  - decs[] is never empty: the source's decoder, or one inferred from the model.
  * The encoding pipeline is data: normalizer steps, then pre-tokenizer steps, then
  * the model (byte-level BPE, rank BPE over chars with byte fallback, score BPE, or
- * WordPiece, which does its own BERT splitting instead of the pre-tokenizer steps). */
+ * WordPiece, which does its own BERT splitting instead of the pre-tokenizer steps).
+ * encode.c runs it over a text in parts that end where each stage provably starts
+ * afresh, so that a limit on the ids can stop it early. */
 #ifndef WICK_TEXT_TOK_INTERNAL_H
 #define WICK_TEXT_TOK_INTERNAL_H
 
@@ -187,7 +189,27 @@ struct wick_tokenizer {
     bool chunking; /* the cut above is exact for this tokenizer */
 
     uint32_t wpm_max_len; /* WordPiece: the longest token in bytes (tok_wpm_setup) */
+
+    /* Encoding with a limit (encode.c, tok_limit_setup). A bound of 0 means none is known
+     * (some step may delete text). */
+    size_t max_bytes_per_id;  /* the most input bytes one id stands for */
+    size_t max_run_bytes;     /* the most normalized bytes one id stands for */
+    uint8_t norm_cut;         /* where input may be cut to normalize it in parts: TOK_NORM_CUT_* */
+    uint8_t run_cut;          /* how normalized text may be cut to encode it in parts: TOK_RUN_CUT_* */
+    uint8_t regex_ctx;        /* TOK_RUN_CUT_REGEX: characters before a part its regex looks at */
+    bool lstrip_added;        /* an added token takes the whitespace before it (lstrip) */
 };
+
+/* Where raw text between added tokens may be cut so that normalizing the parts
+ * gives the normalized whole: nowhere; at any character; or before a character
+ * that no Unicode normalization joins to what precedes it (tok_norm_safe_start). */
+enum { TOK_NORM_CUT_NONE = 0, TOK_NORM_CUT_ANY = 1, TOK_NORM_CUT_SAFE = 2 };
+/* Where normalized text may be cut so that pre-tokenizing and encoding the parts
+ * gives the ids of the whole: nowhere; where the first pre-tokenizer regex
+ * provably ends a piece (PCRE2 hard partial matching); before a space (Metaspace
+ * with split); between two characters that no token joins (BPE with
+ * t->chunking, when the whole run is one piece); after a word (WordPiece). */
+enum { TOK_RUN_CUT_NONE = 0, TOK_RUN_CUT_REGEX, TOK_RUN_CUT_SPACE, TOK_RUN_CUT_JOINT, TOK_RUN_CUT_WORD };
 
 /* ---- construction (tokenizer.c) ---- */
 tokenizer *tok_new(tok_kind kind, wick_error *err);
@@ -241,17 +263,6 @@ typedef struct bpe_entry {
     int32_t res;
 } bpe_entry;
 
-/* A cut of text into runs of plain text (id -1) and added tokens (id >= 0). */
-typedef struct tok_span {
-    size_t a, b;
-    int32_t id;
-} tok_span;
-
-typedef struct tok_span_list {
-    tok_span *v;
-    size_t n, cap;
-} tok_span_list;
-
 typedef struct tok_scratch {
     tok_piece_list a, b; /* pre-tokenizer ping-pong */
     char *nbuf;          /* normalizer output */
@@ -267,12 +278,14 @@ typedef struct tok_scratch {
     pcre2_match_data *md;
     size_t *seg; /* split segments: (start, end, is_match) triples */
     size_t n_seg, seg_cap;
-    tok_span_list sp_raw, sp_norm; /* added tokens in the raw / normalized text */
     /* ids of short pieces already merged in this call (bpe.c): English text
      * repeats its words, and a piece's ids depend only on its bytes */
     struct bpe_cache_slot *cache;
     int32_t *cache_ids;
     size_t cache_ids_n, cache_ids_cap, pieces_seen;
+    /* merging may stop once the output holds this many ids (0 = no limit): the
+     * caller then knows the text is over its limit */
+    size_t id_limit;
 } tok_scratch;
 void tok_scratch_free(tok_scratch *s);
 
@@ -307,12 +320,24 @@ size_t tok_byte_level_unmap(const char *s, size_t len, char *out, size_t cap);
 /* Apply t's normalizer steps to text into s->nbuf (s->nlen). */
 int tok_normalize(const tokenizer *t, const char *text, size_t len, tok_scratch *s,
                   wick_error *err);
+/* The same for a part of a text; start: the part begins the text (Prepend applies). */
+int tok_normalize_part(const tokenizer *t, const char *text, size_t len, bool start, tok_scratch *s,
+                       wick_error *err);
 
 /* ---- pretokenize.c ---- */
 /* Run t's pre-tokenizer steps over text; the result is s->a (pieces into s->a.buf).
  * first: this text starts the input (Metaspace prepend_scheme "first"). */
 int tok_pretokenize(const tokenizer *t, const char *text, size_t len, bool first,
                     tok_scratch *s, wick_error *err);
+/* The same for text[ctx..len), a part of a run of normalized text; text[0..ctx) is the
+ * run's text just before it, which only the first step's regex looks at.
+ * cont: the part continues a run whose beginning was pre-tokenized before (no prefix
+ * space or Metaspace prefix). more: text follows the part; then only the pieces that
+ * it cannot change are made (only a regex first step makes any): *used gets the
+ * bytes after ctx that they cover and *started whether any output was made (a
+ * ByteLevel prefix space may be all). Without more, *used = len - ctx. */
+int tok_pretokenize_part(const tokenizer *t, const char *text, size_t len, size_t ctx, bool first, bool cont,
+                         bool more, tok_scratch *s, size_t *used, bool *started, wick_error *err);
 int tok_pre_compile(tok_pre *p, wick_error *err);
 void tok_pre_free(tok_pre *p);
 /* The llama.cpp pre-tokenizer regexes for a GGUF tokenizer.ggml.pre name: fills up to
@@ -328,6 +353,17 @@ extern const char *const TOK_REGEX_LLAMA3;
 /* Append the ids of one pre-tokenized piece. */
 int tok_bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size_t n, tok_ids *out,
                      wick_error *err);
+
+/* ---- encode.c ---- */
+/* After everything else in tok_finalize: the byte bounds and the cut rules above. */
+int tok_limit_setup(tokenizer *t, wick_error *err);
+/* Whether raw text may be cut before code point cp for every Unicode normalization
+ * form and lowercasing (TOK_NORM_CUT_SAFE): it is a starter that composes with
+ * nothing before it, and so are the first characters of its images. */
+bool tok_norm_safe_start(uint32_t cp);
+/* The most input bytes per output byte of normalizer step kind (NFC/NFD/NFKC/NFKD,
+ * lowercase; 1 for the others) as *num / *den. */
+void tok_norm_shrink(tok_norm_kind kind, uint32_t *num, uint32_t *den);
 
 /* ---- wordpiece.c ---- */
 /* After the tokens and t->unk are set: checks the unknown token, measures the longest token. */

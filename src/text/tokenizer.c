@@ -1,11 +1,9 @@
 /* tokenizer.c — the tokenizer object: token table, string -> id hash map, merge
- * table, special-token matching in raw text, and the encode / piece / decode
- * entry points that dispatch to normalize.c, pretokenize.c and bpe.c (or
- * wordpiece.c). */
+ * table, finalization, and the piece / decode entry points (encoding is
+ * encode.c). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 
 #include "core/error.h"
 #include "text/tok_internal.h"
@@ -63,8 +61,6 @@ void tok_scratch_free(tok_scratch *s) {
     free(s->heap);
     free(s->mbuf);
     free(s->seg);
-    free(s->sp_raw.v);
-    free(s->sp_norm.v);
     free(s->cache);
     free(s->cache_ids);
     if (s->md) pcre2_match_data_free(s->md);
@@ -556,6 +552,7 @@ int tok_finalize(tokenizer *t, wick_error *err) {
     if (build_nspecials(t, err)) return -1;
     if (t->n_decs == 0 && default_decoders(t, err)) return -1;
     if (build_joints(t, err)) return -1;
+    if (tok_limit_setup(t, err)) return -1;
     return build_pieces(t, err);
 }
 
@@ -622,196 +619,6 @@ const char *tok_token_text(const tokenizer *t, int32_t id, size_t *len) {
 }
 int32_t tok_find(const tokenizer *t, const char *text) {
     return text ? tok_find_n(t, text, strlen(text)) : -1;
-}
-
-/* --------------------------------------------------------------- encoding */
-
-/* Unicode White_Space (what Hugging Face's lstrip/rstrip remove). */
-static bool is_uspace(uint32_t cp) {
-    return (cp >= 9 && cp <= 13) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-           cp == 0x205F || cp == 0x3000;
-}
-
-/* A word character as the regex \w of Hugging Face's single_word check: a
- * letter, mark, decimal digit, letter-number, connector punctuation ('_') or
- * a joiner (ZWNJ/ZWJ). */
-static bool is_word_cp(uint32_t cp) {
-    if (cp < 0x80) return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || cp == '_';
-    if (cp == 0x200C || cp == 0x200D) return true;
-    switch (utf8proc_category((utf8proc_int32_t)cp)) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_PC: return true;
-    default: return false;
-    }
-}
-
-/* Start of the character that ends at s[end) (s valid UTF-8, end > 0). */
-static size_t char_start_before(const char *s, size_t end) {
-    size_t i = end - 1;
-    while (i > 0 && end - i < 4 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
-    return i;
-}
-
-static uint32_t cp_at(const char *s, size_t i, size_t n) {
-    uint32_t cp;
-    tok_utf8_decode(s + i, n - i, &cp);
-    return cp;
-}
-
-static int span_push(tok_span_list *l, size_t a, size_t b, int32_t id) {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        tok_span *v = realloc(l->v, nc * sizeof *v);
-        if (!v) return -1;
-        l->v = v;
-        l->cap = nc;
-    }
-    l->v[l->n++] = (tok_span){a, b, id};
-    return 0;
-}
-
-/* Cut s[0..len) into plain text and added tokens, as Hugging Face's
- * AddedVocabulary does: leftmost-longest matches, not overlapping; a
- * single_word token next to a word character is no match (the scan goes on
- * after it); lstrip/rstrip take adjacent Unicode whitespace into the token.
- * normalized: match the TF_NORMALIZED tokens (normalized content) instead of
- * the others. parse_special false: only user-defined (non-special) tokens. */
-static int split_added(const tokenizer *t, bool normalized, const char *s, size_t len, bool parse_special,
-                       tok_span_list *out) {
-    out->n = 0;
-    const int *start = normalized ? t->nspecial_start : t->special_start;
-    size_t pos = 0, frag = 0;
-    while (pos < len) {
-        unsigned char c = (unsigned char)s[pos];
-        int32_t match = -1;
-        size_t mlen = 0;
-        for (int k = start[c]; k < start[c + 1]; k++) {
-            int32_t id = normalized ? t->nspecials[k] : t->specials[k];
-            if (!parse_special && t->type[id] != TT_USER) continue;
-            const char *txt = normalized ? t->nspecial_text[k] : tok_text(t, id);
-            size_t tl = normalized ? t->nspecial_len[k] : t->len[id];
-            if (tl <= len - pos && memcmp(s + pos, txt, tl) == 0) {
-                match = id;
-                mlen = tl;
-                break;
-            }
-        }
-        if (match < 0) {
-            pos++;
-            continue;
-        }
-        size_t a = pos, b = pos + mlen;
-        uint8_t fl = t->flags[match];
-        if ((fl & TF_SINGLE_WORD) &&
-            ((a > 0 && is_word_cp(cp_at(s, char_start_before(s, a), len))) || (b < len && is_word_cp(cp_at(s, b, len))))) {
-            pos = b; /* not a single word: no match here, and none inside it */
-            continue;
-        }
-        if (fl & TF_LSTRIP) {
-            while (a > frag) {
-                size_t p = char_start_before(s, a);
-                if (!is_uspace(cp_at(s, p, len))) break;
-                a = p;
-            }
-        }
-        if (fl & TF_RSTRIP) {
-            while (b < len) {
-                uint32_t cp;
-                int k = tok_utf8_decode(s + b, len - b, &cp);
-                if (!is_uspace(cp)) break;
-                b += (size_t)k;
-            }
-        }
-        if ((a > frag && span_push(out, frag, a, -1)) || span_push(out, a, b, match)) return -1;
-        pos = frag = b;
-    }
-    if (frag < len && span_push(out, frag, len, -1)) return -1;
-    return 0;
-}
-
-static int encode_plain(const tokenizer *t, tok_scratch *s, const char *text, size_t len, bool first,
-                        tok_ids *out, wick_error *err) {
-    if (t->kind == TOK_KIND_WPM) return tok_wpm_encode(t, s, text, len, out, err);
-    if (tok_pretokenize(t, text, len, first, s, err)) return -1;
-    for (size_t i = 0; i < s->a.n; i++) {
-        size_t po = s->a.p[2 * i], pl = s->a.p[2 * i + 1];
-        if (pl == 0) continue;
-        if (tok_bpe_encode_piece(t, s, s->a.buf + po, pl, out, err)) return -1;
-    }
-    return 0;
-}
-
-/* Raw text between added tokens: normalize, cut out the added tokens that
- * match normalized text, pre-tokenize and merge the rest. */
-static int encode_fragment(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
-                           bool first, bool parse_special, tok_ids *out, wick_error *err) {
-    if (len == 0) return 0;
-    if (tok_normalize(t, text, len, s, err)) return -1;
-    if (s->nlen == 0) return 0;
-    if (t->n_nspecials == 0) return encode_plain(t, s, s->nbuf, s->nlen, first, out, err);
-    if (split_added(t, true, s->nbuf, s->nlen, parse_special, &s->sp_norm))
-        return wick_fail(err, "tokenizer: out of memory");
-    for (size_t i = 0; i < s->sp_norm.n; i++) {
-        tok_span sp = s->sp_norm.v[i];
-        if (sp.id >= 0) {
-            if (tok_ids_push(out, sp.id)) return wick_fail(err, "tokenizer: out of memory");
-        } else if (encode_plain(t, s, s->nbuf + sp.a, sp.b - sp.a, first && sp.a == 0, out, err)) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_special,
-               bool parse_special, int32_t **ids, size_t *n_ids, wick_error *err) {
-    *ids = NULL;
-    *n_ids = 0;
-    if (!text && len) return wick_fail(err, "tok_encode: NULL text");
-    tok_ids out = {0};
-    tok_scratch s;
-    memset(&s, 0, sizeof s);
-    char *fixed = NULL;
-    const char *src = text ? text : "";
-    if (len && tok_utf8_valid_prefix(src, len) != len) {
-        fixed = tok_utf8_sanitize(src, len, &len);
-        if (!fixed) return wick_fail(err, "tok_encode: out of memory");
-        src = fixed;
-    }
-    int rc = 0;
-    if (add_special && tok_adds_bos(t)) rc |= tok_ids_push(&out, t->bos);
-    if (rc == 0 && split_added(t, false, src, len, parse_special, &s.sp_raw)) rc = -1;
-    for (size_t i = 0; i < s.sp_raw.n && rc == 0; i++) {
-        tok_span sp = s.sp_raw.v[i];
-        if (sp.id >= 0)
-            rc = tok_ids_push(&out, sp.id);
-        else
-            rc = encode_fragment(t, &s, src + sp.a, sp.b - sp.a, sp.a == 0, parse_special, &out, err);
-    }
-    if (rc == 0 && add_special && tok_adds_eos(t)) rc |= tok_ids_push(&out, t->eos);
-    tok_scratch_free(&s);
-    free(fixed);
-    if (rc) {
-        free(out.v);
-        if (err && !err->msg[0]) wick_fail(err, "tok_encode: out of memory");
-        return -1;
-    }
-    if (!out.v) {
-        out.v = malloc(sizeof(int32_t)); /* a valid pointer even for no ids */
-        if (!out.v) return wick_fail(err, "tok_encode: out of memory");
-    }
-    *ids = out.v;
-    *n_ids = out.n;
-    return 0;
 }
 
 /* --------------------------------------------------------------- decoding */

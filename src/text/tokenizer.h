@@ -63,6 +63,27 @@ const char *tok_token_text(const tokenizer *t, int32_t id, size_t *len);
 int tok_encode(const tokenizer *t, const char *text, size_t len, bool add_special,
                bool parse_special, int32_t **ids, size_t *n_ids, wick_error *err);
 
+/* Counters of one tok_encode_limit call, for tests and benchmarks. */
+typedef struct tok_encode_stats {
+    size_t raw_read;     /* bytes of the (UTF-8-repaired) text that were normalized */
+    size_t peak_pending; /* the most normalized text held at once */
+    size_t work_bytes;   /* the working buffers' capacity at the end (they only grow), the
+                            fixed-size piece cache of bpe.c aside */
+    size_t rounds;       /* parts of text normalized */
+} tok_encode_stats;
+
+/* tok_encode that gives up as soon as the text is known to need more than max_ids
+ * ids (BOS/EOS included): returns 0 (the ids of tok_encode), 1 (too long: no ids,
+ * *n_ids gets a lower bound > max_ids on their count) or -1 with err. The text is
+ * read in parts of about chunk bytes (0 = the default; tests use 1 to cut it
+ * wherever the pipeline allows and SIZE_MAX to take each run between added tokens
+ * whole). stats may be NULL. tok_encode is this with max_ids = SIZE_MAX. */
+int tok_encode_limit(const tokenizer *t, const char *text, size_t len, bool add_special, bool parse_special,
+                     size_t max_ids, size_t chunk, int32_t **ids, size_t *n_ids, tok_encode_stats *stats,
+                     wick_error *err);
+/* The most input bytes one id can stand for, 0 if unbounded (tok_limit_setup). */
+size_t tok_max_bytes_per_id(const tokenizer *t);
+
 /* The raw bytes token `id` stands for: the decoder steps that act on one
  * token applied to it alone (byte-level unmapped, U+2581 -> ' ', <0xXX> -> the
  * byte; no first-token or whole-text rules, no U+FFFD). Writes up to cap bytes

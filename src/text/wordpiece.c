@@ -118,6 +118,7 @@ int tok_wpm_encode(const tokenizer *t, tok_scratch *s, const char *text, size_t 
         if (cp != '\t' && cp != '\n' && cp != '\r' && is_other(cat)) continue;
         if (is_space(cp)) {
             if (encode_word(t, w, wl, nch, out, err)) return -1;
+            if (s->id_limit && out->n >= s->id_limit) return 0; /* over the caller's limit: stop */
             wl = 3, nch = 0;
             continue;
         }
