@@ -182,6 +182,12 @@ static int sampling(const mpool_lease *l, oll_req *q, fld_error *e) {
     return 0;
 }
 
+/* The most prompt ids the request's context takes (one position is left to generate). */
+static int prompt_room(const mpool_lease *l, const gen_params *g) {
+    const int n_ctx = g->n_ctx_limit > 0 && g->n_ctx_limit < l->n_ctx ? g->n_ctx_limit : l->n_ctx;
+    return n_ctx - 1;
+}
+
 /* chat_template_kwargs for "think": false (NULL if not given). */
 static cJSON *think_kwargs(const oll_req *q) {
     if (q->think != 0) return NULL;
@@ -313,7 +319,7 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
     if (n_ctx_ids) {
         cJSON *wrap = cJSON_CreateArray();
         cJSON_AddItemReferenceToArray(wrap, (cJSON *)context);
-        int rc = prompt_completion(l.model, wrap, &ctx_ids, &n_ctx_ids, &e);
+        int rc = prompt_completion(l.model, wrap, 0, &ctx_ids, &n_ctx_ids, &e);
         cJSON_Delete(wrap);
         if (rc < 0) {
             snprintf(e.msg, sizeof e.msg, "\"context\" must be an array of token ids");
@@ -321,16 +327,18 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
         }
     }
     const char *tmpl = tok_chat_template(wick_model_tokenizer(l.model));
+    const int room = prompt_room(&l, &q.g) - n_ctx_ids > 1 ? prompt_room(&l, &q.g) - n_ctx_ids : 1;
     if (prompt && *prompt) {
         if (raw || !tmpl) {
-            if (prompt_text(l.model, prompt, n_ctx_ids == 0, &p_ids, &n_p, &e) < 0) goto bad;
+            if (prompt_text(l.model, prompt, n_ctx_ids == 0, room, &p_ids, &n_p, &e) < 0) goto bad;
         } else {
             cJSON *msgs = cJSON_CreateArray(), *m = cJSON_CreateObject();
             cJSON_AddStringToObject(m, "role", "user");
             cJSON_AddStringToObject(m, "content", prompt);
             cJSON_AddItemToArray(msgs, m);
             cJSON *kw = think_kwargs(&q);
-            prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true, .kwargs = kw};
+            prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true, .kwargs = kw,
+                                   .max_ids = room};
             int rc = prompt_chat(l.model, &po, &p_ids, &n_p, NULL, &e);
             cJSON_Delete(msgs);
             cJSON_Delete(kw);
@@ -382,6 +390,7 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
     q.g.new_message = true;
     q.g.chat = true;
     int rc = sampling(&l, &q, &e);
+    po.max_ids = prompt_room(&l, &q.g);
     if (rc == 0) rc = prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, NULL, &e);
     cJSON_Delete(kw);
     if (rc < 0) {

@@ -236,7 +236,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
             q.g.spans = &sr.v;
         }
     } else if (rc == 0) {
-        rc = prompt_completion(l.model, prompt, &q.g.ids, &q.g.n_ids, &e);
+        rc = prompt_completion(l.model, prompt, l.n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
     }
     if (rc < 0) {
         mpool_release(s->pool, &l, NAN);
@@ -309,6 +309,7 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
     if (oai_lease_model(s, c, b, &l) < 0) return;
     q.g.new_message = true;
     q.g.chat = true;
+    po.max_ids = l.n_ctx - 1;
     span_req sr = {0};
     if (sampling_for(&l, b, &q, &e) < 0 || chat_prompt(l.model, b, &po, &sr, &q.g, &e) < 0) {
         mpool_release(s->pool, &l, NAN);
@@ -359,7 +360,7 @@ void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
     int n = 0;
     span_req sr = {0};
     int rc = cJSON_IsObject(prompt) ? span_req_completion(l.model, prompt, &sr, &e)
-                                    : prompt_completion(l.model, prompt, &ids, &n, &e);
+                                    : prompt_completion(l.model, prompt, 0, &ids, &n, &e);
     mpool_release(s->pool, &l, NAN);
     if (rc < 0) {
         span_req_free(&sr);

@@ -4,6 +4,7 @@
 #include "serve/prompt.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,29 +34,50 @@ static int check_ids(const wick_model *m, const cJSON *arr, int32_t **ids, int *
     return 0;
 }
 
-int prompt_text(const wick_model *m, const char *text, bool add_special, int32_t **ids, int *n, fld_error *e) {
+/* The prompt needs more than max_ids ids (at least at_least): the context
+ * error, given before the rest of the text was tokenized. */
+static int too_long(fld_error *e, const char *param, int max_ids, size_t at_least) {
+    fld_fail(e, 400, param,
+             "This model's maximum context length is %d tokens. However, your request has at least %zu input "
+             "tokens. Please reduce the length of the input.", max_ids + 1, at_least);
+    snprintf(e->code, sizeof e->code, "context_length_exceeded");
+    e->no_retry = true;
+    return -1;
+}
+
+/* Tokenize (special-token text recognized) with a limit (max_ids 0 = none);
+ * the errors name param. */
+static int encode(const wick_model *m, const char *text, size_t len, bool add_special, int max_ids,
+                  const char *param, int32_t **ids, int *n, fld_error *e) {
     wick_error err;
     size_t n_ids = 0;
-    if (wick_tokenizer_encode(tok_of(m), text, strlen(text), add_special, ids, &n_ids, NULL, &err) < 0)
-        return fld_fail(e, 400, "prompt", "%s", err.msg);
-    if (n_ids > (size_t)INT32_MAX / 2) {
-        free(*ids);
-        *ids = NULL;
-        return fld_fail(e, 400, "prompt", "prompt is too long");
+    const size_t cap = max_ids > 0 ? (size_t)max_ids : (size_t)INT32_MAX / 2;
+    *ids = NULL;
+    *n = 0;
+    int rc = wick_tokenizer_encode_max(wick_model_tokenizer(m), text, len, add_special, cap, ids, &n_ids, NULL, &err);
+    if (rc < 0) return fld_fail(e, 400, param, "%s", err.msg);
+    if (rc > 0) {
+        if (max_ids > 0) return too_long(e, param, max_ids, n_ids);
+        return fld_fail(e, 400, param, "the prompt is too long");
     }
     *n = (int)n_ids;
     return 0;
 }
 
-int prompt_completion(const wick_model *m, const cJSON *p, int32_t **ids, int *n, fld_error *e) {
-    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, true, ids, n, e);
+int prompt_text(const wick_model *m, const char *text, bool add_special, int max_ids, int32_t **ids, int *n,
+                fld_error *e) {
+    return encode(m, text, strlen(text), add_special, max_ids, "prompt", ids, n, e);
+}
+
+int prompt_completion(const wick_model *m, const cJSON *p, int max_ids, int32_t **ids, int *n, fld_error *e) {
+    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, true, max_ids, ids, n, e);
     if (!cJSON_IsArray(p)) return fld_fail(e, 400, "prompt", "\"prompt\" must be a string or an array");
     int count = cJSON_GetArraySize(p);
     if (count == 0) return fld_fail(e, 400, "prompt", "\"prompt\" is empty");
     const cJSON *first = cJSON_GetArrayItem(p, 0);
     if (cJSON_IsNumber(first)) return check_ids(m, p, ids, n, e);
     if (count > 1) return fld_fail(e, 400, "prompt", "only one prompt per request is supported");
-    if (cJSON_IsString(first)) return prompt_text(m, first->valuestring, true, ids, n, e);
+    if (cJSON_IsString(first)) return prompt_text(m, first->valuestring, true, max_ids, ids, n, e);
     if (cJSON_IsArray(first)) return check_ids(m, first, ids, n, e);
     return fld_fail(e, 400, "prompt", "\"prompt\" must be a string, an array of strings or token ids");
 }
@@ -178,20 +200,9 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
     return 0;
 }
 
-int prompt_encode(const wick_model *m, const char *text, size_t len, int32_t **ids, int *n, fld_error *e) {
-    wick_error err;
-    size_t n_ids = 0;
-    *ids = NULL;
-    *n = 0;
-    if (tok_encode(tok_of(m), text, len, false, true, ids, &n_ids, &err) < 0)
-        return fld_fail(e, 400, "messages", "%s", err.msg);
-    if (n_ids > (size_t)INT32_MAX / 2) {
-        free(*ids);
-        *ids = NULL;
-        return fld_fail(e, 400, "messages", "the prompt is too long");
-    }
-    *n = (int)n_ids;
-    return 0;
+int prompt_encode(const wick_model *m, const char *text, size_t len, int max_ids, int32_t **ids, int *n,
+                  fld_error *e) {
+    return encode(m, text, len, false, max_ids, "messages", ids, n, e);
 }
 
 int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,
@@ -200,7 +211,7 @@ int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, i
     char *out = NULL;
     size_t len = 0;
     if (prompt_render(m, o, &out, &len, e) < 0) return -1;
-    if (prompt_encode(m, out, len, ids, n, e) < 0) {
+    if (prompt_encode(m, out, len, o->max_ids, ids, n, e) < 0) {
         free(out);
         return -1;
     }

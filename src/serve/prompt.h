@@ -13,10 +13,13 @@
 
 /* A completion prompt: a string, a one-string array, an array of token ids,
  * or a one-array array of ids. BOS is added as the model adds it to text.
- * *ids malloc'd. 0, or -1 with e (param "prompt"). */
-int prompt_completion(const wick_model *m, const cJSON *prompt, int32_t **ids, int *n, fld_error *e);
-/* Plain text with BOS as the model adds it. */
-int prompt_text(const wick_model *m, const char *text, bool add_special, int32_t **ids, int *n, fld_error *e);
+ * Text that needs more than max_ids ids (0 = no limit) is refused as soon as
+ * that is known (400 context_length_exceeded), before it is tokenized in
+ * full. *ids malloc'd. 0, or -1 with e (param "prompt"). */
+int prompt_completion(const wick_model *m, const cJSON *prompt, int max_ids, int32_t **ids, int *n, fld_error *e);
+/* Plain text with BOS as the model adds it (special-token text recognized). */
+int prompt_text(const wick_model *m, const char *text, bool add_special, int max_ids, int32_t **ids, int *n,
+                fld_error *e);
 
 typedef struct prompt_chat_opts {
     const cJSON *messages;  /* array of messages */
@@ -26,14 +29,17 @@ typedef struct prompt_chat_opts {
     const char *tmpl;       /* a template given by the request; NULL = the model's */
     bool add_generation_prompt;
     bool continue_final_message;
+    int max_ids;            /* refuse a prompt of more ids (0 = no limit; see prompt_completion) */
 } prompt_chat_opts;
 
 /* Render a conversation with the chat template: *text (malloc'd, NUL-
  * terminated) and its length. */
 int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e);
 /* Tokenize rendered text: special-token text recognized, no BOS added (what
- * prompt_chat does with the rendered prompt). *ids malloc'd. */
-int prompt_encode(const wick_model *m, const char *text, size_t len, int32_t **ids, int *n, fld_error *e);
+ * prompt_chat does with the rendered prompt); max_ids as prompt_completion's.
+ * *ids malloc'd. */
+int prompt_encode(const wick_model *m, const char *text, size_t len, int max_ids, int32_t **ids, int *n,
+                  fld_error *e);
 
 /* Render a conversation and tokenize it (special-token text recognized, no
  * BOS added beyond what the template writes). Message content may be a string,

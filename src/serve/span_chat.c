@@ -87,7 +87,7 @@ int span_chat_build(const wick_model *m, const prompt_chat_opts *o, span_req *r,
             goto done;
         }
     }
-    if (prompt_encode(m, p, plen, &r->prefix, &r->n_prefix, e) < 0) goto done;
+    if (prompt_encode(m, p, plen, 0, &r->prefix, &r->n_prefix, e) < 0) goto done;
     /* P ++ every span's text, to check the spans rendered together against */
     jcap = plen + 1;
     if (!(joined = malloc(jcap))) {
@@ -111,7 +111,7 @@ int span_chat_build(const wick_model *m, const prompt_chat_opts *o, span_req *r,
         snprintf(what, sizeof what, "messages[%d]", k);
         int32_t *ids = NULL;
         int ni = 0;
-        if (prompt_encode(m, t + plen, sl, &ids, &ni, e) < 0 || span_req_add(r, ids, ni, "messages", what, e) < 0)
+        if (prompt_encode(m, t + plen, sl, 0, &ids, &ni, e) < 0 || span_req_add(r, ids, ni, "messages", what, e) < 0)
             goto done;
         if (jlen + sl + 1 > jcap) {
             while (jlen + sl + 1 > jcap) jcap *= 2;
@@ -139,7 +139,7 @@ int span_chat_build(const wick_model *m, const prompt_chat_opts *o, span_req *r,
         cannot_split(e, "the whole conversation does not begin with the text of the messages up to the last span");
         goto done;
     }
-    rc = prompt_encode(m, full + tlen, flen - tlen, &r->suffix, &r->n_suffix, e);
+    rc = prompt_encode(m, full + tlen, flen - tlen, 0, &r->suffix, &r->n_suffix, e);
     if (rc == 0 && r->n_suffix == 0)
         rc = fld_fail(e, 400, "messages",
                       "nothing follows the last span message: add a message after the spans or the generation prompt "

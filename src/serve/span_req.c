@@ -39,7 +39,7 @@ static int ids_of(const wick_model *m, const cJSON *arr, const char *what, int32
 static int segment(const wick_model *m, const cJSON *v, bool bos, const char *what, int32_t **ids, int *n,
                    fld_error *e) {
     if (cJSON_IsString(v)) {
-        if (prompt_text(m, v->valuestring, bos, ids, n, e) < 0) return -1;
+        if (prompt_text(m, v->valuestring, bos, 0, ids, n, e) < 0) return -1;
         snprintf(e->param, sizeof e->param, "prompt");
         return 0;
     }
@@ -84,7 +84,7 @@ int span_req_completion(const wick_model *m, const cJSON *p, span_req *r, fld_er
     if (!suffix) return fld_fail(e, 400, "prompt", "\"prompt.suffix\" is required: its last token's logits give the first new token");
     /* no prefix: the empty text, i.e. BOS alone where the model adds one */
     if (prefix ? segment(m, prefix, true, "prompt.prefix", &r->prefix, &r->n_prefix, e) < 0
-               : prompt_text(m, "", true, &r->prefix, &r->n_prefix, e) < 0)
+               : prompt_text(m, "", true, 0, &r->prefix, &r->n_prefix, e) < 0)
         return -1;
     int k = 0;
     const cJSON *s;

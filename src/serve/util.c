@@ -48,7 +48,7 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     if (oai_lease_model(s, c, b, &l) < 0) return;
     int32_t *ids = NULL;
     int n = 0;
-    if (prompt_text(l.model, text, add_special, &ids, &n, &e) < 0) {
+    if (prompt_text(l.model, text, add_special, 0, &ids, &n, &e) < 0) {
         mpool_release(s->pool, &l, NAN);
         reply_openai_error(c, &e);
         return;
