@@ -3,12 +3,16 @@
  * token, copy-on-write of a shared block by requests that diverge inside it,
  * eviction under a small pool, salts that keep requests apart, and a
  * randomized run of hundreds of requests sharing prefixes under small
- * budgets. Every output (tokens, and each token's logprob and top-5
- * logprobs, compared bit for bit) equals the same request run alone with the
- * cache off; the pool's and the cache's invariants (prefix_check) hold after
- * every step; every block is free or cached once all requests end. */
+ * budgets. The cache folder (kv/block_disk.c): restored after a restart,
+ * damaged files, write failures counted. Every output (tokens, and each
+ * token's logprob and top-5 logprobs, compared bit for bit) equals the same
+ * request run alone with the cache off; the pool's and the cache's
+ * invariants (prefix_check) hold after every step; every block is free or
+ * cached once all requests end. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -236,13 +240,39 @@ static int count_files(const char *dir, const char *suffix) {
     return n;
 }
 
-static wick_context *dir_ctx(wick_model *m, const char *dir, int kv_blocks) {
+/* The warning callback's calls (wick_context_params.on_cache_warning). */
+typedef struct warn_rec {
+    int calls;
+    char last[1024];
+} warn_rec;
+
+static void on_warning(void *user, const char *message) {
+    warn_rec *w = user;
+    w->calls++;
+    snprintf(w->last, sizeof w->last, "%s", message);
+}
+
+/* A context on the cache folder dir (budget dir_bytes, 0 = the default),
+ * its warnings to w (may be NULL). */
+static wick_context *dir_ctx_ex(wick_model *m, const char *dir, int kv_blocks, size_t dir_bytes, warn_rec *w) {
     wick_error err;
     wick_context_params cp = {.n_ctx = 640, .n_seq = 2, .n_threads = 2, .prefill_chunk = 64, .kv_blocks = kv_blocks,
-                              .cache_dir = dir};
+                              .cache_dir = dir, .cache_dir_bytes = dir_bytes, .on_cache_warning = w ? on_warning : NULL,
+                              .cache_warning_user = w};
     wick_context *c = wick_context_new(m, &cp, &err);
     CHECK_MSG(c != NULL, "%s", err.msg);
     return c;
+}
+
+static wick_context *dir_ctx(wick_model *m, const char *dir, int kv_blocks) {
+    return dir_ctx_ex(m, dir, kv_blocks, 0, NULL);
+}
+
+/* Failures of kind k so far. */
+static uint64_t errs(const wick_context *c, wick_cache_error k) {
+    uint64_t n[WICK_CACHE_ERR_KINDS];
+    wick_context_cache_errors(c, n);
+    return n[k];
 }
 
 /* --cache-dir: blocks written at eviction and when the context is freed are
@@ -314,6 +344,62 @@ static void restore(wick_model *m, const char *label, const char *tmp) {
 out:
     wick_context_free(c);
 }
+
+/* dir = tmp/what-label, spaces made underscores. */
+static void sub_dir(char *dir, size_t cap, const char *tmp, const char *what, const char *label) {
+    snprintf(dir, cap, "%s/%s-%s", tmp, what, label);
+    for (char *p = dir + strlen(tmp) + 1; *p; p++)
+        if (*p == ' ') *p = '_';
+}
+
+/* Write failures are counted and told once, and change no output: a disk
+ * full (a file size limit, SIGXFSZ ignored: the tests may run as root, whom
+ * permissions do not stop). Nothing half-written is left behind. */
+static void write_failures(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400];
+    static req a, x;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 3};
+    fill(a.prompt, a.n_prompt, 1, V);
+    x = (req){.n_prompt = 2 * B + 5, .n_predict = 2};
+    fill(x.prompt, x.n_prompt, 9, V);
+    wick_error err;
+    /* 1. disk full: a pool of 3 blocks, x then a (x's 3 blocks evicted), then x (a's) */
+    sub_dir(dir, sizeof dir, tmp, "full-disk", label);
+    warn_rec w = {0};
+    wick_context *c = dir_ctx_ex(m, dir, 3, 0, &w);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    struct rlimit old, lim;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    lim = old;
+    lim.rlim_cur = 1000; /* a block file has at least 2 KiB */
+    signal(SIGXFSZ, SIG_IGN);
+    fflush(stdout);
+    fflush(stderr);
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    expect(m, s, &x, 0, label, "disk full: x");
+    expect(m, s, &a, 0, label, "disk full: a evicts x");
+    expect(m, s, &x, 0, label, "disk full: x again (not on disk)");
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    printf("%s: disk full: %llu write failures, callback %d time(s): %s\n", label,
+           (unsigned long long)errs(c, WICK_CACHE_ERR_WRITE), w.calls, w.last);
+    CHECK_INT(errs(c, WICK_CACHE_ERR_WRITE), 6);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, dir), "%s: %d warning calls (%s)", label, w.calls, w.last);
+    CHECK_INT(count_files(dir, ".wkv"), 0);
+    CHECK_INT(count_files(dir, ".tmp"), 0);
+    uint64_t n[WICK_CACHE_ERR_KINDS];
+    wick_context_cache_errors(c, n);
+    CHECK(n[WICK_CACHE_ERR_SKIPPED] == 0 && n[WICK_CACHE_ERR_READ] == 0 && n[WICK_CACHE_ERR_CORRUPT] == 0);
+    wick_sched_free(s);
+    wick_context_free(c);
+    c = NULL;
+out:
+    wick_context_free(c);
+}
+
 
 /* Hundreds of requests from a few shared stems, random lengths, greedy and
  * sampled, in random waves, on small pools and cache budgets. */
@@ -406,6 +492,9 @@ int main(void) {
         snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
         cases(m, label);
         restore(m, label, dir);
+        if (i == 0) {
+            write_failures(m, label, dir);
+        }
         fuzz(m, label, i == 0 ? 200 : 60, 42 + (uint64_t)i);
         wick_model_free(m);
     }

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +35,31 @@ struct block_disk {
     disk_entry *e;
     int n, cap;
     uint64_t stamp;
-    int warnings;
+    _Atomic uint64_t errs[WICK_CACHE_ERR_KINDS]; /* read by other threads (metrics) */
+    bool told[WICK_CACHE_ERR_KINDS];             /* the callback has had this kind */
+    disk_warn_fn warn_fn;
+    void *warn_user;
     char last[256];
 };
 
-static void warn(block_disk *d, const char *fmt, ...) {
+/* Count a failure of this kind and keep its message; the callback hears of
+ * the first one of each kind. */
+static void warn(block_disk *d, wick_cache_error kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void warn(block_disk *d, wick_cache_error kind, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->last, sizeof d->last, fmt, ap);
     va_end(ap);
-    d->warnings++;
+    atomic_fetch_add_explicit(&d->errs[kind], 1, memory_order_relaxed);
+    if (!d->told[kind]) {
+        d->told[kind] = true;
+        if (d->warn_fn) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "cache directory %s: %s", d->dir, d->last);
+            d->warn_fn(d->warn_user, msg);
+        }
+    }
 }
 
 static size_t run_bytes(const kv_cache *kv, int n_tok) { return (size_t)n_tok * (size_t)kv->head_dim * kv->elem_bytes; }
@@ -101,14 +117,14 @@ static int read_header(block_disk *d, const kv_cache *kv, const char *path, cons
     int rc = -1;
     struct stat st;
     if (fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, MAGIC, 8) != 0) {
-        warn(d, "%s: not a wick KV block file", name);
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: not a wick KV block file; skipped", name);
         goto out;
     }
     kv_key id;
     memcpy(&id.lo, h + 8, 8);
     memcpy(&id.hi, h + 16, 8);
     if (!kv_key_eq(id, d->identity) || memcmp(h + 24, d->layout, 20) != 0) {
-        warn(d, "%s: made for another model or KV layout", name);
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: made for another model or KV layout; skipped", name);
         goto out;
     }
     memcpy(&en->key.lo, h + 44, 8);
@@ -121,19 +137,20 @@ static int read_header(block_disk *d, const kv_cache *kv, const char *path, cons
     char expect[4096];
     key_name(expect, sizeof expect, d->dir, en->key);
     if (nt < 1 || nt > KV_BLOCK_SIZE || (hp != 0 && hp != 1) || strcmp(expect, path) != 0) {
-        warn(d, "%s: damaged header", name);
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: damaged header; skipped", name);
         goto out;
     }
     en->has_parent = hp;
     en->n_tok = nt;
     en->bytes = file_bytes(kv, nt);
     if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size != en->bytes) {
-        warn(d, "%s: truncated or padded (%lld bytes, expected %llu)", name, (long long)st.st_size,
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: truncated or padded (%lld bytes, expected %llu); skipped", name,
+             (long long)st.st_size,
              (unsigned long long)en->bytes);
         goto out;
     }
     if (fread(en->tokens, 4, (size_t)nt, f) != (size_t)nt) {
-        warn(d, "%s: truncated", name);
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: truncated; skipped", name);
         goto out;
     }
     rc = 0;
@@ -142,7 +159,8 @@ out:
     return rc;
 }
 
-block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, wick_error *err) {
+block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, disk_warn_fn warn_fn,
+                      void *warn_user, wick_error *err) {
     if (!dir || !*dir) {
         wick_fail(err, "empty cache directory name");
         return NULL;
@@ -165,6 +183,9 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
     }
     d->max_bytes = max_bytes ? max_bytes : (uint64_t)10 << 30;
     d->identity = identity;
+    d->warn_fn = warn_fn;
+    d->warn_user = warn_user;
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) atomic_init(&d->errs[k], 0);
     const int32_t layout[5] = {kv->n_layer, kv->n_kv_heads, kv->head_dim, kv->type, KV_BLOCK_SIZE};
     memcpy(d->layout, layout, sizeof layout);
     struct dirent *de;
@@ -192,9 +213,21 @@ void disk_close(block_disk *d) {
 
 int disk_count(const block_disk *d) { return d ? d->n : 0; }
 const disk_entry *disk_at(const block_disk *d, int i) { return &d->e[i]; }
-int disk_warnings(const block_disk *d) { return d ? d->warnings : 0; }
-const char *disk_last_warning(const block_disk *d) { return d && d->warnings ? d->last : ""; }
 uint64_t disk_bytes(const block_disk *d) { return d ? d->total : 0; }
+
+void disk_errors(const block_disk *d, uint64_t counts[WICK_CACHE_ERR_KINDS]) {
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++)
+        counts[k] = d ? atomic_load_explicit(&d->errs[k], memory_order_relaxed) : 0;
+}
+
+int disk_warnings(const block_disk *d) {
+    uint64_t c[WICK_CACHE_ERR_KINDS], n = 0;
+    disk_errors(d, c);
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) n += c[k];
+    return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+const char *disk_last_warning(const block_disk *d) { return d && disk_warnings(d) ? d->last : ""; }
 
 int disk_find(const block_disk *d, kv_key key) {
     for (int i = 0; d && i < d->n; i++)
@@ -230,7 +263,10 @@ int disk_load(block_disk *d, int i, kv_cache *kv, int32_t b) {
     }
     if (f) fclose(f);
     if (!ok) {
-        warn(d, "%s: %s; the block is computed again", name, f ? "checksum or contents do not match" : "gone");
+        if (f)
+            warn(d, WICK_CACHE_ERR_CORRUPT, "%s: checksum or contents do not match; the block is computed again", name);
+        else
+            warn(d, WICK_CACHE_ERR_READ, "%s: gone; the block is computed again", name);
         drop_entry(d, i, true);
         return -1;
     }
@@ -255,13 +291,18 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     key_name(path, sizeof path, d->dir, key);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        warn(d, WICK_CACHE_ERR_WRITE, "cannot create %s (%s); the block is not kept", strrchr(tmp, '/') + 1,
+             strerror(errno));
+        return -1;
+    }
     unsigned char h[HEADER_BYTES];
     header(h, d, key, parent, has_parent, n_tok);
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     XXH3_64bits_update(&st, h, sizeof h);
     XXH3_64bits_update(&st, tokens, (size_t)n_tok * 4);
-    bool ok = f && fwrite(h, 1, sizeof h, f) == sizeof h && fwrite(tokens, 4, (size_t)n_tok, f) == (size_t)n_tok;
+    bool ok = fwrite(h, 1, sizeof h, f) == sizeof h && fwrite(tokens, 4, (size_t)n_tok, f) == (size_t)n_tok;
     const size_t rb = run_bytes(kv, n_tok);
     for (int r = 0; ok && r < KV_BLOCK_RUNS(kv); r++) {
         const char *p = kv_block_run(kv, b, r);
@@ -270,15 +311,25 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     }
     uint64_t sum = XXH3_64bits_digest(&st);
     ok = ok && fwrite(&sum, 8, 1, f) == 1;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok || rename(tmp, path) != 0) {
-        warn(d, "cannot write %s (%s)", path, strerror(errno));
+    int e = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
         unlink(tmp);
+        warn(d, WICK_CACHE_ERR_WRITE, "cannot write %s (%s); the block is not kept", strrchr(path, '/') + 1,
+             strerror(e));
         return -1;
     }
     en.stamp = d->stamp++;
     if (add_entry(d, &en) < 0) {
         unlink(path);
+        warn(d, WICK_CACHE_ERR_WRITE, "no memory to index %s; the block is not kept", strrchr(path, '/') + 1);
         return -1;
     }
     return 0;

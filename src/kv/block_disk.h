@@ -6,7 +6,12 @@
  * only); a block's data is read back on a cache miss and checked before it is
  * used. A file that is corrupt, truncated or made for another model or KV
  * layout is skipped (and counted, with a message), never trusted. Disk use
- * is bounded: the oldest files are deleted to make room. */
+ * is bounded: the oldest files are deleted to make room.
+ *
+ * Failures are counted by kind (wick_cache_error, read from any thread) and
+ * reported through a callback the first time each kind occurs; none of them
+ * stops the cache: a block that cannot be written is not kept, one that
+ * cannot be read back is computed again. */
 #ifndef WICK_KV_BLOCK_DISK_H
 #define WICK_KV_BLOCK_DISK_H
 
@@ -27,8 +32,12 @@ typedef struct disk_entry {
 
 typedef struct block_disk block_disk;
 
+/* Called with a one-line message the first time each kind of failure happens. */
+typedef void (*disk_warn_fn)(void *user, const char *message);
+
 /* Open (creating it if needed) and index dir. max_bytes: disk budget (0 = 10 GiB). */
-block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, wick_error *err);
+block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, disk_warn_fn warn_fn,
+                      void *warn_user, wick_error *err);
 void disk_close(block_disk *d);
 
 int disk_count(const block_disk *d);
@@ -36,14 +45,16 @@ const disk_entry *disk_at(const block_disk *d, int i);
 /* The entry with this key, or -1. */
 int disk_find(const block_disk *d, kv_key key);
 /* Read entry i's K and V into block b of kv. -1 if the file is gone, short or
- * fails its checksum: the entry is dropped (and the file deleted). */
+ * fails its checksum (counted): the entry is dropped (and the file deleted). */
 int disk_load(block_disk *d, int i, kv_cache *kv, int32_t b);
 /* Write block b (n_tok positions) under key, unless the key is on disk
- * already. -1 on an I/O error (counted as a warning; nothing is kept). */
+ * already. -1 on an I/O error (counted; nothing is kept). */
 int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key parent, bool has_parent,
                const int32_t *tokens, int n_tok);
 
-/* Files skipped or failed so far, and the last reason. */
+/* Failures so far of each kind; any thread. Zeros when d is NULL. */
+void disk_errors(const block_disk *d, uint64_t counts[WICK_CACHE_ERR_KINDS]);
+/* All failures so far, and the last message (for the thread that runs the cache). */
 int disk_warnings(const block_disk *d);
 const char *disk_last_warning(const block_disk *d);
 /* Bytes of the files indexed. */

@@ -324,11 +324,12 @@ void prefix_cache_free(kv_cache *kv) {
     kv->pc = NULL;
 }
 
-int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, wick_error *err) {
+int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, void (*warn_fn)(void *, const char *),
+                         void *warn_user, wick_error *err) {
     prefix_cache *pc = kv->pc;
     if (!pc) return wick_fail(err, "the prefix cache is off: no cache directory");
     disk_close(pc->disk);
-    pc->disk = disk_open(dir, max_bytes, pc->identity, kv, err);
+    pc->disk = disk_open(dir, max_bytes, pc->identity, kv, warn_fn, warn_user, err);
     return pc->disk ? 0 : -1;
 }
 
@@ -336,6 +337,10 @@ int prefix_disk_warnings(const kv_cache *kv, const char **last) {
     const block_disk *d = kv->pc ? kv->pc->disk : NULL;
     if (last) *last = disk_last_warning(d);
     return disk_warnings(d);
+}
+
+void prefix_disk_errors(const kv_cache *kv, uint64_t counts[WICK_CACHE_ERR_KINDS]) {
+    disk_errors(kv->pc ? kv->pc->disk : NULL, counts);
 }
 
 
