@@ -4,16 +4,19 @@
  * eviction under a small pool, salts that keep requests apart, and a
  * randomized run of hundreds of requests sharing prefixes under small
  * budgets. The cache folder (kv/block_disk.c): restored after a restart,
- * damaged files, write failures counted. Every output (tokens, and each
- * token's logprob and top-5 logprobs, compared bit for bit) equals the same
- * request run alone with the cache off; the pool's and the cache's
- * invariants (prefix_check) hold after every step; every block is free or
- * cached once all requests end. */
+ * damaged files; a randomized run with the folder's budget full and
+ * restarts; forged blocks rejected when read back; write failures counted.
+ * Every output (tokens, and each token's logprob and top-5 logprobs,
+ * compared bit for bit) equals the same request run alone with the cache
+ * off; the pool's and the cache's invariants (prefix_check) hold after every
+ * step; every block is free or cached once all requests end. */
+#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "check.h"
 #include "sched_check.h"
@@ -352,6 +355,229 @@ static void sub_dir(char *dir, size_t cap, const char *tmp, const char *what, co
         if (*p == ' ') *p = '_';
 }
 
+/* The path of key's block file in dir. */
+static void block_path(char *out, size_t cap, const char *dir, kv_key k) {
+    snprintf(out, cap, "%s/%016llx%016llx.wkv", dir, (unsigned long long)k.hi, (unsigned long long)k.lo);
+}
+
+/* The keys of a prompt's blocks (full ones, then the tail of n_tail tokens). */
+static void chain_keys(const wick_context *c, const int32_t *toks, int n_full, int n_tail, kv_key *keys) {
+    const int B = wick_kv_block_size();
+    kv_key k = prefix_root(&c->kv, NULL);
+    for (int i = 0; i < n_full; i++) keys[i] = k = prefix_block_key(k, toks + (size_t)i * B, B);
+    if (n_tail) keys[n_full] = prefix_block_key(k, toks + (size_t)n_full * B, n_tail);
+}
+
+/* Token ids the edits below put in place of t (still in the test models' range). */
+static int32_t other_token(int32_t t, int V) { return (t - 3 + 1) % (V - 3) + 3; }
+
+/* Change token ids [first, first + n) of a block file and write the checksum
+ * again over the edited file (as a forger would). 0 or -1. */
+static int edit_tokens(const char *path, int first, int n, int V) {
+    FILE *f = fopen(path, "r+b");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    unsigned char *buf = size > 100 ? malloc((size_t)size) : NULL;
+    int rc = -1;
+    rewind(f);
+    if (buf && fread(buf, 1, (size_t)size, f) == (size_t)size) {
+        for (int i = first; i < first + n; i++) {
+            int32_t t;
+            memcpy(&t, buf + 84 + 4 * i, 4);
+            t = other_token(t, V);
+            memcpy(buf + 84 + 4 * i, &t, 4);
+        }
+        const uint64_t sum = XXH3_64bits(buf, (size_t)size - 8);
+        memcpy(buf + size - 8, &sum, 8);
+        rewind(f);
+        if (fwrite(buf, 1, (size_t)size, f) == (size_t)size) rc = 0;
+    }
+    free(buf);
+    if (fclose(f) != 0) rc = -1;
+    return rc;
+}
+
+/* Total size of dir's block files. */
+static uint64_t block_bytes(const char *dir) {
+    DIR *dh = opendir(dir);
+    uint64_t n = 0;
+    struct dirent *de;
+    while (dh && (de = readdir(dh))) {
+        const size_t len = strlen(de->d_name);
+        struct stat st;
+        char p[700];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        if (len > 4 && strcmp(de->d_name + len - 4, ".wkv") == 0 && stat(p, &st) == 0) n += (uint64_t)st.st_size;
+    }
+    if (dh) closedir(dh);
+    return n;
+}
+
+/* The disk tier with its budget full: a folder that holds only a few blocks'
+ * files and a pool of 6 blocks, so that reading a block back takes a block,
+ * which evicts another, whose write deletes the oldest files to make room,
+ * all in one scheduler step; requests from a few shared stems run again and
+ * again, in random waves, across restarts (the context freed, its cached
+ * blocks written, a new one indexing the folder). Every output equals the
+ * cache-off run bit for bit, the invariants hold after every step, no block
+ * read back fails, and the folder stays within its budget. */
+static void disk_full(wick_model *m, const char *label, const char *tmp, int n_distinct, int n_runs, uint64_t seed) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400];
+    sub_dir(dir, sizeof dir, tmp, "full", label);
+    const uint64_t block_file =
+        84 + 4 * (uint64_t)B + (uint64_t)B * 2 * (uint64_t)(info.n_layer * info.n_head_kv * info.head_dim) * 4 + 8;
+    const uint64_t budget = 3 * block_file + block_file / 2;
+    rng_state r = {seed | 1};
+    enum { N_STEM = 3 };
+    static int32_t stems[N_STEM][MAX_PROMPT];
+    for (int i = 0; i < N_STEM; i++) fill(stems[i], MAX_PROMPT, 2000 + (uint64_t)i, V);
+    req *qs = calloc((size_t)n_distinct, sizeof *qs);
+    out_rec *ref = calloc((size_t)n_distinct, sizeof *ref), *got = calloc((size_t)n_runs, sizeof *got);
+    int *which = calloc((size_t)n_runs, sizeof *which);
+    if (!qs || !ref || !got || !which) goto out;
+    for (int i = 0; i < n_distinct; i++) {
+        req *q = &qs[i];
+        q->n_prompt = 100 + (int)(rng_next(&r) % 320);
+        memcpy(q->prompt, stems[rng_next(&r) % N_STEM], (size_t)q->n_prompt * sizeof q->prompt[0]);
+        const int tail = (int)(rng_next(&r) % 3) == 0 ? 0 : (int)(rng_next(&r) % 60);
+        if (tail && tail < q->n_prompt) fill(q->prompt + q->n_prompt - tail, tail, rng_next(&r), V);
+        q->n_predict = 1 + (int)(rng_next(&r) % 4);
+        q->temperature = rng_next(&r) % 3 == 0 ? 0.8f : 0.0f;
+        q->seed = rng_next(&r);
+    }
+    for (int i = 0; i < n_distinct; i++) reference(m, &qs[i], &ref[i]);
+    for (int k = 0; k < n_runs; k++) which[k] = (int)(rng_next(&r) % (uint64_t)n_distinct);
+    const int per_ctx = (n_runs + 3) / 4; /* three restarts */
+    uint64_t hits = 0, bad = 0;
+    for (int k = 0; k < n_runs;) {
+        wick_error err;
+        wick_context *c = dir_ctx_ex(m, dir, 6, (size_t)budget, NULL);
+        wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+        if (!s) {
+            wick_context_free(c);
+            goto out;
+        }
+        char msg[256];
+        const int end = k + per_ctx < n_runs ? k + per_ctx : n_runs;
+        while (k < end) {
+            const int wave = 1 + (int)(rng_next(&r) % 3);
+            for (int w = 0; w < wave && k < end; w++, k++) submit(s, &qs[which[k]], &got[k]);
+            const int steps = (int)(rng_next(&r) % 6);
+            for (int t = 0; t < steps; t++) {
+                wick_sched_step(s, &err);
+                if (prefix_check(&c->kv, msg, sizeof msg) < 0) {
+                    CHECK_MSG(false, "%s full disk: invariant: %s", label, msg);
+                    k = n_runs;
+                    break;
+                }
+            }
+        }
+        run(s);
+        uint64_t n[WICK_CACHE_ERR_KINDS];
+        wick_context_cache_errors(c, n);
+        bad += n[WICK_CACHE_ERR_SKIPPED] + n[WICK_CACHE_ERR_READ] + n[WICK_CACHE_ERR_CORRUPT] + n[WICK_CACHE_ERR_WRITE];
+        wick_sched_free(s);
+        wick_context_free(c);
+    }
+    for (int k = 0; k < n_runs; k++) {
+        const req *q = &qs[which[k]];
+        CHECK_MSG(same(&got[k], &ref[which[k]]),
+                  "%s full disk: run %d (request %d, prompt %d, temp %.1f, %d cached) differs from cache-off", label, k,
+                  which[k], q->n_prompt, q->temperature, got[k].res.cached_tokens);
+        hits += (uint64_t)got[k].res.cached_tokens;
+    }
+    printf("%s: full cache folder (%llu bytes, 3.5 blocks), pool of 6 blocks: %d runs of %d requests over 4 contexts, "
+           "%llu prompt tokens reused, %llu folder failures\n",
+           label, (unsigned long long)budget, n_runs, n_distinct, (unsigned long long)hits, (unsigned long long)bad);
+    CHECK_MSG(hits > 0, "%s full disk: nothing was reused", label);
+    CHECK_MSG(bad == 0, "%s full disk: %llu cache-folder failures", label, (unsigned long long)bad);
+    CHECK_MSG(block_bytes(dir) <= budget, "%s full disk: %llu bytes of block files, budget %llu", label,
+              (unsigned long long)block_bytes(dir), (unsigned long long)budget);
+out:
+    free(qs);
+    free(ref);
+    free(got);
+    free(which);
+}
+
+/* Blocks that are not what their key names: a tail block whose token ids
+ * were edited and its checksum recomputed before the folder is opened (the
+ * index would offer it to a prompt with the edited ids) is skipped; once the
+ * folder is indexed, a block file replaced by a copy of another valid block's
+ * and one whose token ids were edited (checksum recomputed) are rejected when
+ * read back (counted as corrupt, the callback told once). Outputs equal
+ * cache-off throughout. */
+static void corrupt(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800], q[800];
+    sub_dir(dir, sizeof dir, tmp, "corrupt", label);
+    static req a, b, a2;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 1}; /* one token: the kept tail holds the prompt's 44 */
+    fill(a.prompt, a.n_prompt, 1, V);
+    b = (req){.n_prompt = 2 * B + 10, .n_predict = 1};
+    fill(b.prompt, b.n_prompt, 3, V);
+    a2 = a;
+    for (int i = 2 * B + 40; i < 2 * B + 44; i++) a2.prompt[i] = other_token(a2.prompt[i], V);
+    kv_key ka[3], kb[3];
+    wick_error err;
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    chain_keys(c, a.prompt, 2, 44, ka);
+    chain_keys(c, b.prompt, 2, 10, kb);
+    expect(m, s, &a, 0, label, "corrupt: a");
+    expect(m, s, &b, 0, label, "corrupt: b");
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* 1. before the folder is opened: a's tail with ids 40-43 edited */
+    block_path(p, sizeof p, dir, ka[2]);
+    CHECK(edit_tokens(p, 40, 4, V) == 0);
+    warn_rec w = {0};
+    c = dir_ctx_ex(m, dir, 0, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK_INT(errs(c, WICK_CACHE_ERR_SKIPPED), 1);
+    expect(m, s, &a2, 2 * B, label, "a tail block with edited ids (prompt with those ids)");
+    wick_sched_free(s);
+    wick_context_free(c);
+    unlink(p);
+    /* 2. once indexed: b's block 0 replaced by a copy of a's block 0, a's
+     * block 1 with edited ids */
+    w = (warn_rec){0};
+    c = dir_ctx_ex(m, dir, 0, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK_INT(errs(c, WICK_CACHE_ERR_SKIPPED), 0);
+    block_path(p, sizeof p, dir, ka[0]);
+    block_path(q, sizeof q, dir, kb[0]);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", p, q);
+    CHECK(system(cmd) == 0);
+    block_path(p, sizeof p, dir, ka[1]);
+    CHECK(edit_tokens(p, 5, 3, V) == 0);
+    expect(m, s, &a, B, label, "block 1 with edited ids at read-back");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_CORRUPT), 1);
+    expect(m, s, &b, 0, label, "block 0 a copy of another block's file at read-back");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_CORRUPT), 2);
+    printf("%s: 2 forged blocks rejected at read-back, callback %d time(s): %s\n", label, w.calls, w.last);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, ".wkv"),
+              "%s: %d warning calls (%s)", label, w.calls, w.last);
+    CHECK_INT(errs(c, WICK_CACHE_ERR_READ), 0);
+    expect(m, s, &a, a.n_prompt - 1, label, "a recomputed");
+    expect(m, s, &b, b.n_prompt - 1, label, "b recomputed");
+    wick_sched_free(s);
+    wick_context_free(c);
+    c = NULL;
+out:
+    wick_context_free(c);
+}
+
 /* Write failures are counted and told once, and change no output: a disk
  * full (a file size limit, SIGXFSZ ignored: the tests may run as root, whom
  * permissions do not stop). Nothing half-written is left behind. */
@@ -492,7 +718,9 @@ int main(void) {
         snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
         cases(m, label);
         restore(m, label, dir);
+        disk_full(m, label, dir, i == 0 ? 24 : 10, i == 0 ? 72 : 30, 7 + (uint64_t)i);
         if (i == 0) {
+            corrupt(m, label, dir);
             write_failures(m, label, dir);
         }
         fuzz(m, label, i == 0 ? 200 : 60, 42 + (uint64_t)i);

@@ -4,7 +4,9 @@
  * and token ids), the block's K and V for its positions, and an XXH3-64
  * checksum of all of it. The folder is indexed when the cache opens (headers
  * only); a block's data is read back on a cache miss and checked before it is
- * used. A file that is corrupt, truncated or made for another model or KV
+ * used: its checksum, and that it is the block asked for (its stored key is
+ * the key asked for, and the key of its own parent and token ids is that key
+ * too). A file that is corrupt, truncated or made for another model or KV
  * layout is skipped (and counted, with a message), never trusted. Disk use
  * is bounded: the oldest files are deleted to make room.
  *
@@ -27,7 +29,7 @@ typedef struct disk_entry {
     bool has_parent;
     int n_tok;
     int32_t tokens[KV_BLOCK_SIZE];
-    uint64_t bytes, stamp; /* file size; order of writing (or of the scan), for deleting the oldest */
+    uint64_t bytes, stamp; /* file size; order of writing or use (or of the scan), for deleting the oldest */
 } disk_entry;
 
 typedef struct block_disk block_disk;
@@ -40,13 +42,23 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
                       void *warn_user, wick_error *err);
 void disk_close(block_disk *d);
 
+/* Entries are valid until the next call that writes or loads a block (those
+ * may delete entries to make room, or drop a bad one): look them up again by
+ * key afterwards, never keep an index. */
 int disk_count(const block_disk *d);
 const disk_entry *disk_at(const block_disk *d, int i);
 /* The entry with this key, or -1. */
 int disk_find(const block_disk *d, kv_key key);
-/* Read entry i's K and V into block b of kv. -1 if the file is gone, short or
- * fails its checksum (counted): the entry is dropped (and the file deleted). */
-int disk_load(block_disk *d, int i, kv_cache *kv, int32_t b);
+/* Make key's entry the most recently used (the last one deleted to make room). */
+void disk_touch(block_disk *d, kv_key key);
+/* Read the block filed under key into block b of kv, checked (see above);
+ * *out gets its key, parent and token ids as read from the file. -1 if key
+ * is not on disk, or (counted, the entry dropped, the file deleted) it cannot
+ * be read back or is not the block key names. */
+int disk_load(block_disk *d, kv_key key, kv_cache *kv, int32_t b, disk_entry *out);
+/* A block disk_load returned is not what its caller expects (why): counted
+ * as corrupt, the entry dropped, the file deleted. */
+void disk_reject(block_disk *d, kv_key key, const char *why);
 /* Write block b (n_tok positions) under key, unless the key is on disk
  * already. -1 on an I/O error (counted; nothing is kept). */
 int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key parent, bool has_parent,

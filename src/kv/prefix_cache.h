@@ -32,6 +32,11 @@ typedef struct kv_key {
 
 static inline bool kv_key_eq(kv_key a, kv_key b) { return a.lo == b.lo && a.hi == b.hi; }
 
+/* The key of a block of n token ids whose parent block's key is parent (the
+ * chain's root key for the first block). A block read back from disk is
+ * checked with it: its key must be that of its own parent and token ids. */
+kv_key prefix_block_key(kv_key parent, const int32_t *tokens, int n);
+
 typedef enum kv_event_kind { KV_EVENT_STORED, KV_EVENT_REMOVED, KV_EVENT_FLUSH } kv_event_kind;
 
 /* A full block entering (STORED: key, parent, its tokens) or leaving
