@@ -5,16 +5,22 @@
  * randomized run of hundreds of requests sharing prefixes under small
  * budgets. The cache folder (kv/block_disk.c): restored after a restart,
  * damaged files; a randomized run with the folder's budget full and
- * restarts; forged blocks rejected when read back; write failures counted.
- * Every output (tokens, and each token's logprob and top-5 logprobs,
- * compared bit for bit) equals the same request run alone with the cache
- * off; the pool's and the cache's invariants (prefix_check) hold after every
- * step; every block is free or cached once all requests end. */
+ * restarts; special files named like blocks (FIFO, directory, link, socket,
+ * device); the folder's and files' permissions and leftover temporary files;
+ * forged blocks rejected when read back; write failures counted. Every
+ * output (tokens, and each token's logprob and top-5 logprobs, compared bit
+ * for bit) equals the same request run alone with the cache off; the pool's
+ * and the cache's invariants (prefix_check) hold after every step; every
+ * block is free or cached once all requests end. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -504,6 +510,180 @@ out:
     free(which);
 }
 
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "test_prefix_cache: FAILED: opening or reading the cache folder hung\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
+    _exit(2);
+}
+
+/* A FIFO, a directory, a symbolic link (to a real block file, under that
+ * block's name), a socket and a device named like block files: opening the
+ * folder neither hangs (alarm) nor uses them; they are counted as skipped,
+ * the callback hears once. A FIFO put in place of an indexed block is not
+ * read either (counted as a read failure). Outputs equal cache-off. */
+static void special_files(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800], q[800];
+    sub_dir(dir, sizeof dir, tmp, "special", label);
+    static req a;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 4};
+    fill(a.prompt, a.n_prompt, 1, V);
+    kv_key keys[3];
+    wick_error err;
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    chain_keys(c, a.prompt, 2, 44, keys);
+    expect(m, s, &a, 0, label, "before the special files");
+    wick_sched_free(s);
+    wick_context_free(c);
+    int made = 0;
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    CHECK(mkfifo(p, 0600) == 0);
+    made++;
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    CHECK(mkdir(p, 0700) == 0);
+    made++;
+    /* block 1 moved out of the folder, a link to it in its place */
+    block_path(p, sizeof p, dir, keys[1]);
+    snprintf(q, sizeof q, "%s/outside-%s.wkv", tmp, strrchr(dir, '/') + 1);
+    CHECK(rename(p, q) == 0 && symlink(q, p) == 0);
+    made++;
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "cccccccccccccccccccccccccccccccc");
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd >= 0 && strlen(p) < sizeof sa.sun_path) {
+        memcpy(sa.sun_path, p, strlen(p) + 1);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0) made++;
+    }
+    if (fd >= 0) close(fd);
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "dddddddddddddddddddddddddddddddd");
+    if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0) made++; /* like /dev/null; needs the right to make devices */
+    signal(SIGALRM, on_alarm);
+    alarm(120);
+    warn_rec w = {0};
+    c = dir_ctx_ex(m, dir, 0, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    printf("%s: %d special files named like blocks: %llu skipped, callback %d time(s): %s\n", label, made,
+           (unsigned long long)errs(c, WICK_CACHE_ERR_SKIPPED), w.calls, w.last);
+    CHECK_MSG(errs(c, WICK_CACHE_ERR_SKIPPED) == (uint64_t)made, "%s: %llu skipped, %d special files", label,
+              (unsigned long long)errs(c, WICK_CACHE_ERR_SKIPPED), made);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, dir), "%s: %d warning calls (%s)", label, w.calls, w.last);
+    expect(m, s, &a, B, label, "beside special files (block 1 behind a link: computed)");
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* at read-back: a FIFO in place of block 0 once the folder is indexed */
+    c = dir_ctx(m, dir, 0);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    block_path(p, sizeof p, dir, keys[0]);
+    CHECK(unlink(p) == 0 && mkfifo(p, 0600) == 0);
+    expect(m, s, &a, 0, label, "block 0 a FIFO at read-back");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_READ), 1);
+    CHECK_INT(errs(c, WICK_CACHE_ERR_CORRUPT), 0);
+    expect(m, s, &a, a.n_prompt - 1, label, "recomputed after the FIFO");
+    wick_sched_free(s);
+    wick_context_free(c);
+    c = NULL;
+out:
+    alarm(0);
+    wick_context_free(c);
+}
+
+/* The folder is made private (0700), block files too (0600); a folder others
+ * may write to (0777, 0770) or (as root) another user's is refused with a
+ * clear error; temporary files a crash left are deleted at open; a block
+ * file writable by others or another user's is skipped. */
+static void permissions(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800];
+    sub_dir(dir, sizeof dir, tmp, "perm", label);
+    static req a;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 1}; /* one token: the kept tail holds the prompt's 44 */
+    fill(a.prompt, a.n_prompt, 1, V);
+    kv_key keys[3];
+    wick_error err;
+    struct stat st;
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK(stat(dir, &st) == 0);
+    const unsigned dir_mode = st.st_mode & 0777;
+    CHECK_MSG(dir_mode == 0700, "%s: cache folder made with mode %03o", label, dir_mode);
+    chain_keys(c, a.prompt, 2, 44, keys);
+    expect(m, s, &a, 0, label, "permissions");
+    wick_sched_free(s);
+    wick_context_free(c);
+    for (int i = 0; i < 3; i++) {
+        block_path(p, sizeof p, dir, keys[i]);
+        CHECK(stat(p, &st) == 0);
+        CHECK_MSG((st.st_mode & 0777) == 0600, "%s: block file made with mode %03o", label,
+                  (unsigned)(st.st_mode & 0777));
+    }
+    printf("%s: cache folder made with mode %03o, block files %03o\n", label, dir_mode, (unsigned)(st.st_mode & 0777));
+    /* leftovers of a crash */
+    char t[3][800];
+    snprintf(t[0], sizeof t[0], "%s/x.wkv.tmp", dir);
+    snprintf(t[1], sizeof t[1], "%s/y.tmp", dir);
+    block_path(t[2], sizeof t[2], dir, keys[0]);
+    strcat(t[2], ".tmp");
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(t[i], "w");
+        CHECK(f && fputs("half a block", f) >= 0);
+        if (f) fclose(f);
+    }
+    c = dir_ctx(m, dir, 0);
+    int left = 0;
+    for (int i = 0; i < 3; i++) left += access(t[i], F_OK) == 0;
+    printf("%s: leftover temporary files after open: %d of 3\n", label, left);
+    CHECK_MSG(left == 0, "%s: %d leftover temporary files not deleted", label, left);
+    CHECK(c && errs(c, WICK_CACHE_ERR_SKIPPED) == 0);
+    wick_context_free(c);
+    /* folders others may write to */
+    const unsigned modes[] = {0777, 0770, 0720};
+    for (int i = 0; i < 3; i++) {
+        CHECK(chmod(dir, modes[i]) == 0);
+        wick_context_params cp = {.n_ctx = 640, .n_threads = 2, .cache_dir = dir};
+        memset(&err, 0, sizeof err);
+        c = wick_context_new(m, &cp, &err);
+        CHECK_MSG(!c && strstr(err.msg, dir) && strstr(err.msg, "writable by its group or others"),
+                  "%s: folder mode %03o: %s", label, modes[i], c ? "accepted" : err.msg);
+        wick_context_free(c);
+        if (i == 0) printf("%s: folder of mode 0777: %s\n", label, c ? "accepted" : err.msg);
+    }
+    CHECK(chmod(dir, 0700) == 0);
+    /* a block file others may write to is skipped */
+    block_path(p, sizeof p, dir, keys[0]);
+    CHECK(chmod(p, 0666) == 0);
+    c = dir_ctx(m, dir, 0);
+    CHECK(c && errs(c, WICK_CACHE_ERR_SKIPPED) == 1);
+    wick_context_free(c);
+    CHECK(chmod(p, 0600) == 0);
+    if (geteuid() == 0) { /* ownership: only root can give files away */
+        CHECK(chown(p, 65534, 65534) == 0);
+        c = dir_ctx(m, dir, 0);
+        CHECK(c && errs(c, WICK_CACHE_ERR_SKIPPED) == 1);
+        wick_context_free(c);
+        CHECK(chown(p, 0, 0) == 0);
+        CHECK(chown(dir, 65534, 65534) == 0);
+        wick_context_params cp = {.n_ctx = 640, .n_threads = 2, .cache_dir = dir};
+        c = wick_context_new(m, &cp, &err);
+        CHECK_MSG(!c && strstr(err.msg, "belongs to another user"), "%s: another user's folder: %s", label,
+                  c ? "accepted" : err.msg);
+        wick_context_free(c);
+        CHECK(chown(dir, 0, 0) == 0);
+    }
+    c = NULL;
+out:
+    wick_context_free(c);
+}
+
 /* Blocks that are not what their key names: a tail block whose token ids
  * were edited and its checksum recomputed before the folder is opened (the
  * index would offer it to a prompt with the edited ids) is skipped; once the
@@ -580,12 +760,13 @@ out:
 
 /* Write failures are counted and told once, and change no output: a disk
  * full (a file size limit, SIGXFSZ ignored: the tests may run as root, whom
- * permissions do not stop). Nothing half-written is left behind. */
+ * permissions do not stop) and a directory where a block's temporary file
+ * would go. Nothing half-written is left behind. */
 static void write_failures(wick_model *m, const char *label, const char *tmp) {
     wick_model_info info;
     wick_model_get_info(m, &info);
     const int V = info.n_vocab, B = wick_kv_block_size();
-    char dir[400];
+    char dir[400], p[800];
     static req a, x;
     a = (req){.n_prompt = 2 * B + 44, .n_predict = 3};
     fill(a.prompt, a.n_prompt, 1, V);
@@ -621,11 +802,30 @@ static void write_failures(wick_model *m, const char *label, const char *tmp) {
     CHECK(n[WICK_CACHE_ERR_SKIPPED] == 0 && n[WICK_CACHE_ERR_READ] == 0 && n[WICK_CACHE_ERR_CORRUPT] == 0);
     wick_sched_free(s);
     wick_context_free(c);
+    /* 2. a directory in the way of x's block 0's temporary file */
+    sub_dir(dir, sizeof dir, tmp, "blocked", label);
+    w = (warn_rec){0};
+    c = dir_ctx_ex(m, dir, 3, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    kv_key kx[3];
+    chain_keys(c, x.prompt, 2, 5, kx);
+    block_path(p, sizeof p, dir, kx[0]);
+    strcat(p, ".tmp");
+    CHECK(mkdir(p, 0700) == 0);
+    expect(m, s, &x, 0, label, "blocked: x");
+    expect(m, s, &a, 0, label, "blocked: a evicts x");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_WRITE), 1);
+    CHECK_INT(count_files(dir, ".wkv"), 2);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, ".wkv.tmp"), "%s: %d warning calls (%s)", label, w.calls, w.last);
+    expect(m, s, &x, -1, label, "blocked: x again");
+    wick_sched_free(s);
+    wick_context_free(c);
     c = NULL;
+    rmdir(p);
 out:
     wick_context_free(c);
 }
-
 
 /* Hundreds of requests from a few shared stems, random lengths, greedy and
  * sampled, in random waves, on small pools and cache budgets. */
@@ -720,6 +920,8 @@ int main(void) {
         restore(m, label, dir);
         disk_full(m, label, dir, i == 0 ? 24 : 10, i == 0 ? 72 : 30, 7 + (uint64_t)i);
         if (i == 0) {
+            special_files(m, label, dir);
+            permissions(m, label, dir);
             corrupt(m, label, dir);
             write_failures(m, label, dir);
         }

@@ -7,9 +7,13 @@
  *   then V, for each KV head, n_tok rows of head_dim values in the cache's
  *   type | XXH3-64 of everything before it (u64).
  *
- * Files are reached through the folder's descriptor (the *at calls). A
- * block is written under a temporary name and renamed, so a crash leaves no
- * half-written block under a real name. */
+ * Files are reached through the folder's descriptor (the *at calls), so the
+ * folder checked at open is the one used afterwards. Only a regular file is
+ * opened, without following links and without blocking (a FIFO swapped in
+ * would block a plain open forever), and used only if, once open, it is
+ * still a regular file owned by the effective user and not writable by group
+ * or others. A block is written to a temporary file created for it alone
+ * (mode 0600), synced, renamed to its name, and the folder synced. */
 #include "kv/block_disk.h"
 
 #include <dirent.h>
@@ -141,15 +145,40 @@ static bool write_full(int fd, const void *p, size_t n) {
     return true;
 }
 
-/* Open name in the folder for reading: its descriptor and *st, or -1 and *why. */
+/* Why a file of the folder may not be used (NULL: it may). */
+static const char *not_ours(const struct stat *st) {
+    if (!S_ISREG(st->st_mode)) {
+        if (S_ISDIR(st->st_mode)) return "a directory, not a regular file";
+        if (S_ISLNK(st->st_mode)) return "a symbolic link, not a regular file";
+        if (S_ISFIFO(st->st_mode)) return "a FIFO, not a regular file";
+        if (S_ISSOCK(st->st_mode)) return "a socket, not a regular file";
+        return "a device, not a regular file";
+    }
+    if (st->st_uid != geteuid()) return "owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) return "writable by its group or others";
+    return NULL;
+}
+
+/* Open name in the folder for reading if it is a regular file of ours: its
+ * descriptor and *st, or -1 and *why. Checked before opening (nothing but a
+ * regular file is ever opened) and again on the open file (it may have been
+ * replaced in between). */
 static int open_block(const block_disk *d, const char *name, struct stat *st, const char **why) {
-    const int fd = openat(d->dfd, name, O_RDONLY | O_CLOEXEC);
+    struct stat pre;
+    if (fstatat(d->dfd, name, &pre, AT_SYMLINK_NOFOLLOW) != 0) {
+        *why = errno == ENOENT ? "gone" : "cannot be examined";
+        return -1;
+    }
+    if ((*why = not_ours(&pre))) return -1;
+    const int fd = openat(d->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         *why = errno == ENOENT ? "gone" : "cannot be opened";
         return -1;
     }
-    if (fstat(fd, st) != 0) {
-        *why = "cannot be examined";
+    if (fstat(fd, st) != 0) *why = "cannot be examined";
+    else if (!(*why = not_ours(st)) && (st->st_ino != pre.st_ino || st->st_dev != pre.st_dev))
+        *why = "replaced while being opened";
+    if (*why) {
         close(fd);
         return -1;
     }
@@ -187,7 +216,8 @@ static void drop_oldest(block_disk *d) {
     drop_entry(d, old, true);
 }
 
-/* Read and check one file's header and token ids: 0 and *en, or -1 (counted as skipped). */
+/* Read and check one file's header and token ids: 0 and *en (stamp: its
+ * modification time), or -1 (counted as skipped). */
 static int read_header(block_disk *d, const kv_cache *kv, const char *name, disk_entry *en) {
     struct stat st;
     const char *why = NULL;
@@ -214,10 +244,19 @@ static int read_header(block_disk *d, const kv_cache *kv, const char *name, disk
         warn(d, WICK_CACHE_ERR_SKIPPED, "%s: %s; skipped", name, why);
         return -1;
     }
+    en->stamp = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
     return 0;
 }
 
-/* Index the folder: block files of this model and layout. */
+static int by_stamp(const void *a, const void *b) {
+    const uint64_t x = ((const disk_entry *)a)->stamp, y = ((const disk_entry *)b)->stamp;
+    return (x > y) - (x < y);
+}
+
+/* Index the folder: block files of this model and layout, oldest first by
+ * modification time, the oldest deleted while they exceed the budget;
+ * temporary files (`*.tmp`: the folder is the cache's own) that a crash left
+ * are deleted. */
 static int scan(block_disk *d, const kv_cache *kv, wick_error *err) {
     const int fd = fcntl(d->dfd, F_DUPFD_CLOEXEC, 0);
     DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
@@ -230,13 +269,22 @@ static int scan(block_disk *d, const kv_cache *kv, wick_error *err) {
     while (en && (de = readdir(dh))) {
         const char *name = de->d_name;
         const size_t len = strlen(name);
-        if (len != 36 || strcmp(name + 32, ".wkv") != 0) continue; /* not a block file (temporary ones too) */
+        if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a write a crash cut short */
+            if (unlinkat(d->dfd, name, 0) != 0 && errno != ENOENT)
+                warn(d, WICK_CACHE_ERR_SKIPPED, "%s: a leftover temporary file that cannot be deleted (%s)", name,
+                     strerror(errno));
+            continue;
+        }
+        if (len != 36 || strcmp(name + 32, ".wkv") != 0) continue; /* not a block file */
         if (read_header(d, kv, name, en) < 0) continue;
-        en->stamp = d->stamp++;
         if (add_entry(d, en) < 0) break;
     }
     free(en);
     closedir(dh);
+    if (d->n > 1) qsort(d->e, (size_t)d->n, sizeof *d->e, by_stamp);
+    for (int i = 0; i < d->n; i++) d->e[i].stamp = (uint64_t)i;
+    d->stamp = (uint64_t)d->n;
+    while (d->n > 0 && d->total > d->max_bytes) drop_oldest(d);
     return 0;
 }
 
@@ -246,13 +294,33 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
         wick_fail(err, "empty cache directory name");
         return NULL;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         wick_fail(err, "cannot create the cache directory %s (%s)", dir, strerror(errno));
         return NULL;
     }
     const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
         wick_fail(err, "cannot open the cache directory %s (%s)", dir, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(dfd, &st) != 0) {
+        wick_fail(err, "cannot examine the cache directory %s (%s)", dir, strerror(errno));
+        close(dfd);
+        return NULL;
+    }
+    if (st.st_uid != geteuid()) {
+        wick_fail(err,
+                  "the cache directory %s belongs to another user (uid %u, not %u): it holds prompts, use one of yours",
+                  dir, (unsigned)st.st_uid, (unsigned)geteuid());
+        close(dfd);
+        return NULL;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        wick_fail(err,
+                  "the cache directory %s is writable by its group or others (mode %04o): make it private (chmod 700)",
+                  dir, (unsigned)(st.st_mode & 07777));
+        close(dfd);
         return NULL;
     }
     block_disk *d = calloc(1, sizeof *d);
@@ -372,7 +440,7 @@ int disk_load(block_disk *d, kv_key key, kv_cache *kv, int32_t b, disk_entry *ou
     }
     if (why) {
         warn(d, kind, "%s: %s; the block is computed again", name, why);
-        drop_entry(d, i, true);
+        drop_entry(d, i, opened); /* a file that is not ours is left alone */
         return -1;
     }
     d->e[i].stamp = d->stamp++;
@@ -394,12 +462,14 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     memcpy(en.tokens, tokens, (size_t)n_tok * 4);
     en.bytes = file_bytes(kv, n_tok);
     if (en.bytes > d->max_bytes) return 0;
-    /* make room: the oldest first */
+    /* The file counts from the moment it is written: make room first, the oldest first. */
     while (d->n > 0 && d->total + en.bytes > d->max_bytes) drop_oldest(d);
     char name[NAME_CAP], tmp[NAME_CAP];
     key_name(name, key, false);
     key_name(tmp, key, true);
-    const int fd = openat(d->dfd, tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    const int flags = O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(d->dfd, tmp, flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(d->dfd, tmp, 0) == 0) fd = openat(d->dfd, tmp, flags, 0600);
     if (fd < 0) {
         warn(d, WICK_CACHE_ERR_WRITE, "cannot create %s (%s); the block is not kept", tmp, strerror(errno));
         return -1;
@@ -418,7 +488,7 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
         XXH3_64bits_update(&xs, p, rb);
     }
     const uint64_t sum = XXH3_64bits_digest(&xs);
-    ok = ok && write_full(fd, &sum, 8);
+    ok = ok && write_full(fd, &sum, 8) && fsync(fd) == 0;
     int e = errno;
     if (close(fd) != 0 && ok) {
         ok = false;
@@ -431,6 +501,14 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     if (!ok) {
         unlinkat(d->dfd, tmp, 0);
         warn(d, WICK_CACHE_ERR_WRITE, "cannot write %s (%s); the block is not kept", name, strerror(e));
+        return -1;
+    }
+    /* The rename lasts once the folder is synced (some file systems cannot: EINVAL). */
+    if (fsync(d->dfd) != 0 && errno != EINVAL) {
+        e = errno;
+        unlinkat(d->dfd, name, 0);
+        warn(d, WICK_CACHE_ERR_WRITE, "cannot sync the folder after writing %s (%s); the block is not kept", name,
+             strerror(e));
         return -1;
     }
     en.stamp = d->stamp++;

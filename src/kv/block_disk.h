@@ -6,9 +6,16 @@
  * only); a block's data is read back on a cache miss and checked before it is
  * used: its checksum, and that it is the block asked for (its stored key is
  * the key asked for, and the key of its own parent and token ids is that key
- * too). A file that is corrupt, truncated or made for another model or KV
- * layout is skipped (and counted, with a message), never trusted. Disk use
- * is bounded: the oldest files are deleted to make room.
+ * too). A file that is not a regular file of this user's, corrupt, truncated
+ * or made for another model or KV layout is skipped (and counted, with a
+ * message), never trusted. Disk use is bounded: the oldest files are deleted
+ * to make room.
+ *
+ * The folder and its files are private to the user (0700 and 0600: they hold
+ * prompts' token ids); a folder that others may write to is refused. Files
+ * are written under a temporary name, synced, renamed and the folder synced,
+ * so a crash leaves either the old state or the new one; temporary files a
+ * crash left behind are deleted when the folder is opened.
  *
  * Failures are counted by kind (wick_cache_error, read from any thread) and
  * reported through a callback the first time each kind occurs; none of them
@@ -29,7 +36,7 @@ typedef struct disk_entry {
     bool has_parent;
     int n_tok;
     int32_t tokens[KV_BLOCK_SIZE];
-    uint64_t bytes, stamp; /* file size; order of writing or use (or of the scan), for deleting the oldest */
+    uint64_t bytes, stamp; /* file size; order of writing or use (files found at open: of modification) */
 } disk_entry;
 
 typedef struct block_disk block_disk;
@@ -37,7 +44,9 @@ typedef struct block_disk block_disk;
 /* Called with a one-line message the first time each kind of failure happens. */
 typedef void (*disk_warn_fn)(void *user, const char *message);
 
-/* Open (creating it if needed) and index dir. max_bytes: disk budget (0 = 10 GiB). */
+/* Open (creating it, private, if needed) and index dir. max_bytes: disk
+ * budget (0 = 10 GiB). NULL with err if dir cannot be made or opened, or is
+ * not owned by the effective user, or is writable by its group or others. */
 block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, disk_warn_fn warn_fn,
                       void *warn_user, wick_error *err);
 void disk_close(block_disk *d);
@@ -53,8 +62,9 @@ int disk_find(const block_disk *d, kv_key key);
 void disk_touch(block_disk *d, kv_key key);
 /* Read the block filed under key into block b of kv, checked (see above);
  * *out gets its key, parent and token ids as read from the file. -1 if key
- * is not on disk, or (counted, the entry dropped, the file deleted) it cannot
- * be read back or is not the block key names. */
+ * is not on disk, or (counted, the entry dropped, the file deleted unless it
+ * is not a regular file of ours) it cannot be read back or is not the block
+ * key names. */
 int disk_load(block_disk *d, kv_key key, kv_cache *kv, int32_t b, disk_entry *out);
 /* A block disk_load returned is not what its caller expects (why): counted
  * as corrupt, the entry dropped, the file deleted. */
