@@ -182,8 +182,11 @@ typedef struct wick_context_params {
     /* Persist the prefix cache in this folder (NULL = not): evicted blocks,
      * and every cached one when the context is freed, are written there; a
      * miss reads them back, also in a later process. Files that are damaged
-     * or belong to another model are skipped (wick_context_cache_warnings).
-     * cache_dir_bytes bounds the folder (0 = 10 GiB), oldest files first. */
+     * or belong to another model are skipped (wick_context_cache_warnings,
+     * wick_context_cache_errors). The folder is made private (0700, files
+     * 0600); one owned by another user or writable by its group or others is
+     * refused (wick_context_new fails). cache_dir_bytes bounds the folder
+     * (0 = 10 GiB), oldest files first. */
     const char *cache_dir;
     size_t cache_dir_bytes;
     /* Called the first time each kind of cache-folder failure happens (on the
