@@ -207,10 +207,17 @@ typedef struct wick_context_params {
     /* Persist the prefix cache in this folder (NULL = not): evicted blocks,
      * and every cached one when the context is freed, are written there; a
      * miss reads them back, also in a later process. Files that are damaged
-     * or belong to another model are skipped (wick_context_cache_warnings).
-     * cache_dir_bytes bounds the folder (0 = 10 GiB), oldest files first. */
+     * or belong to another model are skipped (wick_context_cache_warnings,
+     * wick_context_cache_errors). The folder is made private (0700, files
+     * 0600); one owned by another user or writable by its group or others is
+     * refused (wick_context_new fails). cache_dir_bytes bounds the folder
+     * (0 = 10 GiB), oldest files first. */
     const char *cache_dir;
     size_t cache_dir_bytes;
+    /* Called the first time each kind of cache-folder failure happens (on the
+     * thread that runs the cache), with a one-line message; NULL = none. */
+    void (*on_cache_warning)(void *user, const char *message);
+    void *cache_warning_user;
     /* Do not keep span KV (wick_spans) after a request: every span is
      * computed again each time (same results, no reuse). */
     bool no_span_cache;
@@ -219,6 +226,18 @@ typedef struct wick_context_params {
 /* Files of the cache directory skipped or failed so far; *last (if not NULL)
  * gets the last reason ("" if none). */
 int wick_context_cache_warnings(const wick_context *c, const char **last);
+/* Kinds of cache-directory failure (wick_context_cache_errors). */
+typedef enum wick_cache_error {
+    WICK_CACHE_ERR_SKIPPED, /* a file ignored when the folder is indexed: not a regular file of ours,
+                               another model's or layout's, a damaged header */
+    WICK_CACHE_ERR_READ,    /* a block could not be read back (gone, unreadable, short) */
+    WICK_CACHE_ERR_CORRUPT, /* a block read back failed its checksum or its key */
+    WICK_CACHE_ERR_WRITE,   /* a block could not be written (read-only folder, disk full) */
+    WICK_CACHE_ERR_KINDS
+} wick_cache_error;
+const char *wick_cache_error_name(wick_cache_error k); /* "skipped", "read", "corrupt", "write" */
+/* How many failures of each kind so far (zeros without a cache folder); any thread. */
+void wick_context_cache_errors(const wick_context *c, uint64_t counts[WICK_CACHE_ERR_KINDS]);
 /* Commit the KV pool's memory now (every page written once) so that no
  * request later pays for faulting in fresh pages (slow on some VMs: 0.2-0.8
  * GB/s measured on the Zen 5 VM); the whole pool then counts in RSS. For

@@ -3,13 +3,26 @@
  * token, copy-on-write of a shared block by requests that diverge inside it,
  * eviction under a small pool, salts that keep requests apart, and a
  * randomized run of hundreds of requests sharing prefixes under small
- * budgets. Every output (tokens, and each token's logprob and top-5
- * logprobs, compared bit for bit) equals the same request run alone with the
- * cache off; the pool's and the cache's invariants (prefix_check) hold after
- * every step; every block is free or cached once all requests end. */
+ * budgets. The cache folder (kv/block_disk.c): restored after a restart,
+ * damaged files; a randomized run with the folder's budget full and
+ * restarts; special files named like blocks (FIFO, directory, link, socket,
+ * device); the folder's and files' permissions and leftover temporary files;
+ * forged blocks rejected when read back; write failures counted. Every
+ * output (tokens, and each token's logprob and top-5 logprobs, compared bit
+ * for bit) equals the same request run alone with the cache off; the pool's
+ * and the cache's invariants (prefix_check) hold after every step; every
+ * block is free or cached once all requests end. */
+#include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "check.h"
 #include "sched_check.h"
@@ -236,13 +249,39 @@ static int count_files(const char *dir, const char *suffix) {
     return n;
 }
 
-static wick_context *dir_ctx(wick_model *m, const char *dir, int kv_blocks) {
+/* The warning callback's calls (wick_context_params.on_cache_warning). */
+typedef struct warn_rec {
+    int calls;
+    char last[1024];
+} warn_rec;
+
+static void on_warning(void *user, const char *message) {
+    warn_rec *w = user;
+    w->calls++;
+    snprintf(w->last, sizeof w->last, "%s", message);
+}
+
+/* A context on the cache folder dir (budget dir_bytes, 0 = the default),
+ * its warnings to w (may be NULL). */
+static wick_context *dir_ctx_ex(wick_model *m, const char *dir, int kv_blocks, size_t dir_bytes, warn_rec *w) {
     wick_error err;
     wick_context_params cp = {.n_ctx = 640, .n_seq = 2, .n_threads = 2, .prefill_chunk = 64, .kv_blocks = kv_blocks,
-                              .cache_dir = dir};
+                              .cache_dir = dir, .cache_dir_bytes = dir_bytes, .on_cache_warning = w ? on_warning : NULL,
+                              .cache_warning_user = w};
     wick_context *c = wick_context_new(m, &cp, &err);
     CHECK_MSG(c != NULL, "%s", err.msg);
     return c;
+}
+
+static wick_context *dir_ctx(wick_model *m, const char *dir, int kv_blocks) {
+    return dir_ctx_ex(m, dir, kv_blocks, 0, NULL);
+}
+
+/* Failures of kind k so far. */
+static uint64_t errs(const wick_context *c, wick_cache_error k) {
+    uint64_t n[WICK_CACHE_ERR_KINDS];
+    wick_context_cache_errors(c, n);
+    return n[k];
 }
 
 /* --cache-dir: blocks written at eviction and when the context is freed are
@@ -311,6 +350,479 @@ static void restore(wick_model *m, const char *label, const char *tmp) {
     wick_sched_free(s);
     wick_context_free(c);
     return;
+out:
+    wick_context_free(c);
+}
+
+/* dir = tmp/what-label, spaces made underscores. */
+static void sub_dir(char *dir, size_t cap, const char *tmp, const char *what, const char *label) {
+    snprintf(dir, cap, "%s/%s-%s", tmp, what, label);
+    for (char *p = dir + strlen(tmp) + 1; *p; p++)
+        if (*p == ' ') *p = '_';
+}
+
+/* The path of key's block file in dir. */
+static void block_path(char *out, size_t cap, const char *dir, kv_key k) {
+    snprintf(out, cap, "%s/%016llx%016llx.wkv", dir, (unsigned long long)k.hi, (unsigned long long)k.lo);
+}
+
+/* The keys of a prompt's blocks (full ones, then the tail of n_tail tokens). */
+static void chain_keys(const wick_context *c, const int32_t *toks, int n_full, int n_tail, kv_key *keys) {
+    const int B = wick_kv_block_size();
+    kv_key k = prefix_root(&c->kv, NULL);
+    for (int i = 0; i < n_full; i++) keys[i] = k = prefix_block_key(k, toks + (size_t)i * B, B);
+    if (n_tail) keys[n_full] = prefix_block_key(k, toks + (size_t)n_full * B, n_tail);
+}
+
+/* Token ids the edits below put in place of t (still in the test models' range). */
+static int32_t other_token(int32_t t, int V) { return (t - 3 + 1) % (V - 3) + 3; }
+
+/* Change token ids [first, first + n) of a block file and write the checksum
+ * again over the edited file (as a forger would). 0 or -1. */
+static int edit_tokens(const char *path, int first, int n, int V) {
+    FILE *f = fopen(path, "r+b");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    unsigned char *buf = size > 100 ? malloc((size_t)size) : NULL;
+    int rc = -1;
+    rewind(f);
+    if (buf && fread(buf, 1, (size_t)size, f) == (size_t)size) {
+        for (int i = first; i < first + n; i++) {
+            int32_t t;
+            memcpy(&t, buf + 84 + 4 * i, 4);
+            t = other_token(t, V);
+            memcpy(buf + 84 + 4 * i, &t, 4);
+        }
+        const uint64_t sum = XXH3_64bits(buf, (size_t)size - 8);
+        memcpy(buf + size - 8, &sum, 8);
+        rewind(f);
+        if (fwrite(buf, 1, (size_t)size, f) == (size_t)size) rc = 0;
+    }
+    free(buf);
+    if (fclose(f) != 0) rc = -1;
+    return rc;
+}
+
+/* Total size of dir's block files. */
+static uint64_t block_bytes(const char *dir) {
+    DIR *dh = opendir(dir);
+    uint64_t n = 0;
+    struct dirent *de;
+    while (dh && (de = readdir(dh))) {
+        const size_t len = strlen(de->d_name);
+        struct stat st;
+        char p[700];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        if (len > 4 && strcmp(de->d_name + len - 4, ".wkv") == 0 && stat(p, &st) == 0) n += (uint64_t)st.st_size;
+    }
+    if (dh) closedir(dh);
+    return n;
+}
+
+/* The disk tier with its budget full: a folder that holds only a few blocks'
+ * files and a pool of 6 blocks, so that reading a block back takes a block,
+ * which evicts another, whose write deletes the oldest files to make room,
+ * all in one scheduler step; requests from a few shared stems run again and
+ * again, in random waves, across restarts (the context freed, its cached
+ * blocks written, a new one indexing the folder). Every output equals the
+ * cache-off run bit for bit, the invariants hold after every step, no block
+ * read back fails, and the folder stays within its budget. */
+static void disk_full(wick_model *m, const char *label, const char *tmp, int n_distinct, int n_runs, uint64_t seed) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400];
+    sub_dir(dir, sizeof dir, tmp, "full", label);
+    const uint64_t block_file =
+        84 + 4 * (uint64_t)B + (uint64_t)B * 2 * (uint64_t)(info.n_layer * info.n_head_kv * info.head_dim) * 4 + 8;
+    const uint64_t budget = 3 * block_file + block_file / 2;
+    rng_state r = {seed | 1};
+    enum { N_STEM = 3 };
+    static int32_t stems[N_STEM][MAX_PROMPT];
+    for (int i = 0; i < N_STEM; i++) fill(stems[i], MAX_PROMPT, 2000 + (uint64_t)i, V);
+    req *qs = calloc((size_t)n_distinct, sizeof *qs);
+    out_rec *ref = calloc((size_t)n_distinct, sizeof *ref), *got = calloc((size_t)n_runs, sizeof *got);
+    int *which = calloc((size_t)n_runs, sizeof *which);
+    if (!qs || !ref || !got || !which) goto out;
+    for (int i = 0; i < n_distinct; i++) {
+        req *q = &qs[i];
+        q->n_prompt = 100 + (int)(rng_next(&r) % 320);
+        memcpy(q->prompt, stems[rng_next(&r) % N_STEM], (size_t)q->n_prompt * sizeof q->prompt[0]);
+        const int tail = (int)(rng_next(&r) % 3) == 0 ? 0 : (int)(rng_next(&r) % 60);
+        if (tail && tail < q->n_prompt) fill(q->prompt + q->n_prompt - tail, tail, rng_next(&r), V);
+        q->n_predict = 1 + (int)(rng_next(&r) % 4);
+        q->temperature = rng_next(&r) % 3 == 0 ? 0.8f : 0.0f;
+        q->seed = rng_next(&r);
+    }
+    for (int i = 0; i < n_distinct; i++) reference(m, &qs[i], &ref[i]);
+    for (int k = 0; k < n_runs; k++) which[k] = (int)(rng_next(&r) % (uint64_t)n_distinct);
+    const int per_ctx = (n_runs + 3) / 4; /* three restarts */
+    uint64_t hits = 0, bad = 0;
+    for (int k = 0; k < n_runs;) {
+        wick_error err;
+        wick_context *c = dir_ctx_ex(m, dir, 6, (size_t)budget, NULL);
+        wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+        if (!s) {
+            wick_context_free(c);
+            goto out;
+        }
+        char msg[256];
+        const int end = k + per_ctx < n_runs ? k + per_ctx : n_runs;
+        while (k < end) {
+            const int wave = 1 + (int)(rng_next(&r) % 3);
+            for (int w = 0; w < wave && k < end; w++, k++) submit(s, &qs[which[k]], &got[k]);
+            const int steps = (int)(rng_next(&r) % 6);
+            for (int t = 0; t < steps; t++) {
+                wick_sched_step(s, &err);
+                if (prefix_check(&c->kv, msg, sizeof msg) < 0) {
+                    CHECK_MSG(false, "%s full disk: invariant: %s", label, msg);
+                    k = n_runs;
+                    break;
+                }
+            }
+        }
+        run(s);
+        uint64_t n[WICK_CACHE_ERR_KINDS];
+        wick_context_cache_errors(c, n);
+        bad += n[WICK_CACHE_ERR_SKIPPED] + n[WICK_CACHE_ERR_READ] + n[WICK_CACHE_ERR_CORRUPT] + n[WICK_CACHE_ERR_WRITE];
+        wick_sched_free(s);
+        wick_context_free(c);
+    }
+    for (int k = 0; k < n_runs; k++) {
+        const req *q = &qs[which[k]];
+        CHECK_MSG(same(&got[k], &ref[which[k]]),
+                  "%s full disk: run %d (request %d, prompt %d, temp %.1f, %d cached) differs from cache-off", label, k,
+                  which[k], q->n_prompt, q->temperature, got[k].res.cached_tokens);
+        hits += (uint64_t)got[k].res.cached_tokens;
+    }
+    printf("%s: full cache folder (%llu bytes, 3.5 blocks), pool of 6 blocks: %d runs of %d requests over 4 contexts, "
+           "%llu prompt tokens reused, %llu folder failures\n",
+           label, (unsigned long long)budget, n_runs, n_distinct, (unsigned long long)hits, (unsigned long long)bad);
+    CHECK_MSG(hits > 0, "%s full disk: nothing was reused", label);
+    CHECK_MSG(bad == 0, "%s full disk: %llu cache-folder failures", label, (unsigned long long)bad);
+    CHECK_MSG(block_bytes(dir) <= budget, "%s full disk: %llu bytes of block files, budget %llu", label,
+              (unsigned long long)block_bytes(dir), (unsigned long long)budget);
+out:
+    free(qs);
+    free(ref);
+    free(got);
+    free(which);
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "test_prefix_cache: FAILED: opening or reading the cache folder hung\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
+    _exit(2);
+}
+
+/* A FIFO, a directory, a symbolic link (to a real block file, under that
+ * block's name), a socket and a device named like block files: opening the
+ * folder neither hangs (alarm) nor uses them; they are counted as skipped,
+ * the callback hears once. A FIFO put in place of an indexed block is not
+ * read either (counted as a read failure). Outputs equal cache-off. */
+static void special_files(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800], q[800];
+    sub_dir(dir, sizeof dir, tmp, "special", label);
+    static req a;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 4};
+    fill(a.prompt, a.n_prompt, 1, V);
+    kv_key keys[3];
+    wick_error err;
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    chain_keys(c, a.prompt, 2, 44, keys);
+    expect(m, s, &a, 0, label, "before the special files");
+    wick_sched_free(s);
+    wick_context_free(c);
+    int made = 0;
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    CHECK(mkfifo(p, 0600) == 0);
+    made++;
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    CHECK(mkdir(p, 0700) == 0);
+    made++;
+    /* block 1 moved out of the folder, a link to it in its place */
+    block_path(p, sizeof p, dir, keys[1]);
+    snprintf(q, sizeof q, "%s/outside-%s.wkv", tmp, strrchr(dir, '/') + 1);
+    CHECK(rename(p, q) == 0 && symlink(q, p) == 0);
+    made++;
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "cccccccccccccccccccccccccccccccc");
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd >= 0 && strlen(p) < sizeof sa.sun_path) {
+        memcpy(sa.sun_path, p, strlen(p) + 1);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0) made++;
+    }
+    if (fd >= 0) close(fd);
+    snprintf(p, sizeof p, "%s/%s.wkv", dir, "dddddddddddddddddddddddddddddddd");
+    if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0) made++; /* like /dev/null; needs the right to make devices */
+    signal(SIGALRM, on_alarm);
+    alarm(120);
+    warn_rec w = {0};
+    c = dir_ctx_ex(m, dir, 0, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    printf("%s: %d special files named like blocks: %llu skipped, callback %d time(s): %s\n", label, made,
+           (unsigned long long)errs(c, WICK_CACHE_ERR_SKIPPED), w.calls, w.last);
+    CHECK_MSG(errs(c, WICK_CACHE_ERR_SKIPPED) == (uint64_t)made, "%s: %llu skipped, %d special files", label,
+              (unsigned long long)errs(c, WICK_CACHE_ERR_SKIPPED), made);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, dir), "%s: %d warning calls (%s)", label, w.calls, w.last);
+    expect(m, s, &a, B, label, "beside special files (block 1 behind a link: computed)");
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* at read-back: a FIFO in place of block 0 once the folder is indexed */
+    c = dir_ctx(m, dir, 0);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    block_path(p, sizeof p, dir, keys[0]);
+    CHECK(unlink(p) == 0 && mkfifo(p, 0600) == 0);
+    expect(m, s, &a, 0, label, "block 0 a FIFO at read-back");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_READ), 1);
+    CHECK_INT(errs(c, WICK_CACHE_ERR_CORRUPT), 0);
+    expect(m, s, &a, a.n_prompt - 1, label, "recomputed after the FIFO");
+    wick_sched_free(s);
+    wick_context_free(c);
+    c = NULL;
+out:
+    alarm(0);
+    wick_context_free(c);
+}
+
+/* The folder is made private (0700), block files too (0600); a folder others
+ * may write to (0777, 0770) or (as root) another user's is refused with a
+ * clear error; temporary files a crash left are deleted at open; a block
+ * file writable by others or another user's is skipped. */
+static void permissions(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800];
+    sub_dir(dir, sizeof dir, tmp, "perm", label);
+    static req a;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 1}; /* one token: the kept tail holds the prompt's 44 */
+    fill(a.prompt, a.n_prompt, 1, V);
+    kv_key keys[3];
+    wick_error err;
+    struct stat st;
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK(stat(dir, &st) == 0);
+    const unsigned dir_mode = st.st_mode & 0777;
+    CHECK_MSG(dir_mode == 0700, "%s: cache folder made with mode %03o", label, dir_mode);
+    chain_keys(c, a.prompt, 2, 44, keys);
+    expect(m, s, &a, 0, label, "permissions");
+    wick_sched_free(s);
+    wick_context_free(c);
+    for (int i = 0; i < 3; i++) {
+        block_path(p, sizeof p, dir, keys[i]);
+        CHECK(stat(p, &st) == 0);
+        CHECK_MSG((st.st_mode & 0777) == 0600, "%s: block file made with mode %03o", label,
+                  (unsigned)(st.st_mode & 0777));
+    }
+    printf("%s: cache folder made with mode %03o, block files %03o\n", label, dir_mode, (unsigned)(st.st_mode & 0777));
+    /* leftovers of a crash */
+    char t[3][800];
+    snprintf(t[0], sizeof t[0], "%s/x.wkv.tmp", dir);
+    snprintf(t[1], sizeof t[1], "%s/y.tmp", dir);
+    block_path(t[2], sizeof t[2], dir, keys[0]);
+    strcat(t[2], ".tmp");
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(t[i], "w");
+        CHECK(f && fputs("half a block", f) >= 0);
+        if (f) fclose(f);
+    }
+    c = dir_ctx(m, dir, 0);
+    int left = 0;
+    for (int i = 0; i < 3; i++) left += access(t[i], F_OK) == 0;
+    printf("%s: leftover temporary files after open: %d of 3\n", label, left);
+    CHECK_MSG(left == 0, "%s: %d leftover temporary files not deleted", label, left);
+    CHECK(c && errs(c, WICK_CACHE_ERR_SKIPPED) == 0);
+    wick_context_free(c);
+    /* folders others may write to */
+    const unsigned modes[] = {0777, 0770, 0720};
+    for (int i = 0; i < 3; i++) {
+        CHECK(chmod(dir, modes[i]) == 0);
+        wick_context_params cp = {.n_ctx = 640, .n_threads = 2, .cache_dir = dir};
+        memset(&err, 0, sizeof err);
+        c = wick_context_new(m, &cp, &err);
+        CHECK_MSG(!c && strstr(err.msg, dir) && strstr(err.msg, "writable by its group or others"),
+                  "%s: folder mode %03o: %s", label, modes[i], c ? "accepted" : err.msg);
+        wick_context_free(c);
+        if (i == 0) printf("%s: folder of mode 0777: %s\n", label, c ? "accepted" : err.msg);
+    }
+    CHECK(chmod(dir, 0700) == 0);
+    /* a block file others may write to is skipped */
+    block_path(p, sizeof p, dir, keys[0]);
+    CHECK(chmod(p, 0666) == 0);
+    c = dir_ctx(m, dir, 0);
+    CHECK(c && errs(c, WICK_CACHE_ERR_SKIPPED) == 1);
+    wick_context_free(c);
+    CHECK(chmod(p, 0600) == 0);
+    if (geteuid() == 0) { /* ownership: only root can give files away */
+        CHECK(chown(p, 65534, 65534) == 0);
+        c = dir_ctx(m, dir, 0);
+        CHECK(c && errs(c, WICK_CACHE_ERR_SKIPPED) == 1);
+        wick_context_free(c);
+        CHECK(chown(p, 0, 0) == 0);
+        CHECK(chown(dir, 65534, 65534) == 0);
+        wick_context_params cp = {.n_ctx = 640, .n_threads = 2, .cache_dir = dir};
+        c = wick_context_new(m, &cp, &err);
+        CHECK_MSG(!c && strstr(err.msg, "belongs to another user"), "%s: another user's folder: %s", label,
+                  c ? "accepted" : err.msg);
+        wick_context_free(c);
+        CHECK(chown(dir, 0, 0) == 0);
+    }
+    c = NULL;
+out:
+    wick_context_free(c);
+}
+
+/* Blocks that are not what their key names: a tail block whose token ids
+ * were edited and its checksum recomputed before the folder is opened (the
+ * index would offer it to a prompt with the edited ids) is skipped; once the
+ * folder is indexed, a block file replaced by a copy of another valid block's
+ * and one whose token ids were edited (checksum recomputed) are rejected when
+ * read back (counted as corrupt, the callback told once). Outputs equal
+ * cache-off throughout. */
+static void corrupt(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800], q[800];
+    sub_dir(dir, sizeof dir, tmp, "corrupt", label);
+    static req a, b, a2;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 1}; /* one token: the kept tail holds the prompt's 44 */
+    fill(a.prompt, a.n_prompt, 1, V);
+    b = (req){.n_prompt = 2 * B + 10, .n_predict = 1};
+    fill(b.prompt, b.n_prompt, 3, V);
+    a2 = a;
+    for (int i = 2 * B + 40; i < 2 * B + 44; i++) a2.prompt[i] = other_token(a2.prompt[i], V);
+    kv_key ka[3], kb[3];
+    wick_error err;
+    wick_context *c = dir_ctx(m, dir, 0);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    chain_keys(c, a.prompt, 2, 44, ka);
+    chain_keys(c, b.prompt, 2, 10, kb);
+    expect(m, s, &a, 0, label, "corrupt: a");
+    expect(m, s, &b, 0, label, "corrupt: b");
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* 1. before the folder is opened: a's tail with ids 40-43 edited */
+    block_path(p, sizeof p, dir, ka[2]);
+    CHECK(edit_tokens(p, 40, 4, V) == 0);
+    warn_rec w = {0};
+    c = dir_ctx_ex(m, dir, 0, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK_INT(errs(c, WICK_CACHE_ERR_SKIPPED), 1);
+    expect(m, s, &a2, 2 * B, label, "a tail block with edited ids (prompt with those ids)");
+    wick_sched_free(s);
+    wick_context_free(c);
+    unlink(p);
+    /* 2. once indexed: b's block 0 replaced by a copy of a's block 0, a's
+     * block 1 with edited ids */
+    w = (warn_rec){0};
+    c = dir_ctx_ex(m, dir, 0, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    CHECK_INT(errs(c, WICK_CACHE_ERR_SKIPPED), 0);
+    block_path(p, sizeof p, dir, ka[0]);
+    block_path(q, sizeof q, dir, kb[0]);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", p, q);
+    CHECK(system(cmd) == 0);
+    block_path(p, sizeof p, dir, ka[1]);
+    CHECK(edit_tokens(p, 5, 3, V) == 0);
+    expect(m, s, &a, B, label, "block 1 with edited ids at read-back");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_CORRUPT), 1);
+    expect(m, s, &b, 0, label, "block 0 a copy of another block's file at read-back");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_CORRUPT), 2);
+    printf("%s: 2 forged blocks rejected at read-back, callback %d time(s): %s\n", label, w.calls, w.last);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, ".wkv"),
+              "%s: %d warning calls (%s)", label, w.calls, w.last);
+    CHECK_INT(errs(c, WICK_CACHE_ERR_READ), 0);
+    expect(m, s, &a, a.n_prompt - 1, label, "a recomputed");
+    expect(m, s, &b, b.n_prompt - 1, label, "b recomputed");
+    wick_sched_free(s);
+    wick_context_free(c);
+    c = NULL;
+out:
+    wick_context_free(c);
+}
+
+/* Write failures are counted and told once, and change no output: a disk
+ * full (a file size limit, SIGXFSZ ignored: the tests may run as root, whom
+ * permissions do not stop) and a directory where a block's temporary file
+ * would go. Nothing half-written is left behind. */
+static void write_failures(wick_model *m, const char *label, const char *tmp) {
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    const int V = info.n_vocab, B = wick_kv_block_size();
+    char dir[400], p[800];
+    static req a, x;
+    a = (req){.n_prompt = 2 * B + 44, .n_predict = 3};
+    fill(a.prompt, a.n_prompt, 1, V);
+    x = (req){.n_prompt = 2 * B + 5, .n_predict = 2};
+    fill(x.prompt, x.n_prompt, 9, V);
+    wick_error err;
+    /* 1. disk full: a pool of 3 blocks, x then a (x's 3 blocks evicted), then x (a's) */
+    sub_dir(dir, sizeof dir, tmp, "full-disk", label);
+    warn_rec w = {0};
+    wick_context *c = dir_ctx_ex(m, dir, 3, 0, &w);
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    struct rlimit old, lim;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    lim = old;
+    lim.rlim_cur = 1000; /* a block file has at least 2 KiB */
+    signal(SIGXFSZ, SIG_IGN);
+    fflush(stdout);
+    fflush(stderr);
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    expect(m, s, &x, 0, label, "disk full: x");
+    expect(m, s, &a, 0, label, "disk full: a evicts x");
+    expect(m, s, &x, 0, label, "disk full: x again (not on disk)");
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    printf("%s: disk full: %llu write failures, callback %d time(s): %s\n", label,
+           (unsigned long long)errs(c, WICK_CACHE_ERR_WRITE), w.calls, w.last);
+    CHECK_INT(errs(c, WICK_CACHE_ERR_WRITE), 6);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, dir), "%s: %d warning calls (%s)", label, w.calls, w.last);
+    CHECK_INT(count_files(dir, ".wkv"), 0);
+    CHECK_INT(count_files(dir, ".tmp"), 0);
+    uint64_t n[WICK_CACHE_ERR_KINDS];
+    wick_context_cache_errors(c, n);
+    CHECK(n[WICK_CACHE_ERR_SKIPPED] == 0 && n[WICK_CACHE_ERR_READ] == 0 && n[WICK_CACHE_ERR_CORRUPT] == 0);
+    wick_sched_free(s);
+    wick_context_free(c);
+    /* 2. a directory in the way of x's block 0's temporary file */
+    sub_dir(dir, sizeof dir, tmp, "blocked", label);
+    w = (warn_rec){0};
+    c = dir_ctx_ex(m, dir, 3, 0, &w);
+    s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (!s) goto out;
+    kv_key kx[3];
+    chain_keys(c, x.prompt, 2, 5, kx);
+    block_path(p, sizeof p, dir, kx[0]);
+    strcat(p, ".tmp");
+    CHECK(mkdir(p, 0700) == 0);
+    expect(m, s, &x, 0, label, "blocked: x");
+    expect(m, s, &a, 0, label, "blocked: a evicts x");
+    CHECK_INT(errs(c, WICK_CACHE_ERR_WRITE), 1);
+    CHECK_INT(count_files(dir, ".wkv"), 2);
+    CHECK_MSG(w.calls == 1 && strstr(w.last, ".wkv.tmp"), "%s: %d warning calls (%s)", label, w.calls, w.last);
+    expect(m, s, &x, -1, label, "blocked: x again");
+    wick_sched_free(s);
+    wick_context_free(c);
+    c = NULL;
+    rmdir(p);
 out:
     wick_context_free(c);
 }
@@ -406,6 +918,13 @@ int main(void) {
         snprintf(label, sizeof label, "%s %s", archs[i], dtypes[i]);
         cases(m, label);
         restore(m, label, dir);
+        disk_full(m, label, dir, i == 0 ? 24 : 10, i == 0 ? 72 : 30, 7 + (uint64_t)i);
+        if (i == 0) {
+            special_files(m, label, dir);
+            permissions(m, label, dir);
+            corrupt(m, label, dir);
+            write_failures(m, label, dir);
+        }
         fuzz(m, label, i == 0 ? 200 : 60, 42 + (uint64_t)i);
         wick_model_free(m);
     }

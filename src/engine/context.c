@@ -78,7 +78,9 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         (!p->no_prefix_cache &&
          prefix_cache_enable(&c->kv, identity, p->cache_blocks, err) < 0) ||
-        (!p->no_prefix_cache && p->cache_dir && prefix_cache_set_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, err) < 0) ||
+        (!p->no_prefix_cache && p->cache_dir &&
+         prefix_cache_set_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, p->on_cache_warning, p->cache_warning_user,
+                              err) < 0) ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {
@@ -141,6 +143,15 @@ void wick_context_prefault(wick_context *c) {
 }
 
 int wick_context_cache_warnings(const wick_context *c, const char **last) { return prefix_disk_warnings(&c->kv, last); }
+
+const char *wick_cache_error_name(wick_cache_error k) {
+    static const char *const NAMES[WICK_CACHE_ERR_KINDS] = {"skipped", "read", "corrupt", "write"};
+    return (int)k >= 0 && k < WICK_CACHE_ERR_KINDS ? NAMES[k] : "?";
+}
+
+void wick_context_cache_errors(const wick_context *c, uint64_t counts[WICK_CACHE_ERR_KINDS]) {
+    prefix_disk_errors(&c->kv, counts);
+}
 
 /* Batch rules: ids in range, each sequence's tokens contiguous and at
  * consecutive positions starting at its current length. */

@@ -6,13 +6,21 @@
  *   n_tok (2 × i32) | token ids (n_tok × i32) | K and V: for each layer, K
  *   then V, for each KV head, n_tok rows of head_dim values in the cache's
  *   type | XXH3-64 of everything before it (u64).
- * Files are written under a temporary name and renamed, so a crash leaves
- * no half-written block under a real name. */
+ *
+ * Files are reached through the folder's descriptor (the *at calls), so the
+ * folder checked at open is the one used afterwards. Only a regular file is
+ * opened, without following links and without blocking (a FIFO swapped in
+ * would block a plain open forever), and used only if, once open, it is
+ * still a regular file owned by the effective user and not writable by group
+ * or others. A block is written to a temporary file created for it alone
+ * (mode 0600), synced, renamed to its name, and the folder synced. */
 #include "kv/block_disk.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,25 +33,42 @@
 
 #define MAGIC "WICKKVB1"
 #define HEADER_BYTES 84
+#define NAME_CAP 48 /* "<32 hex>.wkv.tmp" */
 
 struct block_disk {
     char *dir;
+    int dfd; /* the folder, open */
     uint64_t max_bytes, total;
     kv_key identity;
     int32_t layout[5];
     disk_entry *e;
     int n, cap;
     uint64_t stamp;
-    int warnings;
+    _Atomic uint64_t errs[WICK_CACHE_ERR_KINDS]; /* read by other threads (metrics) */
+    bool told[WICK_CACHE_ERR_KINDS];             /* the callback has had this kind */
+    disk_warn_fn warn_fn;
+    void *warn_user;
     char last[256];
 };
 
-static void warn(block_disk *d, const char *fmt, ...) {
+/* Count a failure of this kind and keep its message; the callback hears of
+ * the first one of each kind. */
+static void warn(block_disk *d, wick_cache_error kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void warn(block_disk *d, wick_cache_error kind, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->last, sizeof d->last, fmt, ap);
     va_end(ap);
-    d->warnings++;
+    atomic_fetch_add_explicit(&d->errs[kind], 1, memory_order_relaxed);
+    if (!d->told[kind]) {
+        d->told[kind] = true;
+        if (d->warn_fn) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "cache directory %s: %s", d->dir, d->last);
+            d->warn_fn(d->warn_user, msg);
+        }
+    }
 }
 
 static size_t run_bytes(const kv_cache *kv, int n_tok) { return (size_t)n_tok * (size_t)kv->head_dim * kv->elem_bytes; }
@@ -52,8 +77,10 @@ static uint64_t file_bytes(const kv_cache *kv, int n_tok) {
     return HEADER_BYTES + (uint64_t)n_tok * 4 + (uint64_t)KV_BLOCK_RUNS(kv) * run_bytes(kv, n_tok) + 8;
 }
 
-static void key_name(char *out, size_t cap, const char *dir, kv_key k) {
-    snprintf(out, cap, "%s/%016llx%016llx.wkv", dir, (unsigned long long)k.hi, (unsigned long long)k.lo);
+/* The file name of key (with tmp: of its temporary file while it is written). */
+static void key_name(char out[NAME_CAP], kv_key k, bool tmp) {
+    snprintf(out, NAME_CAP, "%016llx%016llx.wkv%s", (unsigned long long)k.hi, (unsigned long long)k.lo,
+             tmp ? ".tmp" : "");
 }
 
 static void header(unsigned char *h, const block_disk *d, kv_key key, kv_key parent, bool has_parent, int n_tok) {
@@ -70,6 +97,94 @@ static void header(unsigned char *h, const block_disk *d, kv_key key, kv_key par
     memcpy(h + 80, &nt, 4);
 }
 
+/* Parse a header into en (key, parent, has_parent, n_tok); NULL, or what is wrong with it. */
+static const char *parse_header(const block_disk *d, const unsigned char *h, disk_entry *en) {
+    if (memcmp(h, MAGIC, 8) != 0) return "not a wick KV block file";
+    kv_key id;
+    memcpy(&id.lo, h + 8, 8);
+    memcpy(&id.hi, h + 16, 8);
+    if (!kv_key_eq(id, d->identity) || memcmp(h + 24, d->layout, 20) != 0) return "made for another model or KV layout";
+    memcpy(&en->key.lo, h + 44, 8);
+    memcpy(&en->key.hi, h + 52, 8);
+    memcpy(&en->parent.lo, h + 60, 8);
+    memcpy(&en->parent.hi, h + 68, 8);
+    int32_t hp, nt;
+    memcpy(&hp, h + 76, 4);
+    memcpy(&nt, h + 80, 4);
+    if (nt < 1 || nt > KV_BLOCK_SIZE || (hp != 0 && hp != 1)) return "damaged header";
+    en->has_parent = hp;
+    en->n_tok = nt;
+    return NULL;
+}
+
+/* Read n bytes (fewer only at the end of the file or on an error). */
+static size_t read_full(int fd, void *p, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        const ssize_t r = read(fd, (char *)p + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+/* Write n bytes; false with errno on an error. */
+static bool write_full(int fd, const void *p, size_t n) {
+    const char *c = p;
+    while (n > 0) {
+        const ssize_t r = write(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = EIO;
+            return false;
+        }
+        c += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* Why a file of the folder may not be used (NULL: it may). */
+static const char *not_ours(const struct stat *st) {
+    if (!S_ISREG(st->st_mode)) {
+        if (S_ISDIR(st->st_mode)) return "a directory, not a regular file";
+        if (S_ISLNK(st->st_mode)) return "a symbolic link, not a regular file";
+        if (S_ISFIFO(st->st_mode)) return "a FIFO, not a regular file";
+        if (S_ISSOCK(st->st_mode)) return "a socket, not a regular file";
+        return "a device, not a regular file";
+    }
+    if (st->st_uid != geteuid()) return "owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) return "writable by its group or others";
+    return NULL;
+}
+
+/* Open name in the folder for reading if it is a regular file of ours: its
+ * descriptor and *st, or -1 and *why. Checked before opening (nothing but a
+ * regular file is ever opened) and again on the open file (it may have been
+ * replaced in between). */
+static int open_block(const block_disk *d, const char *name, struct stat *st, const char **why) {
+    struct stat pre;
+    if (fstatat(d->dfd, name, &pre, AT_SYMLINK_NOFOLLOW) != 0) {
+        *why = errno == ENOENT ? "gone" : "cannot be examined";
+        return -1;
+    }
+    if ((*why = not_ours(&pre))) return -1;
+    const int fd = openat(d->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        *why = errno == ENOENT ? "gone" : "cannot be opened";
+        return -1;
+    }
+    if (fstat(fd, st) != 0) *why = "cannot be examined";
+    else if (!(*why = not_ours(st)) && (st->st_ino != pre.st_ino || st->st_dev != pre.st_dev))
+        *why = "replaced while being opened";
+    if (*why) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int add_entry(block_disk *d, const disk_entry *en) {
     if (d->n == d->cap) {
         int cap = d->cap ? d->cap * 2 : 64;
@@ -83,108 +198,156 @@ static int add_entry(block_disk *d, const disk_entry *en) {
     return 0;
 }
 
+/* Drop entry i (the last one takes its place), deleting its file if asked. */
 static void drop_entry(block_disk *d, int i, bool unlink_file) {
     if (unlink_file) {
-        char path[4096];
-        key_name(path, sizeof path, d->dir, d->e[i].key);
-        unlink(path);
+        char name[NAME_CAP];
+        key_name(name, d->e[i].key, false);
+        unlinkat(d->dfd, name, 0);
     }
     d->total -= d->e[i].bytes;
     d->e[i] = d->e[--d->n];
 }
 
-/* Read and check one file's header; 0 and *en, or -1 (not ours or damaged: why in d->last). */
-static int read_header(block_disk *d, const kv_cache *kv, const char *path, const char *name, disk_entry *en) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    unsigned char h[HEADER_BYTES];
-    int rc = -1;
-    struct stat st;
-    if (fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, MAGIC, 8) != 0) {
-        warn(d, "%s: not a wick KV block file", name);
-        goto out;
-    }
-    kv_key id;
-    memcpy(&id.lo, h + 8, 8);
-    memcpy(&id.hi, h + 16, 8);
-    if (!kv_key_eq(id, d->identity) || memcmp(h + 24, d->layout, 20) != 0) {
-        warn(d, "%s: made for another model or KV layout", name);
-        goto out;
-    }
-    memcpy(&en->key.lo, h + 44, 8);
-    memcpy(&en->key.hi, h + 52, 8);
-    memcpy(&en->parent.lo, h + 60, 8);
-    memcpy(&en->parent.hi, h + 68, 8);
-    int32_t hp, nt;
-    memcpy(&hp, h + 76, 4);
-    memcpy(&nt, h + 80, 4);
-    char expect[4096];
-    key_name(expect, sizeof expect, d->dir, en->key);
-    if (nt < 1 || nt > KV_BLOCK_SIZE || (hp != 0 && hp != 1) || strcmp(expect, path) != 0) {
-        warn(d, "%s: damaged header", name);
-        goto out;
-    }
-    en->has_parent = hp;
-    en->n_tok = nt;
-    en->bytes = file_bytes(kv, nt);
-    if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size != en->bytes) {
-        warn(d, "%s: truncated or padded (%lld bytes, expected %llu)", name, (long long)st.st_size,
-             (unsigned long long)en->bytes);
-        goto out;
-    }
-    if (fread(en->tokens, 4, (size_t)nt, f) != (size_t)nt) {
-        warn(d, "%s: truncated", name);
-        goto out;
-    }
-    rc = 0;
-out:
-    fclose(f);
-    return rc;
+static void drop_oldest(block_disk *d) {
+    int old = 0;
+    for (int i = 1; i < d->n; i++)
+        if (d->e[i].stamp < d->e[old].stamp) old = i;
+    drop_entry(d, old, true);
 }
 
-block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, wick_error *err) {
+/* Read and check one file's header and token ids: 0 and *en (stamp: its
+ * modification time), or -1 (counted as skipped). */
+static int read_header(block_disk *d, const kv_cache *kv, const char *name, disk_entry *en) {
+    struct stat st;
+    const char *why = NULL;
+    const int fd = open_block(d, name, &st, &why);
+    if (fd < 0) {
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: %s; skipped", name, why);
+        return -1;
+    }
+    unsigned char h[HEADER_BYTES];
+    char expect[NAME_CAP];
+    if (read_full(fd, h, sizeof h) != sizeof h) why = "not a wick KV block file";
+    else why = parse_header(d, h, en);
+    if (!why) {
+        key_name(expect, en->key, false);
+        en->bytes = file_bytes(kv, en->n_tok);
+        if (strcmp(expect, name) != 0) why = "damaged header (its key is not its name's)";
+        else if ((uint64_t)st.st_size != en->bytes) why = "truncated or padded";
+        else if (read_full(fd, en->tokens, (size_t)en->n_tok * 4) != (size_t)en->n_tok * 4) why = "truncated";
+        else if (!kv_key_eq(prefix_block_key(en->parent, en->tokens, en->n_tok), en->key))
+            why = "damaged header (its key is not that of its parent and token ids)";
+    }
+    close(fd);
+    if (why) {
+        warn(d, WICK_CACHE_ERR_SKIPPED, "%s: %s; skipped", name, why);
+        return -1;
+    }
+    en->stamp = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+static int by_stamp(const void *a, const void *b) {
+    const uint64_t x = ((const disk_entry *)a)->stamp, y = ((const disk_entry *)b)->stamp;
+    return (x > y) - (x < y);
+}
+
+/* Index the folder: block files of this model and layout, oldest first by
+ * modification time, the oldest deleted while they exceed the budget;
+ * temporary files (`*.tmp`: the folder is the cache's own) that a crash left
+ * are deleted. */
+static int scan(block_disk *d, const kv_cache *kv, wick_error *err) {
+    const int fd = fcntl(d->dfd, F_DUPFD_CLOEXEC, 0);
+    DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dh) {
+        if (fd >= 0) close(fd);
+        return wick_fail(err, "cannot list the cache directory %s (%s)", d->dir, strerror(errno));
+    }
+    disk_entry *en = malloc(sizeof *en);
+    struct dirent *de;
+    while (en && (de = readdir(dh))) {
+        const char *name = de->d_name;
+        const size_t len = strlen(name);
+        if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) { /* a write a crash cut short */
+            if (unlinkat(d->dfd, name, 0) != 0 && errno != ENOENT)
+                warn(d, WICK_CACHE_ERR_SKIPPED, "%s: a leftover temporary file that cannot be deleted (%s)", name,
+                     strerror(errno));
+            continue;
+        }
+        if (len != 36 || strcmp(name + 32, ".wkv") != 0) continue; /* not a block file */
+        if (read_header(d, kv, name, en) < 0) continue;
+        if (add_entry(d, en) < 0) break;
+    }
+    free(en);
+    closedir(dh);
+    if (d->n > 1) qsort(d->e, (size_t)d->n, sizeof *d->e, by_stamp);
+    for (int i = 0; i < d->n; i++) d->e[i].stamp = (uint64_t)i;
+    d->stamp = (uint64_t)d->n;
+    while (d->n > 0 && d->total > d->max_bytes) drop_oldest(d);
+    return 0;
+}
+
+block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, disk_warn_fn warn_fn,
+                      void *warn_user, wick_error *err) {
     if (!dir || !*dir) {
         wick_fail(err, "empty cache directory name");
         return NULL;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         wick_fail(err, "cannot create the cache directory %s (%s)", dir, strerror(errno));
         return NULL;
     }
-    DIR *dh = opendir(dir);
-    if (!dh) {
+    const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
         wick_fail(err, "cannot open the cache directory %s (%s)", dir, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(dfd, &st) != 0) {
+        wick_fail(err, "cannot examine the cache directory %s (%s)", dir, strerror(errno));
+        close(dfd);
+        return NULL;
+    }
+    if (st.st_uid != geteuid()) {
+        wick_fail(err,
+                  "the cache directory %s belongs to another user (uid %u, not %u): it holds prompts, use one of yours",
+                  dir, (unsigned)st.st_uid, (unsigned)geteuid());
+        close(dfd);
+        return NULL;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        wick_fail(err,
+                  "the cache directory %s is writable by its group or others (mode %04o): make it private (chmod 700)",
+                  dir, (unsigned)(st.st_mode & 07777));
+        close(dfd);
         return NULL;
     }
     block_disk *d = calloc(1, sizeof *d);
     if (!d || !(d->dir = strdup(dir))) {
         free(d);
-        closedir(dh);
+        close(dfd);
         wick_fail(err, "out of memory");
         return NULL;
     }
+    d->dfd = dfd;
     d->max_bytes = max_bytes ? max_bytes : (uint64_t)10 << 30;
     d->identity = identity;
+    d->warn_fn = warn_fn;
+    d->warn_user = warn_user;
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) atomic_init(&d->errs[k], 0);
     const int32_t layout[5] = {kv->n_layer, kv->n_kv_heads, kv->head_dim, kv->type, KV_BLOCK_SIZE};
     memcpy(d->layout, layout, sizeof layout);
-    struct dirent *de;
-    disk_entry *en = malloc(sizeof *en);
-    while (en && (de = readdir(dh))) {
-        const size_t len = strlen(de->d_name);
-        if (len != 36 || strcmp(de->d_name + 32, ".wkv") != 0) continue; /* not a block file (temporary ones too) */
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        if (read_header(d, kv, path, de->d_name, en) < 0) continue;
-        en->stamp = d->stamp++;
-        if (add_entry(d, en) < 0) break;
+    if (scan(d, kv, err) < 0) {
+        disk_close(d);
+        return NULL;
     }
-    free(en);
-    closedir(dh);
     return d;
 }
 
 void disk_close(block_disk *d) {
     if (!d) return;
+    close(d->dfd);
     free(d->e);
     free(d->dir);
     free(d);
@@ -192,9 +355,21 @@ void disk_close(block_disk *d) {
 
 int disk_count(const block_disk *d) { return d ? d->n : 0; }
 const disk_entry *disk_at(const block_disk *d, int i) { return &d->e[i]; }
-int disk_warnings(const block_disk *d) { return d ? d->warnings : 0; }
-const char *disk_last_warning(const block_disk *d) { return d && d->warnings ? d->last : ""; }
 uint64_t disk_bytes(const block_disk *d) { return d ? d->total : 0; }
+
+void disk_errors(const block_disk *d, uint64_t counts[WICK_CACHE_ERR_KINDS]) {
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++)
+        counts[k] = d ? atomic_load_explicit(&d->errs[k], memory_order_relaxed) : 0;
+}
+
+int disk_warnings(const block_disk *d) {
+    uint64_t c[WICK_CACHE_ERR_KINDS], n = 0;
+    disk_errors(d, c);
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) n += c[k];
+    return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+const char *disk_last_warning(const block_disk *d) { return d && disk_warnings(d) ? d->last : ""; }
 
 int disk_find(const block_disk *d, kv_key key) {
     for (int i = 0; d && i < d->n; i++)
@@ -202,40 +377,82 @@ int disk_find(const block_disk *d, kv_key key) {
     return -1;
 }
 
-int disk_load(block_disk *d, int i, kv_cache *kv, int32_t b) {
-    const disk_entry en = d->e[i];
-    char path[4096];
-    key_name(path, sizeof path, d->dir, en.key);
-    FILE *f = fopen(path, "rb");
-    const char *name = strrchr(path, '/') + 1;
-    unsigned char h[HEADER_BYTES], want[HEADER_BYTES];
-    header(want, d, en.key, en.parent, en.has_parent, en.n_tok);
-    int32_t toks[KV_BLOCK_SIZE];
-    XXH3_state_t st;
-    XXH3_64bits_reset(&st);
-    bool ok = f && fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, want, sizeof h) == 0 &&
-              fread(toks, 4, (size_t)en.n_tok, f) == (size_t)en.n_tok &&
-              memcmp(toks, en.tokens, (size_t)en.n_tok * 4) == 0;
-    if (ok) {
-        XXH3_64bits_update(&st, h, sizeof h);
-        XXH3_64bits_update(&st, toks, (size_t)en.n_tok * 4);
-        const size_t rb = run_bytes(kv, en.n_tok);
-        for (int r = 0; ok && r < KV_BLOCK_RUNS(kv); r++) {
-            char *p = kv_block_run(kv, b, r);
-            ok = fread(p, 1, rb, f) == rb;
-            if (ok) XXH3_64bits_update(&st, p, rb);
+void disk_touch(block_disk *d, kv_key key) {
+    const int i = disk_find(d, key);
+    if (i >= 0) d->e[i].stamp = d->stamp++;
+}
+
+/* Read and check the open file of key into block b and *out; NULL, or what
+ * is wrong with it and its kind. */
+static const char *read_block(block_disk *d, int fd, const struct stat *st, kv_key key, kv_cache *kv, int32_t b,
+                              disk_entry *out, wick_cache_error *kind) {
+    unsigned char h[HEADER_BYTES];
+    *kind = WICK_CACHE_ERR_READ;
+    if (read_full(fd, h, sizeof h) != sizeof h) return "short";
+    *kind = WICK_CACHE_ERR_CORRUPT;
+    const char *bad = parse_header(d, h, out);
+    if (bad) return bad;
+    if (!kv_key_eq(out->key, key)) return "it holds another block (its stored key is not its name's)";
+    const int nt = out->n_tok;
+    out->bytes = file_bytes(kv, nt);
+    if ((uint64_t)st->st_size > out->bytes) return "longer than its header says";
+    *kind = WICK_CACHE_ERR_READ;
+    if ((uint64_t)st->st_size < out->bytes || read_full(fd, out->tokens, (size_t)nt * 4) != (size_t)nt * 4)
+        return "short";
+    *kind = WICK_CACHE_ERR_CORRUPT;
+    if (!kv_key_eq(prefix_block_key(out->parent, out->tokens, nt), key))
+        return "its parent and token ids are not those its key names";
+    XXH3_state_t xs;
+    XXH3_64bits_reset(&xs);
+    XXH3_64bits_update(&xs, h, sizeof h);
+    XXH3_64bits_update(&xs, out->tokens, (size_t)nt * 4);
+    const size_t rb = run_bytes(kv, nt);
+    for (int r = 0; r < KV_BLOCK_RUNS(kv); r++) {
+        char *p = kv_block_run(kv, b, r);
+        if (read_full(fd, p, rb) != rb) {
+            *kind = WICK_CACHE_ERR_READ;
+            return "short";
         }
-        uint64_t sum;
-        ok = ok && fread(&sum, 8, 1, f) == 1 && sum == XXH3_64bits_digest(&st);
+        XXH3_64bits_update(&xs, p, rb);
     }
-    if (f) fclose(f);
-    if (!ok) {
-        warn(d, "%s: %s; the block is computed again", name, f ? "checksum or contents do not match" : "gone");
-        drop_entry(d, i, true);
+    uint64_t sum;
+    if (read_full(fd, &sum, 8) != 8) {
+        *kind = WICK_CACHE_ERR_READ;
+        return "short";
+    }
+    if (sum != XXH3_64bits_digest(&xs)) return "checksum mismatch";
+    return NULL;
+}
+
+int disk_load(block_disk *d, kv_key key, kv_cache *kv, int32_t b, disk_entry *out) {
+    const int i = disk_find(d, key);
+    if (i < 0) return -1;
+    char name[NAME_CAP];
+    key_name(name, key, false);
+    struct stat st;
+    const char *why = NULL;
+    wick_cache_error kind = WICK_CACHE_ERR_READ;
+    const int fd = open_block(d, name, &st, &why);
+    const bool opened = fd >= 0;
+    if (opened) {
+        why = read_block(d, fd, &st, key, kv, b, out, &kind);
+        close(fd);
+    }
+    if (why) {
+        warn(d, kind, "%s: %s; the block is computed again", name, why);
+        drop_entry(d, i, opened); /* a file that is not ours is left alone */
         return -1;
     }
     d->e[i].stamp = d->stamp++;
     return 0;
+}
+
+void disk_reject(block_disk *d, kv_key key, const char *why) {
+    char name[NAME_CAP];
+    key_name(name, key, false);
+    warn(d, WICK_CACHE_ERR_CORRUPT, "%s: %s; the block is computed again", name, why);
+    const int i = disk_find(d, key);
+    if (i >= 0) drop_entry(d, i, true);
 }
 
 int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key parent, bool has_parent,
@@ -245,40 +462,59 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     memcpy(en.tokens, tokens, (size_t)n_tok * 4);
     en.bytes = file_bytes(kv, n_tok);
     if (en.bytes > d->max_bytes) return 0;
-    while (d->n > 0 && d->total + en.bytes > d->max_bytes) { /* make room: the oldest first */
-        int old = 0;
-        for (int i = 1; i < d->n; i++)
-            if (d->e[i].stamp < d->e[old].stamp) old = i;
-        drop_entry(d, old, true);
+    /* The file counts from the moment it is written: make room first, the oldest first. */
+    while (d->n > 0 && d->total + en.bytes > d->max_bytes) drop_oldest(d);
+    char name[NAME_CAP], tmp[NAME_CAP];
+    key_name(name, key, false);
+    key_name(tmp, key, true);
+    const int flags = O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(d->dfd, tmp, flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(d->dfd, tmp, 0) == 0) fd = openat(d->dfd, tmp, flags, 0600);
+    if (fd < 0) {
+        warn(d, WICK_CACHE_ERR_WRITE, "cannot create %s (%s); the block is not kept", tmp, strerror(errno));
+        return -1;
     }
-    char path[4096], tmp[4200];
-    key_name(path, sizeof path, d->dir, key);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
     unsigned char h[HEADER_BYTES];
     header(h, d, key, parent, has_parent, n_tok);
-    XXH3_state_t st;
-    XXH3_64bits_reset(&st);
-    XXH3_64bits_update(&st, h, sizeof h);
-    XXH3_64bits_update(&st, tokens, (size_t)n_tok * 4);
-    bool ok = f && fwrite(h, 1, sizeof h, f) == sizeof h && fwrite(tokens, 4, (size_t)n_tok, f) == (size_t)n_tok;
+    XXH3_state_t xs;
+    XXH3_64bits_reset(&xs);
+    XXH3_64bits_update(&xs, h, sizeof h);
+    XXH3_64bits_update(&xs, tokens, (size_t)n_tok * 4);
+    bool ok = write_full(fd, h, sizeof h) && write_full(fd, tokens, (size_t)n_tok * 4);
     const size_t rb = run_bytes(kv, n_tok);
     for (int r = 0; ok && r < KV_BLOCK_RUNS(kv); r++) {
         const char *p = kv_block_run(kv, b, r);
-        ok = fwrite(p, 1, rb, f) == rb;
-        XXH3_64bits_update(&st, p, rb);
+        ok = write_full(fd, p, rb);
+        XXH3_64bits_update(&xs, p, rb);
     }
-    uint64_t sum = XXH3_64bits_digest(&st);
-    ok = ok && fwrite(&sum, 8, 1, f) == 1;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok || rename(tmp, path) != 0) {
-        warn(d, "cannot write %s (%s)", path, strerror(errno));
-        unlink(tmp);
+    const uint64_t sum = XXH3_64bits_digest(&xs);
+    ok = ok && write_full(fd, &sum, 8) && fsync(fd) == 0;
+    int e = errno;
+    if (close(fd) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (ok && renameat(d->dfd, tmp, d->dfd, name) != 0) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        unlinkat(d->dfd, tmp, 0);
+        warn(d, WICK_CACHE_ERR_WRITE, "cannot write %s (%s); the block is not kept", name, strerror(e));
+        return -1;
+    }
+    /* The rename lasts once the folder is synced (some file systems cannot: EINVAL). */
+    if (fsync(d->dfd) != 0 && errno != EINVAL) {
+        e = errno;
+        unlinkat(d->dfd, name, 0);
+        warn(d, WICK_CACHE_ERR_WRITE, "cannot sync the folder after writing %s (%s); the block is not kept", name,
+             strerror(e));
         return -1;
     }
     en.stamp = d->stamp++;
     if (add_entry(d, &en) < 0) {
-        unlink(path);
+        unlinkat(d->dfd, name, 0);
+        warn(d, WICK_CACHE_ERR_WRITE, "no memory to index %s; the block is not kept", name);
         return -1;
     }
     return 0;

@@ -56,7 +56,7 @@ struct prefix_cache {
 
 /* ---- keys ---- */
 
-static kv_key block_key(kv_key parent, const int32_t *tokens, int n) {
+kv_key prefix_block_key(kv_key parent, const int32_t *tokens, int n) {
     unsigned char buf[16 + 4 + KV_BLOCK_SIZE * 4];
     memcpy(buf, &parent.lo, 8);
     memcpy(buf + 8, &parent.hi, 8);
@@ -324,11 +324,12 @@ void prefix_cache_free(kv_cache *kv) {
     kv->pc = NULL;
 }
 
-int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, wick_error *err) {
+int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, void (*warn_fn)(void *, const char *),
+                         void *warn_user, wick_error *err) {
     prefix_cache *pc = kv->pc;
     if (!pc) return wick_fail(err, "the prefix cache is off: no cache directory");
     disk_close(pc->disk);
-    pc->disk = disk_open(dir, max_bytes, pc->identity, kv, err);
+    pc->disk = disk_open(dir, max_bytes, pc->identity, kv, warn_fn, warn_user, err);
     return pc->disk ? 0 : -1;
 }
 
@@ -338,19 +339,37 @@ int prefix_disk_warnings(const kv_cache *kv, const char **last) {
     return disk_warnings(d);
 }
 
+void prefix_disk_errors(const kv_cache *kv, uint64_t counts[WICK_CACHE_ERR_KINDS]) {
+    disk_errors(kv->pc ? kv->pc->disk : NULL, counts);
+}
 
-/* Read entry i of the disk index into a fresh block, cached (held by none
- * unless the caller holds it). The block's id, or -1. */
-static int32_t load_from_disk(kv_cache *kv, int i) {
+/* Read the block filed on disk under key into a fresh block, cached (held by
+ * none unless the caller holds it). parent, has_parent: what the caller's
+ * chain says its parent is. The block's id, or -1: not on disk, or it could
+ * not be read back or is not the block key names (it is computed again).
+ *
+ * Taking a block may evict one, and writing that one to disk may delete the
+ * oldest files to make room and reorder the disk's entries: nothing here
+ * holds an entry across it; the block is looked up by key afterwards, made
+ * the most recent first so that it is not the one deleted, and what enters
+ * the cache (parent, token ids) is what the file holds, checked against key. */
+static int32_t load_from_disk(kv_cache *kv, kv_key key, kv_key parent, bool has_parent) {
     prefix_cache *pc = kv->pc;
-    const disk_entry en = *disk_at(pc->disk, i);
-    int32_t b = kv_take_block(kv);
+    if (disk_find(pc->disk, key) < 0) return -1;
+    disk_touch(pc->disk, key);
+    const int32_t b = kv_take_block(kv);
     if (b < 0) return -1;
-    if (disk_load(pc->disk, i, kv, b) < 0) {
+    disk_entry en;
+    if (disk_load(pc->disk, key, kv, b, &en) < 0) {
         kv->free_list[kv->n_free++] = b;
         return -1;
     }
-    cache_add(kv, b, en.key, en.parent, en.has_parent, en.tokens, en.n_tok);
+    if (en.has_parent != has_parent || !kv_key_eq(en.parent, parent)) {
+        disk_reject(pc->disk, key, "its parent is not the one its chain names");
+        kv->free_list[kv->n_free++] = b;
+        return -1;
+    }
+    cache_add(kv, b, key, en.parent, en.has_parent, en.tokens, en.n_tok);
     lru_push_recent(pc, b);
     return b;
 }
@@ -382,12 +401,9 @@ static int attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
     kv_key key = root;
     int nb = 0;
     while ((nb + 1) * KV_BLOCK_SIZE <= max_reuse) {
-        kv_key k = block_key(key, tokens + (size_t)nb * KV_BLOCK_SIZE, KV_BLOCK_SIZE);
+        kv_key k = prefix_block_key(key, tokens + (size_t)nb * KV_BLOCK_SIZE, KV_BLOCK_SIZE);
         int32_t b = index_find(pc, k);
-        if (b < 0 && pc->disk) { /* a miss: the block may be on disk */
-            int i = disk_find(pc->disk, k);
-            if (i >= 0 && disk_at(pc->disk, i)->n_tok == KV_BLOCK_SIZE) b = load_from_disk(kv, i);
-        }
+        if (b < 0 && pc->disk) b = load_from_disk(kv, k, key, nb > 0); /* a miss: the block may be on disk */
         if (b < 0 || pc->n_tok[b] != KV_BLOCK_SIZE) break;
         kv_hold(kv, s, b);
         key = k;
@@ -410,27 +426,31 @@ static int attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int m
             best_n = n;
         }
     }
-    /* A child on disk that matches more is read back (the best one only). */
-    int disk_best = -1, disk_n = best_n;
+    /* A child on disk that matches more is read back (the best one only;
+     * by key: reading it back may reorder the disk's entries). */
+    kv_key disk_best = {0, 0};
+    int disk_n = best_n;
     for (int i = 0; rest > 0 && pc->disk && i < disk_count(pc->disk); i++) {
         const disk_entry *en = disk_at(pc->disk, i);
         if (!kv_key_eq(en->parent, key) || en->has_parent != (nb > 0) || index_find(pc, en->key) >= 0) continue;
         int n = lcp(en->tokens, en->n_tok, want, rest);
         if (n > disk_n) {
-            disk_best = i;
+            disk_best = en->key;
             disk_n = n;
         }
     }
     /* `best` is pinned (a reference no table holds, out of the LRU list) so
      * that taking blocks below cannot evict it. */
     if (best >= 0) pin(kv, best);
-    if (disk_best >= 0) {
-        int32_t b = load_from_disk(kv, disk_best);
-        if (b >= 0) {
+    if (disk_n > best_n) {
+        const int32_t b = load_from_disk(kv, disk_best, key, nb > 0);
+        /* matched again on the token ids read back */
+        const int n = b >= 0 ? lcp(pc->tok + (size_t)b * KV_BLOCK_SIZE, pc->n_tok[b], want, rest) : 0;
+        if (n > best_n) {
             pin(kv, b);
             if (best >= 0) kv_unhold(kv, best);
             best = b;
-            best_n = disk_n;
+            best_n = n;
         }
     }
     if (best < 0) return kv->len[s];
@@ -477,7 +497,7 @@ void prefix_commit(kv_cache *kv, int s) {
         const int i = pc->n_reg[s];
         const int32_t b = table[i];
         const int32_t *toks = kv_seq_tokens(kv, s) + (size_t)i * KV_BLOCK_SIZE;
-        kv_key k = block_key(pc->chain[s], toks, KV_BLOCK_SIZE);
+        kv_key k = prefix_block_key(pc->chain[s], toks, KV_BLOCK_SIZE);
         if (!pc->cached[b] && index_find(pc, k) < 0) cache_add(kv, b, k, pc->chain[s], i > 0, toks, KV_BLOCK_SIZE);
         pc->chain[s] = k;
         pc->n_reg[s]++;
@@ -494,7 +514,7 @@ void prefix_release(kv_cache *kv, int s) {
         if (tail && kv->n_seq_blocks[s] > full) {
             const int32_t b = table[full];
             const int32_t *toks = kv_seq_tokens(kv, s) + (size_t)full * KV_BLOCK_SIZE;
-            kv_key k = block_key(pc->chain[s], toks, tail);
+            kv_key k = prefix_block_key(pc->chain[s], toks, tail);
             if (kv->ref[b] == 1 && !pc->cached[b] && index_find(pc, k) < 0)
                 cache_add(kv, b, k, pc->chain[s], full > 0, toks, tail);
         }
@@ -522,7 +542,7 @@ void prefix_on_truncate(kv_cache *kv, int s, int n_full) {
     pc->n_reg[s] = n_full;
     kv_key k = pc->root[s];
     const int32_t *toks = kv_seq_tokens(kv, s);
-    for (int i = 0; i < n_full; i++) k = block_key(k, toks + (size_t)i * KV_BLOCK_SIZE, KV_BLOCK_SIZE);
+    for (int i = 0; i < n_full; i++) k = prefix_block_key(k, toks + (size_t)i * KV_BLOCK_SIZE, KV_BLOCK_SIZE);
     pc->chain[s] = k;
 }
 

@@ -32,6 +32,11 @@ typedef struct kv_key {
 
 static inline bool kv_key_eq(kv_key a, kv_key b) { return a.lo == b.lo && a.hi == b.hi; }
 
+/* The key of a block of n token ids whose parent block's key is parent (the
+ * chain's root key for the first block). A block read back from disk is
+ * checked with it: its key must be that of its own parent and token ids. */
+kv_key prefix_block_key(kv_key parent, const int32_t *tokens, int n);
+
 typedef enum kv_event_kind { KV_EVENT_STORED, KV_EVENT_REMOVED, KV_EVENT_FLUSH } kv_event_kind;
 
 /* A full block entering (STORED: key, parent, its tokens) or leaving
@@ -56,10 +61,14 @@ void prefix_cache_free(kv_cache *kv);
 void prefix_cache_set_events(kv_cache *kv, kv_event_fn fn, void *user);
 /* Keep blocks in dir too (block_disk.h): evicted blocks are written there,
  * and all cached ones when the cache is freed; a miss looks there. The
- * folder's blocks of this model are indexed now. max_bytes: 0 = 10 GiB. */
-int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, wick_error *err);
+ * folder's blocks of this model are indexed now. max_bytes: 0 = 10 GiB.
+ * warn_fn (may be NULL) hears of the first failure of each kind. */
+int prefix_cache_set_dir(kv_cache *kv, const char *dir, size_t max_bytes, void (*warn_fn)(void *, const char *),
+                         void *warn_user, wick_error *err);
 /* Files of the cache directory skipped or failed, and the last reason. */
 int prefix_disk_warnings(const kv_cache *kv, const char **last);
+/* The cache directory's failures of each kind (zeros without one); any thread. */
+void prefix_disk_errors(const kv_cache *kv, uint64_t counts[WICK_CACHE_ERR_KINDS]);
 
 
 /* The root key of chains for requests with this salt (NULL or "" = none). */
