@@ -164,6 +164,15 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
             counter_line(o, counters[k].metric, v[i].name, x);
         }
     }
+    family(o, "wick:cache_disk_errors_total", "counter",
+           "Cache-folder failures: files skipped, blocks unreadable or corrupt at read-back, blocks not written.");
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) {
+            sbuf_puts(o, "wick:cache_disk_errors_total{");
+            label(o, v[i].name);
+            sbuf_printf(o, ",kind=\"%s\"} %llu\n", wick_cache_error_name((wick_cache_error)k),
+                        (unsigned long long)v[i].disk_errors[k]);
+        }
     family(o, "vllm:request_success_total", "counter", "Count of successfully processed requests.");
     for (int i = 0; i < n; i++) {
         const char *reasons[2] = {"stop", "length"};

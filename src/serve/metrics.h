@@ -39,6 +39,7 @@ typedef struct metrics_view {
     wick_sched_stats st; /* gauges zero when not loaded */
     const char *kv_type;
     const metrics_model *m;
+    uint64_t disk_errors[WICK_CACHE_ERR_KINDS]; /* cache-folder failures by kind, all loads */
 } metrics_view;
 
 void metrics_render(sbuf *out, const metrics_view *v, int n);

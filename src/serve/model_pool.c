@@ -38,6 +38,8 @@ struct mpool_entry {
     kv_events_model *kvev;
     int n_ctx;
     wick_sched_stats base; /* counters of earlier loads */
+    uint64_t disk_err_base[WICK_CACHE_ERR_KINDS]; /* cache-folder failures of earlier loads */
+    const serve_pool *pool;
     wick_sched_stats last; /* gauges config of the last load */
     metrics_model mx;
     mpool_info info;        /* facts from the last load */
@@ -144,6 +146,7 @@ static int add_model(serve_pool *p, const char *path, wick_error *err) {
         return wick_fail(err, "out of memory");
     }
     e->name = name;
+    e->pool = p;
     e->disk_bytes = path_bytes(path, &e->mtime);
     e->expires_at = INFINITY;
     metrics_model_init(&e->mx);
@@ -179,6 +182,17 @@ static int scan_dir(serve_pool *p, const char *dir, wick_error *err) {
         free(names[i]);
     }
     return rc;
+}
+
+/* The cache folder's first failure of each kind, told to the operator (the
+ * library calls this on the model's scheduler thread). */
+static void cache_warning(void *user, const char *message) {
+    const mpool_entry *e = user;
+    if (!e->pool->cfg.warn) return;
+    char line[700];
+    snprintf(line, sizeof line, "model %s: %s (counted in wick:cache_disk_errors_total; the cache goes on in memory)",
+             e->name, message);
+    e->pool->cfg.warn(e->pool->cfg.warn_user, line);
 }
 
 /* ------------------------------------------------------- load / unload */
@@ -280,6 +294,8 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
         snprintf(dir, sizeof dir, "%s/%s", c->cache_dir, e->name);
         cp.cache_dir = dir;
         cp.cache_dir_bytes = c->cache_dir_bytes;
+        cp.on_cache_warning = cache_warning;
+        cp.cache_warning_user = e;
     }
     if (!(ctx = wick_context_new(m, &cp, &err)) && cp.cache_dir) {
         /* the model's cache folder is unusable: serve from memory, say why */
@@ -290,14 +306,6 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
         ctx = wick_context_new(m, &cp, &err);
     }
     if (!ctx) goto fail;
-    const char *why = NULL;
-    const int skipped = wick_context_cache_warnings(ctx, &why);
-    if (skipped && c->warn) {
-        char line[512];
-        snprintf(line, sizeof line, "cache directory %s: %d file%s skipped (last: %s)", cp.cache_dir, skipped,
-                 skipped == 1 ? "" : "s", why);
-        c->warn(c->warn_user, line);
-    }
     if (kv_events_attach(c->kv_events, ctx, e->name, &ev, &err) < 0) goto fail;
     wick_sched_params sp = {.max_queue = c->max_queue};
     if (!(s = wick_sched_new(ctx, &sp, &err))) goto fail;
@@ -340,6 +348,7 @@ static void unload_locked(serve_pool *p, mpool_entry *e) {
     e->state = ST_UNLOADING;
     wick_sched_stats st;
     wick_sched_get_stats(e->sched, &st);
+    uint64_t errs[WICK_CACHE_ERR_KINDS]; /* (failures while the context saves its cache at free are not counted) */
     wick_sched *s = e->sched;
     wick_context *c = e->ctx;
     wick_model *m = e->model;
@@ -351,10 +360,12 @@ static void unload_locked(serve_pool *p, mpool_entry *e) {
     pthread_mutex_unlock(&p->mu);
     wick_sched_free(s);
     kv_events_detach(ev); /* AllBlocksCleared */
+    wick_context_cache_errors(c, errs);
     wick_context_free(c);
     wick_model_free(m);
     pthread_mutex_lock(&p->mu);
     e->base = add_stats(e->base, &st);
+    for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) e->disk_err_base[k] += errs[k];
     e->state = ST_UNLOADED;
     pthread_cond_broadcast(&p->cv);
 }
@@ -654,6 +665,9 @@ int mpool_metrics(serve_pool *p, metrics_view *out, int cap) {
         sum.prefix_blocks = cur.prefix_blocks;
         sum.kv_block_size = cur.kv_block_size;
         v->st = sum;
+        uint64_t errs[WICK_CACHE_ERR_KINDS] = {0};
+        if (v->loaded) wick_context_cache_errors(e->ctx, errs);
+        for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) v->disk_errors[k] = e->disk_err_base[k] + errs[k];
     }
     pthread_mutex_unlock(&p->mu);
     return n;
