@@ -241,7 +241,7 @@ static enum MHD_Result first_call(http_server *s, struct MHD_Connection *conn, c
         c->too_large = true;
         snprintf(why, sizeof why, "request body is larger than the limit of %zu bytes", s->cfg.body_limit);
         refuse(c, 413, why);
-    } else if (n && !reserve(c, (size_t)n + 1)) {
+    } else if (n && !reserve(c, (c->expect = (size_t)n + 1))) {
         refuse(c, 503, "server busy: too many request bodies in flight; retry later");
     } else {
         return MHD_YES;
@@ -256,8 +256,14 @@ static enum MHD_Result body_data(http_call *c, const char *data, size_t *size) {
     *size = 0;
     if (c->phase != CALL_READING) return MHD_YES; /* refused already: discarded */
     char why[160];
-    if (c->body_len + n > s->cfg.body_limit || !reserve(c, c->body_len + n + 1)) {
-        if (c->body_len + n > s->cfg.body_limit) {
+    const size_t need = c->body_len + n + 1;
+    /* the buffer grows by doubling (within the limit), and the budget with it */
+    size_t cap = c->body_cap ? c->body_cap : 4096;
+    while (cap < need) cap *= 2;
+    if (cap > s->cfg.body_limit + 1) cap = s->cfg.body_limit + 1;
+    if (c->expect && cap > c->expect) cap = c->expect > need ? c->expect : need; /* Content-Length told us */
+    if (need > s->cfg.body_limit + 1 || (!reserve(c, cap) && !reserve(c, need))) {
+        if (need > s->cfg.body_limit + 1) {
             c->too_large = true;
             snprintf(why, sizeof why, "request body is larger than the limit of %zu bytes", s->cfg.body_limit);
             refuse(c, 413, why);
@@ -267,9 +273,7 @@ static enum MHD_Result body_data(http_call *c, const char *data, size_t *size) {
         send_raw(c);
         return MHD_NO; /* stop reading: the connection closes */
     }
-    if (c->body_len + n + 1 > c->body_cap) {
-        size_t cap = c->body_cap ? c->body_cap : 4096;
-        while (cap < c->body_len + n + 1) cap *= 2;
+    if (need > c->body_cap) {
         if (cap > c->reserved) cap = c->reserved;
         char *b = realloc(c->body, cap);
         if (!b) return MHD_NO;

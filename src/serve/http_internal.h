@@ -83,7 +83,8 @@ struct http_call {
     const char *method; /* in libmicrohttpd's memory for the request */
     char *path;
     char *body;
-    size_t body_len, body_cap, reserved; /* reserved: bytes counted against the servers' body budget */
+    size_t body_len, body_cap, reserved; /* reserved: bytes counted against the server's body budget */
+    size_t expect;                       /* Content-Length + 1 (0 = not given) */
     bool too_large, close_after, stream_queued;
     call_phase phase;
     /* the answer */
