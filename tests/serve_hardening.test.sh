@@ -47,6 +47,7 @@ else
   bad "server C did not start"
 fi
 
+echo "info: ${SECONDS} s"
 # ---- 4: the process
 # client strings in the access log are escaped
 if serve_start D -m "$STORIES" --ctx 512 -t 1 -v; then
@@ -73,6 +74,7 @@ else
   bad "server D did not start"
 fi
 
+echo "info: ${SECONDS} s"
 # refused_start LABEL GREP ARGS...: `wick serve ARGS` must exit non-zero (within
 # 5 s) saying GREP, without ever listening
 refused_start() {
@@ -89,12 +91,39 @@ refused_start() {
   fi
 }
 
+echo "info: ${SECONDS} s"
+# a client that asks for a long stream and never reads it does not hold a stopping server
+if make_model "$TMP/tiny256.gguf" --arch llama --format gguf --shape tiny256 --dtype q8_0 --seed 3 &&
+   serve_start R -m "$TMP/tiny256.gguf" --ctx 4096 -t 1; then
+  node -e '
+    const s = require("net").connect(Number(process.argv[1]), "127.0.0.1");
+    const b = JSON.stringify({ messages: [{ role: "user", content: "hi" }], max_tokens: 4000, ignore_eos: true, stream: true,
+      logprobs: true, top_logprobs: 20 });  /* about 5.7 MB of events: more than the socket buffers hold */
+    s.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${b.length}\r\n\r\n${b}`);
+    s.pause(); setTimeout(() => process.exit(0), 60000);' "${R##*:}" &
+  npid=$!
+  for _ in $(seq 150); do
+    q=$(curl -s "$R/metrics" | sed -n 's/^vllm:generation_tokens_total{[^}]*} \([0-9]*\).*/\1/p')
+    [ "${q:-0}" -ge 4000 ] && break
+    sleep 0.2
+  done
+  [ "${q:-0}" -ge 4000 ] || bad "the unread stream's 4000 tokens were not generated (${q:-none})"
+  kill -TERM "$R_PID"
+  for _ in $(seq 100); do kill -0 "$R_PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$R_PID" 2>/dev/null; then bad "a stream its client does not read kept the server from stopping for 10 s"
+  else wait "$R_PID"; rc=$?; [ $rc = 0 ] && ok "a stream its client does not read: SIGTERM still ends the server (status 0)" || bad "unread stream: SIGTERM exit status $rc"; fi
+  kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null
+else
+  bad "server R did not start"
+fi
+
 # a model whose name would be ".." (a file named "...gguf") is refused
 mkdir -p "$TMP/m/sub" "$TMP/cd"
 cp "$STORIES" "$TMP/m/sub/...gguf"
 refused_start 'a model file "...gguf"' 'model name' -m "$TMP/m/sub/...gguf" --cache-dir "$TMP/cd/cache"
 [ -z "$(ls -A "$TMP/cd" | grep -v '^cache$')" ] && ok "nothing written beside the cache folder" || bad "files beside the cache folder: $(ls -A "$TMP/cd")"
 
+echo "info: ${SECONDS} s"
 # oversized prompts: rejected before they cost the memory of tokenizing them
 if serve_start E -m "$STORIES" --ctx 2048 -t 1 --body-limit $((16 << 20)); then
   node -e 'process.stdout.write(JSON.stringify({prompt: "once upon a time there was a girl ".repeat(260000), max_tokens: 1}))' >"$TMP/big.json"
@@ -116,6 +145,7 @@ else
   bad "server E did not start"
 fi
 
+echo "info: ${SECONDS} s"
 # the cache folder
 CD="$TMP/cache"
 if serve_start F -m "$STORIES" --ctx 512 -t 1 --cache-dir "$CD"; then
@@ -145,10 +175,12 @@ if serve_start F -m "$STORIES" --ctx 512 -t 1 --cache-dir "$CD"; then
   fi
   rm -f "$sub/00000000000000000000000000000001.wkv" "$sub/00000000000000000000000000000003.wkv"; rmdir "$sub/00000000000000000000000000000002.wkv"
 fi
+echo "info: ${SECONDS} s"
 # refused: a cache folder others may write, or one that cannot be created
 mkdir -p "$TMP/open"; chmod 0777 "$TMP/open"
 refused_start "a cache folder writable by others" 'others' -m "$STORIES" --cache-dir "$TMP/open"
 : >"$TMP/afile"
 refused_start "a cache folder that cannot be created" 'cache' -m "$STORIES" --cache-dir "$TMP/afile/cache"
 
+echo "info: ${SECONDS} s"
 serve_finish

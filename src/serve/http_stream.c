@@ -127,13 +127,21 @@ static void wake(http_stream *st) {
     MHD_resume_connection(st->conn);
 }
 
+/* The server is stopping and this stream has had its grace time. */
+static bool past_grace(const http_stream *st, double *t_stop) {
+    if (!atomic_load(&st->srv->stopping)) return false;
+    if (*t_stop == 0) *t_stop = http_now_ms();
+    return http_now_ms() - *t_stop > STOP_GRACE_MS;
+}
+
 void stream_run(http_stream *st) {
     sbuf tmp = {0};
     bool aborted = false;
     double t_stop = 0;
     for (;;) {
         pthread_mutex_lock(&st->mu);
-        while (!st->closed && st->buf.len - st->off > HIGH_WATER) {
+        bool cut = false; /* a client that stops reading cannot hold a stopping server */
+        while (!st->closed && st->buf.len - st->off > HIGH_WATER && !(cut = past_grace(st, &t_stop))) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 200000000L;
@@ -142,7 +150,7 @@ void stream_run(http_stream *st) {
         }
         const bool closed = st->closed;
         pthread_mutex_unlock(&st->mu);
-        if (closed) { /* the client left (or the response was dropped) */
+        if (closed || cut) { /* the client left (or the response was dropped), or the grace is over */
             aborted = true;
             break;
         }
@@ -158,12 +166,9 @@ void stream_run(http_stream *st) {
         const bool ended = st->ended, waiting = st->suspended;
         pthread_mutex_unlock(&st->mu);
         if (ended) break;
-        if (atomic_load(&st->srv->stopping)) {
-            if (t_stop == 0) t_stop = http_now_ms();
-            else if (http_now_ms() - t_stop > STOP_GRACE_MS) {
-                aborted = true;
-                break;
-            }
+        if (past_grace(st, &t_stop)) {
+            aborted = true;
+            break;
         }
         /* the reader waits for bytes, so the socket is ours to watch */
         if (waiting && tmp.len == 0 && http_peer_gone(st->fd)) {
