@@ -238,7 +238,6 @@ static enum MHD_Result first_call(http_server *s, struct MHD_Connection *conn, c
         snprintf(why, sizeof why, "Transfer-Encoding \"%.60s\" is not supported (only chunked)", te);
         refuse(c, 501, why);
     } else if (n > s->cfg.body_limit) {
-        c->too_large = true;
         snprintf(why, sizeof why, "request body is larger than the limit of %zu bytes", s->cfg.body_limit);
         refuse(c, 413, why);
     } else if (n && !reserve(c, (c->expect = (size_t)n + 1))) {
@@ -264,7 +263,6 @@ static enum MHD_Result body_data(http_call *c, const char *data, size_t *size) {
     if (c->expect && cap > c->expect) cap = c->expect > need ? c->expect : need; /* Content-Length told us */
     if (need > s->cfg.body_limit + 1 || (!reserve(c, cap) && !reserve(c, need))) {
         if (need > s->cfg.body_limit + 1) {
-            c->too_large = true;
             snprintf(why, sizeof why, "request body is larger than the limit of %zu bytes", s->cfg.body_limit);
             refuse(c, 413, why);
         } else {

@@ -85,7 +85,7 @@ struct http_call {
     char *body;
     size_t body_len, body_cap, reserved; /* reserved: bytes counted against the server's body budget */
     size_t expect;                       /* Content-Length + 1 (0 = not given) */
-    bool too_large, close_after, stream_queued;
+    bool close_after, stream_queued;
     call_phase phase;
     /* the answer */
     int status;

@@ -128,8 +128,8 @@ void routes_dispatch(void *user, http_call *c) {
     const char *origin = http_header(c, "Origin");
     if (!origin_host_allowed(&s->origins, http_header(c, "Host"))) {
         error(c, path, 403, NULL, "%s",
-              "this Host is not answered: the server listens on a loopback address, so only loopback names are "
-              "(a guard against DNS rebinding)");
+              "this Host name is not answered: a server on a loopback address answers loopback names only (a guard "
+              "against DNS rebinding); start it with --host to serve others");
         return;
     }
     if (origin && !origin_allowed(&s->origins, origin)) {
