@@ -11,10 +11,12 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lpcre2-8 -lutf8proc -lmicrohttpd -lxxhash -lzmq)
 
 ifeq ($(SAN),1)
+TEST_LIMIT ?= 3600
 BUILD   ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 OPT     := -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 else
+TEST_LIMIT ?= 1800
 BUILD   ?= build
 OPT     := -O2 -g
 endif
@@ -61,7 +63,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libwick.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
 
 test: all $(TEST_BIN)
-	@tests/run.sh -j $(J) $(BUILD) $(T)
+	@tests/run.sh -j $(J) -t $(TEST_LIMIT) $(BUILD) $(T)
 
 clean:
 	rm -rf build build-san
