@@ -8,7 +8,8 @@
 # fields (prompt, max_tokens "x" / -5 / 2.5 / 1e30 / 2^63, temperature -1 /
 # 1e999, top_logprobs 1000, stop 7, token ids out of range, chat messages),
 # the Ollama routes likewise, a prompt longer than the context, invalid UTF-8
-# bytes in a string and in a key, a body over the server's limit (413, also
+# bytes in a string and in a key, a body over the server's limit (413, also ten
+# times a body 8× over it, answered while it still arrives: never a reset;
 # when only Content-Length announces it), unknown routes (404), wrong methods
 # (404/405), a garbage request line and a 200 KB header (4xx or closed, no
 # hang), a chunked request body; clients that disconnect mid-stream, right

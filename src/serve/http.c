@@ -245,6 +245,7 @@ static enum MHD_Result first_call(http_server *s, struct MHD_Connection *conn, c
     } else {
         return MHD_YES;
     }
+    if (c->hc && (n || te)) c->hc->linger = true; /* answered before the body: it may still be arriving */
     return queue(c);
 }
 
@@ -269,6 +270,7 @@ static enum MHD_Result body_data(http_call *c, const char *data, size_t *size) {
             refuse(c, 503, "server busy: too many request bodies in flight; retry later");
         }
         send_raw(c);
+        if (c->hc) c->hc->linger = true;
         return MHD_NO; /* stop reading: the connection closes */
     }
     if (need > c->body_cap) {
@@ -385,6 +387,8 @@ http_server *http_start(const http_config *cfg, wick_error *err) {
     pthread_cond_init(&s->ccv, NULL);
     pthread_mutex_init(&s->wmu, NULL);
     pthread_cond_init(&s->wcv, NULL);
+    pthread_mutex_init(&s->lmu, NULL);
+    pthread_cond_init(&s->lcv, NULL);
     const char *host = cfg->host && *cfg->host ? cfg->host : "127.0.0.1";
     char port[16];
     snprintf(port, sizeof port, "%d", cfg->port);
@@ -416,9 +420,11 @@ http_server *http_start(const http_config *cfg, wick_error *err) {
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : cfg->port;
-    if (conn_start_sweeper(s) < 0) {
+    if (conn_start_sweeper(s) < 0 || linger_start(s) < 0) {
         wick_fail(err, "cannot start a thread");
         MHD_stop_daemon(s->d);
+        conn_stop_sweeper(s);
+        linger_stop(s);
         goto fail;
     }
     return s;
@@ -427,6 +433,8 @@ fail:
     pthread_cond_destroy(&s->ccv);
     pthread_mutex_destroy(&s->wmu);
     pthread_cond_destroy(&s->wcv);
+    pthread_mutex_destroy(&s->lmu);
+    pthread_cond_destroy(&s->lcv);
     free(s);
     return NULL;
 }
@@ -439,9 +447,12 @@ void http_stop(http_server *s) {
     work_stop(s); /* no connection stays suspended past this */
     conn_stop_sweeper(s);
     MHD_stop_daemon(s->d);
+    linger_stop(s);
     pthread_mutex_destroy(&s->cmu);
     pthread_cond_destroy(&s->ccv);
     pthread_mutex_destroy(&s->wmu);
     pthread_cond_destroy(&s->wcv);
+    pthread_mutex_destroy(&s->lmu);
+    pthread_cond_destroy(&s->lcv);
     free(s);
 }

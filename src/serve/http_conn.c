@@ -91,6 +91,7 @@ void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
         pthread_mutex_lock(&s->cmu);
         list_del(s, hc);
         pthread_mutex_unlock(&s->cmu);
+        if (hc->linger && !hc->kicked) linger_add(s, hc->fd);
         free(hc);
         *socket_context = NULL;
         return;

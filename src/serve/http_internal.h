@@ -1,6 +1,7 @@
 /* http_internal.h — what the files of the HTTP layer share (http.c: requests
  * and answers; http_conn.c: the connection table, its caps and deadlines;
- * http_work.c: the request threads; http_stream.c: streamed answers). Not
+ * http_work.c: the request threads; http_stream.c: streamed answers;
+ * http_linger.c: closing sockets whose body was left unread). Not
  * for the routes: they see http.h only.
  *
  * Threads: libmicrohttpd runs one event thread (epoll) that owns every
@@ -41,6 +42,7 @@ typedef struct http_conn {
     bool refuse;                   /* over the caps with nothing to evict: answer 503 */
     bool bad_url;                  /* the URL or a query value holds %00 */
     bool kicked;                   /* shut down by us (evicted or past its deadline) */
+    bool linger;                   /* answered with body bytes unread: close lingering */
 } http_conn;
 
 /* The MHD options and flags for the connection table. */
@@ -52,6 +54,15 @@ void conn_set_state(http_server *s, http_conn *hc, conn_state st);
 void conn_body_seen(http_server *s, http_conn *hc, size_t n);
 int conn_start_sweeper(http_server *s);
 void conn_stop_sweeper(http_server *s);
+
+/* ---- lingering close (http_linger.c) ---- */
+
+#define LINGER_MAX 64
+/* Keep the socket fd open (shut for sending), dropping what the client still
+ * sends, for a few seconds (call before libmicrohttpd closes fd). */
+void linger_add(http_server *s, int fd);
+int linger_start(http_server *s);
+void linger_stop(http_server *s); /* closes every socket still lingering */
 
 /* ---- streams (http_stream.c) ---- */
 
@@ -115,6 +126,14 @@ struct http_server {
     int n_conn;
     bool sweeper_on, sweeper_stop, header_timeout_on;
     pthread_t sweeper;
+    /* lingering closes */
+    pthread_mutex_t lmu;
+    pthread_cond_t lcv;
+    int linger_fd[LINGER_MAX];
+    double linger_until[LINGER_MAX];
+    int n_linger;
+    bool linger_on, linger_stop;
+    pthread_t linger_thread;
     /* request threads */
     pthread_mutex_t wmu;
     pthread_cond_t wcv;

@@ -98,6 +98,15 @@ if (bodyLimit > 0) {
   const j = jsonOf(r.body);
   c.ok(`body over the limit (${body.length} > ${bodyLimit} bytes) → 413 + JSON error`, r.status === 413 && j?.error?.message,
     { status: r.status, why: r.why, body: r.body.toString('utf8').slice(0, 200) });
+  // far over the limit: the answer is sent while the body still arrives; the
+  // server must read and drop the rest (lingering close), or the client gets a
+  // connection reset instead of the 413
+  {
+    const huge = Buffer.concat([Buffer.from(`{"model":${M},"prompt":"`), Buffer.alloc(bodyLimit * 8, 0x61), Buffer.from('"}')]);
+    const got = [];
+    for (let i = 0; i < 10; i++) got.push((await raw(req('POST', P, huge), { timeoutMs: 30_000 })).status);
+    c.ok(`10 bodies 8× over the limit → 413 each (not a reset)`, got.every((s) => s === 413), { statuses: got });
+  }
   // Content-Length announcing more than the limit, body never sent: answered without waiting for it
   const r2 = await raw(Buffer.from(`POST ${P} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bodyLimit * 4}\r\n\r\n{"model":`), { timeoutMs: 10_000 });
   c.ok('Content-Length over the limit, body withheld → 413 (or the connection closed) within 10 s', r2.status === 413 || (r2.status === 0 && r2.why !== 'timeout'),
