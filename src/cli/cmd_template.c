@@ -9,7 +9,7 @@
 #include "core/fileio.h"
 #include "core/json_util.h"
 #include "format/gguf.h"
-#include "text/chat_template.h"
+#include "template/chat_template.h"
 
 /* tokenizer_config.json's bos_token / eos_token: a string, or {"content": ...}. */
 static char *config_token(const cJSON *cfg, const char *key) {
