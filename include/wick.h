@@ -118,7 +118,10 @@ int wick_model_n_tensors(const wick_model *m);
 void wick_model_tensor(const wick_model *m, int i, const char **name, const char **type,
                        int *n_dims, int64_t ne[4]);
 
-/* Sampling defaults from the model's generation_config.json; false if none. */
+/* The sampling defaults the model's files give (HF generation_config.json,
+ * GGUF general.sampling.*), written over the matching fields of *out (start
+ * from wick_sampling_default()); the other fields are left as they are.
+ * false, *out untouched, when the files give none. */
 bool wick_model_sampling_defaults(const wick_model *m, wick_sampling *out);
 
 /* ---- tokenizer ---- */

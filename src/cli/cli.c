@@ -283,7 +283,7 @@ int cli_sampling_check(const char *cmd, const cli_sampling *s) {
 }
 
 void cli_sampling_apply_model(cli_sampling *s, const wick_model *m) {
-    wick_sampling d;
+    wick_sampling d = wick_sampling_default();
     if (!wick_model_sampling_defaults(m, &d)) return;
     if (!s->temp) s->v.temperature = d.temperature;
     if (!s->top_k) s->v.top_k = d.top_k;
