@@ -543,6 +543,7 @@ static void test_models_more_types(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-binv-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
     wick_error err;
