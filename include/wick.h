@@ -29,6 +29,15 @@ typedef struct wick_error {
 typedef struct wick_model wick_model;
 typedef struct wick_context wick_context;
 
+/* ---- version ---- */
+
+/* The version, "MAJOR.MINOR.PATCH": what `wick --version` and the server's
+ * /api/version report. */
+const char *wick_version(void);
+/* The build: the git commit the library was built from ("-dirty" with local
+ * changes, "unknown" outside git) and the compiler, e.g. "1a2b3c4d5e6f, gcc 12.2.0". */
+const char *wick_build(void);
+
 /* ---- models ---- */
 
 /* A bias added to one token's logit (OpenAI's logit_bias: -100 bans the

@@ -82,8 +82,12 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int n
                 inline_val = a + nl + 1;
             }
         }
+        if (!o && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            if (cli_usage(cmd) < 0) printf("usage: wick %s\n", cmd);
+            return CLI_HELP;
+        }
         if (!o) {
-            cli_error("%s: unknown option \"%s\" (see `wick help`)", cmd, a);
+            cli_error("%s: unknown option \"%s\" (see `wick %s --help`)", cmd, a, cmd);
             return -1;
         }
         if (o->seen) *o->seen = true;
