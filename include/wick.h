@@ -251,9 +251,8 @@ const char *wick_cache_error_name(wick_cache_error k); /* "skipped", "read", "co
 /* How many failures of each kind so far (zeros without a cache folder); any thread. */
 void wick_context_cache_errors(const wick_context *c, uint64_t counts[WICK_CACHE_ERR_KINDS]);
 /* Commit the KV pool's memory now (every page written once) so that no
- * request later pays for faulting in fresh pages (slow on some VMs: 0.2-0.8
- * GB/s measured on the Zen 5 VM); the whole pool then counts in RSS. For
- * steady-state measurements. */
+ * request later pays for faulting in fresh pages (slow on some VMs); the
+ * whole pool then counts in RSS. For steady-state measurements. */
 void wick_context_prefault(wick_context *c);
 
 /* ---- profiling ----

@@ -338,7 +338,7 @@ static void set_config_key(const char *dir, const char *orig, const char *key, c
     cJSON_Delete(c);
 }
 
-/* The issue-17 architectures: malformed fused tensors, missing post-norms or
+/* The architectures with features (Granite, Gemma 2/3, Phi-3): malformed fused tensors, missing post-norms or
  * LongRoPE factors, and config values wick cannot run are clear errors. */
 static void arch_errors(void) {
     wick_error err;
