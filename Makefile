@@ -36,7 +36,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(TEST_AUX:tests/%.c=$(BUILD)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/%.c=$(BUILD)/obj/tests/%.d) \
             $(TEST_AUX:tests/%.c=$(BUILD)/obj/tests/%.d)
 
-.PHONY: all test clean bench
+.PHONY: all test clean bench FORCE
 all: $(BUILD)/wick $(BUILD)/libwick.a
 
 $(BUILD)/libwick.a: $(LIB_OBJ)
@@ -50,6 +50,17 @@ $(BUILD)/wick: $(CLI_OBJ) $(BUILD)/libwick.a
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The build's identity for `wick --version` (wick_build()): the git commit,
+# "-dirty" with local changes, "unknown" outside git. $(BUILD)/build_id
+# changes only when the identity does, so version.o is rebuilt only then.
+BUILD_ID := $(or $(shell git describe --always --dirty --abbrev=12 2>/dev/null),unknown)
+$(BUILD)/build_id: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' > $@
+$(BUILD)/obj/src/core/version.o: $(BUILD)/build_id
+$(BUILD)/obj/src/core/version.o: CFLAGS += -DWICK_BUILD_ID='"$(BUILD_ID)"'
+FORCE:
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libwick.a
 	@mkdir -p $(@D)

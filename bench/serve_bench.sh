@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# serve_bench.sh — the serving benchmark as the README quotes it:
+# serve_bench.sh — the serving benchmark as docs/performance.md quotes it:
 # bench/serve_bench.mjs at concurrency 1 and 8, 32 requests of 128 prompt
 # tokens and 128 generated tokens, 3 repeats (medians), against `wick serve`
 # (-t 2 --parallel 8) and, when LLAMA_SERVER is given, llama-server on the same

@@ -29,6 +29,15 @@ typedef struct wick_error {
 typedef struct wick_model wick_model;
 typedef struct wick_context wick_context;
 
+/* ---- version ---- */
+
+/* The version, "MAJOR.MINOR.PATCH": what `wick --version` and the server's
+ * /api/version report. */
+const char *wick_version(void);
+/* The build: the git commit the library was built from ("-dirty" with local
+ * changes, "unknown" outside git) and the compiler, e.g. "1a2b3c4d5e6f, gcc 12.2.0". */
+const char *wick_build(void);
+
 /* ---- models ---- */
 
 /* A bias added to one token's logit (OpenAI's logit_bias: -100 bans the
@@ -118,7 +127,10 @@ int wick_model_n_tensors(const wick_model *m);
 void wick_model_tensor(const wick_model *m, int i, const char **name, const char **type,
                        int *n_dims, int64_t ne[4]);
 
-/* Sampling defaults from the model's generation_config.json; false if none. */
+/* The sampling defaults the model's files give (HF generation_config.json,
+ * GGUF general.sampling.*), written over the matching fields of *out (start
+ * from wick_sampling_default()); the other fields are left as they are.
+ * false, *out untouched, when the files give none. */
 bool wick_model_sampling_defaults(const wick_model *m, wick_sampling *out);
 
 /* ---- tokenizer ---- */
@@ -239,9 +251,8 @@ const char *wick_cache_error_name(wick_cache_error k); /* "skipped", "read", "co
 /* How many failures of each kind so far (zeros without a cache folder); any thread. */
 void wick_context_cache_errors(const wick_context *c, uint64_t counts[WICK_CACHE_ERR_KINDS]);
 /* Commit the KV pool's memory now (every page written once) so that no
- * request later pays for faulting in fresh pages (slow on some VMs: 0.2-0.8
- * GB/s measured on the Zen 5 VM); the whole pool then counts in RSS. For
- * steady-state measurements. */
+ * request later pays for faulting in fresh pages (slow on some VMs); the
+ * whole pool then counts in RSS. For steady-state measurements. */
 void wick_context_prefault(wick_context *c);
 
 /* ---- profiling ----

@@ -12,19 +12,16 @@
 # node/npm, or when the install fails, or without ../shared, the suite skips.
 # It also checks the command's errors (no template, bad options, a template
 # that raises). One line per case, then "chat_template: N passed, N failed".
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init chat_template
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
 JS=tests/js
 CONV=tests/data/conversations
-name=chat_template
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "SKIP: node/npm not installed"; echo "$name: 0 passed, 0 failed"; exit 0
-fi
+command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed"
 if [ ! -f "$SHARED/tokenizers/qwen3/tokenizer_config.json" ] || [ ! -f "$SHARED/tokenizers/qwen2.5/tokenizer_config.json" ]; then
-  echo "SKIP: $SHARED/tokenizers/qwen3 or qwen2.5 not found (shared fixtures absent)"
-  echo "$name: 0 passed, 0 failed"; exit 0
+  skip "$SHARED/tokenizers/qwen3 or qwen2.5 not found (shared fixtures absent)"
 fi
 
 tmp=$(mktemp -d)
@@ -36,14 +33,10 @@ have=$(node -e 'try{console.log(require(process.argv[1]).version)}catch{console.
 if [ "$have" != "$want" ]; then
   if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
     cat "$tmp/npm.log"
-    echo "SKIP: npm install of @huggingface/jinja@$want failed (registry unreachable?)"
-    echo "$name: 0 passed, 0 failed"; exit 0
+    skip "npm install of @huggingface/jinja@$want failed (registry unreachable?)"
   fi
 fi
 
-pass=0; fail=0
-ok() { echo "ok   $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
 jstr() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; } # JSON string of $1
 
 # ---- byte-for-byte against @huggingface/jinja ----
@@ -69,8 +62,8 @@ for tdir in qwen3 qwen2.5; do
   done
 done
 if ! node "$JS/render_template.mjs" "$jobs" 2>"$tmp/node.err"; then
-  cat "$tmp/node.err"; echo "FAIL: the reference script did not finish"
-  echo "$name: $pass passed, $((fail+1)) failed"; exit 1
+  cat "$tmp/node.err"; bad "the reference script did not finish"
+  finish
 fi
 for i in $(seq 1 "$k"); do
   c=${cases[$((i-1))]}
@@ -132,5 +125,4 @@ printf '%s' '{"chat_template": "{{ messages[0].content }}"}' >"$tmp/notmpl/token
 "$WICK" template -m "$tmp/notmpl" -i "$CONV/single_user.json" >"$tmp/exact.out" 2>&1
 if cmp -s "$tmp/exact.out" <(printf '%s' "What is the capital of France?"); then ok "exact output, no newline added"; else bad "exact output: $(od -c "$tmp/exact.out" | head -3)"; fi
 
-echo "$name: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

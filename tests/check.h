@@ -3,7 +3,9 @@
  * Each tests/test_*.c is one program: it calls CHECK* macros inside
  * functions run by RUN(fn), and main ends with `return check_summary("name");`,
  * which prints "name: N passed, N failed" and returns non-zero on failure.
- * Tests that need ../shared use shared_path() and SKIP when it is absent. */
+ * Tests that need ../shared use shared_path() and SKIP when it is absent (a
+ * whole test function), or SKIP_PART (a part of one): a check is never left
+ * out without a "SKIP: <what and why>" line. */
 #ifndef WICK_TESTS_CHECK_H
 #define WICK_TESTS_CHECK_H
 
@@ -71,6 +73,24 @@ static int check_passed, check_failed, check_skipped;
         fprintf(stderr, "SKIP: " __VA_ARGS__); \
         fputc('\n', stderr);               \
         return;                            \
+    } while (0)
+
+/* A part of a test left out (a fixture or a CPU feature this machine lacks):
+ * one "SKIP: ..." line, counted, and the test goes on. */
+#define SKIP_PART(...)                     \
+    do {                                   \
+        check_skipped++;                   \
+        fprintf(stderr, "SKIP: " __VA_ARGS__); \
+        fputc('\n', stderr);               \
+    } while (0)
+
+/* For tests that run kernels on every ISA up to cpu_best_isa() (they include
+ * kernels/cpu.h): a SKIP line for each ISA this CPU lacks. */
+#define SKIP_ISAS_THIS_CPU_LACKS()                                                                           \
+    do {                                                                                                     \
+        for (int isa_ = (int)cpu_best_isa() + 1; isa_ <= (int)ISA_AVX512; isa_++)                            \
+            SKIP_PART("the %s kernels: this CPU lacks %s", cpu_isa_name((cpu_isa)isa_),                     \
+                      isa_ == (int)ISA_AVX512 ? "AVX-512 F/BW/VL with VNNI" : "AVX2 with FMA and F16C");     \
     } while (0)
 
 /* The shared fixtures folder: $WICK_SHARED, else ../shared. NULL if absent. */

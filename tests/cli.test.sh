@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
-# cli.test.sh — the CLI end to end on the real stories260K model: the exact
-# greedy story from both formats, tokenize output, --json fields, info.
-set -u
+# cli.test.sh — the CLI end to end: every subcommand `wick --help` lists
+# answers --help with its usage, `wick --version`; then, on the real
+# stories260K model (../shared), the exact greedy story from both formats,
+# tokenize output, --json fields, info.
+. "$(dirname "$0")/lib.sh"
+t_init cli
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
 M="$SHARED/models/stories260K"
-if [ ! -d "$M" ]; then echo "SKIP: $M not found (shared fixtures absent)"; echo "cli: 0 passed, 0 failed"; exit 0; fi
-pass=0; fail=0
-expect() { # name, got, want
-  if [ "$2" = "$3" ]; then pass=$((pass+1)); else fail=$((fail+1)); printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"; fi
-}
+
+# --help: status 0 and a line "usage: wick <sub>" on stdout, for every subcommand listed
+subs=$("$WICK" --help | awk '/^commands:/ { f = 1; next } f && /^$/ { exit } f && /^  [a-z]/ { print $1 }')
+[ "$(echo "$subs" | wc -w)" -ge 12 ]; expect "wick --help lists the subcommands ($(echo $subs))" "$?" "0"
+for sub in $subs; do
+  out=$("$WICK" "$sub" --help 2>&1); rc=$?
+  expect "wick $sub --help: status" "$rc" "0"
+  echo "$out" | grep -q "^usage: wick $sub\( \|$\)"; expect "wick $sub --help: a line 'usage: wick $sub'" "$?" "0"
+  out=$("$WICK" "$sub" -h 2>/dev/null); rc=$?
+  expect "wick $sub -h: status" "$rc" "0"
+done
+# --version and version: "wick X.Y.Z (build ...)", the same from both
+v=$("$WICK" --version); rc=$?
+expect "wick --version: status" "$rc" "0"
+echo "$v" | grep -Eq '^wick [0-9]+\.[0-9]+\.[0-9]+ \(build [^)]+\)$'; expect "wick --version prints the version and build: $v" "$?" "0"
+expect "wick version = wick --version" "$("$WICK" version)" "$v"
+"$WICK" generate --no-such-flag >/dev/null 2>&1; expect "an unknown flag is still an error" "$?" "1"
+
+if [ ! -d "$M" ]; then skip_part "$M not found (shared fixtures absent): the stories260K checks"; finish; fi
 story=', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.'
 for model in "$M/stories260K-f32.gguf" "$M/hf"; do
   got=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0)
@@ -24,18 +41,18 @@ for model in "$M/stories260K-f32.gguf" "$M/hf"; do
   for field in '"text":", there was a little girl' '"tokens":[432,383,286,261' '"prompt_tokens":5' \
                '"finish_reason":"length"' '"load_ms":' '"prefill_ms":' '"ttft_ms":' '"decode_ms":' \
                '"prefill_tok_s":' '"decode_tok_s":'; do
-    case "$json" in *"$field"*) pass=$((pass+1));; *) fail=$((fail+1)); echo "FAIL: --json lacks $field: $json";; esac
+    case "$json" in *"$field"*) ok;; *) bad "--json lacks $field: $json";; esac
   done
   got=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --stop "Lily" --stop "park")
   expect "generate --stop $model" "$got" ", there was a little girl named "
   json=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --stop "ed Li" --json)
-  case "$json" in *'"text":", there was a little girl nam"'*'"finish_reason":"stop"'*) pass=$((pass+1));;
-    *) fail=$((fail+1)); echo "FAIL: --stop across tokens --json: $json";; esac
+  case "$json" in *'"text":", there was a little girl nam"'*'"finish_reason":"stop"'*) ok;;
+    *) bad "--stop across tokens --json: $json";; esac
   got=$("$WICK" generate -m "$model" -p "Once upon a time" -n 40 --temp 0 --stream-every 7)
   expect "generate --stream-every 7 $model" "$got" "$story"
   info=$("$WICK" info -m "$model")
-  case "$info" in *"architecture:     llama"*"heads:            8 (kv 4, head_dim 8)"*"SentencePiece"*) pass=$((pass+1));;
-    *) fail=$((fail+1)); echo "FAIL: info $model: $info";; esac
+  case "$info" in *"architecture:     llama"*"heads:            8 (kv 4, head_dim 8)"*"SentencePiece"*) ok;;
+    *) bad "info $model: $info";; esac
 done
 "$WICK" help | grep -q "make-test-model"; expect "help lists commands" "$?" "0"
 # Same seed, same output on any thread count (sampling, not greedy).
@@ -64,5 +81,4 @@ print(ok, len(a["membw_probes_gb_s"]), len(a["decode_tok_s_runs"]), len(a["decod
 expect "bench --json" "$got" "True 7 2 2 True 2 4"
 "$WICK" bench -m "$M/stories260K-f32.gguf" -p 8 -n 4 -r 1 --probe-every -1 >/dev/null 2>&1
 expect "bench rejects a negative --probe-every" "$?" "1"
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

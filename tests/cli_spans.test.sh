@@ -6,16 +6,13 @@
 # the order of the spans does not matter; bad options, empty or missing span
 # files and spans longer than the context are one-line errors with a non-zero
 # exit. (Logit-level exactness against the ordinary prefill is test_spans.)
-set -u
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+t_init cli_spans
 WICK=${WICK_BIN:-build/wick}
 M=models/stories260K/stories260K-f32.gguf
-pass=0; fail=0
-expect() { # name, got, want
-  if [ "$2" = "$3" ]; then pass=$((pass+1)); else fail=$((fail+1)); printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"; fi
-}
 has() { # name, text, fragment
-  case "$2" in *"$3"*) pass=$((pass+1));; *) fail=$((fail+1)); printf 'FAIL: %s: no %s in\n  %s\n' "$1" "$3" "$2";; esac
+  case "$2" in *"$3"*) ok;; *) FAIL=$((FAIL+1)); printf 'FAIL: %s: no %s in\n  %s\n' "$1" "$3" "$2";; esac
 }
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 printf 'Lily was a little girl. She had a red ball and a big dog.' >"$TMP/a.txt"
@@ -66,5 +63,4 @@ expect "spans longer than the context exit non-zero" "$rc" "1"; has "too long me
 out=$(gen --span "$TMP/missing.txt" -p q); rc=$?
 expect "missing span file exits non-zero" "$rc" "1"
 
-echo "cli_spans: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -29,23 +29,18 @@
 #     keeps K/V and attention in F16); quantized files max|diff| <= 6e-2·max|logit|
 #     and 1-cos <= 1.5e-3 (both engines quantize activations to 8 bits, each
 #     its own way; a misread layout gives 1-cos near 1).
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init llamacpp_gguf
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
-name=llamacpp_gguf
 STORIES="$SHARED/models/stories260K/stories260K-f32.gguf"
 TOK="$SHARED/tokenizers/qwen3"
-skip() { echo "SKIP: $1"; echo "$name: 0 passed, 0 failed"; exit 0; }
 [ -f "$STORIES" ] && [ -f "$TOK/tokenizer.json" ] || skip "$SHARED fixtures absent"
 PY=/usr/bin/python3  # Debian python3-numpy
 "$PY" -c "import numpy" 2>/dev/null || skip "python3-numpy not installed"
 tmp=$(mktemp -d /tmp/wick-llamacpp-XXXXXX); trap 'rm -rf "$tmp"' EXIT
 LIB=$(tests/llamacpp/setup.sh "$tmp") || skip "llama.cpp unavailable here"
 REF="$tmp/llamacpp_ref"
-
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $1"; }
 
 # 1. stories260K: greedy tokens, id for id
 prompt="Once upon a time"
@@ -97,8 +92,7 @@ for spec in "llama tiny f16 q8_0 q4_0" "qwen2 tiny f16 q8_0 q4_0" "qwen3 tiny f1
     "$WICK" logits -m "$f" -p "$prompt" >"$tmp/w.json" || { bad "wick logits $arch $shape $t"; continue; }
     "$REF" "$LIB" logits "$f" "$ids" >"$tmp/l.json" || { bad "llama.cpp logits $arch $shape $t"; continue; }
     case $t in f32|f16) bounds="3e-3 2e-6" ;; *) bounds="6e-2 1.5e-3" ;; esac
-    if compare "$arch $shape $t" "$tmp/w.json" "$tmp/l.json" $bounds; then ok; else fail=$((fail+1)); fi
+    if compare "$arch $shape $t" "$tmp/w.json" "$tmp/l.json" $bounds; then ok; else FAIL=$((FAIL+1)); fi
   done
 done
-echo "$name: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

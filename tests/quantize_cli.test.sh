@@ -5,17 +5,14 @@
 # random model of every type, and every error as one line `wick: error: ...`
 # with a non-zero exit and no output file left behind (among them what a GGUF
 # file cannot hold: an HF MoE model with a dense layer).
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init quantize_cli
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
-name=quantize_cli
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $1"; }
 tmp=$(mktemp -d /tmp/wick-qcli-XXXXXX); trap 'rm -rf "$tmp"' EXIT
 
 "$WICK" make-test-model --arch qwen3 --shape tiny256 --format gguf --seed 2 --out "$tmp/m.gguf" >/dev/null ||
-  { bad "make-test-model"; echo "$name: $pass passed, $fail failed"; exit 1; }
+  { bad "make-test-model"; finish; }
 mkdir "$tmp/empty"
 
 # a summary line naming the file and the type counts, and a file wick loads
@@ -38,7 +35,7 @@ if [ -d "$M" ]; then
   got=$("$WICK" generate -m "$tmp/s.gguf" -p "Once upon a time" -n 40 --temp 0)
   [ "$got" = "$story" ] && ok || bad "stories260K converted to f16: $got"
 else
-  echo "skip: stories260K cases ($M not found)"
+  skip_part "stories260K cases: $M not found (shared fixtures absent)"
 fi
 
 # --dtype and make-test-model --dtype reach every type
@@ -77,5 +74,4 @@ error_case "convert: dense layer in a MoE model" "layer 0 is dense" convert "$tm
 error_case "quantize: dense layer in a MoE model" "layer 0 is dense" quantize "$tmp/dense-moe" "$tmp/o.gguf" q4_k_m
 "$WICK" logits -m "$tmp/m.gguf" -p hi >/dev/null && ok || bad "the input survived"
 
-echo "$name: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -40,13 +40,12 @@
 #     make-test-model's F32 GGUF. A 21-token prompt, below Phi-3's 32-token
 #     test window (recent llama.cpp ignores Phi-3's window, wick applies it as
 #     HF does).
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init quantize_llamacpp
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
-name=quantize_llamacpp
 STORIES="$SHARED/models/stories260K"
 TOK="$STORIES/hf"
-skip() { echo "SKIP: $1"; echo "$name: 0 passed, 0 failed"; exit 0; }
 [ -f "$STORIES/stories260K-f32.gguf" ] && [ -f "$TOK/tokenizer.json" ] || skip "$SHARED fixtures absent"
 PY=/usr/bin/python3
 "$PY" -c "import numpy" 2>/dev/null || skip "python3-numpy not installed"
@@ -55,10 +54,6 @@ LIB=$(tests/llamacpp/setup.sh "$tmp") || skip "llama.cpp unavailable here"
 REF="$tmp/llamacpp_ref"
 CMP="$PY tests/reference/gguf_compare.py"
 
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $1"; }
-check() { if "$@"; then ok; else fail=$((fail+1)); fi; }
 lq() { "$REF" "$LIB" quantize "$1" "$2" "$3" 2 || { bad "llama.cpp quantize $3 $1"; return 1; }; }
 wq() { "$WICK" quantize "$@" >/dev/null || { bad "wick quantize $*"; return 1; }; }
 
@@ -169,5 +164,4 @@ for spec in granite gemma2 gemma3 phi3 phi3:longrope qwen2moe qwen3moe mixtral; 
   wq "$tmp/$n.gguf" "$tmp/w.gguf" q4_k_m && same_logits "wick quantize $spec tiny256 gguf q4_k_m" "$tmp/w.gguf" $QB
 done
 
-echo "$name: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -2,17 +2,15 @@
 # qwen_shapes.test.sh — Qwen2.5-0.5B- and Qwen3-0.6B-shaped random models with
 # the real Qwen3 tokenizer load from GGUF and HF, `wick info` describes them
 # correctly, and both formats of the same seed generate the same tokens.
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init qwen_shapes
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
 TOK="$SHARED/tokenizers/qwen3"
-if [ ! -f "$TOK/tokenizer.json" ]; then
-  echo "SKIP: $TOK not found (shared fixtures absent)"; echo "qwen_shapes: 0 passed, 0 failed"; exit 0
-fi
+[ -f "$TOK/tokenizer.json" ] || skip "$TOK not found (shared fixtures absent)"
 tmp=$(mktemp -d /tmp/wick-qwen-XXXXXX); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
 check() { # name, condition-result
-  if [ "$2" = 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $1"; fi
+  if [ "$2" = 0 ]; then ok; else bad "$1"; fi
 }
 expect_line() { # info-file, regex
   grep -Eq "$2" "$1"; check "$(basename "$1"): /$2/" $?
@@ -65,5 +63,4 @@ for spec in "qwen2 qwen2.5-0.5b" "qwen3 qwen3-0.6b"; do
   [ -n "$a" ] && [ "$a" = "$b" ]; check "$shape: gguf and hf generate the same tokens ($a vs $b)" $?
   echo "$shape: $a"
 done
-echo "qwen_shapes: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

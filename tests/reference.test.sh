@@ -9,9 +9,10 @@
 #      reference recomputes them from the same file (tests/reference/check_wick.py).
 # Env: WICK_BIN (default build/wick), WICK_SHARED (default ../shared).
 # Needs /usr/bin/python3 with NumPy (Debian python3-numpy); skips without it.
-set -u
 caller=$PWD
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+t_init reference
 PY=/usr/bin/python3
 # defaults are relative to the repository root; paths given in the environment
 # are relative to the caller's directory
@@ -28,13 +29,8 @@ fi
 REF=tests/reference
 
 if ! [ -x "$PY" ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
-  echo "SKIP: python3-numpy not installed"
-  exit 0
+  skip "python3-numpy not installed"
 fi
-
-passed=0; failed=0
-ok()  { echo "PASS $*"; passed=$((passed+1)); }
-bad() { echo "FAIL $*"; failed=$((failed+1)); }
 
 # ---- step 1: the reference reproduces the known stories260K greedy story
 want=1,403,407,261,378,432,383,286,261,376,298,315,421,395,317,426,338,401,396,267,337,410,408,419,292,411,322,265,282,295,433,426,385,328,432,358,394,261,370,432,352,266,268,388,426
@@ -50,15 +46,14 @@ if [ -d "$st" ]; then
     fi
   done
 else
-  echo "skip: reference validation on stories260K ($st not found; set WICK_SHARED)"
+  skip_part "reference validation on stories260K: $st not found (set WICK_SHARED)"
 fi
 
 # ---- step 2: wick vs reference on tiny random-weight models
 if ! command -v "$WICK_BIN" >/dev/null 2>&1; then
   bad "wick binary $WICK_BIN not found (build first, or set WICK_BIN)"
-  echo "$passed passed, $failed failed"
-  exit 1
+  finish
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wick-ref.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-"$PY" "$REF/check_wick.py" --wick "$WICK_BIN" --tmp "$tmp" --prior "$passed,$failed"
+"$PY" "$REF/check_wick.py" --wick "$WICK_BIN" --tmp "$tmp" --prior "$PASS,$FAIL"

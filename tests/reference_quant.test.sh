@@ -10,9 +10,10 @@
 # reference run on the dequantized weights (same argmax, cosine >= 0.999).
 # Env: WICK_BIN (default build/wick). Skips without /usr/bin/python3 + NumPy;
 # without llama.cpp only wick's files are checked (said in the output).
-set -u
 caller=$PWD
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+t_init reference_quant
 PY=/usr/bin/python3
 if [ -n "${WICK_BIN:-}" ]; then
   case "$WICK_BIN" in /*) ;; */*) WICK_BIN="$caller/$WICK_BIN" ;; esac
@@ -20,8 +21,7 @@ else
   WICK_BIN=build/wick
 fi
 if ! [ -x "$PY" ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
-  echo "SKIP: python3-numpy not installed"
-  exit 0
+  skip "python3-numpy not installed"
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wick-refq.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -29,6 +29,6 @@ args=()
 if LIB=$(tests/llamacpp/setup.sh "$tmp" 2>"$tmp/setup.err"); then
   args=(--llamacpp "$tmp/llamacpp_ref" "$LIB")
 else
-  echo "note: llama.cpp unavailable ($(tail -1 "$tmp/setup.err")); checking wick-quantized files only"
+  skip_part "llama.cpp's quantized files: llama.cpp unavailable ($(tail -1 "$tmp/setup.err")); checking wick-quantized files only"
 fi
 "$PY" tests/reference/check_quantized.py --wick "$WICK_BIN" --tmp "$tmp" "${args[@]}"

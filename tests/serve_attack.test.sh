@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_attack
 serve_need_node
-[ -f "$STORIES" ] || serve_skip "no stories260K model"
+[ -f "$STORIES" ] || skip "no stories260K model"
 
 # 1,100 client sockets plus the server's: raise the open-file limit as far as allowed
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
@@ -33,4 +33,4 @@ if serve_start S -m "$STORIES" --ctx 2048 -t 1 --parallel 4 --body-limit "$limit
 else
   bad "server did not start"
 fi
-serve_finish
+finish

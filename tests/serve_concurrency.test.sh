@@ -42,7 +42,7 @@ conc() { # LABEL MODEL SERVE-ARGS -- CHECK-ARGS
 if [ -f "$STORIES" ]; then
   conc stories260K "$STORIES" --parallel 8 --ctx 128 -- --ctx 128 --requests 24 --concurrency 8
 else
-  echo "skip: $STORIES not found (shared fixtures absent): the stories260K part"
+  skip_part "$STORIES not found (shared fixtures absent): the stories260K part"
 fi
 
 for dt in f32 f16 bf16 q8_0 q4_0 q6_k; do
@@ -61,6 +61,8 @@ if [ -f "$M" ]; then
   conc preemption "$M" --parallel 8 --ctx 512 --kv-mb 2 -- --ctx 512 --requests 16 --concurrency 8 --long 300 --expect-preemption --sampled
   # a long prefix shared by every request: prefix reuse across sequences under load
   conc shared-prefix "$M" --parallel 8 --ctx 512 -- --ctx 512 --requests 24 --concurrency 8 --shared-prefix --sampled
+else
+  skip_part "aborts, preemption, shared prefix: the Q4_0 test model could not be made (counted above)"
 fi
 
-serve_finish
+finish

@@ -21,9 +21,9 @@
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_hardening
-command -v curl >/dev/null || serve_skip "curl not installed"
+command -v curl >/dev/null || skip "curl not installed"
 serve_need_node
-[ -f "$STORIES" ] || serve_skip "no stories260K model"
+[ -f "$STORIES" ] || skip "no stories260K model"
 
 # ---- 1-3: HTTP, keys, connections
 limit=$((1 << 20))
@@ -183,4 +183,4 @@ refused_start "a cache folder writable by others" 'others' -m "$STORIES" --cache
 refused_start "a cache folder that cannot be created" 'cache' -m "$STORIES" --cache-dir "$TMP/afile/cache"
 
 echo "info: ${SECONDS} s"
-serve_finish
+finish

@@ -25,12 +25,12 @@
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_kv_events
-command -v curl >/dev/null || serve_skip "curl not installed"
+command -v curl >/dev/null || skip "curl not installed"
 serve_need_node
 SUB="${WICK_BUILD:-$(dirname "$WICK")}/tests/kv_events_sub"
-[ -x "$SUB" ] || serve_skip "$SUB not built (make test builds it)"
-"$WICK" serve --help 2>&1 | grep -q -- --kv-events || serve_skip "wick serve has no --kv-events"
-[ -f "$STORIES" ] || serve_skip "no stories260K model"
+[ -x "$SUB" ] || skip "$SUB not built (make test builds it)"
+"$WICK" serve --help 2>&1 | grep -q -- --kv-events || skip "wick serve has no --kv-events"
+[ -f "$STORIES" ] || skip "no stories260K model"
 NAME=$(basename "$STORIES" .gguf)
 
 # sub_start VAR DIR ARGS...: a subscriber in the background (VAR_PID = its pid)
@@ -219,4 +219,4 @@ for ep in bogus "ipc://$TMP/no/such/dir/kv.sock"; do
   else bad "--kv-events $ep: status $rc, output: $out"; fi
 done
 
-serve_finish
+finish

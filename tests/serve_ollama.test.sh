@@ -32,7 +32,7 @@ if [ -f "$STORIES" ]; then
     serve_stop "$S1_PID"
   else bad "stories260K: reference or server failed"; fi
 else
-  echo "skip: $STORIES not found (shared fixtures absent): the stories260K part"
+  skip_part "$STORIES not found (shared fixtures absent): the stories260K part"
 fi
 
 M="$TMP/llama-tiny256-q4_0.gguf"
@@ -43,4 +43,4 @@ if make_model "$M" --arch llama --format gguf --shape tiny256 --dtype q4_0 --see
   serve_stop "$S2_PID"
 else bad "llama tiny256: model, reference or server failed"; fi
 
-serve_finish
+finish

@@ -48,7 +48,7 @@ if [ -f "$STORIES" ]; then
     else bad "stories260K server did not start"; fi
   else bad "wick generate on stories260K failed"; fi
 else
-  echo "skip: $STORIES not found (shared fixtures absent): the stories260K part"
+  skip_part "$STORIES not found (shared fixtures absent): the stories260K part"
 fi
 
 if [ -f "$STORIES" ]; then
@@ -57,6 +57,8 @@ if [ -f "$STORIES" ]; then
     run_js limits "$JS/serve_limits.mjs" --name limits --url "$S3" --key sk-wick-test --ctx 2048
     serve_stop "$S3_PID"
   else bad "stories260K server with --api-key did not start"; fi
+else
+  skip_part "$STORIES not found (shared fixtures absent): the --api-key and queue limits part"
 fi
 
 M="$TMP/llama-tiny256-q8_0.gguf"
@@ -69,4 +71,4 @@ if make_model "$M" --arch llama --format gguf --shape tiny256 --dtype q8_0 --see
   else bad "llama tiny256 server did not start"; fi
 else bad "making the random llama tiny256 model failed"; fi
 
-serve_finish
+finish

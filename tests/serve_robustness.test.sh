@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_robustness
 serve_need_node
-[ -f "$STORIES" ] || serve_skip "$STORIES not found (shared fixtures absent)"
+[ -f "$STORIES" ] || skip "$STORIES not found (shared fixtures absent)"
 
 want=", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball."
 limit=$((1 << 20))
@@ -46,4 +46,4 @@ if serve_start S -m "$STORIES" --ctx 2048 -t 1 --parallel 4 --body-limit "$limit
 else
   bad "server did not start"
 fi
-serve_finish
+finish

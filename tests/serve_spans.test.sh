@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_spans
 serve_need_npm
-[ -f "$STORIES" ] || serve_skip "$STORIES not found (the demo model is missing)"
+[ -f "$STORIES" ] || skip "$STORIES not found (the demo model is missing)"
 
 PREFIX="Once upon a time, in a small town,"
 SUFFIX=" One day, Lily"
@@ -45,11 +45,11 @@ if gen "$TMP/seq.json" && gen "$TMP/shared.json" --positions shared && gen "$TMP
       seq:j(a), shared:j(b), blend:j(c)}))' \
     "$PREFIX" "$SUFFIX" "$N" "$TMP/d1.txt" "$TMP/d2.txt" "$TMP/seq.json" "$TMP/shared.json" "$TMP/blend.json" "$TMP/refs.json"
 else
-  bad "wick generate with --span failed"; serve_finish; exit
+  bad "wick generate with --span failed"; finish
 fi
 
 M="$TMP/llama-tiny256-q8_0.gguf"
-make_model "$M" --arch llama --format gguf --shape tiny256 --dtype q8_0 --seed 3 || { bad "make-test-model failed"; serve_finish; exit; }
+make_model "$M" --arch llama --format gguf --shape tiny256 --dtype q8_0 --seed 3 || { bad "make-test-model failed"; finish; }
 
 if serve_start S -m "$STORIES" --ctx 256 -t 1 &&
    serve_start NC -m "$STORIES" --ctx 256 -t 1 --no-span-cache &&
@@ -64,4 +64,4 @@ if serve_start S -m "$STORIES" --ctx 256 -t 1 &&
 else
   bad "a server did not start"
 fi
-serve_finish
+finish

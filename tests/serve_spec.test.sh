@@ -13,9 +13,9 @@
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_spec
-command -v curl >/dev/null || serve_skip "curl not installed"
-command -v python3 >/dev/null || serve_skip "python3 not installed"
-[ -f "$STORIES" ] || serve_skip "$STORIES not found (the demo model is missing)"
+command -v curl >/dev/null || skip "curl not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+[ -f "$STORIES" ] || skip "$STORIES not found (the demo model is missing)"
 M=$STORIES
 NLAYER=$("$WICK" info -m "$M" | sed -n 's/^layers: *\([0-9]*\).*/\1/p')
 
@@ -80,4 +80,4 @@ for f in "--draft-layers 0" "--lookup 0" "--draft-max 33" "--lookup 2 --draft-la
   out=$("$WICK" serve --port 0 $f 2>&1 >/dev/null); rc=$?
   if [ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^wick: error: serve: '; then ok; else bad "serve $f: rc $rc: $out"; fi
 done
-serve_finish
+finish

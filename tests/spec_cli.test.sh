@@ -6,15 +6,14 @@
 # each (--draft-layers 0 or >= the layer count, --draft-max out of range, two
 # drafters, a draft model of another vocabulary).
 # Model: stories260K from ../shared, else a random test model.
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init spec_cli
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
 M="$SHARED/models/stories260K/stories260K-f32.gguf"
 if [ ! -f "$M" ]; then
+  skip_part "$M not found (shared fixtures absent): a random tiny llama model instead"
   M="$TMP/tiny.gguf"
   "$WICK" make-test-model --arch llama --format gguf --shape tiny --seed 1 --out "$M" >/dev/null 2>&1 || { echo "FAIL: make-test-model"; exit 1; }
 fi
@@ -41,11 +40,11 @@ out=$("$WICK" bench -m "$M" --lookup 3 -n 32 -r 1 --json 2>&1)
 echo "$out" | python3 -c 'import json,sys; o=json.load(sys.stdin); assert o["greedy_identical"] is True and o["tokens_per_pass"] >= 1' && ok || bad "bench --lookup: $out"
 errs=("--draft-layers 0" "--draft-layers $NL" "--draft-max 33 --lookup 2" "--draft-max 4" "--lookup 2 --draft-layers 1" "--lookup 0")
 A="$SHARED/models/aidreams260K/aidreams260K-f32.gguf"
-[ -f "$A" ] && [ "$M" != "$TMP/tiny.gguf" ] && errs+=("--draft $A")
+if [ -f "$A" ] && [ "$M" != "$TMP/tiny.gguf" ]; then errs+=("--draft $A")
+else skip_part "a draft model of another vocabulary: needs $A and stories260K (shared fixtures)"; fi
 for f in "${errs[@]}"; do
   # shellcheck disable=SC2086
   out=$("$WICK" generate -m "$M" -p hi -n 4 $f 2>&1 >/dev/null); rc=$?
   if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && printf '%s' "$out" | grep -q '^wick: error: generate: '; then ok; else bad "generate $f: rc $rc: $out"; fi
 done
-echo "spec_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

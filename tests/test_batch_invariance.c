@@ -452,7 +452,7 @@ static void model_close(model_run *mr) {
 }
 
 static void test_models(void) {
-    /* the issue-17 archs with their features on (make-test-model's profiles:
+    /* the archs with features (Granite, Gemma 2/3, Phi-3) on (make-test-model's profiles:
      * windows of 16/32 tokens, Gemma's soft-caps and local/global layers,
      * Granite's multipliers, Phi-3's fused projections, LongRoPE) */
     static const struct {
@@ -543,6 +543,7 @@ static void test_models_more_types(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-binv-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
     wick_error err;

@@ -317,7 +317,7 @@ static void test_convert_hf(void) {
         free(l1), free(l2);
         if (a == 0) {
             wick_model *m = wick_model_load(out, NULL, &err);
-            wick_sampling s;
+            wick_sampling s = wick_sampling_default();
             CHECK(m && wick_model_sampling_defaults(m, &s) && fabsf(s.temperature - 0.6f) < 1e-6f && s.top_k == 20 &&
                   fabsf(s.top_p - 0.9f) < 1e-6f && fabsf(s.repeat_penalty - 1.1f) < 1e-6f);
             wick_model_free(m);

@@ -200,6 +200,9 @@ static uint32_t rnd(void) {
 static void test_random(void) {
     tokenizer *ts[2] = {load_hf("tokenizers/qwen3"), load_hf("models/stories260K/hf")};
     if (!ts[0] && !ts[1]) SKIP("shared tokenizers not found");
+    if (!ts[0] && !shared_path("tokenizers/qwen3")) SKIP_PART("random strings through qwen3: tokenizers/qwen3 not found");
+    if (!ts[1] && !shared_path("models/stories260K/hf"))
+        SKIP_PART("random strings through stories260K: models/stories260K/hf not found");
     static const uint32_t ranges[][2] = {{0x4E00, 0x9FFF}, {0x1F300, 0x1FAFF}, {0x3040, 0x30FF},
                                          {0xAC00, 0xD7A3}, {0x0400, 0x04FF}, {0x20, 0x7E},
                                          {0x20000, 0x2A6DF}, {0x0300, 0x036F}};

@@ -168,6 +168,9 @@ static void test_layout(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
+    if (cpu_best_isa() == ISA_AVX512 && !cpu_get_features()->avx512bf16)
+        SKIP_PART("the VDPBF16PS kernel of the BF16_R16 layout: this CPU has no AVX-512 BF16 (its scalar twin runs)");
     RUN(test_layout);
     RUN(test_f16);
     RUN(test_bf16);

@@ -1,5 +1,5 @@
-/* test_jinja.c — the Jinja interpreter (src/text/jinja*.c) and the chat
- * template layer (src/text/chat_template.c): every supported feature against
+/* test_jinja.c — the Jinja interpreter (src/template/jinja*.c) and the chat
+ * template layer (src/template/chat_template.c): every supported feature against
  * the output of Python Jinja2 3.1 configured as transformers configures it
  * (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols, its
  * tojson and raise_exception), errors with their line and column, hostile
@@ -8,8 +8,8 @@
 
 #include "check.h"
 #include "core/fileio.h"
-#include "text/chat_template.h"
-#include "text/jinja.h"
+#include "template/chat_template.h"
+#include "template/jinja.h"
 
 static char *render_lim(const char *tmpl, const char *vars, const jinja_limits *lim, wick_error *err) {
     jinja_template *t = jinja_parse(tmpl, strlen(tmpl), err);

@@ -832,6 +832,7 @@ static void test_copy_nt(void) {
 
 int main(void) {
     printf("cpu: best isa %s\n", cpu_isa_name(cpu_best_isa()));
+    SKIP_ISAS_THIS_CPU_LACKS();
     RUN(test_copy_nt);
     RUN(test_prefetch_style_n);
     RUN(test_fp16);

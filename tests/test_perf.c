@@ -271,6 +271,7 @@ static const char *tiny(const char *arch, const char *fmt, const char *dtype, ch
 static void test_kv_f16(void) {
     const char *stories = shared_path("models/stories260K/stories260K-f32.gguf");
     if (stories) kv_f16_case(stories, "stories260K f16 KV");
+    else SKIP_PART("F16 KV on stories260K: models/stories260K not found in the shared folder");
     static const char *ARCHS[] = {"llama", "mistral", "qwen2", "qwen3", "qwen3moe"};
     char buf[256];
     for (int a = 0; a < 5; a++) {
@@ -394,6 +395,8 @@ static void test_dtype(void) {
         }
         free(lf);
         wick_model_free(f32);
+    } else {
+        SKIP_PART("--dtype fallbacks on stories260K: models/stories260K not found in the shared folder");
     }
 }
 
@@ -429,6 +432,7 @@ static void test_profile(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-perf-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
     RUN(test_f16_row);

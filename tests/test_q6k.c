@@ -452,6 +452,7 @@ static void test_make_bad_shape(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
     rng_state = 0x243f6a8885a308d3ull; /* this program's own sequence */
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wick-q6k-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;

@@ -251,6 +251,7 @@ static void test_kernels(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
     RUN(test_q8k_quantize);
     RUN(test_definition);
     RUN(test_repack_roundtrip);

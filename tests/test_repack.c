@@ -190,6 +190,7 @@ static void test_weight_arena(void) {
 }
 
 int main(void) {
+    SKIP_ISAS_THIS_CPU_LACKS();
     RUN(test_weight_arena);
     RUN(test_repack_layout);
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */

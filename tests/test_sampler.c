@@ -329,6 +329,7 @@ static void test_isa_same(void) {
     static int32_t got[3][4][DR];
     int levels = 0;
     cpu_isa best = cpu_isa_active();
+    SKIP_ISAS_THIS_CPU_LACKS();
     for (int isa = ISA_SCALAR; isa <= (int)best; isa++) {
         if (!cpu_set_isa((cpu_isa)isa)) continue;
         for (int c = 0; c < 4; c++) {

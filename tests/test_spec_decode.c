@@ -346,6 +346,8 @@ static void test_stories(void) {
         wick_sched_free(s);
         wick_context_free(c);
         wick_model_free(a);
+    } else {
+        SKIP_PART("a draft model of another vocabulary: models/aidreams260K not found in the shared folder");
     }
     wick_model_free(m);
 }

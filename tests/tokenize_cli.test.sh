@@ -4,17 +4,11 @@
 # vocab.json + merges.txt, a vocab-only GGUF) and on models of both formats:
 # ids, exact text back (no newline added when piped), --skip-special,
 # --jsonl batch mode, the one-line invalid UTF-8 warning, and errors.
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init tokenize_cli
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
-name=tokenize_cli
-if [ ! -d "$SHARED/tokenizers/qwen3" ]; then
-  echo "SKIP: $SHARED not found (shared fixtures absent)"; echo "$name: 0 passed, 0 failed"; exit 0
-fi
-pass=0; fail=0
-expect() { # what, got, want
-  if [ "$2" = "$3" ]; then pass=$((pass+1)); else fail=$((fail+1)); printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"; fi
-}
+[ -d "$SHARED/tokenizers/qwen3" ] || skip "$SHARED/tokenizers/qwen3 not found (shared fixtures absent)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -63,5 +57,4 @@ for args in "detokenize -m $Q --ids 1,x" "detokenize -m $Q --ids 999999" "detoke
   expect "one error line: $args" "$(wc -l <"$tmp/err" | tr -d ' '):$(cut -c1-12 "$tmp/err")" "1:wick: error:"
 done
 "$WICK" help | grep -q "detokenize -m MODEL"; expect "help lists detokenize" "$?" "0"
-echo "$name: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

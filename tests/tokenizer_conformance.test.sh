@@ -15,19 +15,15 @@
 # from it. wick runs in batch mode (tokenize/detokenize --jsonl): four
 # processes per tokenizer, not one per string. The closing line counts
 # strings: one string passes when all four results match for it.
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init tokenizer_conformance
 WICK=${WICK_BIN:-build/wick}
 SHARED=${WICK_SHARED:-../shared}
 CORPUS=tests/data/tokenizer_corpus.jsonl
 JS=tests/js
-name=tokenizer_conformance
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "SKIP: node/npm not installed"; echo "$name: 0 passed, 0 failed"; exit 0
-fi
-if [ ! -d "$SHARED/tokenizers/qwen3" ]; then
-  echo "SKIP: $SHARED/tokenizers/qwen3 not found (shared fixtures absent)"; echo "$name: 0 passed, 0 failed"; exit 0
-fi
+command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed"
+[ -d "$SHARED/tokenizers/qwen3" ] || skip "$SHARED/tokenizers/qwen3 not found (shared fixtures absent)"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,12 +35,10 @@ have() { node -e 'try{console.log(require(process.argv[1]).version)}catch{consol
 if [ "$(have @lenml/tokenizers)" != "$want_lenml" ] || [ "$(have tokenizers)" != "$want_hf" ]; then
   if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
     cat "$tmp/npm.log"
-    echo "SKIP: npm install of the reference tokenizers failed (registry unreachable?)"
-    echo "$name: 0 passed, 0 failed"; exit 0
+    skip "npm install of the reference tokenizers failed (registry unreachable?)"
   fi
 fi
 
-pass=0; fail=0
 run() { # name, tokenizer dir
   local n=$1 dir=$2 ok=1
   "$WICK" tokenize -m "$dir" --jsonl "$CORPUS" >"$tmp/$n.ids" 2>"$tmp/$n.err" || ok=0
@@ -52,7 +46,7 @@ run() { # name, tokenizer dir
   "$WICK" detokenize -m "$dir" --jsonl "$tmp/$n.ids" >"$tmp/$n.dec" 2>>"$tmp/$n.err" || ok=0
   "$WICK" detokenize -m "$dir" --jsonl "$tmp/$n.ids" --skip-special >"$tmp/$n.dec_skip" 2>>"$tmp/$n.err" || ok=0
   if [ $ok = 0 ]; then
-    echo "FAIL: wick failed on $n:"; cat "$tmp/$n.err"; fail=$((fail+1)); return
+    bad "wick failed on $n:"; cat "$tmp/$n.err"; return
   fi
   node "$JS/tokenize_ref.mjs" "$n" "$dir" "$CORPUS" "$tmp/$n.ids" "$tmp/$n.ids_ns" "$tmp/$n.dec" \
     "$tmp/$n.dec_skip" >"$tmp/$n.out" 2>&1
@@ -60,13 +54,12 @@ run() { # name, tokenizer dir
   cat "$tmp/$n.out"
   local last; last=$(tail -n 1 "$tmp/$n.out")
   if [[ $last =~ ^$n:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    pass=$((pass + BASH_REMATCH[1])); fail=$((fail + BASH_REMATCH[2]))
-    [ $rc -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ] && fail=$((fail+1))
+    PASS=$((PASS + BASH_REMATCH[1])); FAIL=$((FAIL + BASH_REMATCH[2]))
+    [ $rc -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ] && FAIL=$((FAIL+1))
   else
-    echo "FAIL: the reference script for $n did not finish"; fail=$((fail+1))
+    bad "the reference script for $n did not finish"
   fi
 }
 run qwen3 "$SHARED/tokenizers/qwen3"
 run stories260K "$SHARED/models/stories260K/hf"
-echo "$name: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

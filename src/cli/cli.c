@@ -82,8 +82,12 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int n
                 inline_val = a + nl + 1;
             }
         }
+        if (!o && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            if (cli_usage(cmd) < 0) printf("usage: wick %s\n", cmd);
+            return CLI_HELP;
+        }
         if (!o) {
-            cli_error("%s: unknown option \"%s\" (see `wick help`)", cmd, a);
+            cli_error("%s: unknown option \"%s\" (see `wick %s --help`)", cmd, a, cmd);
             return -1;
         }
         if (o->seen) *o->seen = true;
@@ -283,7 +287,7 @@ int cli_sampling_check(const char *cmd, const cli_sampling *s) {
 }
 
 void cli_sampling_apply_model(cli_sampling *s, const wick_model *m) {
-    wick_sampling d;
+    wick_sampling d = wick_sampling_default();
     if (!wick_model_sampling_defaults(m, &d)) return;
     if (!s->temp) s->v.temperature = d.temperature;
     if (!s->top_k) s->v.top_k = d.top_k;

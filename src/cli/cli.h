@@ -26,13 +26,22 @@ typedef struct cli_opt {
 } cli_opt;
 
 /* Parse argv[1..] (argv[0] is the subcommand) against opts; on error print
- * one line and return -1. */
+ * one line and return -1. --help or -h (where no option of that name is in
+ * opts) prints the command's usage (cli_usage) and returns CLI_HELP: a
+ * command then exits with `return rc < 0;` (status 0 after --help). */
+#define CLI_HELP 1
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int n_opts);
 /* The same, for commands that also take positional arguments (any argument
  * that is not an option or an option's value): up to max_pos of them go to
  * pos[] (*n_pos set); one more is an error. */
 int cli_parse_positional(const char *cmd, int argc, char **argv, const cli_opt *opts, int n_opts, const char **pos,
                          int max_pos, int *n_pos);
+
+/* The text of `wick help` (usage.c). */
+const char *cli_help_text(void);
+/* Print cmd's usage to stdout: "usage: wick <cmd> <arguments>", then the
+ * lines that describe it (its part of the help text); -1 if cmd has none. */
+int cli_usage(const char *cmd);
 
 /* Print "wick: error: <msg>" to stderr and return 1 (the exit status). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -248,7 +248,8 @@ int cmd_bench(int argc, char **argv) {
     int n_opts = 0;
     while (opts[n_opts].name) n_opts++;
     n_opts = cli_spec_opts(opts, n_opts, &spa);
-    if (cli_parse("bench", argc, argv, opts, n_opts) < 0) return 1;
+    const int prc = cli_parse("bench", argc, argv, opts, n_opts);
+    if (prc) return prc < 0;
     if (!model) model = cli_default_model();
     if (n_prompt < 1 || n_gen < 0 || depth < 0 || threads < 0 || ctx < 0 || chunk < -1 || membw_mib < 0 ||
         every < 0)

@@ -35,7 +35,8 @@ int cmd_chat(int argc, char **argv) {
         {"--verbose", "-v", OPT_FLAG, &verbose, NULL},
     };
     int n_opts = cli_runtime_opts(opts, cli_sampling_opts(opts, 7, &sf), &rt);
-    if (cli_parse("chat", argc, argv, opts, n_opts) < 0) return 1;
+    const int prc = cli_parse("chat", argc, argv, opts, n_opts);
+    if (prc) return prc < 0;
     if (cli_runtime_check("chat", &rt) < 0 || cli_sampling_check("chat", &sf) < 0) return 1;
     if (n_predict < -1) return cli_error("chat: -n must be >= -1");
     int enable_thinking = -1;

@@ -102,7 +102,8 @@ int cmd_detokenize(int argc, char **argv) {
         {"--jsonl", NULL, OPT_STR, &jsonl, NULL},
         {"--skip-special", NULL, OPT_FLAG, &skip_special, NULL},
     };
-    if (cli_parse("detokenize", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    const int prc = cli_parse("detokenize", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (prc) return prc < 0;
     if (!ids_arg == !jsonl) return cli_error("detokenize: give either --ids 1,2,3 or --jsonl FILE");
     int32_t *ids = NULL;
     size_t n = 0;

@@ -101,7 +101,8 @@ int cmd_generate(int argc, char **argv) {
     cli_span_args sa;
     cli_spec_args spa;
     int n_opts = cli_spec_opts(opts, cli_span_opts(opts, cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt), &sa), &spa);
-    if (cli_parse("generate", argc, argv, opts, n_opts) < 0) return 1;
+    const int prc = cli_parse("generate", argc, argv, opts, n_opts);
+    if (prc) return prc < 0;
     if (cli_runtime_check("generate", &rt) < 0 || cli_sampling_check("generate", &sf) < 0) return 1;
     if (cli_span_check("generate", &sa) < 0) return 1;
     const bool spans = cli_span_given(&sa);

@@ -62,7 +62,8 @@ int cmd_info(int argc, char **argv) {
         {"--dtype", NULL, OPT_STR, &dtype, NULL},
         {"--dump", NULL, OPT_STR, &dump, NULL},
     };
-    if (cli_parse("info", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    const int prc = cli_parse("info", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (prc) return prc < 0;
     if (!model) model = cli_default_model();
     if (dump) return model ? dump_tensor(model, dump) : cli_error("info: no model given (-m)");
     wick_model *m = cli_load_model_dtype("info", model, dtype);

@@ -17,7 +17,9 @@ int cmd_logits(int argc, char **argv) {
         {"--no-special", NULL, OPT_FLAG, &no_special, NULL},
     };
     int n_opts = cli_runtime_opts(opts, 4, &rt);
-    if (cli_parse("logits", argc, argv, opts, n_opts) < 0 || cli_runtime_check("logits", &rt) < 0) return 1;
+    const int prc = cli_parse("logits", argc, argv, opts, n_opts);
+    if (prc) return prc < 0;
+    if (cli_runtime_check("logits", &rt) < 0) return 1;
     size_t len;
     char *text = cli_prompt("logits", prompt, file, &len);
     if (!text) return 1;

@@ -18,7 +18,8 @@ int cmd_make_test_model(int argc, char **argv) {
         {"--split-experts", NULL, OPT_FLAG, &p.split_experts, NULL},
         {"--mlp-only-layers", NULL, OPT_STR, &p.mlp_only_layers, NULL},
     };
-    if (cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    const int prc = cli_parse("make-test-model", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (prc) return prc < 0;
     if (!p.arch) return cli_error("make-test-model: --arch is required (%s)", arch_list());
     if (!p.out) return cli_error("make-test-model: --out is required");
     wick_error err;

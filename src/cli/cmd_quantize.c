@@ -39,7 +39,8 @@ int cmd_quantize(int argc, char **argv) {
     };
     const char *pos[3];
     int n_pos;
-    if (cli_parse_positional("quantize", argc, argv, opts, sizeof opts / sizeof opts[0], pos, 3, &n_pos) < 0) return 1;
+    const int prc = cli_parse_positional("quantize", argc, argv, opts, sizeof opts / sizeof opts[0], pos, 3, &n_pos);
+    if (prc) return prc < 0;
     if (n_pos != 3) return cli_error("quantize: usage: wick quantize IN OUT TYPE (TYPE: %s)", quant_mix_names());
     if (p.n_threads < 0) return cli_error("quantize: -t must not be negative");
     p.type = pos[2];
@@ -62,7 +63,8 @@ int cmd_convert(int argc, char **argv) {
     };
     const char *pos[2];
     int n_pos;
-    if (cli_parse_positional("convert", argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &n_pos) < 0) return 1;
+    const int prc = cli_parse_positional("convert", argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &n_pos);
+    if (prc) return prc < 0;
     if (n_pos != 2) return cli_error("convert: usage: wick convert HF_DIR OUT.gguf [--outtype f32|f16|bf16|auto]");
     if (threads < 0) return cli_error("convert: -t must not be negative");
     quantize_report r;

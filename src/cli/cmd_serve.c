@@ -198,7 +198,8 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
     };
     int n = cli_spec_opts(opts, cli_runtime_opts(opts, 27, &rt), &spa);
-    if (cli_parse("serve", argc, argv, opts, n) < 0) return 1;
+    const int prc = cli_parse("serve", argc, argv, opts, n);
+    if (prc) return prc < 0;
     ctx_set = rt.ctx > 0;
     if (cli_runtime_check("serve", &rt) < 0) return 1;
     if (!parallel_set) parallel = env_int("OLLAMA_NUM_PARALLEL", 8);

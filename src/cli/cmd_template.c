@@ -9,7 +9,7 @@
 #include "core/fileio.h"
 #include "core/json_util.h"
 #include "format/gguf.h"
-#include "text/chat_template.h"
+#include "template/chat_template.h"
 
 /* tokenizer_config.json's bos_token / eos_token: a string, or {"content": ...}. */
 static char *config_token(const cJSON *cfg, const char *key) {
@@ -100,7 +100,8 @@ int cmd_template(int argc, char **argv) {
         {"--enable-thinking", NULL, OPT_STR, &thinking, NULL},
         {"--template", NULL, OPT_STR, &builtin, NULL},
     };
-    if (cli_parse("template", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    const int prc = cli_parse("template", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (prc) return prc < 0;
     if (!input) return cli_error("template: no conversation given (-i CONVERSATION.json)");
     if (!model && !builtin) return cli_error("template: no model given (-m SRC)");
     chat_template_opts o = {.add_generation_prompt = no_gen ? 0 : -1, .enable_thinking = -1};

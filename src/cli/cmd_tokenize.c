@@ -80,7 +80,8 @@ int cmd_tokenize(int argc, char **argv) {
         {"--jsonl", NULL, OPT_STR, &jsonl, NULL},
         {"--no-special", NULL, OPT_FLAG, &no_special, NULL},
     };
-    if (cli_parse("tokenize", argc, argv, opts, sizeof opts / sizeof opts[0]) < 0) return 1;
+    const int prc = cli_parse("tokenize", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (prc) return prc < 0;
     if (jsonl && (prompt || file)) return cli_error("tokenize: give one of -p, -f or --jsonl");
     size_t len = 0;
     char *text = NULL;

@@ -186,10 +186,8 @@ static void attend_one(const attn_ops *o, const attn_params *p, const float *q, 
  * online softmax state (m, l) is per query vector; p = exp(s - m') is
  * computed 16 lanes at a time with masking for keys outside a query's range.
  * Needs head_dim % 8 == 0: an odd multiple of 8 loads its last 16-dim chunk
- * half, the other lanes zero (stories260K's head_dim 8 went through
- * attend_one before, scalar-width rows and libm expf; with this and the
- * short-row matmuls of matmul_avx512.c it decodes 1.5x and prefills 2.2x
- * faster). With at most SMALL_M vectors (decode: one row's GQA group) V is
+ * half, the other lanes zero (so that a head_dim of 8, stories260K's, does
+ * not take attend_one's scalar-width rows and libm expf). With at most SMALL_M vectors (decode: one row's GQA group) V is
  * accumulated in registers over up to 16 dims-chunks per pass, so each V row
  * is read once. The next tile's K/V are prefetched while a tile is computed
  * (with spread prefetching also the tile's own K ahead and V while it is
@@ -333,11 +331,9 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
         const char *kb = attn_kv_at(kv, kv->k, p0, kvh), *vb = attn_kv_at(kv, kv->v, p0, kvh);
         /* The next tile's K and V of this head, fetched while this one is
          * computed: with non-temporal prefetching (cpu_prefetch_style), key
-         * by key into L1, spread over the first pass over this tile's V
-         * (Zen 5, 1 thread: Qwen3-0.6B shape at 2,048 positions, F16 KV,
-         * 15.0 -> 20.4 GB/s of KV read; Qwen2.5-0.5B's 7-head groups at
-         * 4,096, 7.6 -> 11.8; a burst into L2 overflows the miss queues);
-         * else all at once into L2. */
+         * by key into L1, spread over the first pass over this tile's V (a
+         * burst into L2 overflows the miss queues there); else all at once
+         * into L2. */
         const char *kn = NULL, *vn = NULL;
         int ncnt = 0;
         if (end <= hi) {
@@ -361,11 +357,7 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
              * prefetch above misses a call's first tile, and at decode depths
              * of a few hundred keys most tiles are first ones): K rows
              * ATTN_K_AHEAD keys ahead of the 16 being scored, and the V rows of
-             * those 16, into L1. With the next batch's first keys (attn_next),
-             * bench/bench_attention, 2 threads: Qwen2.5-0.5B shape, 8 sequences
-             * at depth 192, 24 layers, F32 KV 2.69-3.26 -> 1.63-2.37 ms, F16
-             * 1.83-2.25 -> 1.21-1.32; Qwen3-0.6B's 5-row verification at 256,
-             * 2.48-2.61 -> 1.92-1.97. */
+             * those 16, into L1; and the next batch's first keys (attn_next). */
             if (spread) {
                 for (int t = t0 ? t0 + ATTN_K_AHEAD : 16; t < t0 + ATTN_K_AHEAD + 16 && t < cnt; t++)
                     for (size_t o = 0; o < (size_t)D * esz; o += 64) _mm_prefetch(kb + (size_t)t * rs + o, _MM_HINT_T0);
@@ -451,14 +443,9 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
          * chunks per pass over the keys (16 accumulators), so that a pass
          * reads 64 contiguous elements of each V row (whole rows for head_dim
          * 64), not one 16-element chunk of every row per pass, which left
-         * each pass waiting on a line of every row. Zen 4, 2 threads, KV not
-         * in cache (bench/bench_attention, alternating runs): Qwen2.5-0.5B's
-         * 7-head groups, 8 sequences at depth 192, F32 KV 2.51-3.71 ->
-         * 2.07-3.12 ms (all 7 vectors at once, 28 accumulators: 2.16-3.25,
-         * the registers spill); whole decode steps of 8 sequences (Q4_0,
-         * depth 192-900, alternating step by step) 0.934x the time with the
-         * memory quiet, 0.895x busy. The same values: each accumulator still
-         * takes its keys in order. */
+         * each pass waiting on a line of every row. (All 7 vectors of a
+         * 7-head group at once, 28 accumulators, spill registers.) The same
+         * values: each accumulator still takes its keys in order. */
         for (int m0 = 0; m0 < MM && MM > SMALL_M; m0 += SMALL_M) {
             const int G = MM - m0 < SMALL_M ? MM - m0 : SMALL_M;
             for (int j0 = 0; j0 < nD; j0 += 4) {
@@ -508,14 +495,10 @@ AT512 static void attend_batch_avx512(const attn_params *p, const attn_kv *kv, i
                                       const attn_batch *b) {
     attn_scratch w;
     const bool f16 = kv->type == WICK_F16;
-    /* Batches are padded to MM vectors (the last one repeated). 10 serves a
-     * speculative verification's 5 rows of 2-head GQA groups (Qwen3): those
-     * 10 vectors padded to 16 cost k = 4 at depth 256 (2 threads, Zen 5)
-     * 1.36-1.41 decode steps, to 12 1.30-1.32 (both before the Q8_0 pair
-     * layout); unpadded, the attention of such a pass over 28 layers (KV not in
-     * cache) takes 1.74-1.77 ms instead of 1.87-1.93. 7 serves a decode row of
-     * Qwen2.5's 7-head groups: 8 sequences at depth 192 over 24 layers, F32 KV
-     * not in cache, 1.77-1.79 ms padded to 8, 1.58-1.64 unpadded. */
+    /* Batches are padded to MM vectors (the last one repeated); the sizes
+     * follow the common batches, so that little is padded: 10 serves a
+     * speculative verification's 5 rows of 2-head GQA groups (Qwen3), 7 a
+     * decode row of Qwen2.5's 7-head groups. */
     const bool half = p->head_dim % 16 != 0;
 #define ATTN_CASE(MM)                                                               \
     if (f16 && half) attend_batch_t(MM, true, true, p, kv, kvh, b, &w);            \

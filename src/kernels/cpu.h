@@ -23,40 +23,26 @@ typedef struct cpu_features {
 } cpu_features;
 
 /* How streaming (decode) kernels prefetch the weights ahead of the line they
- * read. Chosen per CPU by measurement (decode's share of a plain read's
- * rate, same run):
+ * read, chosen per CPU by decode's share of a plain read's rate (the
+ * measurements: docs/performance.md, "Tuning choices"):
  *   PREFETCH_OFF   none: Zen 4 (AMD family 0x19), whose hardware prefetchers
- *                  follow the one-stream layouts by themselves; prefetch
- *                  instructions cost 10-20% there (Q8_0, 1 thread: 22 -> 26
- *                  GB/s without them).
- *   PREFETCH_L1L2  into L1 a little ahead and into L2 further ahead: Intel
- *                  (Ice Lake, Q4_0 decode, 2 threads: 21.8 -> 25.7 GB/s).
+ *                  follow the one-stream layouts by themselves, so prefetch
+ *                  instructions only cost there.
+ *   PREFETCH_L1L2  into L1 a little ahead and into L2 further ahead: Intel.
  *   PREFETCH_NTA   one non-temporal prefetch per 64-byte line 8 KiB ahead:
  *                  Zen 5 (family 0x1a) and later, where the hardware alone
- *                  leaves a core's stream short of a plain read's rate
- *                  (whole decode, Qwen2.5-0.5B, 2 threads: Q4_0 65 -> 80-97%,
- *                  Q8_0 68 -> 96%, F16 88 -> 93% of it).
+ *                  leaves a core's stream short of a plain read's rate.
  *   PREFETCH_L2    into L2 only, PREFETCH_L2_ONLY_BYTES ahead: Zen 4's
  *                  style for a dense stream at one token.
  * That is the style for one token. Kernels applying several tokens per pass
  * over the weights (batched decode, speculative verification) ask
  * cpu_prefetch_style_n(n): on Zen 4 PREFETCH_L1L2 from 3 tokens on, where
- * the unpacking and dot products leave the hardware prefetchers behind
- * (Qwen2.5-0.5B decode steps of S sequences, 2 threads, step time against
- * none, medians of 25 alternating rounds: Q4_0 S = 2 1.18x, 3 0.96x, 4
- * 0.86x, 6-16 0.81x; Q4_K_M S = 2 1.07x, 4 0.96x, 8 0.81x); elsewhere the
- * one-token style.
+ * the unpacking and dot products leave the hardware prefetchers behind;
+ * elsewhere the one-token style.
  * A dense stream (Q8_0's kernel) reads a line faster than Zen 4's hardware
  * prefetchers bring it and catches up with them; it asks
  * cpu_prefetch_style_dense(n): on Zen 4 PREFETCH_L2 for 1 token, none for
  * 2-4, PREFETCH_L1L2 from 5 on; elsewhere the same as cpu_prefetch_style_n.
- * Measured on Zen 4, 2 threads: 151936 x 896 at one token, share of a
- * plain read's rate with the memory quiet, medians of ~80 alternating
- * rounds: none 67%, L2 2 KiB ahead 82%, 4 KiB 84%, 6 KiB 78%, L1 2 KiB
- * 68%, non-temporal 4 KiB 68% (Q4_0 and Q5_0 keep up: 100% without
- * prefetching). Qwen2.5-0.5B Q8_0
- * decode steps of S sequences, ms, none / L1L2 (3 alternating runs): S = 3
- * 11.9 / 14.0, 4 12.6 / 15.5, 5 16.5 / 15.5, 6 19.1 / 16.5, 8 24 / 21.
  * WICK_PREFETCH=0|off, 1|l1l2, l2 or nta[:BYTES] overrides, for every n
  * and stream. */
 typedef enum cpu_prefetch { PREFETCH_OFF = 0, PREFETCH_L1L2 = 1, PREFETCH_NTA = 2, PREFETCH_L2 = 3 } cpu_prefetch;
@@ -95,9 +81,8 @@ static inline __attribute__((always_inline)) void cpu_prefetch_ahead(const int p
 /* The same with the loops unrolled, for a short constant span (a block of
  * a 32-element type or a Q8_0/Q4_0 pair's block: up to ~1 KiB): as a loop,
  * its counter, compare and branch cost a per-block kernel more than the
- * prefetches do (Zen 5, one token, weights in L2, 1536 x 1024: Q5_0 14.8 ->
- * 12.8 µs, Q5_1 18.3 -> 13.0, Q8_0 16.6 -> 15.8). Not for the K types' 2-3
- * KiB super-blocks: fully unrolled there, their kernels slowed 10-60%. */
+ * prefetches do. Not for the K types' 2-3 KiB super-blocks, whose kernels
+ * fully unrolled are slower. */
 static inline __attribute__((always_inline)) void cpu_prefetch_ahead_unrolled(const int pf, const char *p,
                                                                               size_t span, size_t nta) {
 #pragma GCC unroll 32
@@ -114,21 +99,18 @@ static inline __attribute__((always_inline)) void cpu_prefetch_ahead_unrolled(co
 
 /* Whether AVX-512 kernels widen F16 weights 8 at a time (two 256-bit
  * VCVTPH2PS) rather than 16 (one 512-bit): on Zen 4 (AMD family 0x19) the
- * 512-bit form is the bottleneck (F16 decode, 1 thread: 22.7 -> 30.9 GB/s,
- * what a plain read gets); on Intel and on Zen 5 (family 0x1a, full-width
- * AVX-512) the 512-bit form is faster (Zen 5, F16 decode 1 thread: 78-80%
- * -> 86-88% of the bandwidth ceiling). Same values either way. WICK_F16_HALVES=0|1 overrides. */
+ * 512-bit form is the bottleneck of F16 decode; on Intel and on Zen 5
+ * (family 0x1a, full-width AVX-512) the 512-bit form is faster. Same values
+ * either way. WICK_F16_HALVES=0|1 overrides. */
 bool cpu_f16_by_halves(void);
 void cpu_set_f16_by_halves(bool on); /* tests: run the kernels both ways */
 
 /* Whether BF16 matrices take VDPBF16PS's layout (BF16_R16) rather than the
  * halves (BF16_R16H, widened exactly and FMAed in float, as F16): on AMD CPUs
  * with AVX-512 BF16, where one VDPBF16PS does two multiply-adds per lane at
- * an FMA's rate (Zen 5: BF16 prefill 1.55x llama.cpp's); not on Intel, where
- * it is slower than widening and FMAs (Xeon, family 6 model 207, 4864 x 896
- * at 512 tokens, 1 thread: 30-34 against 37-50 GMAC/s; Qwen2.5-0.5B prefill
- * 151 -> 175 tok/s). Never without the instruction. WICK_BF16_KERNEL=dp|fma
- * overrides. Read when a model's weights are repacked. */
+ * an FMA's rate; not on Intel, where it is slower than widening and FMAs.
+ * Never without the instruction. WICK_BF16_KERNEL=dp|fma overrides. Read
+ * when a model's weights are repacked. */
 bool cpu_bf16_dp(void);
 void cpu_set_bf16_dp(bool on); /* tests: on is ignored without the instruction */
 
@@ -136,21 +118,18 @@ void cpu_set_bf16_dp(bool on); /* tests: on is ignored without the instruction *
  * thread; Q8_0 always, Q8_K for one row or a batch over the pool) go into a
  * buffer of the writer's own and out with non-temporal stores (matmul.c,
  * matmul_q8k.c): on Zen 4 (AMD family 0x19), where writing lines the other
- * thread had read cost 5-7 µs a layer in the regime with the most bandwidth
- * (1.3 µs with no other reader; the copy takes 0.2); Q4_K_M decode steps
- * 0.984x (Q8_K), then 0.990x (Q8_0 too). The one-pass 6-8-token Q4_0
+ * core has read waits on that core's copies, most of all in the regime with
+ * the most bandwidth (the cores far apart). The one-pass 6-8-token Q4_0
  * decode kernel's sums go out non-temporally under the same flag
- * (matmul_repack_avx512.c; 8 sequences 0.945x the step time there). Same
- * values either way. WICK_ACT_NT=0|1 overrides. */
+ * (matmul_repack_avx512.c). Same values either way. WICK_ACT_NT=0|1
+ * overrides. */
 bool cpu_act_nt(void);
 void cpu_set_act_nt(bool on); /* tests: run both ways */
 
 /* How many units of rows a decode matmul's thread claims at a time from its
  * own range (matmul.c; the rest of a range can still be stolen, core/steal.h):
  * 32 on Zen 4 (AMD family 0x19), where every claim's break in a thread's
- * weight stream costs most with the memory quiet (Q4_K_M decode steps
- * 0.987-0.993x the time with the memory quiet against 8, 0.998-1.001x
- * busy; 8 sequences of Q4_0 0.993x), else 8 (Zen 5: 8 measured best).
+ * weight stream costs most with the memory quiet, else 8 (best on Zen 5).
  * Same values either way. WICK_CLAIM_UNITS=N (1-1024) overrides. */
 int cpu_claim_units(void);
 void cpu_set_claim_units(int units); /* tests: small claims, so that ranges get stolen */

@@ -89,13 +89,7 @@ static void quant_task(void *arg, int ith, int nth) {
     if (m > 0 && cpu_act_nt() && mm_xq_bytes(j->cols, m) <= sizeof xq_own) {
         /* This thread's rows as an xq of their own, then each part out with
          * non-temporal stores: the other threads read xq next, and writing
-         * it in place waits on their copies of its lines. Zen 4 with the two
-         * threads far apart (the regime with the most bandwidth): 8 rows of
-         * 896 took 11 µs in place after the other thread had read xq, 3 µs
-         * this way; decode steps alternating step by step, 8 sequences of a
-         * Q4_0 model 0.971x the time (one thread quantizing) and 0.976x (the
-         * pool), one sequence of Qwen2.5-0.5B Q4_K_M 0.990x (1.00x with the
-         * threads near). */
+         * it in place waits on their copies of its lines (cpu_act_nt). */
         const quant_job own = {j->x + lo * j->cols, m, j->cols, xq_own, j->isa};
         quant_rows(&own, 0, m);
         copy_nt((block_q8_0 *)j->xq + lo * nb, xq_own, sizeof(block_q8_0) * (size_t)m * nb);
@@ -204,17 +198,12 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
 #define MM_DECODE_MAX_N 3 /* up to this many tokens a matmul streams its weights (decode) */
 /* Decode: one contiguous range of rows per thread (one stream each),
  * balanced by stealing (core/steal.h); the owner takes cpu_claim_units()
- * units of `align` rows at a time (32 on Zen 4, else 8; cpu.h). Measured
- * on the 2-vCPU Zen 5 machine with the memory at ~80 GB/s (share of a
- * plain read, Q4_0 1024 × 2048 / Q8_0 1024 × 2048 / Q4_0 3072 × 1024,
- * alternating): the earlier shared counter (95% in long runs, then small
- * chunks taken in turn, each a cold stream start) 81 / 93 / 92%, static
- * halves 87 / 95 / 96%, stealing 85 / 94 / 92%: nearly static's speed with
- * the balance kept. Each claim is an atomic update and a kernel call; 2
- * units are only 20 KiB of a Q5_0 896-column matrix. On Zen 5, 8 units made
- * whole Q4_K_M decode steps 2.5% faster with the memory quiet (70-80 GB/s;
- * 16 and 32: 1.5%, 2%; whole steps of one process alternating the settings)
- * and changed Q4_0, Q8_0 and 8-sequence Q4_0 steps by less than the noise. */
+ * units of `align` rows at a time (32 on Zen 4, else 8; cpu.h). A shared
+ * counter handing out small chunks in turn makes each chunk a cold stream
+ * start; static halves keep the streams but not the balance; stealing from
+ * the back of the other thread's range keeps nearly static halves' speed
+ * with the balance. Each claim is an atomic update and a kernel call, so
+ * claims are a few units, not one. */
 
 typedef struct mm_multi_job {
     int nw, cols, n;

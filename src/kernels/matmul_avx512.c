@@ -165,9 +165,7 @@ T512 INLINE void frow1(const int wt, const int pf, const char *row, const float 
  * weights sit in L1/L2): 16 rows at a time, their 16 sums packed into one
  * vector by the reduction tree of simd_math.h (hsum4x, hsum16) instead of a
  * horizontal reduction per output, which costs more than a 64-column row's
- * four FMAs. stories260K's matmuls (1 thread, Zen 5, L2-resident, the row
- * tiles above against this): 1 token 14.5-15.4 -> 11.1 µs, 4 tokens
- * 22.4-23.3 -> 16.1-16.7, 5 tokens 31.6-33.0 -> 22.9-23.1. Per (row,
+ * four FMAs. Per (row,
  * token): one FMA chain over the 16-column chunks in order (the last
  * masked), then the tree, which treats every lane alike; so a token's
  * outputs are the same whatever the number of tokens in the call, the tile

@@ -37,9 +37,8 @@ static inline size_t mm_xq_bytes(int cols, int n) {
  * the 32 rows' scales (one 64-byte line). So the kernel that runs both groups
  * together (every activation broadcast feeding both) reads one stream of
  * whole 64-byte lines in address order: the hardware prefetchers lose a
- * stream that reads a second region alongside (Zen 5: two groups each in
- * its own region, 1 or 5 tokens, ~25% slower), alternates between two
- * places (~30% slower) or skips gaps (Zen 4). */
+ * stream that reads a second region alongside, alternates between two
+ * places or skips gaps. */
 static inline int mm_r16_base(int wtype) {
     return wtype == WICK_Q8_0_R16 ? WICK_Q8_0 : wtype == WICK_Q4_0_R16 ? WICK_Q4_0 : -1;
 }

@@ -30,8 +30,7 @@ static void q8k_task(void *arg, int ith, int nth) {
     const int m = (int)(hi - lo);
     /* A decode row, or a pool thread's part of a batch: into this thread's
      * own buffer, then out with non-temporal stores (cpu_act_nt in cpu.h;
-     * the other threads read xq next). Zen 4, threads far apart: 8-sequence
-     * Q4_K_M decode steps 0.967x the time for the batches. */
+     * the other threads read xq next). */
     if (m > 0 && (nth > 1 || j->n == 1) && cpu_act_nt() && mm_q8k_xq_bytes(j->cols, m) <= sizeof q8k_own) {
         for (int64_t i = lo; i < hi; i++)
             quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)q8k_own + (i - lo) * nb, nb, j->isa);

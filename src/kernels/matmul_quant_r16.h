@@ -38,15 +38,12 @@
  * takes bits from) before the nibbles, each Q6_K half's qh and ql
  * together, and a d|m vector last (family A reads its scales after the
  * dot products). On Zen 4, whose hardware prefetchers alone feed the
- * streams, a line read ahead of the rest of its block left each core's
- * stream waiting on it. One thread, GB/s streamed, tails after the mains,
- * plane last and Q6_K's qh/ql each in one run -> this order: Q5_0 151936 x
- * 896 21-22 -> 30-32, Q5_0 32768 x 4864 21-22 -> 26-28, Q6_K 32768 x 4864
- * 8.6 -> 17-19. A Q6_K half's first two units read qh c with ql c, c = 0..7:
- * with qh and ql in two runs of 8 they met the lines 8 apart, in turn;
- * alternating, they meet them in order (Zen 4, one thread, Q6_K 16384 x
- * 4864: 19-20 -> 29-33 GB/s). The same interleave of Q5_K's qh and first
- * qs slowed it (31-33 -> 17-24 GB/s), so Q5_K keeps its runs. */
+ * streams, a line read ahead of the rest of its block leaves the core's
+ * stream waiting on it. A Q6_K half's first two units read qh c with ql c,
+ * c = 0..7: with qh and ql in two runs of 8 they would meet the lines 8
+ * apart, in turn; alternating, they meet them in order. The same interleave
+ * of Q5_K's qh and first qs makes Q5_K slower, so Q5_K keeps its runs.
+ * (The measurements: docs/performance.md, "Tuning choices".) */
 #ifndef WICK_KERNELS_MATMUL_QUANT_R16_H
 #define WICK_KERNELS_MATMUL_QUANT_R16_H
 

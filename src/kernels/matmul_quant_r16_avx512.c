@@ -363,12 +363,12 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
         const char *p = gp + mmq_r16_main_at(mb, tb, nb, b), *tail = gp + mmq_r16_tail_at(mb, tb, b);
         /* Prefetches first for both families (base is a constant: one branch
          * is compiled). A K super-block's span (2-3.4 KiB) is prefetched at
-         * once when the pass has SG tokens (moved into the units below, the
-         * 8-token kernels measured 3-5% slower), but spread over its units,
-         * a sixteenth each, when it has fewer: a burst of 36-52 lines' pairs
-         * of prefetches at a one-token block's start left the stream at
-         * 83% (Q4_K) and 85% (Q6_K) of the memory's rate on an Intel Xeon,
-         * against 89% and 88% spread (bench_matmul TYPE 32768 4864 1 9 2). */
+         * once when the pass has SG tokens (the units of an SG-token pass are
+         * slower with prefetches among them), but spread over its units, a
+         * sixteenth each, when it has fewer: a burst of 36-52 lines' pairs of
+         * prefetches at a one-token block's start, then none for the rest of
+         * the block, leaves the stream short of the memory's rate
+         * (docs/performance.md, "Tuning choices"). */
         const char *kstart = b & 1 ? p : tail; /* an even block's span starts at its pair's tails */
         const size_t kspan = (size_t)(p - kstart) + mb;
         const bool spread = C < SG;
@@ -653,7 +653,7 @@ T512 INLINE void prefill_rows(const int base, const char *w, int nb, size_t gb, 
                     float *y0 = y + (size_t)i * ldy + rt;
                     const int rt2 = rt + 16;
                     /* pairs of groups, but for Q4_1/Q5_1, whose two more live vectors per token
-                     * (dx, dx·Σx) make a pair spill (one group: 1.3-1.5x faster) */
+                     * (dx, dx·Σx) make a pair spill registers: one group is faster */
                     if (m == 0xffff && q + 1 < ng && r1 - rt2 >= 16 && !(has_min(base) && !is_k(base))) {
                         tile_c(base, 2, C, q, nbk, a, i, b0, y0, ldy, b0 == 0, m);
                         q += 2;

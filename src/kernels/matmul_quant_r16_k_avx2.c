@@ -27,26 +27,17 @@
  * sums live: with all of a block's unpacked quants in registers the
  * kernels spilled and ran slower than the file layout's.
  *
- * Zen 3, 2 threads, 896 x 4864 (ffn_down), GMAC/s, file layout ->
- * interleaved (medians of 5): Q4_K n = 1 13.5 -> 18.9, 4 33.9 -> 36.9,
- * 8 30.8 -> 39.5, 64 31.5 -> 48; Q6_K 1 10.4 -> 10.2, 4 29.4 -> 26.0,
- * 8 34.6 -> 33.3, 16 36.5 -> 39.3, 64 35.7 -> 42. Q6_K's two high bits
- * cost as much unpacking as the file layout's, so it gains only where
- * many tokens share it (prefill); its decode is the file layout's, and not
- * for want of arithmetic: doing every block's work twice at one token left
- * it at 10.8 GMAC/s (10.9 once; software prefetches 3-16 KiB ahead, T0/T1/
- * NTA, within noise). Whole Qwen2.5-0.5B Q4_K_M decode: 82% -> 87-91% of
- * the bandwidth ceiling.
+ * Q4_K gains at every token count. Q6_K's two high bits cost as much
+ * unpacking as the file layout's, so it gains only where many tokens share
+ * it (prefill); its decode runs at the file layout's rate, and not for want
+ * of arithmetic (the measurements: docs/performance.md, "Tuning choices").
  *
- * Why one token takes octet 0 of a block, then octet 1 (2026-11-28): the
- * first pass touches every line of the block (the low 32 bytes of each),
- * the second hits L1. A Q6_K variant that took both octets together, each
- * activation broadcast feeding both (GCC otherwise hoists all 64 of a
- * block's broadcasts and spills them), ran the same in cache but streamed
- * from memory far slower: 30000 x 4864, 2 threads, 49% of the memory's
- * rate against 74% (1 thread 49% / 75%); prefetching 2-8 KiB ahead
- * brought it to 55-79%, no better than this. Taking octet 0 over 4 blocks,
- * then octet 1 (the several-token path at one token), was within noise. */
+ * Why one token takes octet 0 of a block, then octet 1: the first pass
+ * touches every line of the block (the low 32 bytes of each), the second
+ * hits L1, which keeps more lines in flight. Taking both octets together,
+ * each activation broadcast feeding both (GCC otherwise hoists all 64 of a
+ * block's broadcasts and spills them), runs the same in cache but streams
+ * from memory far slower. */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>

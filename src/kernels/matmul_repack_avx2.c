@@ -25,11 +25,7 @@
  * reads a chunk from memory. In that first pass the pair's first octet
  * prefetches each block's lines MULTI_PF_BYTES ahead into L1, unless the
  * CPU's prefetch style for n tokens is none (cpu.h): without it the weights'
- * stream and the multiply-adds took turns. Zen 3, Qwen2.5-0.5B Q4_0 (its
- * output matrix, the tied embeddings, Q4_0 too), 2 threads, steps of 8 sequences (batch_decode,
- * alternating, medians): 62-69 ms without, 58-60 at 8-9 KiB ahead (7 KiB
- * 57, 12 KiB 61; into L1 4 KiB and L2 16 KiB ahead, the Zen 4 style of the
- * AVX-512 kernel, 68: no gain); 16 sequences 117-129 -> 105-115 ms.
+ * stream and the multiply-adds take turns instead of overlapping.
  *
  * 5 to MM_STREAM_MAX_N tokens (two or more passes; r16a_decode) walk rows
  * in blocks of RBD instead: per row block and chunk of blocks, a tile of all
@@ -45,10 +41,9 @@
  * Q8_0 there splits each stored byte q + 128 into nibbles like Q4_0's
  * (Σ(q+128)·x = Σlo·x + 16·Σhi·x, each int16 sum of 8 groups below
  * 8 × 2 × 15 × 127 < 32768; then -128·Σx), so that its VPMADDUBSW also
- * reads the tile. Zen 3, Qwen2.5-0.5B Q4_0, 2 threads: steps of 8 sequences
- * 52 -> 47.5 ms (batch_decode, alternating, medians of 4); 2 and 4 tokens
- * were 20% slower this way (jumps between pairs, one pass to share the tile),
- * so they keep the walk above. */
+ * reads the tile. 2 to 4 tokens are slower this way (jumps between pairs,
+ * one pass to share the tile), so they keep the walk above. (The
+ * measurements: docs/performance.md, "Tuning choices".) */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>

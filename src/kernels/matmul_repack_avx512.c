@@ -15,15 +15,12 @@
  * Decode (n <= MM_STREAM_MAX_N) streams each pair of groups once (one
  * sequential stream, see matmul_impl.h), reading each block's scales line
  * (its last) after the dot products: read first, on Zen 4 (no software
- * prefetch) it left the stream waiting on that line, one thread Q8_0
- * 151936 x 896 22 -> 29-31 GB/s, 2 threads 84-89 -> 99-101% of the
- * memory's rate. The prefetches go ahead in the
- * style cpu_prefetch_style_n(n) picks for the CPU (none; into L1 and, further,
- * into L2; or non-temporal), every broadcast of activation bytes feeding both
- * groups' VPDPBUSD. With several tokens the broadcasts' loads, not the dot
- * products, bound a one-group kernel: Zen 5, 1 thread, weights in L2, Q8_0
- * 512 × 1024, GMAC/s one group → a pair: 2 tokens 141 → 178, 4 237 → 294,
- * 5 240 → 309, 8 255 → 300; Q4_0 4 251 → 322, 5 258 → 293, 8 285 → 325.
+ * prefetch) it leaves the stream waiting on that line. The prefetches go
+ * ahead in the style cpu_prefetch_style_n(n) picks for the CPU (none; into
+ * L1 and, further, into L2; or non-temporal), every broadcast of activation
+ * bytes feeding both groups' VPDPBUSD: with several tokens the broadcasts'
+ * loads, not the dot products, bound a one-group kernel, so a pair does more
+ * multiply-adds per load.
  *
  * Prefill works on row blocks of RB rows (their KC-block chunk stays in L2)
  * and tiles of up to T tokens: each tile's activations for the chunk are
@@ -172,14 +169,11 @@ T512 INLINE void r16_decode(const int base, const int NG, const int C, const int
  * sub-batches of up to 4 tokens, each unpacking the block's nibbles again
  * (from L1) for its dot products, all 2 × C float accumulators in
  * registers. Per row and token the same integer sums and float steps as
- * r16_decode, block by block. Zen 4, 1 thread, Q4_0 4096 × 896 in cache,
- * GMAC/s at 6 / 7 / 8 tokens: 159 / 160 / 156 -> 165 / 172 / 165; 8-sequence
- * decode steps of a Qwen2.5-0.5B-shaped Q4_0 model (2 threads, alternating
- * step by step): 0.97x the time with the memory busy, 0.996x quiet. (One
- * group at a time, its 8 group vectors unpacked once for all 8 tokens: 2x
- * slower, the registers spill. 9-16 tokens keep passes of up to 5: two
- * passes of 6-8 measured 6-12% slower.) Where nt, the sums go out with
- * non-temporal stores (the caller checked that the lines allow them). */
+ * r16_decode, block by block, in fewer instructions. (One group at a time,
+ * its 8 group vectors unpacked once for all 8 tokens, spills registers;
+ * 9-16 tokens keep passes of up to 5, faster than two passes of 6-8.) Where
+ * nt, the sums go out with non-temporal stores (the caller checked that the
+ * lines allow them). */
 T512 INLINE void r16_decode_q4_wide(const int C, const int pf, const char *pp, int b0, int b1, bool first, bool nt,
                                     const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
                                     const float *const xd[SG], float *const yp[SG]) {
@@ -417,12 +411,8 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
      * cpu_act_nt() (Zen 4) and y's lines allow, as the quantized activations
      * do: the rows are the next hand-off's input, read by the other thread,
      * whose copies of these lines from the step before would otherwise be
-     * taken back line by line. Zen 4, 8 sequences of a Qwen2.5-0.5B-shaped
-     * Q4_0 model, steps alternating in one process: 0.945x the time in the
-     * regime with the most bandwidth (cores far apart), 1.004-1.007x in the
-     * other. (The K types' and the Q8_0 pairs' final stores the same way:
-     * 0.98x and 1.00x there, 1.003-1.008x and 1.00x in the other: not done.)
-     * Same values. */
+     * taken back line by line. (The K types' and the Q8_0 pairs' final
+     * stores gain nothing from it.) Same values. */
     const bool nt = base == WICK_Q4_0 && n >= 6 && cpu_act_nt() && (uintptr_t)y % 64 == 0 && ldy % 16 == 0;
     for (int rt = r0 & ~15; rt < r1;) {
         const r16_at at = r16_locate(w, pb, rt, r0, r1);

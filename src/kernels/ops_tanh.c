@@ -1,6 +1,6 @@
 /* ops_tanh.c — owns the row kernels built on tanh: GELU gating (GeGLU, Gemma)
  * and soft-capping (Gemma 2 logits), plus the small scaled adds the
- * issue-17 architectures need (see ops.h).
+ * architectures with GELU (Gemma) and soft-capping need (see ops.h).
  *
  * Each has a scalar twin (libm tanhf / expf) and AVX2 / AVX-512 versions
  * (simd_math.h's exp and tanh, ~1e-7 relative) picked by the active ISA;

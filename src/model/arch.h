@@ -108,7 +108,7 @@ typedef enum tensor_role {
     T_FFN_GATE,
     T_FFN_UP,
     T_FFN_DOWN,
-    /* issue 17 architectures: */
+    /* the architecture features of Granite, Gemma 2/3 and Phi-3: */
     T_ATTN_QKV,        /* fused q/k/v projection (Phi-3) */
     T_FFN_GATE_UP,     /* fused gate/up projection (Phi-3) */
     T_ATTN_POST_NORM,  /* RMSNorm of the attention output (Gemma 2/3) */

@@ -1,4 +1,4 @@
-/* arch_hparams.c — hyperparameters of the issue-17 architecture features
+/* arch_hparams.c — hyperparameters of the architecture features (Granite, Gemma 2/3, Phi-3)
  * (see arch_hparams.h). Each feature's value comes from the file when it
  * names it, else from the arch table (arch.c); all defaults are "off" for
  * Llama, Mistral and Qwen. */

@@ -31,7 +31,7 @@ typedef struct hparams {
     int rope_orig_ctx;
     int sliding_window; /* 0 = none */
     bool tied;          /* HF tie_word_embeddings (GGUF: output.weight absent) */
-    /* The features of the issue-17 architectures (read and defaulted by
+    /* The architecture features of Granite, Gemma 2/3 and Phi-3 (read and defaulted by
      * arch_hparams.c; the values below are all "off"): */
     float attn_scale;       /* attention score scale; 0 until arch_hparams_finish sets it */
     float query_pre_attn_scalar; /* Gemma: attn_scale = this^-0.5 (0 = not given) */

@@ -1,6 +1,7 @@
 /* loader.c — wick_model_load: open a GGUF file or an HF directory, read the
  * hyperparameters, bind every weight tensor by role (checking type and
- * shape), load the tokenizer and generation defaults. */
+ * shape), load the tokenizer; the end-of-generation ids and sampling
+ * defaults come from gen_config.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -12,7 +13,6 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/json_util.h"
 #include "core/threadpool.h"
 #include "core/weight_alloc.h"
 #include "kernels/convert.h"
@@ -326,101 +326,6 @@ static void count_params(wick_model *m) {
     }
 }
 
-static void add_eog(wick_model *m, int32_t id) {
-    if (id < 0 || id >= m->hp.n_vocab) return;
-    for (int i = 0; i < m->n_eog; i++)
-        if (m->eog[i] == id) return;
-    if (m->n_eog < WICK_MAX_EOG) m->eog[m->n_eog++] = id;
-}
-
-/* The tokenizer's end-of-generation ids (EOS and end-of-turn specials). */
-static void collect_eog(wick_model *m) {
-    add_eog(m, tok_eos(m->tok));
-    for (int32_t id = 0; id < tok_n_vocab(m->tok); id++)
-        if (tok_is_eog(m->tok, id)) add_eog(m, id);
-}
-
-static int read_generation_config(wick_model *m, const char *dir, wick_error *err) {
-    char path[4096];
-    if (path_join(path, sizeof path, dir, "generation_config.json") < 0 || !file_exists(path))
-        return 0;
-    cJSON *g = json_read_file(path, err);
-    if (!g) return -1;
-    const char *what = "generation_config.json";
-    int rc = 0;
-    const cJSON *eos = cJSON_GetObjectItemCaseSensitive(g, "eos_token_id");
-    if (cJSON_IsNumber(eos)) {
-        add_eog(m, (int32_t)eos->valuedouble);
-    } else if (cJSON_IsArray(eos)) {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, eos) if (cJSON_IsNumber(e)) add_eog(m, (int32_t)e->valuedouble);
-    }
-    /* Knobs the file names override the library defaults; do_sample false means greedy. */
-    wick_sampling d = wick_sampling_default();
-    double temp = -1, top_p = -1, min_p = -1, rep = -1;
-    int64_t top_k = -1;
-    bool do_sample = true;
-    if (json_get_double(g, "temperature", &temp, what, err) < 0 ||
-        json_get_double(g, "top_p", &top_p, what, err) < 0 ||
-        json_get_double(g, "min_p", &min_p, what, err) < 0 ||
-        json_get_double(g, "repetition_penalty", &rep, what, err) < 0 ||
-        json_get_int(g, "top_k", 0, 1 << 30, &top_k, what, err) < 0 ||
-        json_get_bool(g, "do_sample", &do_sample, what, err) < 0) {
-        rc = -1;
-    } else if (temp >= 0 || top_p >= 0 || top_k >= 0 || min_p >= 0 || rep >= 0 ||
-               cJSON_GetObjectItemCaseSensitive(g, "do_sample")) {
-        m->has_gen_defaults = true;
-        if (temp >= 0) d.temperature = (float)temp;
-        if (!do_sample) d.temperature = 0.0f;
-        if (top_p >= 0) d.top_p = (float)top_p;
-        if (top_k >= 0) d.top_k = (int)top_k;
-        if (min_p >= 0) d.min_p = (float)min_p;
-        if (rep >= 0) d.repeat_penalty = (float)rep;
-        m->gen_defaults = d;
-    }
-    cJSON_Delete(g);
-    return rc;
-}
-
-/* llama.cpp's general.sampling.* keys (written from generation_config.json by
- * its converter and by wick convert) as the model's generation defaults. */
-static int read_gguf_sampling(wick_model *m, wick_error *err) {
-    static const struct {
-        const char *key;
-        size_t off;
-        bool integer;
-    } KEYS[] = {
-        {"general.sampling.temp", offsetof(wick_sampling, temperature), false},
-        {"general.sampling.top_k", offsetof(wick_sampling, top_k), true},
-        {"general.sampling.top_p", offsetof(wick_sampling, top_p), false},
-        {"general.sampling.min_p", offsetof(wick_sampling, min_p), false},
-        {"general.sampling.penalty_repeat", offsetof(wick_sampling, repeat_penalty), false},
-        {"general.sampling.penalty_last_n", offsetof(wick_sampling, repeat_last_n), true},
-    };
-    wick_sampling d = wick_sampling_default();
-    bool any = false;
-    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
-        double v;
-        const int found = gguf_get_float(m->gguf, KEYS[i].key, &v, err);
-        if (found < 0) return -1;
-        if (found == 0) continue;
-        any = true;
-        char *p = (char *)&d + KEYS[i].off;
-        if (KEYS[i].integer) {
-            const int x = (int)v;
-            memcpy(p, &x, sizeof x);
-        } else {
-            const float x = (float)v;
-            memcpy(p, &x, sizeof x);
-        }
-    }
-    if (any) {
-        m->gen_defaults = d;
-        m->has_gen_defaults = true;
-    }
-    return 0;
-}
-
 static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     m->format = FORMAT_GGUF;
     m->gguf = gguf_open(path, err);
@@ -445,7 +350,7 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     m->rope = m->arch->rope_gguf;
     m->tok = tok_load_gguf(m->gguf, err);
     if (!m->tok) return wick_fail_prefix(err, "%s: ", path);
-    if (read_gguf_sampling(m, err) < 0) return wick_fail_prefix(err, "%s: ", path);
+    if (model_read_gguf_sampling(m, err) < 0) return wick_fail_prefix(err, "%s: ", path);
     return 0;
 }
 
@@ -751,8 +656,8 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         rc = wick_fail(err, "tokenizer has %d tokens but the model only %d embeddings (%s)",
                        tok_n_vocab(m->tok), m->hp.n_vocab, path);
     if (rc == 0) {
-        collect_eog(m);
-        if (m->format == FORMAT_HF) rc = read_generation_config(m, path, err);
+        model_collect_eog(m);
+        if (m->format == FORMAT_HF) rc = model_read_generation_config(m, path, err);
     }
     if (rc < 0) {
         wick_model_free(m);

@@ -1,6 +1,6 @@
 /* loader.h — internal to src/model: the state of one wick_model_load and the
  * helpers that loader.c shares with the mixture-of-experts binder
- * (moe_load.c). */
+ * (moe_load.c) and with gen_config.c. */
 #ifndef WICK_MODEL_LOADER_H
 #define WICK_MODEL_LOADER_H
 
@@ -30,6 +30,16 @@ const wick_tensor *loader_find(const loader *L, const char *name);
 const wick_tensor *loader_aligned(loader *L, const wick_tensor *t);
 /* Keep p (malloc'd) until the model is freed; NULL (p freed) on OOM. */
 void *loader_own(loader *L, void *p);
+
+/* ---- gen_config.c ---- */
+
+/* Add the tokenizer's end-of-generation ids (EOS and end-of-turn specials) to m->eog. */
+void model_collect_eog(wick_model *m);
+/* dir/generation_config.json, when present: eos_token_id into m->eog, the
+ * sampling values into m->gen_defaults. */
+int model_read_generation_config(wick_model *m, const char *dir, wick_error *err);
+/* GGUF general.sampling.* keys into m->gen_defaults. */
+int model_read_gguf_sampling(wick_model *m, wick_error *err);
 
 /* ---- moe_load.c ---- */
 

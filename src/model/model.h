@@ -26,6 +26,16 @@ typedef struct layer_weights {
 
 #define WICK_MAX_EOG 16
 
+/* The bits of wick_model.gen_set: which sampling fields the files give. */
+enum gen_field {
+    GEN_TEMPERATURE = 1u << 0,
+    GEN_TOP_K = 1u << 1,
+    GEN_TOP_P = 1u << 2,
+    GEN_MIN_P = 1u << 3,
+    GEN_REPEAT_PENALTY = 1u << 4,
+    GEN_REPEAT_LAST_N = 1u << 5,
+};
+
 struct wick_model {
     const arch_desc *arch;
     model_format format;
@@ -52,7 +62,11 @@ struct wick_model {
 
     int32_t eog[WICK_MAX_EOG]; /* end-of-generation ids */
     int n_eog;
-    wick_sampling gen_defaults; /* from generation_config.json when present */
+    /* Sampling values the model's files give (gen_config.c): the fields of
+     * gen_defaults whose gen_field bit is in gen_set; has_gen_defaults when
+     * the files speak of sampling at all. */
+    wick_sampling gen_defaults;
+    unsigned gen_set;
     bool has_gen_defaults;
 
     int64_t n_params;

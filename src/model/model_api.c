@@ -1,5 +1,7 @@
 /* model_api.c — the public read-only queries on a loaded model: info for
- * `wick info`, the tensor listing, and the tokenizer entry points. */
+ * `wick info`, the tensor listing, and the tokenizer entry points (the
+ * model's tokenizer, tokenize, a token's text). The sampling defaults are in
+ * gen_config.c. */
 #include <stdlib.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
@@ -83,7 +85,7 @@ void model_compute_identity(wick_model *m) {
         XXH3_128bits_update(&st, hp->moe_dense, sizeof hp->moe_dense);
     }
     if (m->inv_freq) XXH3_128bits_update(&st, m->inv_freq, (size_t)(hp->rot_dim / 2) * sizeof *m->inv_freq);
-    /* the features of the issue-17 archs (all 1 / 0 for the others) */
+    /* the architecture features (Granite, Gemma, Phi-3; all 1 / 0 for the others) */
     const float feats[] = {hp->attn_scale, hp->embd_scale, hp->resid_scale, hp->logit_scale, hp->attn_softcap,
                            hp->final_softcap, hp->rope_attn_factor, (float)hp->swa_period};
     XXH3_128bits_update(&st, feats, sizeof feats);
@@ -140,8 +142,4 @@ int wick_token_piece(const wick_model *m, int32_t id, char *buf, size_t cap) {
     return tok_piece(m->tok, id, buf, cap);
 }
 
-bool wick_model_sampling_defaults(const wick_model *m, wick_sampling *out) {
-    if (!m->has_gen_defaults) return false;
-    *out = m->gen_defaults;
-    return true;
-}
+const wick_tokenizer *wick_model_tokenizer(const wick_model *m) { return m ? m->tok : NULL; }

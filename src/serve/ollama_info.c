@@ -9,8 +9,6 @@
 #include "serve/server.h"
 #include "text/tokenizer.h"
 
-#define OLL_VERSION "0.9.0"
-
 /* A stable sha256-looking digest of the model's path (Ollama clients show it). */
 static void digest(const char *path, char *out) {
     uint64_t h = 1469598103934665603ull;
@@ -85,7 +83,9 @@ void oll_ps(serve_server *s, http_call *c) { listing(s, c, true); }
 
 void oll_version(serve_server *s, http_call *c) {
     (void)s;
-    reply_text(c, 200, "application/json", "{\"version\":\"" OLL_VERSION "\"}");
+    char body[96];
+    snprintf(body, sizeof body, "{\"version\":\"%s\"}", wick_version());
+    reply_text(c, 200, "application/json", body);
 }
 
 void oll_show(serve_server *s, http_call *c, cJSON *b) {

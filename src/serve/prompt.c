@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text/chat_template.h"
+#include "template/chat_template.h"
 #include "text/tokenizer.h"
 
 static const tokenizer *tok_of(const wick_model *m) { return wick_model_tokenizer(m); }

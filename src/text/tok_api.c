@@ -1,18 +1,15 @@
 /* tok_api.c — the public tokenizer API of wick.h (wick_tokenizer_*): loading a
  * tokenizer on its own from any source wick reads (model or vocab-only GGUF,
- * model directory, tokenizer-only directory, a tokenizer.json path), the
- * model's tokenizer accessor, and encode (with or without a limit on the ids) /
- * decode with invalid UTF-8 counted. */
+ * model directory, tokenizer-only directory, a tokenizer.json path), and
+ * encode (with or without a limit on the ids) / decode with invalid UTF-8
+ * counted. A model's own tokenizer: wick_model_tokenizer (model_api.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/fileio.h"
 #include "format/gguf.h"
-#include "model/model.h"
 #include "text/tok_internal.h"
-
-const wick_tokenizer *wick_model_tokenizer(const wick_model *m) { return m ? m->tok : NULL; }
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);

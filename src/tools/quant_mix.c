@@ -1,6 +1,6 @@
 /* quant_mix.c — owns llama-quantize's mixes and its per-tensor type rules
- * (llama.cpp src/llama-quant.cpp, llama_tensor_get_type, as of the 2025-26
- * versions the tests run against), kept as tables:
+ * (llama.cpp src/llama-quant.cpp, llama_tensor_get_type, in the versions
+ * tests/quantize_llamacpp.test.sh runs against), kept as tables:
  *   MIXES   every file type wick writes: name, llama_ftype, base type;
  *   KINDS   a tensor's role from its name, matched as llama.cpp does (by
  *           substring, in its order, so MoE tensors such as ffn_down_exps

@@ -1,7 +1,7 @@
 // render_template.mjs — the reference side of tests/chat_template.test.sh:
 // renders conversations with @huggingface/jinja (the Jinja engine of
 // transformers.js), building the template variables the way `wick template`
-// documents it (src/text/chat_template.h):
+// documents it (src/template/chat_template.h):
 //   - the conversation's top-level keys pass through ({"messages": [...], "tools": ...});
 //     a bare array is the messages;
 //   - add_generation_prompt: false with --no-generation-prompt, else the

@@ -1,8 +1,11 @@
 # serve_common.sh — sourced by tests/serve_*.test.sh: starts `wick serve` on
 # loopback, waits for /health, and kills every server it started on exit.
+# The counting and skipping helpers (ok, bad, skip, skip_part, finish) are
+# tests/lib.sh's, which this file sources.
 #
-#   serve_init NAME            sets WICK, SHARED, JS, TMP, STORIES; traps EXIT
-#   serve_skip MESSAGE         prints "skip: MESSAGE" and the closing line, exits 0
+#   serve_init NAME            the suite's name; sets WICK, SHARED, JS, TMP,
+#                              STORIES (../shared's stories260K, else the same
+#                              file shipped as the demo model); traps EXIT
 #   serve_need_node            skips without node
 #   serve_need_npm             installs the pinned clients (openai, ollama) into
 #                              tests/js/node_modules once; skips without npm/registry
@@ -12,10 +15,11 @@
 #                              VAR_PID to its pid; returns 1 (log printed) if it fails
 #   serve_stop PID             kills one server started here
 #   make_model OUT ARGS...     make-test-model into $TMP (cached per ARGS)
-set -u
+#   run_js NAME SCRIPT ARGS... runs a node check script, adds its counts
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 serve_init() {
-  SERVE_NAME=$1
+  t_init "$1"
   WICK=${WICK_BIN:-build/wick}
   SHARED=${WICK_SHARED:-../shared}
   JS=tests/js
@@ -26,10 +30,8 @@ serve_init() {
   SERVE_PIDS=()
   trap serve_cleanup EXIT
   trap 'exit 130' INT TERM
-  if [ ! -x "$WICK" ]; then echo "FAIL: $WICK not built"; echo "$SERVE_NAME: 0 passed, 1 failed"; exit 1; fi
-  if ! "$WICK" serve --help >/dev/null 2>&1; then
-    echo "FAIL: $WICK serve --help failed"; echo "$SERVE_NAME: 0 passed, 1 failed"; exit 1
-  fi
+  if [ ! -x "$WICK" ]; then bad "$WICK not built"; finish; fi
+  if ! "$WICK" serve --help >/dev/null 2>&1; then bad "$WICK serve --help failed"; finish; fi
 }
 
 serve_cleanup() {
@@ -48,19 +50,13 @@ serve_cleanup() {
   [ -n "${TMP:-}" ] && rm -rf "$TMP"
 }
 
-serve_skip() {
-  echo "skip: $*"
-  echo "$SERVE_NAME: 0 passed, 0 failed"
-  exit 0
-}
-
 serve_need_node() {
-  command -v node >/dev/null || serve_skip "node not installed"
+  command -v node >/dev/null || skip "node not installed"
 }
 
 serve_need_npm() {
   serve_need_node
-  command -v npm >/dev/null || serve_skip "npm not installed"
+  command -v npm >/dev/null || skip "npm not installed"
   local pkg want have missing=0
   for pkg in openai ollama; do
     want=$(node -e 'console.log(require(process.argv[1]).dependencies[process.argv[2]])' "$PWD/$JS/package.json" "$pkg")
@@ -70,7 +66,7 @@ serve_need_npm() {
   if [ $missing = 1 ]; then
     if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$TMP/npm.log"; then
       cat "$TMP/npm.log"
-      serve_skip "npm install of the openai/ollama clients failed (registry unreachable?)"
+      skip "npm install of the openai/ollama clients failed (registry unreachable?)"
     fi
   fi
 }
@@ -129,7 +125,6 @@ make_model() {
 
 # run_js NAME SCRIPT ARGS...: runs a node check script, prints its output and
 # adds its closing "NAME: P passed, F failed" line to PASS/FAIL
-PASS=0; FAIL=0
 run_js() {
   local n=$1; shift
   node "$@" >"$TMP/js.$n.out" 2>&1
@@ -140,14 +135,6 @@ run_js() {
     PASS=$((PASS + BASH_REMATCH[1])); FAIL=$((FAIL + BASH_REMATCH[2]))
     [ $rc -ne 0 ] && [ "${BASH_REMATCH[2]}" -eq 0 ] && FAIL=$((FAIL+1))
   else
-    echo "FAIL: $n: the check script did not finish (rc $rc)"; FAIL=$((FAIL+1))
+    bad "$n: the check script did not finish (rc $rc)"
   fi
-}
-
-ok()  { echo "ok: $*"; PASS=$((PASS+1)); }
-bad() { echo "FAIL: $*"; FAIL=$((FAIL+1)); }
-
-serve_finish() {
-  echo "$SERVE_NAME: $PASS passed, $FAIL failed"
-  [ "$FAIL" -eq 0 ]
 }

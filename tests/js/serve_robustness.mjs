@@ -111,7 +111,7 @@ if (bodyLimit > 0) {
   const r2 = await raw(Buffer.from(`POST ${P} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${bodyLimit * 4}\r\n\r\n{"model":`), { timeoutMs: 10_000 });
   c.ok('Content-Length over the limit, body withheld → 413 (or the connection closed) within 10 s', r2.status === 413 || (r2.status === 0 && r2.why !== 'timeout'),
     { status: r2.status, why: r2.why });
-} else console.log('info: no --body-limit given: the 413 checks skipped');
+} else console.log('SKIP: the 413 checks: no --body-limit given');
 
 // ---- routes and methods
 await bad('unknown route GET /v1/nope', 'GET', '/v1/nope', undefined, { codes: [404] });

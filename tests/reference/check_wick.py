@@ -11,7 +11,7 @@ reference on the same token ids, and compares:
 (the reference runs on the dequantized weights it reads from the file).
 Q6_K models (qwen3, llama) use the tiny256 shape, whose rows are whole
 256-element super-blocks; qwen3 ties the output to the Q6_K embedding.
-The issue-17 archs (granite, gemma2, gemma3, phi3) run with their features on
+The archs with features (granite, gemma2, gemma3, phi3) run with their features on
 (make-test-model's profiles: Granite multipliers, Gemma soft-caps that bite,
 sliding windows shorter than the prompt, Gemma 3's local and global layers,
 Phi-3's fused projections, and LongRoPE as an extra case).

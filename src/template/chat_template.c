@@ -1,13 +1,13 @@
 /* chat_template.c — conversation JSON -> template variables -> prompt text,
  * and the built-in fallback templates (chatml, llama3, llama2, mistral),
  * written after the official templates of those model families. */
-#include "text/chat_template.h"
+#include "template/chat_template.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "text/jinja.h"
+#include "template/jinja.h"
 
 char *chat_template_render_cjson(const char *tmpl, const cJSON *context, size_t *len,
                                  wick_error *err) {

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <utf8proc.h>
 
-#include "text/jinja_internal.h"
+#include "template/jinja_internal.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "text/jinja_internal.h"
+#include "template/jinja_internal.h"
 
 jinja_limits jinja_default_limits(void) {
     return (jinja_limits){

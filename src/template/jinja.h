@@ -18,8 +18,8 @@
  * Rendering never crashes or runs forever: steps, nesting depth, string sizes
  * and live memory are capped (jinja_limits); every error, syntax or runtime,
  * is a wick_error "line L, column C: <what>". */
-#ifndef WICK_TEXT_JINJA_H
-#define WICK_TEXT_JINJA_H
+#ifndef WICK_TEMPLATE_JINJA_H
+#define WICK_TEMPLATE_JINJA_H
 
 #include <cJSON.h>
 #include <stddef.h>

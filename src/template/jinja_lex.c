@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "text/jinja_internal.h"
+#include "template/jinja_internal.h"
 
 typedef struct lexer {
     jarena *a;

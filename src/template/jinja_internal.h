@@ -17,8 +17,8 @@
  *    recurses; printing/serializing/comparing them is depth-capped.
  *  - A function returning a jv returns a new reference; arguments are borrowed
  *    unless the name says "take". */
-#ifndef WICK_TEXT_JINJA_INTERNAL_H
-#define WICK_TEXT_JINJA_INTERNAL_H
+#ifndef WICK_TEMPLATE_JINJA_INTERNAL_H
+#define WICK_TEMPLATE_JINJA_INTERNAL_H
 
 #include <setjmp.h>
 #include <stdbool.h>
@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "text/jinja.h"
+#include "template/jinja.h"
 
 #define JINJA_MAX_PARSE_DEPTH 200 /* nesting of expressions and blocks in the source */
 #define JINJA_MAX_ARGS 32         /* positional and keyword arguments of one call */

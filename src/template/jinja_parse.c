@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "text/jinja_internal.h"
+#include "template/jinja_internal.h"
 
 /* ------------------------------------------------------------------ arena */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "text/jinja_internal.h"
+#include "template/jinja_internal.h"
 
 /* ------------------------------------------------------------------ memory */
 
