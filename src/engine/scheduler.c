@@ -609,11 +609,11 @@ static bool advance(wick_sched *s, sched_req *q, const float *logits) {
         finish(s, q, WICK_FINISH_LENGTH, NULL);
         return false;
     }
-    const double ts = c->fs.prof ? now_ms() : 0;
+    const double ts = c->profiling ? now_ms() : 0;
     memcpy(c->smp.rng, q->rng, sizeof q->rng);
     int32_t id = sampler_sample(&c->smp, &q->r.sampling, logits, q->tokens, q->n_tokens);
     memcpy(q->rng, c->smp.rng, sizeof q->rng);
-    if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
+    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
     const int why = emit(s, q, id, logits);
     if (why != GO_ON) {
         finish(s, q, why, NULL);
@@ -688,14 +688,14 @@ static void advance_spec(wick_sched *s, sched_req *q, int row) {
     const int n = q->n_tokens, k = q->n_draft, V = c->m->hp.n_vocab;
     drafter *d = s->drafters[q->spec_method];
     const float *rows = wick_logits(c, row);
-    const double ts = c->fs.prof ? now_ms() : 0;
+    const double ts = c->profiling ? now_ms() : 0;
     spec_verify v = {.sampling = &q->r.sampling, .rows = rows, .hist = q->tokens, .n_hist = n, .k = k,
                      .q = d->point_mass ? NULL : q->q, .pbuf = s->pbuf};
     int32_t next;
     memcpy(c->smp.rng, q->rng, sizeof q->rng);
     const int j = spec_accept(&c->smp, &v, &next);
     memcpy(q->rng, c->smp.rng, sizeof q->rng);
-    if (c->fs.prof) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
+    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
     q->n_draft = 0;
     q->acc = 0.8 * q->acc + j;
     q->rej = 0.8 * q->rej + (j < k);
@@ -926,9 +926,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
                     .rope_pos = s->b_rope};
     wick_error e;
     const fwd_capture cap = s->job_owner ? span_job_capture(c, s->job_owner->plan) : (fwd_capture){-1, 0, -1};
-    c->fs.capture = job_n ? &cap : NULL;
-    const int rc = context_decode_any(c, &b, &e);
-    c->fs.capture = NULL;
+    const int rc = context_decode_any(c, &b, job_n ? &cap : NULL, &e);
     if (rc < 0) {
         /* The KV of the batch's sequences is in doubt: drop it. */
         for (int i = 0; i < n_in; i++) {
