@@ -22,7 +22,7 @@ struct wick_context {
      * read-only while it is placed) */
     int span_iso, span_pre, span_look;
     bool no_span_cache;
-    sampler smp;
+    sampler smp;       /* buffers for sampling, one request at a time (each brings its own PRNG) */
     bool profiling;    /* forward passes and sampling add their times to prof */
     wick_profile prof;
 };

@@ -59,16 +59,16 @@ static int model_propose(drafter *base, const draft_call *c, wick_error *err) {
     while (l < lim && held[l] == c->tokens[l]) l++;
     kv_truncate(&d->kv, seq, l);
     if (feed(d, seq, c->tokens + l, n - l, err) < 0) return -1;
-    const bool greedy = spec_greedy(c->sampling);
+    const bool greedy = spec_greedy(c->cfg->p);
     /* the drafts extend the history in place: c->out == c->tokens + n */
     for (int i = 0; i < c->k; i++) {
         int32_t t;
         if (greedy || !c->q) {
-            t = sampler_sample(c->smp, c->sampling, d->fs.logits, c->tokens, n + i);
+            t = sampler_sample(c->smp, c->cfg, d->fs.logits, c->tokens, n + i, c->rng);
         } else {
             float *q = c->q + (size_t)i * V;
-            sampler_dist(c->smp, c->sampling, d->fs.logits, c->tokens, n + i, q);
-            t = sampler_draw_dist(c->smp, q, V);
+            sampler_dist(c->smp, c->cfg, d->fs.logits, c->tokens, n + i, q);
+            t = sampler_draw_dist(q, V, c->rng);
         }
         c->out[i] = t;
         if (i + 1 < c->k && feed(d, seq, &t, 1, err) < 0) return -1;

@@ -65,7 +65,8 @@ struct sched_req {
     int span_hits, span_queries; /* placed span tokens found in / looked up in the span cache */
     int slot;                /* -1 while waiting */
     int64_t admit_seq;       /* admission order: the newest is preempted first */
-    uint64_t rng[4];
+    sampler_rng rng;         /* its own PRNG: every draw for it (drafts included) advances it */
+    sampler_cfg cfg;         /* its knobs (r.sampling) and logits processors (its logit biases first) */
     char **stops;
     wick_logit_bias *bias; /* the request's logit biases (r.sampling points here) */
     text_out text;
@@ -228,13 +229,6 @@ static void req_free(sched_req *q) {
     free(q);
 }
 
-/* The seeding wick_generate has always used (sampler_seed), kept per request. */
-static void seed_rng(uint64_t rng[4], uint64_t seed) {
-    sampler tmp = {0};
-    sampler_seed(&tmp, seed);
-    memcpy(rng, tmp.rng, sizeof tmp.rng);
-}
-
 static int submit_checks(const wick_context *c, const wick_request *r, const int32_t *prompt, int n_prompt, int room,
                          wick_error *err);
 static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, const int32_t *prompt, int n_prompt,
@@ -346,7 +340,8 @@ static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, 
     q->draft_max = r->spec.draft_max ? r->spec.draft_max : s->draft_max;
     q->lookup = r->spec.lookup ? r->spec.lookup : s->lookup;
     q->acc = 4, q->rej = 1; /* a prior of 80% acceptance */
-    seed_rng(q->rng, r->sampling.seed);
+    sampler_cfg_init(&q->cfg, &q->r.sampling);
+    sampler_rng_seed(&q->rng, r->sampling.seed);
     q->t_submit = now_ms();
 
     pthread_mutex_lock(&s->mu);
@@ -544,31 +539,6 @@ static void ensure_decode_blocks(wick_sched *s) {
 
 /* ---- sampling ---- */
 
-/* Log-softmax of the raw logits at the sampled id, and the top n. */
-static void logprobs(const float *logits, int n_vocab, wick_token_info *ti, int n_top) {
-    float mx = -INFINITY;
-    for (int i = 0; i < n_vocab; i++)
-        if (logits[i] > mx) mx = logits[i];
-    double sum = 0;
-    for (int i = 0; i < n_vocab; i++) sum += exp((double)logits[i] - mx);
-    const double lse = mx + log(sum);
-    ti->logprob = (float)(logits[ti->id] - lse);
-    ti->n_top = 0;
-    for (int i = 0; i < n_vocab && n_top > 0; i++) {
-        float v = logits[i];
-        if (ti->n_top == n_top && !(v > ti->top_logprobs[n_top - 1])) continue;
-        int k = ti->n_top < n_top ? ti->n_top++ : n_top - 1;
-        while (k > 0 && v > ti->top_logprobs[k - 1]) {
-            ti->top_logprobs[k] = ti->top_logprobs[k - 1];
-            ti->top_ids[k] = ti->top_ids[k - 1];
-            k--;
-        }
-        ti->top_logprobs[k] = v;
-        ti->top_ids[k] = i;
-    }
-    for (int k = 0; k < ti->n_top; k++) ti->top_logprobs[k] = (float)(ti->top_logprobs[k] - lse);
-}
-
 enum { GO_ON = -1 };
 
 /* Stream token id of q, sampled from logits: GO_ON, or why q ends (the
@@ -589,7 +559,7 @@ static int emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     bool go_on = true;
     if (q->r.on_token) {
         wick_token_info ti = {.id = id, .index = q->n_gen - 1};
-        if (q->r.logprobs >= 0) logprobs(logits, c->m->hp.n_vocab, &ti, q->r.logprobs);
+        if (q->r.logprobs >= 0) sampler_logprobs(logits, c->m->hp.n_vocab, &ti, q->r.logprobs);
         go_on = q->r.on_token(q->r.user, &ti, text, len);
     }
     if (stopped) {
@@ -610,9 +580,7 @@ static bool advance(wick_sched *s, sched_req *q, const float *logits) {
         return false;
     }
     const double ts = c->profiling ? now_ms() : 0;
-    memcpy(c->smp.rng, q->rng, sizeof q->rng);
-    int32_t id = sampler_sample(&c->smp, &q->r.sampling, logits, q->tokens, q->n_tokens);
-    memcpy(q->rng, c->smp.rng, sizeof q->rng);
+    int32_t id = sampler_sample(&c->smp, &q->cfg, logits, q->tokens, q->n_tokens, &q->rng);
     if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
     const int why = emit(s, q, id, logits);
     if (why != GO_ON) {
@@ -658,12 +626,10 @@ static void draft_all(wick_sched *s) {
         const bool want_q = !d->point_mass && !spec_greedy(&q->r.sampling);
         if (want_q && !q->q && !(q->q = malloc((size_t)q->draft_max * (size_t)V * sizeof *q->q))) continue;
         draft_call dc = {.seq = q->slot, .tokens = q->tokens, .n_tokens = q->n_tokens, .k = k, .lookup = q->lookup,
-                         .sampling = &q->r.sampling, .smp = &c->smp, .out = q->tokens + q->n_tokens,
+                         .cfg = &q->cfg, .smp = &c->smp, .rng = &q->rng, .out = q->tokens + q->n_tokens,
                          .q = want_q ? q->q : NULL};
         wick_error e;
-        memcpy(c->smp.rng, q->rng, sizeof q->rng);
         const int got = d->ops->propose(d, &dc, &e); /* a drafter that fails drafts nothing */
-        memcpy(q->rng, c->smp.rng, sizeof q->rng);
         if (got <= 0) continue;
         /* blocks for the drafts, as far as the pool has them */
         const int have = kv->n_seq_blocks[q->slot] + kv_blocks_available(kv);
@@ -689,12 +655,10 @@ static void advance_spec(wick_sched *s, sched_req *q, int row) {
     drafter *d = s->drafters[q->spec_method];
     const float *rows = wick_logits(c, row);
     const double ts = c->profiling ? now_ms() : 0;
-    spec_verify v = {.sampling = &q->r.sampling, .rows = rows, .hist = q->tokens, .n_hist = n, .k = k,
+    spec_verify v = {.cfg = &q->cfg, .rows = rows, .hist = q->tokens, .n_hist = n, .k = k,
                      .q = d->point_mass ? NULL : q->q, .pbuf = s->pbuf};
     int32_t next;
-    memcpy(c->smp.rng, q->rng, sizeof q->rng);
-    const int j = spec_accept(&c->smp, &v, &next);
-    memcpy(q->rng, c->smp.rng, sizeof q->rng);
+    const int j = spec_accept(&c->smp, &v, &q->rng, &next);
     if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += now_ms() - ts;
     q->n_draft = 0;
     q->acc = 0.8 * q->acc + j;
