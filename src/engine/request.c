@@ -1,15 +1,17 @@
 /* request.c — a scheduler request's life cycle (wick_sched_submit, the
  * scheduler's internals in sched_internal.h): the checks at submit, the
- * request's own copy of everything it was given, its sampling state (its knobs, its logits
- * processors with its logit biases first, its own PRNG, seeded from its
- * seed and kept across preemption), taking each new token in (history,
- * text with stop strings held back, callbacks, logprobs), and its result
- * when it ends. */
+ * request's own copy of everything it was given, the one clamp of a
+ * generation length to the context (request.h), its sampling state (its
+ * knobs, its logits processors with its logit biases first, its own PRNG,
+ * seeded from its seed and kept across preemption), taking each new token
+ * in (history, text with stop strings held back, callbacks, logprobs), and
+ * its result when it ends. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "engine/request.h"
 #include "engine/sched_internal.h"
 
 void req_free(sched_req *q) {
@@ -25,11 +27,21 @@ void req_free(sched_req *q) {
     free(q);
 }
 
-static int submit_checks(const wick_context *c, const wick_request *r, const int32_t *prompt, int n_prompt, int room,
+/* The one clamp of a generation length to the context. A request's
+ * n_predict goes through it at submit (after the check that it is -1 or at
+ * most the room), so n_prompt + n_predict <= n_ctx: a request never outgrows
+ * its context, and nothing downstream checks that again. */
+int request_clamp_predict(long long n_predict, int n_ctx, int n_prompt) {
+    const int room = n_ctx > n_prompt ? n_ctx - n_prompt : 0;
+    return n_predict < 0 || n_predict > room ? room : (int)n_predict;
+}
+
+static int submit_checks(const wick_context *c, const wick_request *r, const int32_t *prompt, int n_prompt,
                          wick_error *err) {
-    if (r->n_predict > room)
+    const int most = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
+    if (r->n_predict > most)
         return wick_fail(err, "%d new tokens requested but only %d fit in the context after the %d-token prompt",
-                         r->n_predict, room, n_prompt);
+                         r->n_predict, most, n_prompt);
     if (r->n_predict < -1) return wick_fail(err, "n_predict must be -1 or more, not %d", r->n_predict);
     if (r->logprobs > WICK_MAX_TOP_LOGPROBS)
         return wick_fail(err, "at most %d top logprobs, not %d", WICK_MAX_TOP_LOGPROBS, r->logprobs);
@@ -59,7 +71,7 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
 /* Copy the rest of r into q (which may already hold its tokens): 0, or -1
  * with err (q is freed). */
 static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const int32_t *prompt, int n_prompt,
-                    int room, wick_error *err) {
+                    wick_error *err) {
     wick_context *c = s->c;
     q->r = *r;
     q->r.spans = NULL;
@@ -84,7 +96,7 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     q->r.prompt = q->tokens;
     q->r.n_prompt = n_prompt;
     q->n_tokens = q->n_prompt = n_prompt;
-    q->n_predict = r->n_predict < 0 ? room : r->n_predict;
+    q->n_predict = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
     q->slot = -1;
     q->root = prefix_root(&c->kv, r->cache_salt);
     if (spec_req_init(s, q, &r->spec, err) < 0) {
@@ -115,8 +127,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
             return wick_fail(err, "prompt is %d tokens but the context holds %d", n_prompt, c->n_ctx);
     }
     const int32_t *prompt = laid ? laid : r->prompt;
-    const int room = c->n_ctx - n_prompt;
-    if (submit_checks(c, r, prompt, n_prompt, room, err) < 0) {
+    if (submit_checks(c, r, prompt, n_prompt, err) < 0) {
         free(laid);
         span_plan_free(plan);
         return -1;
@@ -129,7 +140,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     }
     q->plan = plan;
     q->tokens = laid;
-    if (req_copy(s, q, r, prompt, n_prompt, room, err) < 0) return -1;
+    if (req_copy(s, q, r, prompt, n_prompt, err) < 0) return -1;
     return sched_enqueue(s, q, err);
 }
 
@@ -159,7 +170,7 @@ int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
         return WICK_FINISH_STOP;
     }
     if (!go_on) return WICK_FINISH_CANCELLED;
-    if (q->n_gen >= q->n_predict || q->n_tokens >= c->n_ctx) return WICK_FINISH_LENGTH;
+    if (q->n_gen >= q->n_predict) return WICK_FINISH_LENGTH; /* (the context is full at the latest) */
     return REQ_GO_ON;
 }
 

@@ -2,9 +2,9 @@
  * (sched_req), the scheduler's (struct wick_sched) and the calls between
  * them. The API is in wick.h ("scheduler"); how a step goes is told in
  * scheduler.c. The files:
- *   request.c     a request's life cycle: submit checks, its copy, its sampling
- *                 state (knobs, logits processors, PRNG), taking tokens in
- *                 (text, stop strings, callbacks), its result
+ *   request.c     a request's life cycle: submit checks, its copy, the n_predict
+ *                 clamp, its sampling state (knobs, logits processors, PRNG),
+ *                 taking tokens in (text, stop strings, callbacks), its result
  *   scheduler.c   queues, admission, preemption, the step loop
  *   batch.c       building one forward batch (decode tokens, prefill chunks)
  *   spec.c        speculative decoding: drafting, verification, acceptance
@@ -32,7 +32,8 @@ struct sched_req {
     int64_t id;
     wick_request r;          /* prompt and stop point at the copies below */
     int32_t *tokens;         /* [n_ctx]: prompt + generated */
-    int n_tokens, n_prompt, n_gen, n_predict;
+    int n_tokens, n_prompt, n_gen;
+    int n_predict;           /* most tokens it generates: n_prompt + n_predict <= n_ctx (request_clamp_predict) */
     int n_computed;          /* tokens of `tokens` in the slot's KV cache */
     kv_key root;             /* its prefix-cache chain root (model, KV, cache salt) */
     span_plan *plan;         /* a span request's layout (NULL: an ordinary prompt) */

@@ -86,9 +86,10 @@ static int draft_len(const sched_req *q) {
 }
 
 /* Every decoding request with a drafter proposes this step's drafts, within
- * the logit rows and batch tokens left beyond one per running request, the
- * tokens it may still generate and the context; then the KV blocks for them
- * are reserved where the pool has them (drafts never preempt anyone). */
+ * the logit rows and batch tokens left beyond one per running request and
+ * the tokens it may still generate (which the context has room for: see
+ * request_clamp_predict); then the KV blocks for them are reserved where
+ * the pool has them (drafts never preempt anyone). */
 void spec_draft_all(wick_sched *s) {
     wick_context *c = s->c;
     kv_cache *kv = &c->kv;
@@ -101,9 +102,8 @@ void spec_draft_all(wick_sched *s) {
         if (q->spec_method == WICK_SPEC_OFF || q->n_tokens - q->n_computed != 1 || q->n_predict == 0) continue;
         drafter *d = s->drafters[q->spec_method];
         int k = draft_len(q);
-        const int left = q->n_predict - q->n_gen - 1, room = c->n_ctx - q->n_tokens;
+        const int left = q->n_predict - q->n_gen - 1;
         if (k > left) k = left;
-        if (k > room) k = room;
         if (k > rows_left) k = rows_left;
         if (k > tok_left) k = tok_left;
         if (k < 1) continue;
