@@ -2,7 +2,8 @@
  * reference of its documented order (penalties, temperature, top-k, softmax,
  * top-p, min-p): 100,000 draws per knob must fit the expected post-filter
  * distribution (chi-square, p > 0.001), filtered tokens are never drawn,
- * seeds reproduce, greedy is the argmax, degenerate inputs stay in range.
+ * seeds reproduce, greedy is the argmax, degenerate inputs stay in range,
+ * the token-mask processor never lets a masked token through.
  * `test_sampler --bench` prints µs per sample for a 151,936-token vocabulary. */
 #include <float.h>
 #include <stdint.h>
@@ -13,6 +14,16 @@
 #include "kernels/cpu.h"
 
 #define DRAWS 100000
+
+/* The tests' PRNGs (every draw takes one explicitly). */
+static sampler_rng rng, rng2;
+
+/* sampler_sample with knobs p (their logit biases the only processor). */
+static int32_t sample(sampler *s, const wick_sampling *p, const float *L, const int32_t *h, int nh, sampler_rng *r) {
+    sampler_cfg cfg;
+    sampler_cfg_init(&cfg, p);
+    return sampler_sample(s, &cfg, L, h, nh, r);
+}
 
 /* ---- statistics ---- */
 
@@ -215,11 +226,11 @@ static void fit_case(const char *name, const float *logits, int n, const wick_sa
     /* The fixture must not sit on a filter's edge, where float vs double could differ. */
     CHECK_MSG(info.margin_p > 1e-6, "%s: top-p cut too close to the edge (%g)", name, info.margin_p);
     CHECK_MSG(info.margin_min > 1e-4, "%s: min-p cut too close to the edge (%g)", name, info.margin_min);
-    sampler_seed(&s, seed);
+    sampler_rng_seed(&rng, seed);
     clock_t c0 = clock();
     bool in_range = true;
     for (long d = 0; d < draws; d++) {
-        int32_t t = sampler_sample(&s, p, logits, hist, n_hist);
+        int32_t t = sample(&s, p, logits, hist, n_hist, &rng);
         if (t < 0 || t >= n) {
             in_range = false;
             break;
@@ -259,8 +270,8 @@ static void test_chi2_itself(void) {
     double prob[NV];
     long obs[NV] = {0};
     reference(fixed_logits, NV, &p2, NULL, 0, prob, NULL);
-    sampler_seed(&s, 1);
-    for (int d = 0; d < DRAWS; d++) obs[sampler_sample(&s, &p1, fixed_logits, NULL, 0)]++;
+    sampler_rng_seed(&rng, 1);
+    for (int d = 0; d < DRAWS; d++) obs[sample(&s, &p1, fixed_logits, NULL, 0, &rng)]++;
     bool zero_ok;
     CHECK(chi2_fit(obs, prob, NV, DRAWS, &zero_ok) < 1e-6);
     sampler_free(&s);
@@ -333,8 +344,8 @@ static void test_isa_same(void) {
     for (int isa = ISA_SCALAR; isa <= (int)best; isa++) {
         if (!cpu_set_isa((cpu_isa)isa)) continue;
         for (int c = 0; c < 4; c++) {
-            sampler_seed(&s, 77);
-            for (int d = 0; d < DR; d++) got[levels][c][d] = sampler_sample(&s, &cfg[c], L, NULL, 0);
+            sampler_rng_seed(&rng, 77);
+            for (int d = 0; d < DR; d++) got[levels][c][d] = sample(&s, &cfg[c], L, NULL, 0, &rng);
         }
         levels++;
     }
@@ -357,17 +368,17 @@ static void test_seeds(void) {
     int32_t *runs[3] = {a, b, c};
     uint64_t seeds[3] = {42, 42, 43};
     for (int r = 0; r < 3; r++) { /* generation-like: the history grows with each draw */
-        sampler_seed(&s, seeds[r]);
-        for (int i = 0; i < 1000; i++) runs[r][i] = sampler_sample(&s, &p, fixed_logits, runs[r], i);
+        sampler_rng_seed(&rng, seeds[r]);
+        for (int i = 0; i < 1000; i++) runs[r][i] = sample(&s, &p, fixed_logits, runs[r], i, &rng);
     }
     CHECK(memcmp(a, b, sizeof a) == 0);
     CHECK(memcmp(a, c, sizeof a) != 0);
     /* A fresh sampler with the same seed reproduces too. */
     sampler s2;
     CHECK(sampler_init(&s2, NV, NULL) == 0);
-    sampler_seed(&s2, 42);
+    sampler_rng_seed(&rng2, 42);
     bool same = true;
-    for (int i = 0; i < 1000; i++) same &= sampler_sample(&s2, &p, fixed_logits, a, i) == a[i];
+    for (int i = 0; i < 1000; i++) same &= sample(&s2, &p, fixed_logits, a, i, &rng2) == a[i];
     CHECK(same);
     sampler_free(&s);
     sampler_free(&s2);
@@ -386,41 +397,41 @@ static void test_greedy(void) {
         int best = 0;
         for (int i = 1; i < N; i++)
             if (L[i] > L[best]) best = i;
-        sampler_seed(&s, (uint64_t)trial);
-        ok &= sampler_sample(&s, &g, L, NULL, 0) == best;
+        sampler_rng_seed(&rng, (uint64_t)trial);
+        ok &= sample(&s, &g, L, NULL, 0, &rng) == best;
     }
     CHECK(ok);
     /* Ties: lowest id. */
     for (int i = 0; i < N; i++) L[i] = 0;
     L[500] = L[300] = L[700] = 2;
-    CHECK_INT(sampler_sample(&s, &g, L, NULL, 0), 300);
+    CHECK_INT(sample(&s, &g, L, NULL, 0, &rng), 300);
     /* A zeroed struct is greedy, whatever the seed. */
     wick_sampling z;
     memset(&z, 0, sizeof z);
     for (uint64_t seed = 0; seed < 5; seed++) {
-        sampler_seed(&s, seed);
-        CHECK_INT(sampler_sample(&s, &z, L, NULL, 0), 300);
+        sampler_rng_seed(&rng, seed);
+        CHECK_INT(sample(&s, &z, L, NULL, 0, &rng), 300);
     }
     /* Penalties still apply under greedy: 300 penalized → 500. */
     int32_t h[3] = {300, 300, 12};
     g.repeat_penalty = 1.5f;
-    CHECK_INT(sampler_sample(&s, &g, L, h, 3), 500);
+    CHECK_INT(sample(&s, &g, L, h, 3, &rng), 500);
     g.repeat_penalty = 1, g.presence_penalty = 0.1f;
-    CHECK_INT(sampler_sample(&s, &g, L, h, 3), 500);
+    CHECK_INT(sample(&s, &g, L, h, 3, &rng), 500);
     g.presence_penalty = 0, g.frequency_penalty = 0.1f;
-    CHECK_INT(sampler_sample(&s, &g, L, h, 3), 500);
+    CHECK_INT(sample(&s, &g, L, h, 3, &rng), 500);
     /* repeat_last_n 0: no penalty; 1: only the last token (12) is seen. */
     g.repeat_last_n = 0;
-    CHECK_INT(sampler_sample(&s, &g, L, h, 3), 300);
+    CHECK_INT(sample(&s, &g, L, h, 3, &rng), 300);
     g.repeat_last_n = 1;
-    CHECK_INT(sampler_sample(&s, &g, L, h, 3), 300);
+    CHECK_INT(sample(&s, &g, L, h, 3, &rng), 300);
     /* The count buffer is left clean. */
     bool clean = true;
     for (int i = 0; i < N; i++) clean &= s.count[i] == 0;
     CHECK(clean);
     /* Negative temperature = greedy too. */
     g = off(-1);
-    CHECK_INT(sampler_sample(&s, &g, L, NULL, 0), 300);
+    CHECK_INT(sample(&s, &g, L, NULL, 0, &rng), 300);
     sampler_free(&s);
 }
 
@@ -428,7 +439,7 @@ static void test_greedy(void) {
 static bool draw_many(sampler *s, const wick_sampling *p, const float *L, int n, const int32_t *h,
                       int nh, int draws, long *obs) {
     for (int d = 0; d < draws; d++) {
-        int32_t t = sampler_sample(s, p, L, h, nh);
+        int32_t t = sample(s, p, L, h, nh, &rng);
         if (t < 0 || t >= n) return false;
         if (obs) obs[t]++;
     }
@@ -441,7 +452,7 @@ static void test_degenerate(void) {
     long obs[N];
     sampler s;
     CHECK(sampler_init(&s, N, NULL) == 0);
-    sampler_seed(&s, 5);
+    sampler_rng_seed(&rng, 5);
     wick_sampling p;
 
     /* All equal: uniform; top-k keeps the lowest ids; top-p 0.52 keeps 11. */
@@ -511,10 +522,10 @@ static void test_degenerate(void) {
     b.top_k = 1000;
     sampler s2;
     CHECK(sampler_init(&s2, N, NULL) == 0);
-    sampler_seed(&s, 9);
-    sampler_seed(&s2, 9);
+    sampler_rng_seed(&rng, 9);
+    sampler_rng_seed(&rng2, 9);
     ok = true;
-    for (int d = 0; d < 1000; d++) ok &= sampler_sample(&s, &a, L, NULL, 0) == sampler_sample(&s2, &b, L, NULL, 0);
+    for (int d = 0; d < 1000; d++) ok &= sample(&s, &a, L, NULL, 0, &rng) == sample(&s2, &b, L, NULL, 0, &rng2);
     CHECK(ok);
     sampler_free(&s2);
 
@@ -553,10 +564,125 @@ static void test_degenerate(void) {
     CHECK(sampler_init(&one, 1, NULL) == 0);
     float l1 = 0.3f;
     wick_sampling d = wick_sampling_default();
-    CHECK_INT(sampler_sample(&one, &d, &l1, NULL, 0), 0);
+    CHECK_INT(sample(&one, &d, &l1, NULL, 0, &rng), 0);
     sampler_free(&one);
     wick_error err;
     CHECK(sampler_init(&one, 0, &err) < 0);
+}
+
+/* The token-mask processor: a masked id is never drawn, greedy takes the
+ * best allowed id, sampler_dist gives masked ids 0 — and every draw and
+ * distribution is the unmasked sampler's on logits with -inf at the masked
+ * ids. The logit bias runs first (a biased masked id stays masked); the mask
+ * is read at each call (a grammar rewrites it per step). */
+static void test_mask(void) {
+    enum { N = 200 }; /* three whole mask words and a partial one */
+    float L[N], Linf[N], d1[N], d2[N];
+    lcg_state = 31;
+    for (int i = 0; i < N; i++) L[i] = (float)(1.5 * lcg_normal());
+    const int32_t best = sampler_argmax(L, N);
+    sampler s;
+    CHECK(sampler_init(&s, N, NULL) == 0);
+    token_mask m;
+    CHECK(token_mask_init(&m, N, NULL) == 0);
+    bool all = true;
+    for (int i = 0; i < N; i++) all &= token_mask_allows(&m, i);
+    CHECK(all && !token_mask_allows(&m, -1) && !token_mask_allows(&m, N));
+    /* allowed: ids = 1 (mod 3) and 190..199, never the best */
+    token_mask_fill(&m, false);
+    for (int i = 0; i < N; i++) token_mask_set(&m, i, (i % 3 == 1 || i >= 190) && i != best);
+    for (int i = 0; i < N; i++) Linf[i] = token_mask_allows(&m, i) ? L[i] : -INFINITY;
+    const int32_t best_allowed = sampler_argmax(Linf, N);
+    CHECK(best_allowed != best && token_mask_allows(&m, best_allowed));
+
+    wick_sampling cfgs[6];
+    cfgs[0] = off(0);
+    cfgs[1] = off(1);
+    cfgs[2] = off(1), cfgs[2].top_k = 15;
+    cfgs[3] = off(1.3f), cfgs[3].top_p = 0.9f;
+    cfgs[4] = off(1), cfgs[4].min_p = 0.05f;
+    cfgs[5] = wick_sampling_default(), cfgs[5].repeat_penalty = 1.3f, cfgs[5].frequency_penalty = 0.5f;
+    const int32_t h[6] = {best, 1, 4, 4, 199, 2};
+    for (int c = 0; c < 6; c++) {
+        sampler_cfg masked, plain;
+        sampler_cfg_init(&masked, &cfgs[c]);
+        CHECK(sampler_cfg_add(&masked, logits_proc_mask(&m)) == 0);
+        sampler_cfg_init(&plain, &cfgs[c]);
+        sampler_rng_seed(&rng, 100 + (uint64_t)c);
+        sampler_rng_seed(&rng2, 100 + (uint64_t)c);
+        bool never = true, same = true;
+        for (int d = 0; d < 3000; d++) {
+            const int32_t a = sampler_sample(&s, &masked, L, h, 6, &rng);
+            const int32_t b = sampler_sample(&s, &plain, Linf, h, 6, &rng2);
+            never &= token_mask_allows(&m, a);
+            same &= a == b;
+        }
+        CHECK_MSG(never, "config %d: a masked token was drawn", c);
+        CHECK_MSG(same, "config %d: the mask draws other tokens than -inf logits", c);
+        sampler_dist(&s, &masked, L, h, 6, d1);
+        sampler_dist(&s, &plain, Linf, h, 6, d2);
+        bool zero = true;
+        double sum = 0;
+        for (int i = 0; i < N; i++) {
+            zero &= token_mask_allows(&m, i) || d1[i] == 0;
+            sum += d1[i];
+        }
+        CHECK_MSG(zero, "config %d: sampler_dist gives a masked token mass", c);
+        CHECK_NEAR(sum, 1, 1e-5);
+        CHECK_MSG(memcmp(d1, d2, sizeof d1) == 0, "config %d: sampler_dist differs from -inf logits", c);
+    }
+
+    /* greedy: the best allowed id, a point mass there */
+    wick_sampling g = off(0);
+    sampler_cfg gm;
+    sampler_cfg_init(&gm, &g);
+    CHECK_INT(gm.n_procs, 0);
+    CHECK(sampler_cfg_add(&gm, logits_proc_mask(&m)) == 0);
+    CHECK_INT(sampler_sample(&s, &gm, L, NULL, 0, &rng), best_allowed);
+    sampler_dist(&s, &gm, L, NULL, 0, d1);
+    CHECK(d1[best_allowed] == 1.0f && d1[best] == 0);
+
+    /* the logit bias first: +100 on the masked best leaves it masked, on an
+     * allowed id makes it the pick */
+    int32_t other = 0;
+    while (!token_mask_allows(&m, other) || other == best_allowed) other++;
+    const wick_logit_bias bias[2] = {{best, 100.0f}, {other, 100.0f}};
+    g.logit_bias = bias;
+    g.n_logit_bias = 2;
+    sampler_cfg_init(&gm, &g);
+    CHECK_INT(gm.n_procs, 1);
+    CHECK(sampler_cfg_add(&gm, logits_proc_mask(&m)) == 0);
+    CHECK_INT(gm.n_procs, 2);
+    CHECK_INT(sampler_sample(&s, &gm, L, NULL, 0, &rng), other);
+    /* the mask changed between calls (as a grammar's step does): the same cfg follows it */
+    token_mask_set(&m, other, false);
+    CHECK_INT(sampler_sample(&s, &gm, L, NULL, 0, &rng), best_allowed);
+    token_mask_set(&m, best, true);
+    CHECK_INT(sampler_sample(&s, &gm, L, NULL, 0, &rng), best);
+    /* nothing allowed: still an id in range, for every config */
+    token_mask_fill(&m, false);
+    for (int c = 0; c < 6; c++) {
+        sampler_cfg masked;
+        sampler_cfg_init(&masked, &cfgs[c]);
+        CHECK(sampler_cfg_add(&masked, logits_proc_mask(&m)) == 0);
+        const int32_t t = sampler_sample(&s, &masked, L, h, 6, &rng);
+        CHECK(t >= 0 && t < N);
+    }
+    /* a mask shorter than the vocabulary: the ids past it are not allowed */
+    token_mask shorter;
+    CHECK(token_mask_init(&shorter, 100, NULL) == 0);
+    sampler_cfg_init(&gm, &cfgs[1]);
+    CHECK(sampler_cfg_add(&gm, logits_proc_mask(&shorter)) == 0);
+    sampler_dist(&s, &gm, L, NULL, 0, d1);
+    bool past = true;
+    for (int i = 100; i < N; i++) past &= d1[i] == 0;
+    CHECK(past);
+    /* the list is bounded */
+    for (int i = gm.n_procs; i < SAMPLER_MAX_PROCS; i++) CHECK(sampler_cfg_add(&gm, logits_proc_mask(&m)) == 0);
+    CHECK(sampler_cfg_add(&gm, logits_proc_mask(&m)) < 0);
+    token_mask_free(&shorter);
+    token_mask_free(&m);
+    sampler_free(&s);
 }
 
 static void test_defaults(void) {
@@ -604,11 +730,11 @@ static void bench(void) {
     cases[nc].name = "min-p .05 only", cases[nc].p = off(0.8f), cases[nc++].p.min_p = 0.05f;
     cases[nc].name = "temperature only (full softmax)", cases[nc++].p = off(0.8f);
     for (int c = 0; c < nc; c++) {
-        sampler_seed(&s, 1);
+        sampler_rng_seed(&rng, 1);
         long sink = 0;
-        for (int r = 0; r < 50; r++) sink += sampler_sample(&s, &cases[c].p, L, hist, 256);
+        for (int r = 0; r < 50; r++) sink += sample(&s, &cases[c].p, L, hist, 256, &rng);
         double t0 = now_us();
-        for (int r = 0; r < REPS; r++) sink += sampler_sample(&s, &cases[c].p, L, hist, 256);
+        for (int r = 0; r < REPS; r++) sink += sample(&s, &cases[c].p, L, hist, 256, &rng);
         double us = (now_us() - t0) / REPS;
         printf("vocab %d  %-40s %8.1f us/sample  (%ld)\n", N, cases[c].name, us, sink % 10);
     }
@@ -630,5 +756,6 @@ int main(int argc, char **argv) {
     RUN(test_seeds);
     RUN(test_greedy);
     RUN(test_degenerate);
+    RUN(test_mask);
     return check_summary("test_sampler");
 }

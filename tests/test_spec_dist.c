@@ -50,7 +50,9 @@ static void target_dist(wick_model *m, const int32_t *prompt, int n_prompt, cons
     for (int i = 0; i < n; i++) toks[i] = i < n_prompt ? prompt[i] : extra[i - n_prompt], pos[i] = i;
     wick_batch b = {.n = n, .tokens = toks, .pos = pos, .seq = seq};
     CHECK_MSG(wick_decode(c, &b, &err) == 0, "%s", err.msg);
-    sampler_dist(s, smp, wick_logits(c, 0), toks, n, out);
+    sampler_cfg cfg;
+    sampler_cfg_init(&cfg, smp);
+    sampler_dist(s, &cfg, wick_logits(c, 0), toks, n, out);
     wick_context_free(c);
 }
 

@@ -29,6 +29,13 @@
 #define V 12
 #define DRAWS 100000
 
+/* The knobs p as a sampler configuration (their logit biases the only processor). */
+static sampler_cfg cfg_of(const wick_sampling *p) {
+    sampler_cfg c;
+    sampler_cfg_init(&c, p);
+    return c;
+}
+
 /* ---- the reference distribution, written out plainly ---- */
 static void ref_dist(const wick_sampling *p, const float *logits, const int32_t *hist, int n_hist, double *out) {
     double L[V];
@@ -111,7 +118,8 @@ static void test_dist_matches_reference(void) {
     double ref[V];
     make_logits(lp, lq, 1);
     for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++) {
-        sampler_dist(&s, &CONFIGS[c].s, lp, HIST, N_HIST, d);
+        const sampler_cfg cc = cfg_of(&CONFIGS[c].s);
+        sampler_dist(&s, &cc, lp, HIST, N_HIST, d);
         ref_dist(&CONFIGS[c].s, lp, HIST, N_HIST, ref);
         double worst = 0;
         for (int i = 0; i < V; i++) worst = fmax(worst, fabs(d[i] - ref[i]));
@@ -119,27 +127,31 @@ static void test_dist_matches_reference(void) {
     }
     /* greedy: a point mass on the (penalized) argmax */
     wick_sampling g = {.temperature = 0, .repeat_penalty = 2.0f, .repeat_last_n = -1};
-    sampler_dist(&s, &g, lp, HIST, N_HIST, d);
-    int32_t am = sampler_sample(&s, &g, lp, HIST, N_HIST);
+    const sampler_cfg gc = cfg_of(&g);
+    sampler_rng rng;
+    sampler_rng_seed(&rng, 0);
+    sampler_dist(&s, &gc, lp, HIST, N_HIST, d);
+    int32_t am = sampler_sample(&s, &gc, lp, HIST, N_HIST, &rng);
     CHECK(d[am] == 1.0f);
     sampler_free(&s);
 }
 
 /* One speculative step with a single draft; the first emitted token. */
-static int32_t spec_one(sampler *s, const wick_sampling *p, const float *rows, float *q, int32_t *hist,
-                        const float *lq, bool point, int32_t point_x, float *pbuf) {
+static int32_t spec_one(sampler *s, const wick_sampling *p, sampler_rng *rng, const float *rows, float *q,
+                        int32_t *hist, const float *lq, bool point, int32_t point_x, float *pbuf) {
+    const sampler_cfg cfg = cfg_of(p);
     int32_t x;
     if (point) {
         x = point_x;
     } else {
-        sampler_dist(s, p, lq, hist, N_HIST, q);
-        x = sampler_draw_dist(s, q, V);
+        sampler_dist(s, &cfg, lq, hist, N_HIST, q);
+        x = sampler_draw_dist(q, V, rng);
     }
     hist[N_HIST] = x;
-    const spec_verify v = {.sampling = p, .rows = rows, .hist = hist, .n_hist = N_HIST, .k = 1,
+    const spec_verify v = {.cfg = &cfg, .rows = rows, .hist = hist, .n_hist = N_HIST, .k = 1,
                            .q = point ? NULL : q, .pbuf = pbuf};
     int32_t next;
-    const int j = spec_accept(s, &v, &next);
+    const int j = spec_accept(s, &v, rng, &next);
     return j == 1 ? x : next;
 }
 
@@ -147,7 +159,8 @@ static void test_distribution(void) {
     sampler s;
     wick_error err;
     CHECK(sampler_init(&s, V, &err) == 0);
-    sampler_seed(&s, 1234);
+    sampler_rng rng;
+    sampler_rng_seed(&rng, 1234);
     float rows[2 * V], lq[V], q[V], pbuf[V];
     int32_t hist[N_HIST + 2];
     memcpy(hist, HIST, sizeof HIST);
@@ -167,7 +180,7 @@ static void test_distribution(void) {
             const int32_t px = mode == 1 ? 1 : outside;
             long count[V] = {0}, accepted = 0;
             for (int it = 0; it < DRAWS; it++) {
-                const int32_t t = spec_one(&s, &cf->s, rows, q, hist, lq, point, px, pbuf);
+                const int32_t t = spec_one(&s, &cf->s, &rng, rows, q, hist, lq, point, px, pbuf);
                 count[t]++;
                 accepted += t == hist[N_HIST];
             }
@@ -188,8 +201,10 @@ static void test_two_drafts(void) {
     sampler s;
     wick_error err;
     CHECK(sampler_init(&s, V, &err) == 0);
-    sampler_seed(&s, 99);
+    sampler_rng rng;
+    sampler_rng_seed(&rng, 99);
     const wick_sampling p = {.temperature = 0.9f, .top_k = 10};
+    const sampler_cfg pc = cfg_of(&p);
     float rows[3 * V], lq1[V], lq2[V], q[2 * V], pbuf[V], tmp[V];
     make_logits(rows, lq1, 1.5f);
     for (int i = 0; i < V; i++) {
@@ -206,17 +221,17 @@ static void test_two_drafts(void) {
     long count[V * V] = {0};
     int32_t hist[4];
     for (int it = 0; it < DRAWS; it++) {
-        sampler_dist(&s, &p, lq1, hist, 0, q);
-        hist[0] = sampler_draw_dist(&s, q, V);
-        sampler_dist(&s, &p, lq2, hist, 0, q + V);
-        hist[1] = sampler_draw_dist(&s, q + V, V);
-        const spec_verify v = {.sampling = &p, .rows = rows, .hist = hist, .n_hist = 0, .k = 2, .q = q, .pbuf = pbuf};
+        sampler_dist(&s, &pc, lq1, hist, 0, q);
+        hist[0] = sampler_draw_dist(q, V, &rng);
+        sampler_dist(&s, &pc, lq2, hist, 0, q + V);
+        hist[1] = sampler_draw_dist(q + V, V, &rng);
+        const spec_verify v = {.cfg = &pc, .rows = rows, .hist = hist, .n_hist = 0, .k = 2, .q = q, .pbuf = pbuf};
         int32_t next;
-        const int j = spec_accept(&s, &v, &next);
+        const int j = spec_accept(&s, &v, &rng, &next);
         int32_t a, b;
         if (j == 0) {
             a = next;
-            b = sampler_sample(&s, &p, rows + V, NULL, 0);
+            b = sampler_sample(&s, &pc, rows + V, NULL, 0, &rng);
         } else {
             a = hist[0];
             b = j == 2 ? hist[1] : next;
@@ -233,20 +248,23 @@ static void test_greedy(void) {
     wick_error err;
     CHECK(sampler_init(&s, V, &err) == 0);
     const wick_sampling g = {0};
+    const sampler_cfg gc = cfg_of(&g);
+    sampler_rng rng;
+    sampler_rng_seed(&rng, 0);
     float rows[4 * V], pbuf[V];
     for (int r = 0; r < 4; r++)
         for (int i = 0; i < V; i++) rows[r * V + i] = (i == 2 + r) ? 5.0f : (float)i * 0.01f;
     /* argmaxes: 2, 3, 4, 5 */
     int32_t hist[5] = {7, 2, 3, 9};
-    spec_verify v = {.sampling = &g, .rows = rows, .hist = hist, .n_hist = 1, .k = 3, .pbuf = pbuf};
+    spec_verify v = {.cfg = &gc, .rows = rows, .hist = hist, .n_hist = 1, .k = 3, .pbuf = pbuf};
     int32_t next;
-    CHECK_INT(spec_accept(&s, &v, &next), 2);
+    CHECK_INT(spec_accept(&s, &v, &rng, &next), 2);
     CHECK_INT(next, 4);
     hist[3] = 4;
-    CHECK_INT(spec_accept(&s, &v, &next), 3);
+    CHECK_INT(spec_accept(&s, &v, &rng, &next), 3);
     CHECK_INT(next, 5);
     hist[1] = 0;
-    CHECK_INT(spec_accept(&s, &v, &next), 0);
+    CHECK_INT(spec_accept(&s, &v, &rng, &next), 0);
     CHECK_INT(next, 2);
     sampler_free(&s);
 }

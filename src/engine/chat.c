@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "engine/context.h"
+#include "engine/request.h"
 #include "text/chat_template.h"
 
 struct wick_chat {
@@ -134,8 +135,7 @@ int wick_chat_send(wick_chat *chat, const char *user_text, const wick_generate_p
     gp.on_token = collect;
     gp.user = &r;
     gp.new_message = true;
-    int room = chat->c->n_ctx - (int)n_ids;
-    if (gp.n_predict < 0 || gp.n_predict > room) gp.n_predict = room;
+    gp.n_predict = request_clamp_predict(gp.n_predict, chat->c->n_ctx, (int)n_ids);
     rc = wick_generate(chat->c, ids, (int)n_ids, &gp, NULL, NULL, finish, timings, err);
     free(ids);
     if (rc < 0) {

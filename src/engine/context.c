@@ -100,8 +100,8 @@ const char *wick_op_name(int op) {
     return op >= 0 && op < WICK_OP_COUNT ? NAMES[op] : "?";
 }
 
-void wick_context_set_profiling(wick_context *c, bool on) { c->fs.prof = on ? &c->prof : NULL; }
-bool wick_context_profiling(const wick_context *c) { return c->fs.prof != NULL; }
+void wick_context_set_profiling(wick_context *c, bool on) { c->profiling = on; }
+bool wick_context_profiling(const wick_context *c) { return c->profiling; }
 void wick_context_profile(const wick_context *c, wick_profile *out) { *out = c->prof; }
 void wick_context_profile_reset(wick_context *c) { memset(&c->prof, 0, sizeof c->prof); }
 
@@ -120,8 +120,6 @@ int context_reserve_logits(wick_context *c, int rows, wick_error *err) {
     if (rows <= c->fs.max_logits) return 0;
     forward_scratch fs;
     if (forward_scratch_init(&fs, c->m, c->fs.max_tokens, rows, err) < 0) return -1;
-    fs.prof = c->fs.prof;
-    fs.capture = c->fs.capture;
     forward_scratch_free(&c->fs);
     c->fs = fs;
     forward_scratch_set_ctx(&c->fs, c->m, c->n_ctx);
@@ -188,22 +186,23 @@ static int validate_batch(const wick_context *c, const wick_batch *b, int n_seq,
     return 0;
 }
 
-static int decode(wick_context *c, const wick_batch *b, int n_seq, wick_error *err) {
+static int decode(wick_context *c, const wick_batch *b, int n_seq, const fwd_capture *capture, wick_error *err) {
     c->n_logits = 0;
     if (validate_batch(c, b, n_seq, err) < 0) return -1;
     for (int t = 0; t < b->n; t++)
         if (t == b->n - 1 || b->seq[t + 1] != b->seq[t])
             if (kv_reserve(&c->kv, b->seq[t], b->pos[t] + 1, err) < 0) return -1;
-    int n = forward(c->m, &c->kv, &c->fs, c->pool, b, err);
+    const fwd_opts o = {.prof = c->profiling ? &c->prof : NULL, .capture = capture};
+    int n = forward(c->m, &c->kv, &c->fs, c->pool, b, &o, err);
     if (n < 0) return -1;
     c->n_logits = n;
     return 0;
 }
 
-int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) { return decode(c, b, c->n_seq, err); }
+int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) { return decode(c, b, c->n_seq, NULL, err); }
 
-int context_decode_any(wick_context *c, const wick_batch *b, wick_error *err) {
-    return decode(c, b, c->kv.n_seq, err);
+int context_decode_any(wick_context *c, const wick_batch *b, const fwd_capture *capture, wick_error *err) {
+    return decode(c, b, c->kv.n_seq, capture, err);
 }
 
 const float *wick_logits(const wick_context *c, int i) {

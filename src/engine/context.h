@@ -22,15 +22,17 @@ struct wick_context {
      * read-only while it is placed) */
     int span_iso, span_pre, span_look;
     bool no_span_cache;
-    sampler smp;
-    wick_profile prof; /* accumulated while fs.prof points here */
+    sampler smp;       /* buffers for sampling, one request at a time (each brings its own PRNG) */
+    bool profiling;    /* forward passes and sampling add their times to prof */
+    wick_profile prof;
 };
 
 /* Room for at least `rows` logit rows per batch (speculative decoding:
  * every drafted token needs one); reallocates the scratch. 0 or -1. */
 int context_reserve_logits(wick_context *c, int rows, wick_error *err);
 
-/* wick_decode that may also name the span sequences. */
-int context_decode_any(wick_context *c, const wick_batch *b, wick_error *err);
+/* wick_decode that may also name the span sequences, with capture (may be
+ * NULL) passed to the forward pass (engine/spans.h). */
+int context_decode_any(wick_context *c, const wick_batch *b, const fwd_capture *capture, wick_error *err);
 
 #endif

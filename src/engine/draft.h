@@ -22,12 +22,13 @@ typedef struct draft_call {
     int n_tokens;
     int k;                          /* most tokens to propose (>= 1) */
     int lookup;                     /* prompt lookup's longest n-gram */
-    const wick_sampling *sampling;  /* the request's knobs */
-    sampler *smp;                   /* buffers and the request's PRNG (draws advance it) */
+    const sampler_cfg *cfg;         /* the request's knobs and logits processors */
+    sampler *smp;                   /* buffers */
+    sampler_rng *rng;               /* the request's PRNG (draws advance it) */
     int32_t *out;                   /* [k] the drafts */
     /* [k][n_vocab] (NULL when greedy): the distribution each draft was drawn
-     * from (sampler_dist of the drafter's logits under the same knobs). A
-     * drafter with point_mass set leaves it alone. */
+     * from (sampler_dist of the drafter's logits under the same processors
+     * and knobs). A drafter with point_mass set leaves it alone. */
     float *q;
 } draft_call;
 

@@ -26,6 +26,7 @@ typedef struct model_drafter {
     forward_scratch fs;
     wick_pool *pool;
     int chunk;
+    fwd_opts opts; /* n_layer: the layers it runs (all of a draft model) */
     int32_t *b_tok, *b_pos, *b_seq;
     bool *b_want;
 } model_drafter;
@@ -42,7 +43,7 @@ static int feed(model_drafter *d, int seq, const int32_t *toks, int n, wick_erro
         }
         if (kv_reserve(&d->kv, seq, at + m, err) < 0) return -1;
         const wick_batch b = {.n = m, .tokens = d->b_tok, .pos = d->b_pos, .seq = d->b_seq, .want_logits = d->b_want};
-        if (forward(d->m, &d->kv, &d->fs, d->pool, &b, err) < 0) return -1;
+        if (forward(d->m, &d->kv, &d->fs, d->pool, &b, &d->opts, err) < 0) return -1;
     }
     return 0;
 }
@@ -58,16 +59,16 @@ static int model_propose(drafter *base, const draft_call *c, wick_error *err) {
     while (l < lim && held[l] == c->tokens[l]) l++;
     kv_truncate(&d->kv, seq, l);
     if (feed(d, seq, c->tokens + l, n - l, err) < 0) return -1;
-    const bool greedy = spec_greedy(c->sampling);
+    const bool greedy = spec_greedy(c->cfg->p);
     /* the drafts extend the history in place: c->out == c->tokens + n */
     for (int i = 0; i < c->k; i++) {
         int32_t t;
         if (greedy || !c->q) {
-            t = sampler_sample(c->smp, c->sampling, d->fs.logits, c->tokens, n + i);
+            t = sampler_sample(c->smp, c->cfg, d->fs.logits, c->tokens, n + i, c->rng);
         } else {
             float *q = c->q + (size_t)i * V;
-            sampler_dist(c->smp, c->sampling, d->fs.logits, c->tokens, n + i, q);
-            t = sampler_draw_dist(c->smp, q, V);
+            sampler_dist(c->smp, c->cfg, d->fs.logits, c->tokens, n + i, q);
+            t = sampler_draw_dist(q, V, c->rng);
         }
         c->out[i] = t;
         if (i + 1 < c->k && feed(d, seq, &t, 1, err) < 0) return -1;
@@ -125,7 +126,7 @@ drafter *draft_model_make(const wick_model *m, int n_layers, int n_seq, int n_ct
         return NULL;
     }
     forward_scratch_set_ctx(&d->fs, m, n_ctx);
-    d->fs.n_layer_run = L;
+    d->opts.n_layer = L;
     return &d->base;
 }
 

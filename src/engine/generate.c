@@ -3,13 +3,15 @@
  * scheduler reuses the longest common prefix of what sequence 0 holds and
  * prefills only the rest, in chunks; streamed text is UTF-8-complete, with
  * stop strings held back, optionally gathered `stream_every` tokens at a time.
- * n_predict 0 only prefills (so wick_logits gives the prompt's last logits). */
+ * n_predict 0 only prefills (so wick_logits gives the prompt's last logits);
+ * a negative one runs until the context is full (request_clamp_predict). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "engine/context.h"
+#include "engine/request.h"
 
 bool wick_token_is_eog(const wick_model *m, int32_t id) {
     for (int i = 0; i < m->n_eog; i++)
@@ -84,11 +86,10 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     if (n_prompt > c->n_ctx)
         return wick_fail(err, "prompt is %d tokens but the context holds %d (use a larger --ctx)",
                          n_prompt, c->n_ctx);
-    int room = c->n_ctx - n_prompt;
-    int n_predict = p->n_predict < 0 ? room : p->n_predict;
-    if (n_predict > room)
+    const int n_predict = request_clamp_predict(p->n_predict, c->n_ctx, n_prompt);
+    if (p->n_predict > n_predict)
         return wick_fail(err, "-n %d is more than the %d tokens left in the context after the %d-token prompt",
-                         n_predict, room, n_prompt);
+                         p->n_predict, n_predict, n_prompt);
     gen_state g = {.p = p, .out = malloc(((size_t)n_predict + 1) * sizeof *g.out)};
     wick_sched *s = g.out ? wick_sched_new(c, NULL, err) : NULL;
     if (!s) {

@@ -1,5 +1,6 @@
-/* sampler.c — penalties, temperature, top-k / top-p / min-p and the seeded
- * draw (order and semantics in sampler.h); wick_sampling_default.
+/* sampler.c — logits processors (logit bias, token mask), penalties,
+ * temperature, top-k / top-p / min-p and the seeded draw (order and
+ * semantics in sampler.h); logprobs of the raw logits; wick_sampling_default.
  *
  * The passes over the whole vocabulary are written in blocks of BLK with
  * branch-free bodies and restrict pointers so that compilers vectorize them
@@ -40,7 +41,6 @@ int sampler_init(sampler *s, int n_vocab, wick_error *err) {
         sampler_free(s);
         return wick_fail(err, "out of memory");
     }
-    sampler_seed(s, 0);
     return 0;
 }
 
@@ -61,15 +61,15 @@ static uint64_t splitmix64(uint64_t *x) {
     return z ^ (z >> 31);
 }
 
-void sampler_seed(sampler *s, uint64_t seed) {
+void sampler_rng_seed(sampler_rng *r, uint64_t seed) {
     uint64_t x = seed;
-    for (int i = 0; i < 4; i++) s->rng[i] = splitmix64(&x);
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
 }
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-double sampler_uniform(sampler *s) {
-    uint64_t *r = s->rng;
+double sampler_uniform(sampler_rng *rng) {
+    uint64_t *r = rng->s;
     uint64_t out = rotl(r[1] * 5, 7) * 9, t = r[1] << 17;
     r[2] ^= r[0];
     r[3] ^= r[1];
@@ -78,6 +78,69 @@ double sampler_uniform(sampler *s) {
     r[2] ^= t;
     r[3] = rotl(r[3], 45);
     return (double)(out >> 11) * 0x1.0p-53;
+}
+
+/* ---- logits processors ---- */
+
+static void bias_apply(const logits_proc *self, float *logits, int n_vocab) {
+    const wick_logit_bias *b = self->data;
+    for (int i = 0; i < self->n; i++) {
+        const int32_t t = b[i].token;
+        if (t >= 0 && t < n_vocab) logits[t] += b[i].bias;
+    }
+}
+
+logits_proc logits_proc_bias(const wick_logit_bias *bias, int n) {
+    return (logits_proc){.apply = bias_apply, .data = bias, .n = n};
+}
+
+int token_mask_init(token_mask *m, int n_vocab, wick_error *err) {
+    m->n_vocab = n_vocab > 0 ? n_vocab : 0;
+    const size_t words = ((size_t)m->n_vocab + 63) / 64;
+    m->bits = malloc((words ? words : 1) * sizeof *m->bits);
+    if (!m->bits) return wick_fail(err, "out of memory");
+    token_mask_fill(m, true);
+    return 0;
+}
+
+void token_mask_free(token_mask *m) {
+    free(m->bits);
+    m->bits = NULL;
+    m->n_vocab = 0;
+}
+
+void token_mask_fill(token_mask *m, bool all) {
+    const int words = (m->n_vocab + 63) / 64;
+    for (int w = 0; w < words; w++) m->bits[w] = all ? ~0ull : 0; /* bits past n_vocab are never read */
+}
+
+/* Words of all ones (the usual case while a grammar allows most tokens)
+ * cost one compare. */
+static void mask_apply(const logits_proc *self, float *logits, int n_vocab) {
+    const token_mask *m = self->data;
+    const int n = m->n_vocab < n_vocab ? m->n_vocab : n_vocab;
+    for (int i = 0; i < n; i += 64) {
+        const uint64_t b = m->bits[i >> 6];
+        if (b == ~0ull) continue;
+        const int end = n - i < 64 ? n - i : 64;
+        for (int j = 0; j < end; j++)
+            if (!(b >> j & 1)) logits[i + j] = -INFINITY;
+    }
+    for (int i = n; i < n_vocab; i++) logits[i] = -INFINITY;
+}
+
+logits_proc logits_proc_mask(const token_mask *m) { return (logits_proc){.apply = mask_apply, .data = m}; }
+
+void sampler_cfg_init(sampler_cfg *cfg, const wick_sampling *p) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->p = p;
+    if (p->n_logit_bias > 0) cfg->procs[cfg->n_procs++] = logits_proc_bias(p->logit_bias, p->n_logit_bias);
+}
+
+int sampler_cfg_add(sampler_cfg *cfg, logits_proc proc) {
+    if (cfg->n_procs == SAMPLER_MAX_PROCS) return -1;
+    cfg->procs[cfg->n_procs++] = proc;
+    return 0;
 }
 
 /* ---- branch-free float helpers ---- */
@@ -341,10 +404,10 @@ static cand list_cut(const sampler *s, const wick_sampling *p, int m, int n_sure
 }
 
 /* Draw from the list of c, renormalized. */
-static int32_t draw_list(sampler *s, const cand *c) {
+static int32_t draw_list(const sampler *s, const cand *c, sampler_rng *rng) {
     const float *v = s->val;
     int m = c->m;
-    double r = sampler_uniform(s) * c->S, acc = 0;
+    double r = sampler_uniform(rng) * c->S, acc = 0;
     for (int i = 0; i < m; i++) {
         acc += v[i];
         if (r < acc) return s->id[i];
@@ -355,8 +418,8 @@ static int32_t draw_list(sampler *s, const cand *c) {
 
 /* Draw token i with probability w[i] / S over the whole vocabulary, where S
  * is weights_sum(w, n): whole chunks are skipped by their sums. */
-static int32_t draw_vocab(sampler *s, const float *w, int n, double S) {
-    double r = sampler_uniform(s) * S, acc = 0;
+static int32_t draw_vocab(const float *w, int n, double S, sampler_rng *rng) {
+    double r = sampler_uniform(rng) * S, acc = 0;
     for (int i = 0; i < n; i += CHUNK) {
         int len = n - i < CHUNK ? n - i : CHUNK;
         double c = chunk_sum(w + i, len);
@@ -456,19 +519,18 @@ static cand top_p_vocab(sampler *s, const wick_sampling *p, const float *w, int 
     return list_cut(s, p, ns + nb, ns, Z);
 }
 
-/* The knobs applied to logits: what the draw picks from. */
-static cand prepare(sampler *s, const wick_sampling *p, const float *logits, const int32_t *history, int n_history) {
+/* The processors and knobs applied to logits: what the draw picks from. */
+static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
+                    int n_history) {
+    const wick_sampling *p = cfg->p;
     int n = s->n_vocab;
     const float *L = logits;
     const bool pen = history && n_history > 0 && p->repeat_last_n != 0 && penalties_on(p);
-    if (pen || p->n_logit_bias > 0) { /* a copy of the logits to change */
+    if (pen || cfg->n_procs > 0) { /* a copy of the logits to change */
         memcpy(s->logit, logits, (size_t)n * sizeof *s->logit);
         L = s->logit;
     }
-    for (int i = 0; i < p->n_logit_bias; i++) {
-        const int32_t t = p->logit_bias[i].token;
-        if (t >= 0 && t < n) s->logit[t] += p->logit_bias[i].bias;
-    }
+    for (int i = 0; i < cfg->n_procs; i++) cfg->procs[i].apply(&cfg->procs[i], s->logit, n);
     if (pen) {
         int w = p->repeat_last_n < 0 || p->repeat_last_n > n_history ? n_history : p->repeat_last_n;
         apply_penalties(s, p, history + (n_history - w), w);
@@ -529,17 +591,17 @@ static cand prepare(sampler *s, const wick_sampling *p, const float *logits, con
     return (cand){.kind = CAND_VOCAB, .m = n, .S = weights_sum(s->w, n)};
 }
 
-int32_t sampler_sample(sampler *s, const wick_sampling *p, const float *logits,
-                       const int32_t *history, int n_history) {
-    const cand c = prepare(s, p, logits, history, n_history);
+int32_t sampler_sample(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
+                       int n_history, sampler_rng *rng) {
+    const cand c = prepare(s, cfg, logits, history, n_history);
     if (c.kind == CAND_ONE) return c.id;
-    if (c.kind == CAND_LIST) return draw_list(s, &c);
-    return draw_vocab(s, s->w, c.m, c.S);
+    if (c.kind == CAND_LIST) return draw_list(s, &c, rng);
+    return draw_vocab(s->w, c.m, c.S, rng);
 }
 
-void sampler_dist(sampler *s, const wick_sampling *p, const float *logits, const int32_t *history, int n_history,
+void sampler_dist(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history, int n_history,
                   float *out) {
-    const cand c = prepare(s, p, logits, history, n_history);
+    const cand c = prepare(s, cfg, logits, history, n_history);
     const int n = s->n_vocab;
     if (c.kind == CAND_VOCAB) {
         const double inv = 1.0 / c.S;
@@ -559,6 +621,32 @@ void sampler_dist(sampler *s, const wick_sampling *p, const float *logits, const
     for (int i = 0; i < c.m; i++) out[s->id[i]] = (float)(s->val[i] * inv);
 }
 
-int32_t sampler_draw_dist(sampler *s, const float *dist, int n) {
-    return draw_vocab(s, dist, n, weights_sum(dist, n));
+int32_t sampler_draw_dist(const float *dist, int n, sampler_rng *rng) {
+    return draw_vocab(dist, n, weights_sum(dist, n), rng);
+}
+
+/* ---- logprobs ---- */
+
+void sampler_logprobs(const float *logits, int n_vocab, wick_token_info *ti, int n_top) {
+    float mx = -INFINITY;
+    for (int i = 0; i < n_vocab; i++)
+        if (logits[i] > mx) mx = logits[i];
+    double sum = 0;
+    for (int i = 0; i < n_vocab; i++) sum += exp((double)logits[i] - mx);
+    const double lse = mx + log(sum);
+    ti->logprob = (float)(logits[ti->id] - lse);
+    ti->n_top = 0;
+    for (int i = 0; i < n_vocab && n_top > 0; i++) {
+        float v = logits[i];
+        if (ti->n_top == n_top && !(v > ti->top_logprobs[n_top - 1])) continue;
+        int k = ti->n_top < n_top ? ti->n_top++ : n_top - 1;
+        while (k > 0 && v > ti->top_logprobs[k - 1]) {
+            ti->top_logprobs[k] = ti->top_logprobs[k - 1];
+            ti->top_ids[k] = ti->top_ids[k - 1];
+            k--;
+        }
+        ti->top_logprobs[k] = v;
+        ti->top_ids[k] = i;
+    }
+    for (int k = 0; k < ti->n_top; k++) ti->top_logprobs[k] = (float)(ti->top_logprobs[k] - lse);
 }

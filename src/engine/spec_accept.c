@@ -3,12 +3,12 @@
 
 #include <stddef.h>
 
-int spec_accept(sampler *s, const spec_verify *v, int32_t *next) {
+int spec_accept(sampler *s, const spec_verify *v, sampler_rng *rng, int32_t *next) {
     const int n = s->n_vocab;
-    const wick_sampling *p = v->sampling;
-    if (spec_greedy(p)) {
+    const sampler_cfg *p = v->cfg;
+    if (spec_greedy(p->p)) {
         for (int i = 0; i <= v->k; i++) {
-            const int32_t t = sampler_sample(s, p, v->rows + (size_t)i * n, v->hist, v->n_hist + i);
+            const int32_t t = sampler_sample(s, p, v->rows + (size_t)i * n, v->hist, v->n_hist + i, rng);
             if (i == v->k || t != v->hist[v->n_hist + i]) {
                 *next = t;
                 return i;
@@ -21,7 +21,7 @@ int spec_accept(sampler *s, const spec_verify *v, int32_t *next) {
         const float *q = v->q ? v->q + (size_t)i * n : NULL;
         sampler_dist(s, p, v->rows + (size_t)i * n, v->hist, v->n_hist + i, pd);
         const double px = pd[x], qx = q ? q[x] : 1.0;
-        const double u = sampler_uniform(s);
+        const double u = sampler_uniform(rng);
         if (u * qx < px) continue; /* accepted with probability min(1, p(x) / q(x)) */
         /* rejected: the next token from max(0, p - q), normalized */
         double rest = 0;
@@ -37,9 +37,9 @@ int spec_accept(sampler *s, const spec_verify *v, int32_t *next) {
         }
         if (!(rest > 0)) /* p <= q everywhere after rounding: p itself */
             sampler_dist(s, p, v->rows + (size_t)i * n, v->hist, v->n_hist + i, pd);
-        *next = sampler_draw_dist(s, pd, n);
+        *next = sampler_draw_dist(pd, n, rng);
         return i;
     }
-    *next = sampler_sample(s, p, v->rows + (size_t)v->k * n, v->hist, v->n_hist + v->k);
+    *next = sampler_sample(s, p, v->rows + (size_t)v->k * n, v->hist, v->n_hist + v->k, rng);
     return v->k;
 }

@@ -3,10 +3,11 @@
  * many drafts to keep and which token follows them.
  *
  * Greedy (temperature <= 0): draft i is kept while it equals the token the
- * sampler picks from row i (the argmax of the penalized logits), so the
- * output is exactly plain greedy decoding's.
- * Sampling: with p = sampler_dist of row i (every knob: penalties over the
- * history including the drafts before it, temperature, top-k, top-p, min-p)
+ * sampler picks from row i (the argmax of the processed, penalized logits),
+ * so the output is exactly plain greedy decoding's.
+ * Sampling: with p = sampler_dist of row i (every processor and knob: logit
+ * biases, a token mask, penalties over the history including the drafts
+ * before it, temperature, top-k, top-p, min-p)
  * and q the drafter's distribution under the same knobs, draft x is kept
  * with probability min(1, p(x) / q(x)); on the first rejection the next
  * token is drawn from max(0, p - q) normalized, and the rest are dropped.
@@ -14,7 +15,7 @@
  * The output is then distributed exactly as the target's (Leviathan et al.
  * 2023, Chen et al. 2023). A certain draft (prompt lookup: q a point mass on
  * x) is kept with probability p(x), else the next token is drawn from p
- * with x removed. Randomness comes from the sampler's PRNG. */
+ * with x removed. Randomness comes from the request's PRNG. */
 #ifndef WICK_ENGINE_SPEC_ACCEPT_H
 #define WICK_ENGINE_SPEC_ACCEPT_H
 
@@ -32,7 +33,7 @@ static inline bool spec_greedy(const wick_sampling *p) {
 }
 
 typedef struct spec_verify {
-    const wick_sampling *sampling;
+    const sampler_cfg *cfg;  /* the request's knobs and logits processors */
     const float *rows;    /* k + 1 rows of n_vocab target logits; row i follows hist[0, n_hist + i) */
     const int32_t *hist;  /* the tokens so far, then the k drafts (hist[n_hist + i] = draft i) */
     int n_hist, k;
@@ -40,7 +41,8 @@ typedef struct spec_verify {
     float *pbuf;          /* [n_vocab] scratch (sampling only) */
 } spec_verify;
 
-/* How many drafts are accepted (0..k); *next gets the token that follows them. */
-int spec_accept(sampler *s, const spec_verify *v, int32_t *next);
+/* How many drafts are accepted (0..k); *next gets the token that follows
+ * them. Draws advance rng. */
+int spec_accept(sampler *s, const spec_verify *v, sampler_rng *rng, int32_t *next);
 
 #endif

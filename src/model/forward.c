@@ -9,9 +9,9 @@
  * gate/up are one matmul_multi hand-off each, so a decode layer costs six
  * hand-offs: QKV, attention, wo, gate+up, down, and none for the row ops.
  *
- * Profiling (s->prof non-NULL): every op is timed on the calling thread,
+ * Profiling (o->prof non-NULL): every op is timed on the calling thread,
  * stages are not fused (so each op type gets its own time), and the totals
- * go to s->prof. */
+ * go to o->prof. */
 #include "model/forward.h"
 
 #include <math.h>
@@ -137,6 +137,7 @@ typedef struct stage_job {
     forward_scratch *s;
     const wick_batch *b;
     int il;
+    const fwd_capture *capture; /* the call's K / V capture (NULL = none) */
 } stage_job;
 
 static void head_norm(float *x, const float *w, int n_heads, int head_dim, float eps) {
@@ -179,7 +180,7 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
             if (w->k_norm) head_norm(k, w->k_norm, hp->n_head_kv, hp->head_dim, hp->rms_eps);
         }
         if (j->ops & ST_ROPE) {
-            const fwd_capture *cap = s->capture;
+            const fwd_capture *cap = j->capture;
             if (cap && b->seq[t] == cap->seq && b->pos[t] >= cap->from)
                 kv_store(j->kv, j->il, cap->dst, b->pos[t] - cap->from, k, v);
             rope_rotate(q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
@@ -221,6 +222,7 @@ typedef struct fwd {
     forward_scratch *s;
     wick_pool *pool;
     const wick_batch *b;
+    const fwd_capture *capture;
     wick_profile *prof;
     double t;  /* profiling: time of the last mark */
 } fwd;
@@ -236,7 +238,7 @@ static void mark(fwd *f, int op) {
  * profiling. A post_w adds ST_POST_NORM (the norm of xb before the residual add). */
 static void stage(fwd *f, unsigned ops, const layer_weights *w, const float *norm_w, const float *post_w, int il) {
     if (post_w) ops |= ST_POST_NORM;
-    stage_job j = {0, f->m, w, norm_w, post_w, f->kv, f->s, f->b, il};
+    stage_job j = {0, f->m, w, norm_w, post_w, f->kv, f->s, f->b, il, f->capture};
     wick_pool *pool = f->b->n >= ROW_STAGE_MIN_TOKENS ? f->pool : NULL;
     if (!f->prof) {
         j.ops = ops;
@@ -251,14 +253,16 @@ static void stage(fwd *f, unsigned ops, const layer_weights *w, const float *nor
     }
 }
 
-int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *pool,
-            const wick_batch *b, wick_error *err) {
+int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *pool, const wick_batch *b,
+            const fwd_opts *o, wick_error *err) {
+    static const fwd_opts none = {0};
+    if (!o) o = &none;
     const hparams *hp = &m->hp;
     const int T = b->n, D = hp->n_embd, q_dim = model_q_dim(m), kv_dim = model_kv_dim(m);
     if (T <= 0 || T > s->max_tokens)
         return wick_fail(err, "batch of %d tokens exceeds the context's batch capacity %d", T,
                          s->max_tokens);
-    fwd f = {m, kv, s, pool, b, s->prof, s->prof ? now_ms() : 0};
+    fwd f = {m, kv, s, pool, b, o->capture, o->prof, o->prof ? now_ms() : 0};
 
     attn_params ap = {
         .n_heads = hp->n_head,
@@ -270,7 +274,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
 
     /* Embedding lookup, fused with the first layer's attention norm. */
     stage(&f, ST_EMBED | ST_NORM, &m->layers[0], m->layers[0].attn_norm, NULL, 0);
-    const int n_layer = s->n_layer_run > 0 && s->n_layer_run < hp->n_layer ? s->n_layer_run : hp->n_layer;
+    const int n_layer = o->n_layer > 0 && o->n_layer < hp->n_layer ? o->n_layer : hp->n_layer;
     for (int il = 0; il < n_layer; il++) {
         const layer_weights *w = &m->layers[il];
         ap.window = hparams_layer_window(hp, il);

@@ -18,12 +18,24 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 
-/* While set (span computation, engine/spans.c): for tokens of sequence seq
- * at positions >= from, K after its norms and before RoPE, and V, are also
+/* Span computation (engine/spans.c): for tokens of sequence seq at
+ * positions >= from, K after its norms and before RoPE, and V, are also
  * written to sequence dst at position pos - from. */
 typedef struct fwd_capture {
     int seq, from, dst;
 } fwd_capture;
+
+/* What one forward call does beyond the plain pass; NULL (or all zero) =
+ * nothing beyond it. Everything a caller varies between calls travels here,
+ * never in the scratch or the model. */
+typedef struct fwd_opts {
+    wick_profile *prof;         /* non-NULL: time every op into it (see forward.c) */
+    const fwd_capture *capture; /* non-NULL: K / V capture for a span */
+    /* Run only the first n_layer layers, then the final norm and output head
+     * (self-speculative drafting, engine/draft_model.c); 0 = all. The KV cache
+     * passed to forward then needs only that many layers. */
+    int n_layer;
+} fwd_opts;
 
 /* Activation buffers, sized once for max_tokens rows and max_logits logit rows. */
 typedef struct forward_scratch {
@@ -35,12 +47,6 @@ typedef struct forward_scratch {
     void *mm;                                   /* matmul activation scratch */
     size_t mm_bytes;
     void *block; /* the single allocation behind all of the above */
-    wick_profile *prof; /* non-NULL: time every op into it (see forward.c) */
-    const fwd_capture *capture; /* NULL = none */
-    /* Run only the first n_layer_run layers, then the final norm and output
-     * head (self-speculative drafting, engine/draft_model.c); 0 = all. The KV
-     * cache passed to forward then needs only that many layers. */
-    int n_layer_run;
     bool rope_long;     /* LongRoPE: this context uses the long-context frequencies */
     struct moe_scratch *moe;    /* mixture-of-experts layers' buffers (model/moe.h); NULL = none */
 } forward_scratch;
@@ -64,11 +70,12 @@ static inline double forward_rope_mscale(const wick_model *m, int set) {
 /* RoPE angles of one position for set `set` (rope_angles' bits when the factor is 1). */
 void forward_rope_angles(const wick_model *m, const forward_scratch *s, int set, int32_t pos, float *cs, float *sn);
 
-/* Run the batch. Rows with want_logits (or the last row when want_logits is
- * NULL) get logits in s->logits, in batch order. Returns the number of logit
- * rows, or -1 with err. The caller has validated the batch and reserved KV
- * blocks; this function advances kv->len and records token ids. */
-int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *pool,
-            const wick_batch *b, wick_error *err);
+/* Run the batch with options o (may be NULL). Rows with want_logits (or the
+ * last row when want_logits is NULL) get logits in s->logits, in batch
+ * order. Returns the number of logit rows, or -1 with err. The caller has
+ * validated the batch and reserved KV blocks; this function advances kv->len
+ * and records token ids. */
+int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *pool, const wick_batch *b,
+            const fwd_opts *o, wick_error *err);
 
 #endif

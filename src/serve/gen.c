@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/request.h"
 #include "serve/server.h"
 
 const char *gen_finish_name(wick_finish f) {
@@ -34,11 +35,10 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         e->no_retry = true;
         return NULL;
     }
-    long long room = span_over ? 0 : n_ctx - g->n_ids;
     wick_request r = {
         .prompt = g->ids,
         .n_prompt = g->n_ids,
-        .n_predict = g->n_predict < 0 || g->n_predict > room ? (int)room : (int)g->n_predict,
+        .n_predict = request_clamp_predict(g->n_predict, n_ctx, g->n_ids), /* (0 for a span request too long) */
         .sampling = g->sampling,
         .stop = g->stop.v,
         .n_stop = g->stop.n,
