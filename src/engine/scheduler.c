@@ -51,7 +51,7 @@
 #include "engine/spans.h"
 #include "engine/spec_accept.h"
 #include "engine/text_out.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_cache.h"
 
 typedef struct sched_req sched_req;
 struct sched_req {
@@ -171,7 +171,7 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
     }
     s->st.n_seq = c->n_seq;
     s->st.kv_block_size = KV_BLOCK_SIZE;
-    s->st.kv_blocks_total = c->kv.n_blocks;
+    s->st.kv_blocks_total = kv_blocks_total(&c->kv);
     return s;
 }
 
@@ -189,7 +189,7 @@ int wick_sched_set_spec(wick_sched *s, const wick_spec_params *p, wick_error *er
     if (p->default_method < WICK_SPEC_DEFAULT || p->default_method > WICK_SPEC_LOOKUP)
         return wick_fail(err, "unknown speculative method %d", (int)p->default_method);
     if (s->started || s->st.steps) return wick_fail(err, "speculation is set before the scheduler runs");
-    const int kv_type = c->kv.type == WICK_F16 ? 1 : 0;
+    const int kv_type = c->kv.pool.type == WICK_F16 ? 1 : 0;
     const int chunk = c->fs.max_tokens;
     if (p->draft_model && !s->drafters[WICK_SPEC_DRAFT] &&
         !(s->drafters[WICK_SPEC_DRAFT] = draft_model_new(c->m, p->draft_model, c->n_seq, c->n_ctx, chunk, c->pool,
@@ -336,7 +336,7 @@ static int64_t submit_queue(wick_sched *s, sched_req *q, const wick_request *r, 
     q->n_tokens = q->n_prompt = n_prompt;
     q->n_predict = r->n_predict < 0 ? room : r->n_predict;
     q->slot = -1;
-    q->root = prefix_root(&c->kv, r->cache_salt);
+    q->root = kv_root(&c->kv, r->cache_salt);
     q->spec_method = r->spec.method == WICK_SPEC_DEFAULT ? s->spec_default : (int)r->spec.method;
     if (q->spec_method != WICK_SPEC_OFF && !s->drafters[q->spec_method]) {
         req_free(q);
@@ -392,7 +392,7 @@ static void release_slot(wick_sched *s, sched_req *q) {
         s->job_owner = NULL;
         s->job_seg = NULL;
     }
-    prefix_release(&s->c->kv, q->slot);
+    kv_release(&s->c->kv, q->slot, KV_NO_LIMIT, false);
     pthread_mutex_lock(&s->mu);
     s->slots[q->slot].owner = NULL;
     pthread_mutex_unlock(&s->mu);
@@ -474,12 +474,11 @@ static void admit(wick_sched *s) {
         /* at least the last token is computed: its logits give the next one;
          * of a span request only the prefix is an ordinary prefix */
         const int reusable = q->plan && q->plan->n_prefix < q->n_tokens - 1 ? q->plan->n_prefix : q->n_tokens - 1;
-        const int keep = prefix_attach(kv, slot, q->root, q->tokens, reusable);
-        if (q->plan) prefix_set_limit(kv, slot, q->plan->n_prefix);
+        const int keep = kv_attach(kv, slot, q->root, q->tokens, reusable, q->plan ? q->plan->n_prefix : KV_NO_LIMIT);
         /* a span request also needs room to compute its spans */
-        const int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[slot] + (q->plan ? span_blocks_needed(q->plan, keep) : 0);
+        const int need = blocks_for(q->n_tokens) - kv_seq_blocks(kv, slot) + (q->plan ? span_blocks_needed(q->plan, keep) : 0);
         if (need > kv_blocks_available(kv)) {
-            prefix_release(kv, slot);
+            kv_release(kv, slot, KV_NO_LIMIT, false);
             if (s->n_running > 0) return; /* wait for running requests to give blocks back */
             /* Nothing runs and every cached block could be evicted: it can never fit. */
             pthread_mutex_lock(&s->mu);
@@ -491,7 +490,7 @@ static void admit(wick_sched *s) {
         }
         wick_error e;
         if (kv_reserve(kv, slot, q->n_tokens, &e) < 0) { /* cannot happen: blocks were counted */
-            prefix_release(kv, slot);
+            kv_release(kv, slot, KV_NO_LIMIT, false);
             return;
         }
         pthread_mutex_lock(&s->mu);
@@ -530,7 +529,7 @@ static void ensure_decode_blocks(wick_sched *s) {
     kv_cache *kv = &s->c->kv;
     for (int i = 0; i < s->n_running; i++) {
         sched_req *q = s->running[i];
-        int need = blocks_for(q->n_tokens) - kv->n_seq_blocks[q->slot];
+        int need = blocks_for(q->n_tokens) - kv_seq_blocks(kv, q->slot);
         if (need <= 0) continue;
         if (kv_blocks_available(kv) < need) {
             preempt(s, newest_running(s));
@@ -666,7 +665,7 @@ static void draft_all(wick_sched *s) {
         memcpy(q->rng, c->smp.rng, sizeof q->rng);
         if (got <= 0) continue;
         /* blocks for the drafts, as far as the pool has them */
-        const int have = kv->n_seq_blocks[q->slot] + kv_blocks_available(kv);
+        const int have = kv_seq_blocks(kv, q->slot) + kv_blocks_available(kv);
         int n_draft = got;
         if (blocks_for(q->n_tokens + n_draft) > have) n_draft = have * KV_BLOCK_SIZE - q->n_tokens;
         if (n_draft < 1) continue;
@@ -721,7 +720,7 @@ static void advance_spec(wick_sched *s, sched_req *q, int row) {
         finish(s, q, why, NULL);
         return;
     }
-    prefix_commit(&c->kv, q->slot);
+    kv_commit(&c->kv, q->slot);
 }
 
 /* ---- the step ---- */
@@ -763,8 +762,8 @@ static void take_in(wick_sched *s) {
  * readers see these copies). Call with mu held. */
 static void publish_blocks(wick_sched *s) {
     s->st.kv_blocks_used = kv_blocks_used(&s->c->kv);
-    s->st.kv_blocks_cached = prefix_cached_blocks(&s->c->kv);
-    s->st.prefix_blocks = prefix_full_blocks(&s->c->kv);
+    s->st.kv_blocks_cached = kv_blocks_cached(&s->c->kv);
+    s->st.prefix_blocks = kv_prefix_blocks(&s->c->kv);
 }
 
 /* Requests queued or running, after publishing the stats. */
@@ -838,7 +837,7 @@ static void place_spans(wick_sched *s) {
 static void finish_job(wick_sched *s) {
     wick_context *c = s->c;
     sched_req *q = s->job_owner;
-    if (!q || c->kv.len[c->span_iso] < q->plan->n_anchor + s->job_seg->len) return;
+    if (!q || kv_seq_len(&c->kv, c->span_iso) < q->plan->n_anchor + s->job_seg->len) return;
     wick_error e;
     int hits = 0, queries = 0;
     span_seg *g = s->job_seg;
@@ -902,7 +901,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
             n++;
         }
         if (q == s->job_owner) { /* its span job's tokens: A ++ S in the span sequence */
-            const int at = c->kv.len[c->span_iso], total = q->plan->n_anchor + s->job_seg->len;
+            const int at = kv_seq_len(&c->kv, c->span_iso), total = q->plan->n_anchor + s->job_seg->len;
             const int jt = total - at < s->budget - n ? total - at : s->budget - n;
             for (int k = 0; k < jt; k++) {
                 s->b_tok[n] = span_job_token(q->plan, s->job_seg, at + k);
@@ -952,7 +951,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
             advance_spec(s, q, r0);
             continue;
         }
-        prefix_commit(&c->kv, q->slot);
+        kv_commit(&c->kv, q->slot);
         if (q->n_computed == q->n_tokens) advance(s, q, wick_logits(c, row++));
     }
     if (job_n) finish_job(s);
@@ -962,7 +961,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
 /* One step, then the prefix cache's events of it go out as one batch. */
 static int step(wick_sched *s, wick_error *err) {
     int rc = step_inner(s, err);
-    prefix_flush_events(&s->c->kv);
+    kv_flush_events(&s->c->kv);
     return rc;
 }
 
