@@ -1,4 +1,4 @@
-/* test_kv_cache.c — engine/kv_cache.c, the paged KV cache: every value
+/* test_kv_cache.c — kv/kv_cache.c, the paged KV cache: every value
  * stored (each layer, sequence, position, head and dim, K and V, F32 and
  * F16) reads back through kv_view / attn_kv_at, so no two of them share
  * memory; a block's values for every layer lie within that block's run of
@@ -49,7 +49,7 @@ static void test_store_and_read(int type) {
                 kv_store(&kv, il, s, p, k, v);
             }
     int bad = 0, outside = 0;
-    const char *base = kv.base;
+    const char *base = kv.pool.base;
     for (int il = 0; il < N_LAYER; il++)
         for (int s = 0; s < N_SEQ; s++) {
             const attn_kv view = kv_view(&kv, il, s);
@@ -58,7 +58,7 @@ static void test_store_and_read(int type) {
                 const char *lo = base + (size_t)blk * view.block_stride, *hi = lo + view.block_stride;
                 for (int h = 0; h < N_KV; h++) {
                     const char *kr = attn_kv_at(&view, view.k, p, h), *vr = attn_kv_at(&view, view.v, p, h);
-                    const size_t row = (size_t)HD * kv.elem_bytes;
+                    const size_t row = (size_t)HD * kv.pool.elem_bytes;
                     outside += kr < lo || kr + row > hi || vr < lo || vr + row > hi;
                     for (int d = 0; d < HD; d++) {
                         bad += read_at(&view, view.k, p, h, d) != value(f16, il, s, p, h, d, 0);
@@ -77,15 +77,15 @@ static void test_blocks(void) {
     wick_error err;
     CHECK(kv_cache_init(&kv, N_LAYER, N_KV, HD, N_CTX, N_SEQ, WICK_F32, &err) == 0);
     const int per_seq = (N_CTX + B - 1) / B; /* 4 */
-    CHECK_INT(kv.n_blocks, per_seq * N_SEQ);
+    CHECK_INT(kv_blocks_total(&kv), per_seq * N_SEQ);
     CHECK(kv_reserve(&kv, 0, 2 * B + 6, &err) == 0); /* 3 blocks: ids 0, 1, 2 */
-    CHECK_INT(kv.n_seq_blocks[0], 3);
-    const int32_t *t0 = kv.tables, *t1 = kv.tables + per_seq;
+    CHECK_INT(kv_seq_blocks(&kv, 0), 3);
+    const int32_t *t0 = kv.tab.blocks, *t1 = kv.tab.blocks + per_seq;
     CHECK(t0[0] == 0 && t0[1] == 1 && t0[2] == 2);
     CHECK(kv_reserve(&kv, 1, B + 1, &err) == 0); /* 2 blocks, ids 3 and 4 */
     CHECK(t1[0] == 3 && t1[1] == 4);
     CHECK(kv_reserve(&kv, 0, 2 * B, &err) == 0); /* already held: nothing changes */
-    CHECK_INT(kv.n_seq_blocks[0], 3);
+    CHECK_INT(kv_seq_blocks(&kv, 0), 3);
 
     /* A sequence longer than the context is an error naming both numbers. */
     char want[2][16];
@@ -95,22 +95,22 @@ static void test_blocks(void) {
     CHECK(strstr(err.msg, want[0]) && strstr(err.msg, want[1]));
 
     /* Truncation gives whole blocks back; the next sequence to grow reuses them. */
-    kv.len[0] = 2 * B + 6;
+    kv.tab.len[0] = 2 * B + 6;
     kv_truncate(&kv, 0, B / 2); /* keeps block 0 */
-    CHECK_INT(kv.len[0], B / 2);
-    CHECK_INT(kv.n_seq_blocks[0], 1);
+    CHECK_INT(kv_seq_len(&kv, 0), B / 2);
+    CHECK_INT(kv_seq_blocks(&kv, 0), 1);
     CHECK(kv_reserve(&kv, 1, 2 * B + 1, &err) == 0); /* needs 3 - 2 = 1 more block */
     CHECK(t1[2] == 1 || t1[2] == 2);
     kv_truncate(&kv, 0, 0);
-    CHECK_INT(kv.n_seq_blocks[0], 0);
+    CHECK_INT(kv_seq_blocks(&kv, 0), 0);
 
     /* No block in two tables. */
     int owner[64];
-    for (int i = 0; i < kv.n_blocks; i++) owner[i] = -1;
+    for (int i = 0; i < kv_blocks_total(&kv); i++) owner[i] = -1;
     int shared = 0;
     for (int s = 0; s < N_SEQ; s++)
-        for (int i = 0; i < kv.n_seq_blocks[s]; i++) {
-            const int32_t b = kv.tables[(size_t)s * per_seq + i];
+        for (int i = 0; i < kv_seq_blocks(&kv, s); i++) {
+            const int32_t b = kv.tab.blocks[(size_t)s * per_seq + i];
             shared += owner[b] >= 0;
             owner[b] = s;
         }
@@ -121,8 +121,8 @@ static void test_blocks(void) {
      * positions today, so only a simulated shortage reaches it). */
     CHECK(kv_cache_init(&kv, 1, 1, HD, B, 1, WICK_F32, &err) == 0);
     CHECK(kv_reserve(&kv, 0, B, &err) == 0);
-    kv.n_free = 0;
-    kv.n_seq_blocks[0] = 0; /* as if another sequence held the only block */
+    kv.pool.n_free = 0;
+    kv.tab.n_blocks[0] = 0; /* as if another sequence held the only block */
     CHECK(kv_reserve(&kv, 0, 1, &err) < 0);
     CHECK(strstr(err.msg, "full") != NULL);
     kv_cache_free(&kv);

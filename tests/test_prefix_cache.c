@@ -10,7 +10,7 @@
  * forged blocks rejected when read back; write failures counted. Every
  * output (tokens, and each token's logprob and top-5 logprobs, compared bit
  * for bit) equals the same request run alone with the cache off; the pool's
- * and the cache's invariants (prefix_check) hold after every step; every
+ * and the cache's invariants (kv_check) hold after every step; every
  * block is free or cached once all requests end. */
 #include <dirent.h>
 #include <signal.h>
@@ -27,7 +27,8 @@
 #include "check.h"
 #include "sched_check.h"
 #include "engine/context.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_cache.h"
+#include "kv/kv_check.h"
 #include "model/testmodel.h"
 #include "wick.h"
 
@@ -232,7 +233,7 @@ static void cases(wick_model *m, const char *label) {
         expect(m, s, &d, 0, label, what);
     }
     expect(m, s, &a, -1, label, "after eviction");
-    CHECK_MSG(c->kv.n_blocks == 6, "pool of %d blocks", c->kv.n_blocks);
+    CHECK_MSG(kv_blocks_total(&c->kv) == 6, "pool of %d blocks", kv_blocks_total(&c->kv));
     wick_sched_free(s);
     wick_context_free(c);
 }
@@ -369,9 +370,9 @@ static void block_path(char *out, size_t cap, const char *dir, kv_key k) {
 /* The keys of a prompt's blocks (full ones, then the tail of n_tail tokens). */
 static void chain_keys(const wick_context *c, const int32_t *toks, int n_full, int n_tail, kv_key *keys) {
     const int B = wick_kv_block_size();
-    kv_key k = prefix_root(&c->kv, NULL);
-    for (int i = 0; i < n_full; i++) keys[i] = k = prefix_block_key(k, toks + (size_t)i * B, B);
-    if (n_tail) keys[n_full] = prefix_block_key(k, toks + (size_t)n_full * B, n_tail);
+    kv_key k = kv_root(&c->kv, NULL);
+    for (int i = 0; i < n_full; i++) keys[i] = k = block_key(k, toks + (size_t)i * B, B);
+    if (n_tail) keys[n_full] = block_key(k, toks + (size_t)n_full * B, n_tail);
 }
 
 /* Token ids the edits below put in place of t (still in the test models' range). */
@@ -475,7 +476,7 @@ static void disk_full(wick_model *m, const char *label, const char *tmp, int n_d
             const int steps = (int)(rng_next(&r) % 6);
             for (int t = 0; t < steps; t++) {
                 wick_sched_step(s, &err);
-                if (prefix_check(&c->kv, msg, sizeof msg) < 0) {
+                if (kv_check(&c->kv.pool, &c->kv.tab, msg, sizeof msg) < 0) {
                     CHECK_MSG(false, "%s full disk: invariant: %s", label, msg);
                     k = n_runs;
                     break;
@@ -870,7 +871,7 @@ static void fuzz(wick_model *m, const char *label, int n_req, uint64_t seed) {
             const int steps = (int)(rng_next(&r) % 6);
             for (int k = 0; k < steps; k++) {
                 wick_sched_step(s, &err);
-                if (prefix_check(&c->kv, msg, sizeof msg) < 0) {
+                if (kv_check(&c->kv.pool, &c->kv.tab, msg, sizeof msg) < 0) {
                     CHECK_MSG(false, "%s pool %d: invariant: %s", label, pools[pi], msg);
                     goto next;
                 }

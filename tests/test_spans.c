@@ -20,7 +20,7 @@
 #include "check.h"
 #include "sched_check.h"
 #include "engine/context.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_cache.h"
 #include "model/testmodel.h"
 #include "wick.h"
 
@@ -216,8 +216,8 @@ static void modes(wick_model *m, const char *label, int V, int kv_type, const ch
                           what, got.res.span_cached_tokens, placed_tokens(&q));
                 /* partly evicted: the least recently used cached blocks go */
                 for (int e = 0; e < 3; e++) {
-                    const int32_t b = prefix_evict_one(&on->kv);
-                    if (b >= 0) on->kv.free_list[on->kv.n_free++] = b;
+                    const int32_t b = bpool_evict_one(&on->kv.pool);
+                    if (b >= 0) bpool_give_back(&on->kv.pool, b);
                 }
                 run_one(s_on, &q, false, &got);
                 CHECK_MSG(same(&got, &ref), "%s: partly evicted differs from cache off", what);
@@ -328,7 +328,7 @@ static void count_stored(void *user, const kv_event *ev) {
 }
 
 /* A span's stored blocks are not prefix blocks: no KV event announces them
- * and prefix_full_blocks leaves them out, while they serve the next request. */
+ * and kv_prefix_blocks leaves them out, while they serve the next request. */
 static void silent(wick_model *m, const char *label, int V) {
     wick_error err;
     wick_context *c = new_ctx(m, 1, 1, false, NULL);
@@ -338,7 +338,7 @@ static void silent(wick_model *m, const char *label, int V) {
         return;
     }
     int stored = 0;
-    prefix_cache_set_events(&c->kv, count_stored, &stored);
+    kv_set_events(&c->kv, count_stored, &stored);
     static sreq q;
     static out_rec o;
     const int lens[] = {300, 260};
@@ -347,8 +347,8 @@ static void silent(wick_model *m, const char *label, int V) {
     run_one(s, &q, false, &o);
     CHECK_MSG(o.res.span_cached_tokens == 560, "%s: warm reused %d span tokens", label, o.res.span_cached_tokens);
     CHECK_MSG(stored == 0, "%s: %d KV events announced span blocks", label, stored);
-    CHECK_MSG(prefix_full_blocks(&c->kv) == 0, "%s: %d span blocks counted as prefix blocks", label,
-              prefix_full_blocks(&c->kv));
+    CHECK_MSG(kv_prefix_blocks(&c->kv) == 0, "%s: %d span blocks counted as prefix blocks", label,
+              kv_prefix_blocks(&c->kv));
     wick_sched_free(s);
     wick_context_free(c);
 }

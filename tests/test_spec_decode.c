@@ -11,7 +11,7 @@
  *     tokens and short n_predict limits (the first token that ends a request
  *     ends it, the drafts after it are dropped);
  *   - after every step: the KV pool's and prefix cache's invariants
- *     (prefix_check), and every sequence holds exactly a prefix of its
+ *     (kv_check), and every sequence holds exactly a prefix of its
  *     request's prompt + emitted tokens (no rejected draft left behind);
  *     at the end no block is held;
  *   - several requests at once on a small KV pool (preemption), each with
@@ -27,7 +27,7 @@
 
 #include "check.h"
 #include "engine/context.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_check.h"
 #include "model/testmodel.h"
 #include "wick.h"
 
@@ -75,7 +75,7 @@ static void on_done(void *user, const wick_request_result *res) {
 static void check_seqs(wick_context *c, out_rec *const *recs, int n_recs) {
     const kv_cache *kv = &c->kv;
     for (int s = 0; s < c->n_seq; s++) {
-        const int len = kv->len[s];
+        const int len = kv_seq_len(kv, s);
         const int32_t *held = kv_seq_tokens(kv, s);
         if (len == 0) continue;
         for (int r = 0; r < n_recs; r++) {
@@ -97,14 +97,14 @@ static void run_checked_spec(wick_sched *s, out_rec *const *recs, int n_recs) {
     int left, guard = 0;
     wick_context *c = wick_sched_context(s);
     while ((left = wick_sched_step(s, &err)) > 0 && guard++ < 100000) {
-        if (prefix_check(&c->kv, msg, sizeof msg) < 0) {
+        if (kv_check(&c->kv.pool, &c->kv.tab, msg, sizeof msg) < 0) {
             CHECK_MSG(false, "invariant: %s", msg);
             return;
         }
         check_seqs(c, recs, n_recs);
     }
     CHECK_MSG(left == 0, "step: %s", left < 0 ? err.msg : "did not finish");
-    CHECK_MSG(prefix_check(&c->kv, msg, sizeof msg) == 0, "invariant at rest: %s", msg);
+    CHECK_MSG(kv_check(&c->kv.pool, &c->kv.tab, msg, sizeof msg) == 0, "invariant at rest: %s", msg);
     check_seqs(c, recs, n_recs);
     CHECK_INT(kv_blocks_used(&c->kv), 0);
 }

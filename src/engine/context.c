@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "kernels/matmul_float_r16.h"
-#include "kv/prefix_cache.h"
 
 /* Chosen by `wick bench --chunk` sweeps on the Qwen2.5-0.5B shape (2 threads,
  * pp512, two rounds, Zen 5): quantized weights 256 (Q4_K_M 1350 vs 1262 tok/s
@@ -77,10 +76,10 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     if (kv_cache_init_pool(&c->kv, m->hp.n_layer, m->hp.n_head_kv, m->hp.head_dim, c->n_ctx, c->n_seq + 3,
                            p->kv_blocks, p->kv_type == 1 ? WICK_F16 : WICK_F32, err) < 0 ||
         (!p->no_prefix_cache &&
-         prefix_cache_enable(&c->kv, identity, p->cache_blocks, err) < 0) ||
+         kv_enable_prefix_cache(&c->kv, identity, p->cache_blocks, err) < 0) ||
         (!p->no_prefix_cache && p->cache_dir &&
-         prefix_cache_set_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, p->on_cache_warning, p->cache_warning_user,
-                              err) < 0) ||
+         kv_set_cache_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, p->on_cache_warning, p->cache_warning_user,
+                          err) < 0) ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
         sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {
@@ -128,7 +127,7 @@ int context_reserve_logits(wick_context *c, int rows, wick_error *err) {
 }
 
 static void prefault_task(void *arg, int ith, int nth) {
-    kv_cache *kv = arg;
+    block_pool *kv = arg;
     const int64_t pages = (int64_t)(kv->map_bytes / 4096);
     int64_t lo, hi;
     pool_split(pages, ith, nth, 512, &lo, &hi); /* 2 MiB runs: whole huge pages per thread */
@@ -137,10 +136,10 @@ static void prefault_task(void *arg, int ith, int nth) {
 }
 
 void wick_context_prefault(wick_context *c) {
-    if (c->kv.base) pool_run(c->pool, prefault_task, &c->kv);
+    if (c->kv.pool.base) pool_run(c->pool, prefault_task, &c->kv.pool);
 }
 
-int wick_context_cache_warnings(const wick_context *c, const char **last) { return prefix_disk_warnings(&c->kv, last); }
+int wick_context_cache_warnings(const wick_context *c, const char **last) { return kv_disk_warnings(&c->kv, last); }
 
 const char *wick_cache_error_name(wick_cache_error k) {
     static const char *const NAMES[WICK_CACHE_ERR_KINDS] = {"skipped", "read", "corrupt", "write"};
@@ -148,7 +147,7 @@ const char *wick_cache_error_name(wick_cache_error k) {
 }
 
 void wick_context_cache_errors(const wick_context *c, uint64_t counts[WICK_CACHE_ERR_KINDS]) {
-    prefix_disk_errors(&c->kv, counts);
+    kv_disk_errors(&c->kv, counts);
 }
 
 /* Batch rules: ids in range, each sequence's tokens contiguous and at
@@ -169,8 +168,8 @@ static int validate_batch(const wick_context *c, const wick_batch *b, int n_seq,
         if (first) {
             for (int u = 0; u < t; u++)
                 if (b->seq[u] == s) return wick_fail(err, "tokens of sequence %d are not contiguous in the batch", s);
-            if (b->pos[t] != c->kv.len[s])
-                return wick_fail(err, "sequence %d continues at position %d, not %d", s, c->kv.len[s], b->pos[t]);
+            if (b->pos[t] != kv_seq_len(&c->kv, s))
+                return wick_fail(err, "sequence %d continues at position %d, not %d", s, kv_seq_len(&c->kv, s), b->pos[t]);
         } else if (b->pos[t] != b->pos[t - 1] + 1) {
             return wick_fail(err, "positions of sequence %d are not consecutive", s);
         }
@@ -202,7 +201,7 @@ static int decode(wick_context *c, const wick_batch *b, int n_seq, const fwd_cap
 int wick_decode(wick_context *c, const wick_batch *b, wick_error *err) { return decode(c, b, c->n_seq, NULL, err); }
 
 int context_decode_any(wick_context *c, const wick_batch *b, const fwd_capture *capture, wick_error *err) {
-    return decode(c, b, c->kv.n_seq, capture, err);
+    return decode(c, b, c->kv.tab.n_seq, capture, err);
 }
 
 const float *wick_logits(const wick_context *c, int i) {
@@ -211,7 +210,7 @@ const float *wick_logits(const wick_context *c, int i) {
 }
 
 int wick_seq_len(const wick_context *c, int seq) {
-    return seq >= 0 && seq < c->n_seq ? c->kv.len[seq] : 0;
+    return seq >= 0 && seq < c->n_seq ? kv_seq_len(&c->kv, seq) : 0;
 }
 
 void wick_seq_truncate(wick_context *c, int seq, int from) {
@@ -219,8 +218,8 @@ void wick_seq_truncate(wick_context *c, int seq, int from) {
 }
 
 int wick_kv_block_size(void) { return KV_BLOCK_SIZE; }
-int wick_kv_blocks_total(const wick_context *c) { return c->kv.n_blocks; }
+int wick_kv_blocks_total(const wick_context *c) { return kv_blocks_total(&c->kv); }
 int wick_kv_blocks_used(const wick_context *c) { return kv_blocks_used(&c->kv); }
 size_t wick_kv_bytes_per_token(const wick_context *c) {
-    return (size_t)c->kv.n_layer * 2 * (size_t)c->kv.row_elems * c->kv.elem_bytes;
+    return (size_t)c->kv.pool.n_layer * 2 * (size_t)c->kv.pool.row_elems * c->kv.pool.elem_bytes;
 }

@@ -34,7 +34,7 @@ typedef struct model_drafter {
 /* Feed toks[0, n) to sequence seq; the last one's logits land in fs.logits. */
 static int feed(model_drafter *d, int seq, const int32_t *toks, int n, wick_error *err) {
     for (int i = 0; i < n; i += d->chunk) {
-        const int m = n - i < d->chunk ? n - i : d->chunk, at = d->kv.len[seq];
+        const int m = n - i < d->chunk ? n - i : d->chunk, at = kv_seq_len(&d->kv, seq);
         for (int t = 0; t < m; t++) {
             d->b_tok[t] = toks[i + t];
             d->b_pos[t] = at + t;
@@ -51,10 +51,10 @@ static int feed(model_drafter *d, int seq, const int32_t *toks, int n, wick_erro
 static int model_propose(drafter *base, const draft_call *c, wick_error *err) {
     model_drafter *d = (model_drafter *)base;
     const int seq = c->seq, n = c->n_tokens, V = d->m->hp.n_vocab;
-    if (n < 1 || n + c->k > d->kv.n_ctx) return 0;
+    if (n < 1 || n + c->k > d->kv.tab.n_ctx) return 0;
     /* keep the common prefix, but at least the last token is fed again (its logits) */
     const int32_t *held = kv_seq_tokens(&d->kv, seq);
-    const int lim = d->kv.len[seq] < n - 1 ? d->kv.len[seq] : n - 1;
+    const int lim = kv_seq_len(&d->kv, seq) < n - 1 ? kv_seq_len(&d->kv, seq) : n - 1;
     int l = 0;
     while (l < lim && held[l] == c->tokens[l]) l++;
     kv_truncate(&d->kv, seq, l);

@@ -98,7 +98,7 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     q->n_tokens = q->n_prompt = n_prompt;
     q->n_predict = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
     q->slot = -1;
-    q->root = prefix_root(&c->kv, r->cache_salt);
+    q->root = kv_root(&c->kv, r->cache_salt);
     if (spec_req_init(s, q, &r->spec, err) < 0) {
         req_free(q);
         return -1;

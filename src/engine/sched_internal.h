@@ -24,7 +24,7 @@
 #include "engine/sampler.h"
 #include "engine/spans.h"
 #include "engine/text_out.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_cache.h"
 #include "wick.h"
 
 typedef struct sched_req sched_req;

@@ -68,7 +68,7 @@ int spans_job_rows(wick_sched *s, int n) {
     wick_context *c = s->c;
     sched_batch *b = &s->batch;
     const sched_req *q = s->job_owner;
-    const int at = c->kv.len[c->span_iso], total = q->plan->n_anchor + s->job_seg->len;
+    const int at = kv_seq_len(&c->kv, c->span_iso), total = q->plan->n_anchor + s->job_seg->len;
     const int jt = total - at < s->budget - n ? total - at : s->budget - n;
     for (int k = 0; k < jt; k++) {
         b->tok[n] = span_job_token(q->plan, s->job_seg, at + k);
@@ -83,7 +83,7 @@ int spans_job_rows(wick_sched *s, int n) {
 void spans_finish_job(wick_sched *s) {
     wick_context *c = s->c;
     sched_req *q = s->job_owner;
-    if (!q || c->kv.len[c->span_iso] < q->plan->n_anchor + s->job_seg->len) return;
+    if (!q || kv_seq_len(&c->kv, c->span_iso) < q->plan->n_anchor + s->job_seg->len) return;
     wick_error e;
     int hits = 0, queries = 0;
     span_seg *g = s->job_seg;

@@ -82,7 +82,7 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
     }
     s->st.n_seq = c->n_seq;
     s->st.kv_block_size = KV_BLOCK_SIZE;
-    s->st.kv_blocks_total = c->kv.n_blocks;
+    s->st.kv_blocks_total = kv_blocks_total(&c->kv);
     return s;
 }
 
@@ -128,7 +128,7 @@ void wick_sched_cancel(wick_sched *s, int64_t id) {
 static void release_slot(wick_sched *s, sched_req *q) {
     if (q->slot < 0) return;
     spans_drop_job(s, q); /* its span computation is dropped */
-    prefix_release(&s->c->kv, q->slot);
+    kv_release(&s->c->kv, q->slot, KV_NO_LIMIT, false);
     pthread_mutex_lock(&s->mu);
     s->slots[q->slot].owner = NULL;
     pthread_mutex_unlock(&s->mu);
@@ -181,12 +181,11 @@ static void admit(wick_sched *s) {
         /* at least the last token is computed: its logits give the next one;
          * of a span request only the prefix is an ordinary prefix */
         const int reusable = q->plan && q->plan->n_prefix < q->n_tokens - 1 ? q->plan->n_prefix : q->n_tokens - 1;
-        const int keep = prefix_attach(kv, slot, q->root, q->tokens, reusable);
-        if (q->plan) prefix_set_limit(kv, slot, q->plan->n_prefix);
+        const int keep = kv_attach(kv, slot, q->root, q->tokens, reusable, q->plan ? q->plan->n_prefix : KV_NO_LIMIT);
         /* a span request also needs room to compute its spans */
-        const int need = sched_blocks_for(q->n_tokens) - kv->n_seq_blocks[slot] + (q->plan ? span_blocks_needed(q->plan, keep) : 0);
+        const int need = sched_blocks_for(q->n_tokens) - kv_seq_blocks(kv, slot) + (q->plan ? span_blocks_needed(q->plan, keep) : 0);
         if (need > kv_blocks_available(kv)) {
-            prefix_release(kv, slot);
+            kv_release(kv, slot, KV_NO_LIMIT, false);
             if (s->n_running > 0) return; /* wait for running requests to give blocks back */
             /* Nothing runs and every cached block could be evicted: it can never fit. */
             pthread_mutex_lock(&s->mu);
@@ -198,7 +197,7 @@ static void admit(wick_sched *s) {
         }
         wick_error e;
         if (kv_reserve(kv, slot, q->n_tokens, &e) < 0) { /* cannot happen: blocks were counted */
-            prefix_release(kv, slot);
+            kv_release(kv, slot, KV_NO_LIMIT, false);
             return;
         }
         pthread_mutex_lock(&s->mu);
@@ -236,7 +235,7 @@ static void ensure_decode_blocks(wick_sched *s) {
     kv_cache *kv = &s->c->kv;
     for (int i = 0; i < s->n_running; i++) {
         sched_req *q = s->running[i];
-        int need = sched_blocks_for(q->n_tokens) - kv->n_seq_blocks[q->slot];
+        int need = sched_blocks_for(q->n_tokens) - kv_seq_blocks(kv, q->slot);
         if (need <= 0) continue;
         if (kv_blocks_available(kv) < need) {
             sched_preempt(s, sched_newest_running(s));
@@ -287,8 +286,8 @@ static void take_in(wick_sched *s) {
  * readers see these copies). Call with mu held. */
 static void publish_blocks(wick_sched *s) {
     s->st.kv_blocks_used = kv_blocks_used(&s->c->kv);
-    s->st.kv_blocks_cached = prefix_cached_blocks(&s->c->kv);
-    s->st.prefix_blocks = prefix_full_blocks(&s->c->kv);
+    s->st.kv_blocks_cached = kv_blocks_cached(&s->c->kv);
+    s->st.prefix_blocks = kv_prefix_blocks(&s->c->kv);
 }
 
 /* Requests queued or running, after publishing the stats. */
@@ -348,7 +347,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
             spec_advance(s, q, r0);
             continue;
         }
-        prefix_commit(&c->kv, q->slot);
+        kv_commit(&c->kv, q->slot);
         if (q->n_computed == q->n_tokens) req_advance(s, q, wick_logits(c, row++));
     }
     if (bt->job_n) spans_finish_job(s);
@@ -358,7 +357,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
 /* One step, then the prefix cache's events of it go out as one batch. */
 static int step(wick_sched *s, wick_error *err) {
     int rc = step_inner(s, err);
-    prefix_flush_events(&s->c->kv);
+    kv_flush_events(&s->c->kv);
     return rc;
 }
 

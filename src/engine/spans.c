@@ -133,8 +133,8 @@ span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char
         span_plan_free(p);
         return NULL;
     }
-    p->anchor_root = prefix_root(&c->kv, salt);
-    p->store_root = prefix_span_root(&c->kv, salt, p->anchor, p->n_anchor);
+    p->anchor_root = kv_root(&c->kv, salt);
+    p->store_root = kv_span_root(&c->kv, salt, p->anchor, p->n_anchor);
     /* the sequence's tokens */
     int n = 0;
     if (sp->n_prefix > 0) memcpy(tokens, sp->prefix, (size_t)sp->n_prefix * sizeof *tokens);
@@ -186,10 +186,10 @@ int span_blocks_needed(const span_plan *p, int from) {
 int span_job_start(wick_context *c, const span_plan *p, const span_seg *g, wick_error *err) {
     kv_cache *kv = &c->kv;
     const int iso = c->span_iso, pre = c->span_pre;
-    prefix_release(kv, pre);
-    prefix_release(kv, iso);
-    if (kv->pc && !c->no_span_cache) prefix_attach(kv, pre, p->store_root, g->tokens, 0); /* its chain's root, nothing held */
-    prefix_attach(kv, iso, p->anchor_root, p->anchor, p->n_anchor); /* the anchor's cached blocks */
+    kv_release(kv, pre, KV_NO_LIMIT, false);
+    kv_release(kv, iso, KV_NO_LIMIT, false);
+    if (kv->pc && !c->no_span_cache) kv_attach(kv, pre, p->store_root, g->tokens, 0, KV_NO_LIMIT); /* its chain's root, nothing held */
+    kv_attach(kv, iso, p->anchor_root, p->anchor, p->n_anchor, KV_NO_LIMIT); /* the anchor's cached blocks */
     if (kv_reserve(kv, iso, p->n_anchor + g->len, err) < 0 || kv_reserve(kv, pre, g->len, err) < 0) {
         span_job_abort(c);
         wick_fail(err, "no KV blocks left to compute a span of %d tokens (raise the KV budget)", g->len);
@@ -204,10 +204,8 @@ int32_t span_job_token(const span_plan *p, const span_seg *g, int i) {
 
 void span_job_abort(wick_context *c) {
     kv_cache *kv = &c->kv;
-    prefix_set_limit(kv, c->span_iso, 0);
-    prefix_release(kv, c->span_iso);
-    prefix_set_limit(kv, c->span_pre, 0);
-    prefix_release(kv, c->span_pre);
+    kv_release(kv, c->span_iso, 0, false);
+    kv_release(kv, c->span_pre, 0, false);
 }
 
 /* ---- placement ---- */
@@ -229,12 +227,12 @@ static void place_task(void *arg, int ith, int nth) {
     const wick_model *m = j->c->m;
     kv_cache *kv = &j->c->kv;
     const span_seg *g = j->g;
-    const int hd = kv->head_dim, half = m->hp.rot_dim / 2, rows = g->len - g->blend;
-    const size_t row_bytes = (size_t)hd * kv->elem_bytes;
+    const int hd = kv->pool.head_dim, half = m->hp.rot_dim / 2, rows = g->len - g->blend;
+    const size_t row_bytes = (size_t)hd * kv->pool.elem_bytes;
     int64_t lo, hi;
-    pool_split((int64_t)kv->n_layer * kv->n_kv_heads, ith, nth, 1, &lo, &hi);
+    pool_split((int64_t)kv->pool.n_layer * kv->pool.n_kv_heads, ith, nth, 1, &lo, &hi);
     for (int64_t u = lo; u < hi; u++) {
-        const int il = (int)(u / kv->n_kv_heads), h = (int)(u % kv->n_kv_heads);
+        const int il = (int)(u / kv->pool.n_kv_heads), h = (int)(u % kv->pool.n_kv_heads);
         const attn_kv src = kv_view(kv, il, j->src), dst = kv_view(kv, il, j->seq);
         /* the layer's RoPE set, as the forward pass rotates it (Gemma 3's local layers) */
         const size_t set_off = hparams_layer_rope_local(&m->hp, il) ? (size_t)rows * half : 0;
@@ -253,7 +251,7 @@ static void place_task(void *arg, int ith, int nth) {
             const char *ks = attn_kv_at(&src, src.k, row, h);
             char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
             const float *cs = j->cs + set_off + (size_t)r * half, *sn = j->sn + set_off + (size_t)r * half;
-            if (kv->type == WICK_F16) {
+            if (kv->pool.type == WICK_F16) {
                 rope_rotate_f16((const uint16_t *)ks, (uint16_t *)kd, hd, m->hp.rot_dim, cs, sn, m->rope);
             } else {
                 memcpy(kd, ks, row_bytes);
@@ -300,26 +298,20 @@ static int place_and_release(wick_context *c, span_seg *g, int src, int seq, boo
         if (hit) *hits += g->len - g->blend;
     }
     const int rc = place(c, g, src, seq, err);
-    if (!store || rc < 0) prefix_set_limit(kv, src, 0);
-    prefix_set_quiet(kv, true); /* the span's rows: not a prefix to announce */
-    prefix_release(kv, src);
-    prefix_set_quiet(kv, false);
+    kv_release(kv, src, store && rc >= 0 ? KV_NO_LIMIT : 0, true); /* silent: the span's rows, not a prefix to announce */
     if (rc < 0) return -1;
-    memcpy(kv_seq_tokens(kv, seq) + g->slot + g->blend, g->tokens + g->blend,
-           (size_t)(g->len - g->blend) * sizeof *g->tokens);
-    return kv->len[seq] = g->slot + g->len;
+    kv_record(kv, seq, g->slot + g->blend, g->tokens + g->blend, g->len - g->blend);
+    return kv_seq_len(kv, seq);
 }
 
 int span_place_cached(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err) {
     kv_cache *kv = &c->kv;
-    if (kv->len[seq] != g->slot + g->blend) return wick_fail(err, "internal: span placed at slot %d, not %d", kv->len[seq], g->slot + g->blend);
+    if (kv_seq_len(kv, seq) != g->slot + g->blend) return wick_fail(err, "internal: span placed at slot %d, not %d", kv_seq_len(kv, seq), g->slot + g->blend);
     if (!kv->pc || c->no_span_cache) return SPAN_MISS;
     const int look = c->span_look;
-    prefix_set_quiet(kv, true); /* blocks read back from disk are a span's rows */
-    const int have = prefix_attach_read(kv, look, p->store_root, g->tokens, g->len);
-    prefix_set_quiet(kv, false);
+    const int have = kv_attach_read(kv, look, p->store_root, g->tokens, g->len, true); /* silent: a span's rows */
     if (have < g->len) {
-        prefix_release(kv, look); /* a partial match: the span is computed whole */
+        kv_release(kv, look, KV_NO_LIMIT, false); /* a partial match: the span is computed whole */
         return SPAN_MISS;
     }
     return place_and_release(c, g, look, seq, true, hits, queries, err);
@@ -328,10 +320,8 @@ int span_place_cached(wick_context *c, span_plan *p, span_seg *g, int seq, int *
 int span_job_finish(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err) {
     kv_cache *kv = &c->kv;
     const int iso = c->span_iso, pre = c->span_pre;
-    kv->len[pre] = g->len;
-    memcpy(kv_seq_tokens(kv, pre), g->tokens, (size_t)g->len * sizeof *g->tokens);
+    kv_record(kv, pre, 0, g->tokens, g->len);
     /* Only the anchor is an ordinary prefix worth keeping. */
-    prefix_set_limit(kv, iso, p->n_anchor);
-    prefix_release(kv, iso);
+    kv_release(kv, iso, p->n_anchor, false);
     return place_and_release(c, g, pre, seq, false, hits, queries, err);
 }

@@ -8,7 +8,7 @@
  * then place it (K rotated once to the placed positions, V copied).
  *
  * The span cache is the prefix cache's block store (kv/prefix_cache.c)
- * under a root of its own (prefix_span_root: model, KV layout and type,
+ * under a root of its own (kv_span_root: model, KV layout and type,
  * cache salt, anchor ids): a span's blocks hold its rows 0..L-1 of K
  * before RoPE and V, chained by their token ids like any cached prefix, so
  * they share the pool, its LRU eviction, its budget and --cache-dir. */
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "engine/context.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_cache.h"
 #include "wick.h"
 
 typedef struct span_seg {
@@ -36,7 +36,7 @@ typedef struct span_plan {
     int q_slot, q_rope;  /* the suffix: first slot and its RoPE position (later slots follow on) */
     int32_t *anchor;     /* A */
     int n_anchor;
-    kv_key anchor_root;  /* A computed as an ordinary prefix (prefix_root) */
+    kv_key anchor_root;  /* A computed as an ordinary prefix (kv_root) */
     kv_key store_root;   /* the span cache's chains */
 } span_plan;
 

@@ -41,7 +41,7 @@ int wick_sched_set_spec(wick_sched *s, const wick_spec_params *p, wick_error *er
     if (p->default_method < WICK_SPEC_DEFAULT || p->default_method > WICK_SPEC_LOOKUP)
         return wick_fail(err, "unknown speculative method %d", (int)p->default_method);
     if (s->started || s->st.steps) return wick_fail(err, "speculation is set before the scheduler runs");
-    const int kv_type = c->kv.type == WICK_F16 ? 1 : 0;
+    const int kv_type = c->kv.pool.type == WICK_F16 ? 1 : 0;
     const int chunk = c->fs.max_tokens;
     if (p->draft_model && !s->drafters[WICK_SPEC_DRAFT] &&
         !(s->drafters[WICK_SPEC_DRAFT] = draft_model_new(c->m, p->draft_model, c->n_seq, c->n_ctx, chunk, c->pool,
@@ -116,7 +116,7 @@ void spec_draft_all(wick_sched *s) {
         const int got = d->ops->propose(d, &dc, &e); /* a drafter that fails drafts nothing */
         if (got <= 0) continue;
         /* blocks for the drafts, as far as the pool has them */
-        const int have = kv->n_seq_blocks[q->slot] + kv_blocks_available(kv);
+        const int have = kv_seq_blocks(kv, q->slot) + kv_blocks_available(kv);
         int n_draft = got;
         if (sched_blocks_for(q->n_tokens + n_draft) > have) n_draft = have * KV_BLOCK_SIZE - q->n_tokens;
         if (n_draft < 1) continue;
@@ -167,5 +167,5 @@ void spec_advance(wick_sched *s, sched_req *q, int row) {
         req_finish(s, q, why, NULL);
         return;
     }
-    prefix_commit(&c->kv, q->slot);
+    kv_commit(&c->kv, q->slot);
 }

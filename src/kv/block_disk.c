@@ -1,4 +1,4 @@
-/* block_disk.c — prefix-cache blocks in files (see block_disk.h).
+/* block_disk.c — cached KV blocks in files (see block_disk.h).
  *
  * File layout (little-endian):
  *   "WICKKVB1" | identity (2 × u64) | n_layer, n_kv_heads, head_dim, type,
@@ -71,10 +71,10 @@ static void warn(block_disk *d, wick_cache_error kind, const char *fmt, ...) {
     }
 }
 
-static size_t run_bytes(const kv_cache *kv, int n_tok) { return (size_t)n_tok * (size_t)kv->head_dim * kv->elem_bytes; }
+static size_t run_bytes(const block_pool *pool, int n_tok) { return (size_t)n_tok * (size_t)pool->head_dim * pool->elem_bytes; }
 
-static uint64_t file_bytes(const kv_cache *kv, int n_tok) {
-    return HEADER_BYTES + (uint64_t)n_tok * 4 + (uint64_t)KV_BLOCK_RUNS(kv) * run_bytes(kv, n_tok) + 8;
+static uint64_t file_bytes(const block_pool *pool, int n_tok) {
+    return HEADER_BYTES + (uint64_t)n_tok * 4 + (uint64_t)BPOOL_RUNS(pool) * run_bytes(pool, n_tok) + 8;
 }
 
 /* The file name of key (with tmp: of its temporary file while it is written). */
@@ -218,7 +218,7 @@ static void drop_oldest(block_disk *d) {
 
 /* Read and check one file's header and token ids: 0 and *en (stamp: its
  * modification time), or -1 (counted as skipped). */
-static int read_header(block_disk *d, const kv_cache *kv, const char *name, disk_entry *en) {
+static int read_header(block_disk *d, const block_pool *pool, const char *name, disk_entry *en) {
     struct stat st;
     const char *why = NULL;
     const int fd = open_block(d, name, &st, &why);
@@ -232,11 +232,11 @@ static int read_header(block_disk *d, const kv_cache *kv, const char *name, disk
     else why = parse_header(d, h, en);
     if (!why) {
         key_name(expect, en->key, false);
-        en->bytes = file_bytes(kv, en->n_tok);
+        en->bytes = file_bytes(pool, en->n_tok);
         if (strcmp(expect, name) != 0) why = "damaged header (its key is not its name's)";
         else if ((uint64_t)st.st_size != en->bytes) why = "truncated or padded";
         else if (read_full(fd, en->tokens, (size_t)en->n_tok * 4) != (size_t)en->n_tok * 4) why = "truncated";
-        else if (!kv_key_eq(prefix_block_key(en->parent, en->tokens, en->n_tok), en->key))
+        else if (!kv_key_eq(block_key(en->parent, en->tokens, en->n_tok), en->key))
             why = "damaged header (its key is not that of its parent and token ids)";
     }
     close(fd);
@@ -257,7 +257,7 @@ static int by_stamp(const void *a, const void *b) {
  * modification time, the oldest deleted while they exceed the budget;
  * temporary files (`*.tmp`: the folder is the cache's own) that a crash left
  * are deleted. */
-static int scan(block_disk *d, const kv_cache *kv, wick_error *err) {
+static int scan(block_disk *d, const block_pool *pool, wick_error *err) {
     const int fd = fcntl(d->dfd, F_DUPFD_CLOEXEC, 0);
     DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
     if (!dh) {
@@ -276,7 +276,7 @@ static int scan(block_disk *d, const kv_cache *kv, wick_error *err) {
             continue;
         }
         if (len != 36 || strcmp(name + 32, ".wkv") != 0) continue; /* not a block file */
-        if (read_header(d, kv, name, en) < 0) continue;
+        if (read_header(d, pool, name, en) < 0) continue;
         if (add_entry(d, en) < 0) break;
     }
     free(en);
@@ -288,7 +288,7 @@ static int scan(block_disk *d, const kv_cache *kv, wick_error *err) {
     return 0;
 }
 
-block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const kv_cache *kv, disk_warn_fn warn_fn,
+block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const block_pool *pool, disk_warn_fn warn_fn,
                       void *warn_user, wick_error *err) {
     if (!dir || !*dir) {
         wick_fail(err, "empty cache directory name");
@@ -336,9 +336,9 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
     d->warn_fn = warn_fn;
     d->warn_user = warn_user;
     for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) atomic_init(&d->errs[k], 0);
-    const int32_t layout[5] = {kv->n_layer, kv->n_kv_heads, kv->head_dim, kv->type, KV_BLOCK_SIZE};
+    const int32_t layout[5] = {pool->n_layer, pool->n_kv_heads, pool->head_dim, pool->type, KV_BLOCK_SIZE};
     memcpy(d->layout, layout, sizeof layout);
-    if (scan(d, kv, err) < 0) {
+    if (scan(d, pool, err) < 0) {
         disk_close(d);
         return NULL;
     }
@@ -384,7 +384,7 @@ void disk_touch(block_disk *d, kv_key key) {
 
 /* Read and check the open file of key into block b and *out; NULL, or what
  * is wrong with it and its kind. */
-static const char *read_block(block_disk *d, int fd, const struct stat *st, kv_key key, kv_cache *kv, int32_t b,
+static const char *read_block(block_disk *d, int fd, const struct stat *st, kv_key key, block_pool *pool, int32_t b,
                               disk_entry *out, wick_cache_error *kind) {
     unsigned char h[HEADER_BYTES];
     *kind = WICK_CACHE_ERR_READ;
@@ -394,21 +394,21 @@ static const char *read_block(block_disk *d, int fd, const struct stat *st, kv_k
     if (bad) return bad;
     if (!kv_key_eq(out->key, key)) return "it holds another block (its stored key is not its name's)";
     const int nt = out->n_tok;
-    out->bytes = file_bytes(kv, nt);
+    out->bytes = file_bytes(pool, nt);
     if ((uint64_t)st->st_size > out->bytes) return "longer than its header says";
     *kind = WICK_CACHE_ERR_READ;
     if ((uint64_t)st->st_size < out->bytes || read_full(fd, out->tokens, (size_t)nt * 4) != (size_t)nt * 4)
         return "short";
     *kind = WICK_CACHE_ERR_CORRUPT;
-    if (!kv_key_eq(prefix_block_key(out->parent, out->tokens, nt), key))
+    if (!kv_key_eq(block_key(out->parent, out->tokens, nt), key))
         return "its parent and token ids are not those its key names";
     XXH3_state_t xs;
     XXH3_64bits_reset(&xs);
     XXH3_64bits_update(&xs, h, sizeof h);
     XXH3_64bits_update(&xs, out->tokens, (size_t)nt * 4);
-    const size_t rb = run_bytes(kv, nt);
-    for (int r = 0; r < KV_BLOCK_RUNS(kv); r++) {
-        char *p = kv_block_run(kv, b, r);
+    const size_t rb = run_bytes(pool, nt);
+    for (int r = 0; r < BPOOL_RUNS(pool); r++) {
+        char *p = bpool_run(pool, b, r);
         if (read_full(fd, p, rb) != rb) {
             *kind = WICK_CACHE_ERR_READ;
             return "short";
@@ -424,7 +424,7 @@ static const char *read_block(block_disk *d, int fd, const struct stat *st, kv_k
     return NULL;
 }
 
-int disk_load(block_disk *d, kv_key key, kv_cache *kv, int32_t b, disk_entry *out) {
+int disk_load(block_disk *d, kv_key key, block_pool *pool, int32_t b, disk_entry *out) {
     const int i = disk_find(d, key);
     if (i < 0) return -1;
     char name[NAME_CAP];
@@ -435,7 +435,7 @@ int disk_load(block_disk *d, kv_key key, kv_cache *kv, int32_t b, disk_entry *ou
     const int fd = open_block(d, name, &st, &why);
     const bool opened = fd >= 0;
     if (opened) {
-        why = read_block(d, fd, &st, key, kv, b, out, &kind);
+        why = read_block(d, fd, &st, key, pool, b, out, &kind);
         close(fd);
     }
     if (why) {
@@ -455,12 +455,12 @@ void disk_reject(block_disk *d, kv_key key, const char *why) {
     if (i >= 0) drop_entry(d, i, true);
 }
 
-int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key parent, bool has_parent,
+int disk_store(block_disk *d, const block_pool *pool, int32_t b, kv_key key, kv_key parent, bool has_parent,
                const int32_t *tokens, int n_tok) {
     if (disk_find(d, key) >= 0) return 0;
     disk_entry en = {.key = key, .parent = parent, .has_parent = has_parent, .n_tok = n_tok};
     memcpy(en.tokens, tokens, (size_t)n_tok * 4);
-    en.bytes = file_bytes(kv, n_tok);
+    en.bytes = file_bytes(pool, n_tok);
     if (en.bytes > d->max_bytes) return 0;
     /* The file counts from the moment it is written: make room first, the oldest first. */
     while (d->n > 0 && d->total + en.bytes > d->max_bytes) drop_oldest(d);
@@ -481,9 +481,9 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
     XXH3_64bits_update(&xs, h, sizeof h);
     XXH3_64bits_update(&xs, tokens, (size_t)n_tok * 4);
     bool ok = write_full(fd, h, sizeof h) && write_full(fd, tokens, (size_t)n_tok * 4);
-    const size_t rb = run_bytes(kv, n_tok);
-    for (int r = 0; ok && r < KV_BLOCK_RUNS(kv); r++) {
-        const char *p = kv_block_run(kv, b, r);
+    const size_t rb = run_bytes(pool, n_tok);
+    for (int r = 0; ok && r < BPOOL_RUNS(pool); r++) {
+        const char *p = bpool_run(pool, b, r);
         ok = write_full(fd, p, rb);
         XXH3_64bits_update(&xs, p, rb);
     }
@@ -518,4 +518,55 @@ int disk_store(block_disk *d, const kv_cache *kv, int32_t b, kv_key key, kv_key 
         return -1;
     }
     return 0;
+}
+
+/* ---- the tier below the pool's cache ---- */
+
+void disk_evicted(void *user, const block_pool *pool, int32_t b) {
+    block_disk *d = user;
+    const block_meta *m = bpool_meta(pool, b);
+    if (m->cached) disk_store(d, pool, b, m->key, m->parent, m->has_parent, bpool_tokens(pool, b), m->n_tok);
+}
+
+void disk_store_all(block_disk *d, const block_pool *pool) {
+    for (int32_t b = 0; b < pool->n_blocks; b++) disk_evicted(d, pool, b);
+}
+
+/* Taking a block may evict one, and writing that one out (disk_evicted) may
+ * delete the oldest files to make room and reorder the entries: nothing here
+ * holds an entry across it. The entry is made the most recent first, so that
+ * it is not the one deleted, and looked up by key afterwards; what enters the
+ * cache (parent, token ids) is what the file holds, checked against key. */
+int32_t disk_read_back(block_disk *d, block_pool *pool, kv_key key, kv_key parent, bool has_parent, bool silent) {
+    if (disk_find(d, key) < 0) return -1;
+    disk_touch(d, key);
+    const int32_t b = bpool_take(pool);
+    if (b < 0) return -1;
+    disk_entry en;
+    if (disk_load(d, key, pool, b, &en) < 0) {
+        bpool_give_back(pool, b);
+        return -1;
+    }
+    if (en.has_parent != has_parent || !kv_key_eq(en.parent, parent)) {
+        disk_reject(d, key, "its parent is not the one its chain names");
+        bpool_give_back(pool, b);
+        return -1;
+    }
+    bpool_cache(pool, b, key, en.parent, en.has_parent, en.tokens, en.n_tok, silent);
+    return b;
+}
+
+int disk_best_child(const block_disk *d, const block_pool *pool, kv_key parent, bool has_parent, const int32_t *want,
+                    int n_want, int min_n, kv_key *out) {
+    int best = min_n;
+    for (int i = 0; d && i < d->n; i++) {
+        const disk_entry *en = &d->e[i];
+        if (!kv_key_eq(en->parent, parent) || en->has_parent != has_parent || bpool_find(pool, en->key) >= 0) continue;
+        const int n = block_lcp(en->tokens, en->n_tok, want, n_want);
+        if (n > best) {
+            *out = en->key;
+            best = n;
+        }
+    }
+    return best;
 }

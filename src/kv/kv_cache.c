@@ -1,27 +1,12 @@
-/* kv_cache.c — the paged KV cache (see kv_cache.h). The block pool is one
- * anonymous map: pages are committed only when a block is first written
- * (low block ids are handed out first, so memory grows with the positions in
- * use), and marked for transparent huge pages (a sequence's blocks can lie
- * anywhere in the pool: with 4 KiB pages, a TLB miss per block and head). */
+/* kv_cache.c — the facade over the kv/ stack (see kv_cache.h): builds the
+ * pool, the tables, the prefix cache and the cache folder, subscribes the
+ * folder to the pool's evictions, and routes sequence calls to the prefix
+ * cache when there is one, to the tables when not. */
 #include "kv/kv_cache.h"
 
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/error.h"
-#include "core/tensor.h"
-#include "kernels/ops.h"
-#include "kv/prefix_cache.h"
-
-/* Zeroed, lazily committed, huge pages where the kernel has them; NULL on failure. */
-static void *kv_map(size_t bytes) {
-    if (bytes == 0) return NULL;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    madvise(p, bytes, MADV_HUGEPAGE);
-    return p;
-}
 
 int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq, int type,
                   wick_error *err) {
@@ -31,152 +16,86 @@ int kv_cache_init(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n
 int kv_cache_init_pool(kv_cache *kv, int n_layer, int n_kv_heads, int head_dim, int n_ctx, int n_seq,
                        int n_blocks, int type, wick_error *err) {
     memset(kv, 0, sizeof *kv);
-    if (type != WICK_F32 && type != WICK_F16)
-        return wick_fail(err, "KV cache type %s is not supported (use F32 or F16)", dtype_name(type));
-    const int row_elems = n_kv_heads * head_dim;
-    kv->n_layer = n_layer;
-    kv->n_kv_heads = n_kv_heads;
-    kv->head_dim = head_dim;
-    kv->row_elems = row_elems;
-    kv->n_ctx = n_ctx;
-    kv->n_seq = n_seq;
-    kv->type = type;
-    kv->elem_bytes = type == WICK_F16 ? 2 : 4;
-    kv->max_blocks_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    if (n_blocks < 0) return wick_fail(err, "KV pool of %d blocks", n_blocks);
-    kv->n_blocks = n_blocks ? n_blocks : kv->max_blocks_seq * n_seq;
-    kv->part_bytes = (size_t)KV_BLOCK_SIZE * (size_t)row_elems * kv->elem_bytes;
-    kv->map_bytes = (size_t)kv->n_blocks * (size_t)n_layer * 2 * kv->part_bytes;
-    kv->base = kv_map(kv->map_bytes);
-    kv->tables = malloc((size_t)n_seq * (size_t)kv->max_blocks_seq * sizeof *kv->tables);
-    kv->n_seq_blocks = calloc((size_t)n_seq, sizeof *kv->n_seq_blocks);
-    kv->len = calloc((size_t)n_seq, sizeof *kv->len);
-    kv->tokens = malloc((size_t)n_seq * (size_t)n_ctx * sizeof *kv->tokens);
-    kv->free_list = malloc((size_t)kv->n_blocks * sizeof *kv->free_list);
-    kv->ref = calloc((size_t)kv->n_blocks, sizeof *kv->ref);
-    if (!kv->base || !kv->tables || !kv->n_seq_blocks || !kv->len || !kv->tokens ||
-        !kv->free_list || !kv->ref) {
-        kv_cache_free(kv);
-        return wick_fail(err, "out of memory allocating the KV cache (%zu MiB)",
-                         kv->map_bytes >> 20);
+    const kv_layout layout = {n_layer, n_kv_heads, head_dim, type};
+    const int per_seq = (n_ctx + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    if (n_blocks == 0) n_blocks = per_seq * n_seq;
+    if (bpool_init(&kv->pool, layout, n_blocks, err) < 0) return -1;
+    if (btable_init(&kv->tab, &kv->pool, n_seq, n_ctx, err) < 0) {
+        bpool_free(&kv->pool);
+        return -1;
     }
-    /* Hand out low block ids first. */
-    for (int i = 0; i < kv->n_blocks; i++) kv->free_list[i] = kv->n_blocks - 1 - i;
-    kv->n_free = kv->n_blocks;
     return 0;
 }
 
 void kv_cache_free(kv_cache *kv) {
-    prefix_cache_free(kv);
-    if (kv->base) munmap(kv->base, kv->map_bytes);
-    free(kv->ref);
-    free(kv->tables);
-    free(kv->n_seq_blocks);
-    free(kv->len);
-    free(kv->tokens);
-    free(kv->free_list);
+    if (kv->disk) { /* everything still cached goes to disk */
+        disk_store_all(kv->disk, &kv->pool);
+        disk_close(kv->disk);
+    }
+    prefix_cache_free(kv->pc);
+    btable_free(&kv->tab);
+    bpool_free(&kv->pool);
     memset(kv, 0, sizeof *kv);
 }
 
-int32_t kv_take_block(kv_cache *kv) {
-    if (kv->n_free > 0) return kv->free_list[--kv->n_free];
-    return kv->pc ? prefix_evict_one(kv) : -1;
-}
-
-static int32_t *seq_table(const kv_cache *kv, int s) { return kv->tables + (size_t)s * kv->max_blocks_seq; }
-
-void kv_hold(kv_cache *kv, int s, int32_t b) {
-    if (kv->ref[b]++ == 0 && kv->pc) prefix_on_hold(kv, b);
-    seq_table(kv, s)[kv->n_seq_blocks[s]++] = b;
-}
-
-void kv_unhold(kv_cache *kv, int32_t b) {
-    if (--kv->ref[b] > 0) return;
-    if (kv->pc && prefix_on_idle(kv, b)) return;
-    kv->free_list[kv->n_free++] = b;
-}
-
-int kv_reserve(kv_cache *kv, int s, int new_len, wick_error *err) {
-    if (new_len > kv->n_ctx)
-        return wick_fail(err, "sequence needs %d positions but the context holds %d", new_len,
-                         kv->n_ctx);
-    int need = (new_len + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    while (kv->n_seq_blocks[s] < need) {
-        int32_t b = kv_take_block(kv);
-        if (b < 0) return wick_fail(err, "KV cache is full (%d blocks)", kv->n_blocks);
-        kv_hold(kv, s, b);
-    }
+int kv_enable_prefix_cache(kv_cache *kv, kv_key identity, int max_cached, wick_error *err) {
+    if (kv->pc) return 0;
+    if (max_cached < 0) return wick_fail(err, "prefix cache budget of %d blocks", max_cached);
+    if (!(kv->pc = prefix_cache_new(&kv->pool, &kv->tab, identity, err))) return -1;
+    bpool_set_budget(&kv->pool, max_cached);
     return 0;
 }
 
-int kv_blocks_used(const kv_cache *kv) {
-    return kv->n_blocks - kv->n_free - (kv->pc ? prefix_cached_blocks(kv) : 0);
+int kv_set_cache_dir(kv_cache *kv, const char *dir, size_t max_bytes, disk_warn_fn warn_fn, void *warn_user,
+                     wick_error *err) {
+    if (!kv->pc) return wick_fail(err, "the prefix cache is off: no cache directory");
+    disk_close(kv->disk);
+    kv->disk = disk_open(dir, max_bytes, prefix_identity(kv->pc), &kv->pool, warn_fn, warn_user, err);
+    bpool_on_evict(&kv->pool, kv->disk ? disk_evicted : NULL, kv->disk);
+    prefix_set_disk(kv->pc, kv->disk);
+    return kv->disk ? 0 : -1;
 }
 
-int kv_blocks_available(const kv_cache *kv) { return kv->n_free + (kv->pc ? prefix_cached_blocks(kv) : 0); }
+void kv_set_events(kv_cache *kv, kv_event_fn fn, void *user) {
+    if (kv->pc) bpool_set_events(&kv->pool, fn, user);
+}
+
+int kv_disk_warnings(const kv_cache *kv, const char **last) {
+    if (last) *last = disk_last_warning(kv->disk);
+    return disk_warnings(kv->disk);
+}
+
+void kv_disk_errors(const kv_cache *kv, uint64_t counts[WICK_CACHE_ERR_KINDS]) { disk_errors(kv->disk, counts); }
+
+kv_key kv_root(const kv_cache *kv, const char *salt) {
+    const kv_key none = {0, 0};
+    return block_root(kv->pc ? prefix_identity(kv->pc) : none, bpool_layout(&kv->pool), salt);
+}
+
+kv_key kv_span_root(const kv_cache *kv, const char *salt, const int32_t *anchor, int n_anchor) {
+    return block_span_root(kv_root(kv, salt), anchor, n_anchor);
+}
+
+int kv_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int max_reuse, int limit) {
+    if (!kv->pc) return kv_seq_len(kv, s);
+    return prefix_attach(kv->pc, s, root, tokens, max_reuse, limit);
+}
+
+int kv_attach_read(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int n, bool silent) {
+    if (!kv->pc) return kv_seq_len(kv, s);
+    return prefix_attach_read(kv->pc, s, root, tokens, n, silent);
+}
+
+void kv_commit(kv_cache *kv, int s) {
+    if (kv->pc) prefix_commit(kv->pc, s, false);
+}
+
+void kv_release(kv_cache *kv, int s, int limit, bool silent) {
+    if (kv->pc) prefix_release(kv->pc, s, limit, silent);
+    else btable_clear(&kv->tab, s);
+}
 
 void kv_truncate(kv_cache *kv, int s, int from) {
-    if (from < 0) from = 0;
-    if (from >= kv->len[s]) return;
-    int keep = (from + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
-    int32_t *table = seq_table(kv, s);
-    while (kv->n_seq_blocks[s] > keep) kv_unhold(kv, table[--kv->n_seq_blocks[s]]);
-    const int i = from / KV_BLOCK_SIZE;
-    if (from % KV_BLOCK_SIZE && kv->pc && !prefix_may_write(kv, s, i)) {
-        /* others read block i: write into a private copy of it */
-        const int32_t b = table[i], d = kv_take_block(kv);
-        if (d >= 0) {
-            kv_copy_block(kv, d, b, from % KV_BLOCK_SIZE);
-            kv->ref[d] = 1;
-            table[i] = d;
-        } else {
-            kv->n_seq_blocks[s] = i;
-            from = i * KV_BLOCK_SIZE;
-        }
-        kv_unhold(kv, b);
-    }
-    kv->len[s] = from;
-    if (kv->pc) prefix_on_truncate(kv, s, from / KV_BLOCK_SIZE);
-}
-
-char *kv_block_run(const kv_cache *kv, int32_t b, int r) {
-    const size_t block_bytes = (size_t)kv->n_layer * 2 * kv->part_bytes;
-    const size_t head_bytes = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes;
-    const int part = r / kv->n_kv_heads, h = r % kv->n_kv_heads;
-    return (char *)kv->base + (size_t)b * block_bytes + (size_t)part * kv->part_bytes + (size_t)h * head_bytes;
-}
-
-void kv_copy_block(kv_cache *kv, int32_t dst, int32_t src, int n) {
-    const size_t run = (size_t)n * (size_t)kv->head_dim * kv->elem_bytes;
-    for (int r = 0; r < KV_BLOCK_RUNS(kv); r++) memcpy(kv_block_run(kv, dst, r), kv_block_run(kv, src, r), run);
-}
-
-attn_kv kv_view(const kv_cache *kv, int il, int s) {
-    const char *k = (const char *)kv->base + (size_t)il * 2 * kv->part_bytes;
-    attn_kv v = {
-        .k = k,
-        .v = k + kv->part_bytes,
-        .type = kv->type,
-        .blocks = kv->tables + (size_t)s * kv->max_blocks_seq,
-        .block_size = KV_BLOCK_SIZE,
-        .block_stride = (size_t)kv->n_layer * 2 * kv->part_bytes,
-        .head_stride = (size_t)KV_BLOCK_SIZE * (size_t)kv->head_dim * kv->elem_bytes,
-        .row_stride = (size_t)kv->head_dim * kv->elem_bytes,
-    };
-    return v;
-}
-
-void kv_store(kv_cache *kv, int il, int s, int p, const float *k, const float *v) {
-    const attn_kv view = kv_view(kv, il, s);
-    const int hd = kv->head_dim;
-    for (int h = 0; h < kv->n_kv_heads; h++) {
-        char *kd = (char *)attn_kv_at(&view, view.k, p, h), *vd = (char *)attn_kv_at(&view, view.v, p, h);
-        if (kv->type == WICK_F16) {
-            f32_to_f16_row(k + (size_t)h * hd, (uint16_t *)kd, hd);
-            f32_to_f16_row(v + (size_t)h * hd, (uint16_t *)vd, hd);
-        } else {
-            memcpy(kd, k + (size_t)h * hd, (size_t)hd * sizeof(float));
-            memcpy(vd, v + (size_t)h * hd, (size_t)hd * sizeof(float));
-        }
-    }
+    if (kv->pc) prefix_truncate(kv->pc, s, from);
+    else btable_truncate(&kv->tab, s, from);
 }

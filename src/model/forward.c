@@ -330,11 +330,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
     }
 
     /* Record what the cache now holds. */
-    for (int t = 0; t < T; t++) {
-        int sq = b->seq[t];
-        kv_seq_tokens(kv, sq)[b->pos[t]] = b->tokens[t];
-        if (b->pos[t] + 1 > kv->len[sq]) kv->len[sq] = b->pos[t] + 1;
-    }
+    for (int t = 0; t < T; t++) kv_record(kv, b->seq[t], b->pos[t], &b->tokens[t], 1);
 
     /* Final norm and logits only for the rows asked for. */
     int n_out = 0;

@@ -73,8 +73,8 @@ void forward_rope_angles(const wick_model *m, const forward_scratch *s, int set,
 /* Run the batch with options o (may be NULL). Rows with want_logits (or the
  * last row when want_logits is NULL) get logits in s->logits, in batch
  * order. Returns the number of logit rows, or -1 with err. The caller has
- * validated the batch and reserved KV blocks; this function advances kv->len
- * and records token ids. */
+ * validated the batch and reserved KV blocks; this function records the
+ * batch's token ids in the cache (kv_record: the sequences' lengths grow). */
 int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *pool, const wick_batch *b,
             const fwd_opts *o, wick_error *err);
 

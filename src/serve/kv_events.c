@@ -19,7 +19,7 @@
 
 #include "core/error.h"
 #include "engine/context.h"
-#include "kv/prefix_cache.h"
+#include "kv/kv_cache.h"
 #include "serve/sbuf.h"
 
 struct kv_events {
@@ -297,14 +297,14 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
         free(m);
         return wick_fail(err, "out of memory");
     }
-    prefix_cache_set_events(&ctx->kv, on_event, m);
+    kv_set_events(&ctx->kv, on_event, m);
     *out = m;
     return 0;
 }
 
 void kv_events_detach(kv_events_model *m) {
     if (!m) return;
-    prefix_cache_set_events(&m->ctx->kv, NULL, NULL);
+    kv_set_events(&m->ctx->kv, NULL, NULL);
     add_cleared(m); /* after whatever the last step left unsent */
     batch_send(m);
     free(m->topic);
