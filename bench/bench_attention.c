@@ -16,6 +16,18 @@
 #include "core/threadpool.h"
 #include "kernels/attention.h"
 #include "kernels/convert.h"
+#include "kernels/tuning_env.h"
+
+/* The kernels' tuning: the CPU's, with the environment's overrides (as a model load picks it). */
+static const kernel_tuning *bench_kt(void) {
+    static kernel_tuning t;
+    static int ready;
+    if (!ready) {
+        t = kernel_tuning_from_env(cpu_get_features());
+        ready = 1;
+    }
+    return &t;
+}
 #include "bench_util.h"
 
 #define MAX_S 64
@@ -84,7 +96,7 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < reps; rep++) {
         for (size_t i = 0; i < flush_bytes; i += 64) sink += (unsigned char)flush[i];
         const double t0 = now_s();
-        for (int l = 0; l < L; l++) attention_multi(pool, &ap, runs + (size_t)l * S, S);
+        for (int l = 0; l < L; l++) attention_multi(bench_kt(), pool, &ap, runs + (size_t)l * S, S);
         ms[rep] = (now_s() - t0) * 1e3;
     }
     if (sink == 1) printf(" "); /* keeps the sweep */

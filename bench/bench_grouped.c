@@ -13,6 +13,18 @@
 #include "core/threadpool.h"
 #include "kernels/convert.h"
 #include "kernels/matmul.h"
+#include "kernels/tuning_env.h"
+
+/* The kernels' tuning: the CPU's, with the environment's overrides (as a model load picks it). */
+static const kernel_tuning *bench_kt(void) {
+    static kernel_tuning t;
+    static int ready;
+    if (!ready) {
+        t = kernel_tuning_from_env(cpu_get_features());
+        ready = 1;
+    }
+    return &t;
+}
 #include "bench_util.h"
 
 static int cmp_d(const void *a, const void *b) {
@@ -45,7 +57,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < (size_t)n * cols * E; i++) x[i] = (float)(rand() / (double)RAND_MAX - 0.5);
     wick_tensor all = {"w", type, 2, {cols, (int64_t)rows * nm, 1, 1}, w, mb * nm};
-    if (matmul_repack_type(&all) >= 0) all.type = matmul_repack(pool, &all, w);
+    if (matmul_repack_type(bench_kt(), &all) >= 0) all.type = matmul_repack(bench_kt(), pool, &all, w);
     wick_tensor *v = malloc(sizeof *v * nm);
     mm_task *tasks = malloc(sizeof *tasks * nm);
     for (int i = 0; i < nm; i++) {
@@ -64,9 +76,9 @@ int main(int argc, char **argv) {
     double tg[99], td[99];
     for (int r = 0; r < reps; r++) {
         double t0 = now_s();
-        matmul_grouped(pool, tasks, nm, scratch, sbytes);
+        matmul_grouped(bench_kt(), pool, tasks, nm, scratch, sbytes);
         double t1 = now_s();
-        matmul(pool, &dense, x, n, yd, rows * nm, mm);
+        matmul(bench_kt(), pool, &dense, x, n, yd, rows * nm, mm);
         double t2 = now_s();
         tg[r] = t1 - t0;
         td[r] = t2 - t1;

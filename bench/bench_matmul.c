@@ -22,6 +22,18 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "kernels/tuning_env.h"
+
+/* The kernels' tuning: the CPU's, with the environment's overrides (as a model load picks it). */
+static const kernel_tuning *bench_kt(void) {
+    static kernel_tuning t;
+    static int ready;
+    if (!ready) {
+        t = kernel_tuning_from_env(cpu_get_features());
+        ready = 1;
+    }
+    return &t;
+}
 #include "bench_util.h"
 
 int main(int argc, char **argv) {
@@ -47,17 +59,17 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rows; r++)
         quantize_row(type, wf + (size_t)r * cols, (char *)w + dtype_row_bytes(type, cols) * r, cols);
     wick_tensor W = {.name = "w", .type = type, .n_dims = 2, .ne = {cols, rows, 1, 1}, .data = w, .nbytes = wbytes};
-    if (matmul_repack_type(&W) >= 0) W.type = matmul_repack(NULL, &W, w);
+    if (matmul_repack_type(bench_kt(), &W) >= 0) W.type = matmul_repack(bench_kt(), NULL, &W, w);
     void *scratch = malloc(matmul_scratch_bytes(W.type, cols, n) + 64);
     if (!scratch) return 1;
     wick_pool *pool = threads > 0 ? pool_new(threads, NULL) : NULL;
     if (threads > 0 && !pool) return 1;
     double t[99], share[99];
-    matmul(pool, &W, x, n, y, rows, scratch); /* warm-up */
+    matmul(bench_kt(), pool, &W, x, n, y, rows, scratch); /* warm-up */
     for (int k = 0; k < reps; k++) {
         const double bw = threads > 0 ? bench_membw((size_t)256 << 20, threads, 2, NULL) : 0;
         double t0 = now_s();
-        matmul(pool, &W, x, n, y, rows, scratch);
+        matmul(bench_kt(), pool, &W, x, n, y, rows, scratch);
         t[k] = now_s() - t0;
         share[k] = bw > 0 ? wbytes / t[k] * 1e-9 / bw : 0;
     }
@@ -65,7 +77,7 @@ int main(int argc, char **argv) {
     qsort(share, (size_t)reps, sizeof *share, cmp_double);
     const double macs = (double)rows * cols * n;
     printf("%s %d x %d, n %d, %d thread%s, %s: %.3f ms, %.1f GMAC/s, %.2f GB/s of weights", dtype_name(type), rows,
-           cols, n, threads > 0 ? threads : 1, threads > 1 ? "s" : "", cpu_isa_name(cpu_isa_active()),
+           cols, n, threads > 0 ? threads : 1, threads > 1 ? "s" : "", cpu_isa_name(bench_kt()->isa),
            t[reps / 2] * 1e3, macs / t[reps / 2] * 1e-9, wbytes / t[reps / 2] * 1e-9);
     if (threads > 0) printf(", %.0f%% of the memory's rate", 100 * share[reps / 2]);
     printf("\n");

@@ -16,6 +16,18 @@
 #include "core/weight_alloc.h"
 #include "kernels/convert.h"
 #include "kernels/matmul.h"
+#include "kernels/tuning_env.h"
+
+/* The kernels' tuning: the CPU's, with the environment's overrides (as a model load picks it). */
+static const kernel_tuning *bench_kt(void) {
+    static kernel_tuning t;
+    static int ready;
+    if (!ready) {
+        t = kernel_tuning_from_env(cpu_get_features());
+        ready = 1;
+    }
+    return &t;
+}
 #include "bench_util.h"
 
 #define LAYERS 24
@@ -31,7 +43,7 @@ static int make_weights(int type, int rows, int cols, wick_tensor *W) {
     }
     free(row);
     *W = (wick_tensor){.name = "w", .type = type, .n_dims = 2, .ne = {cols, rows, 1, 1}, .data = w, .nbytes = bytes};
-    if (matmul_repack_type(W) >= 0) W->type = matmul_repack(NULL, W, w);
+    if (matmul_repack_type(bench_kt(), W) >= 0) W->type = matmul_repack(bench_kt(), NULL, W, w);
     return 0;
 }
 
@@ -60,9 +72,9 @@ int main(int argc, char **argv) {
     for (int s = -1; s < steps; s++) { /* step -1 warms up */
         const double t0 = now_s();
         for (int l = 0; l < LAYERS; l++)
-            for (int k = 0; k < 4; k++) matmul(pool, &W[l][k], x, n, y, shapes[k][0], scratch);
+            for (int k = 0; k < 4; k++) matmul(bench_kt(), pool, &W[l][k], x, n, y, shapes[k][0], scratch);
         const double t1 = now_s();
-        matmul(pool, &head, x, n, y, 151936, scratch);
+        matmul(bench_kt(), pool, &head, x, n, y, 151936, scratch);
         const double t2 = now_s();
         if (s >= 0) tl[s] = (t1 - t0) * 1e3, th[s] = (t2 - t1) * 1e3;
     }

@@ -10,7 +10,7 @@
  *     token i of an n-token call (n = 1..33, any offset) with 1, 2 and 3
  *     threads equals the same token alone in a one-token call on 1 thread.
  *   - matmul_grouped (many weights, activations and outputs in one hand-off,
- *     the mixture-of-experts layers' path): every task's rows equal matmul()
+ *     the mixture-of-experts layers' path): every task's rows equal matmul(tt(), )
  *     of that task alone on 1 thread, for every weight type and ISA, tasks
  *     of mixed types, shared and distinct activations, n = 0..17, 1-3 threads.
  *   - attention, F32 and F16 KV, GQA groups 1/2/4/7, head_dim 16/64/24/8,
@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "kernels/attention.h"
@@ -80,7 +81,7 @@ static void *make_w(int type, int rows, int cols, int *wtype) {
     *wtype = base;
     if (base != type) {
         wick_tensor W = {"w", base, 2, {cols, rows, 1, 1}, w, bytes};
-        *wtype = matmul_repack(NULL, &W, w);
+        *wtype = matmul_repack(tt(), NULL, &W, w);
     }
     return w;
 }
@@ -95,8 +96,8 @@ static void test_matmul(void) {
     };
     static const int NS[] = {2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 33};
     enum { NMAX = 40 };
-    const cpu_isa saved = cpu_isa_active();
-    const bool halves = cpu_f16_by_halves();
+    const cpu_isa saved = tt()->isa;
+    const bool halves = tt()->f16_halves;
     for (size_t ci = 0; ci < sizeof CASES / sizeof CASES[0]; ci++) {
         const int rows = CASES[ci].rows, cols = CASES[ci].cols;
         int wtype;
@@ -116,14 +117,14 @@ static void test_matmul(void) {
         void *scratch = malloc(matmul_scratch_bytes(wtype, cols, NMAX) + 64);
         for (int isa = 0; isa < n_isas(); isa++) {
             for (int hv = 0; hv < (isa == ISA_AVX512 && wtype == WICK_F16 ? 2 : 1); hv++) {
-                CHECK(cpu_set_isa((cpu_isa)isa));
-                cpu_set_f16_by_halves(hv ? !halves : halves);
-                for (int i = 0; i < NMAX; i++) matmul(NULL, &W, x + (size_t)i * cols, 1, ref + (size_t)i * rows, rows, scratch);
+                CHECK(tt_set_isa((cpu_isa)isa));
+                tt_set_f16_halves(hv ? !halves : halves);
+                for (int i = 0; i < NMAX; i++) matmul(tt(), NULL, &W, x + (size_t)i * cols, 1, ref + (size_t)i * rows, rows, scratch);
                 int bad = 0;
                 for (size_t ni = 0; ni < sizeof NS / sizeof NS[0]; ni++)
                     for (int t = 1; t <= 3; t++) {
                         const int n = NS[ni], off = (int)(rnd_u32() % (uint32_t)(NMAX - n + 1));
-                        matmul(g_pools[t], &W, x + (size_t)off * cols, n, y, ldy, scratch);
+                        matmul(tt(), g_pools[t], &W, x + (size_t)off * cols, n, y, ldy, scratch);
                         for (int i = 0; i < n; i++)
                             if (memcmp(y + (size_t)i * ldy, ref + (size_t)(off + i) * rows, sizeof(float) * rows) != 0 &&
                                 bad++ < 3)
@@ -133,8 +134,8 @@ static void test_matmul(void) {
                 CHECK_MSG(bad == 0, "matmul %s %dx%d %s: %d tokens differ", tname, rows, cols, cpu_isa_name((cpu_isa)isa), bad);
             }
         }
-        cpu_set_isa(saved);
-        cpu_set_f16_by_halves(halves);
+        tt_set_isa(saved);
+        tt_set_f16_halves(halves);
         free(w), free(x), free(ref), free(y), free(scratch);
     }
 }
@@ -166,7 +167,7 @@ static void test_grouped(void) {
     size_t sbytes = 0;
     for (int i = 0; i < NW; i++) sbytes += matmul_grouped_scratch_bound(W[i].type, (int)W[i].ne[0], 2 * NMAX, 2) * 3;
     void *scratch = malloc(sbytes), *mm = malloc(matmul_scratch_bytes(WICK_Q6_K, 256, NMAX) + matmul_scratch_bytes(WICK_Q8_0, 224, NMAX));
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int round = 0; round < 6; round++) {
         /* NT tasks: random weights, n in 0..17, activations shared in pairs or distinct */
         mm_task tasks[NT];
@@ -179,12 +180,12 @@ static void test_grouped(void) {
                                  .n = off < 0 ? tasks[t - 1].n : n, .y = y + (size_t)t * NMAX * LDY, .ldy = LDY};
         }
         for (int isa = 0; isa < n_isas(); isa++) {
-            CHECK(cpu_set_isa((cpu_isa)isa));
+            CHECK(tt_set_isa((cpu_isa)isa));
             for (int t = 0; t < NT; t++)
-                if (tasks[t].n) matmul(NULL, tasks[t].W, tasks[t].x, tasks[t].n, ref + (size_t)t * NMAX * LDY, LDY, mm);
+                if (tasks[t].n) matmul(tt(), NULL, tasks[t].W, tasks[t].x, tasks[t].n, ref + (size_t)t * NMAX * LDY, LDY, mm);
             for (int th = 1; th <= 3; th++) {
                 memset(y, 0xff, sizeof(float) * NT * NMAX * LDY);
-                CHECK(matmul_grouped(g_pools[th], tasks, NT, scratch, sbytes) == 0);
+                CHECK(matmul_grouped(tt(), g_pools[th], tasks, NT, scratch, sbytes) == 0);
                 int bad = 0;
                 for (int t = 0; t < NT; t++)
                     for (int i = 0; i < tasks[t].n; i++) {
@@ -197,9 +198,9 @@ static void test_grouped(void) {
                 CHECK_MSG(bad == 0, "matmul_grouped round %d %s %d threads: %d rows differ", round, cpu_isa_name((cpu_isa)isa), th, bad);
             }
         }
-        CHECK(matmul_grouped(NULL, tasks, NT, scratch, 64) == -1); /* too little scratch: refused */
+        CHECK(matmul_grouped(tt(), NULL, tasks, NT, scratch, 64) == -1); /* too little scratch: refused */
     }
-    cpu_set_isa(saved);
+    tt_set_isa(saved);
     for (int i = 0; i < NW; i++) free(wdata[i]);
     free(x96), free(x224), free(x256), free(y), free(ref), free(scratch), free(mm);
 }
@@ -211,7 +212,7 @@ static void test_attention(void) {
     static const int HDS[] = {16, 64, 24, 8};
     static const int WINDOWS[] = {0, 5, 40};
     static const int BSS[] = {128, 16, 7};
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int kt = 0; kt < 2; kt++)
         for (int gi = 0; gi < 4; gi++)
             for (int hi = 0; hi < 4; hi++)
@@ -243,8 +244,8 @@ static void test_attention(void) {
                     for (int i = 0; i < 20; i++) pos[i] = p0 + i;
                     pos[20] = 0, pos[21] = 3, pos[22] = 255, pos[23] = 130;
                     for (int isa = 0; isa < n_isas(); isa++) {
-                        cpu_set_isa((cpu_isa)isa);
-                        for (int i = 0; i < NQ; i++) attention(NULL, &ap, q + i * qrow, 1, &pos[i], &kv, ref + i * qrow);
+                        tt_set_isa((cpu_isa)isa);
+                        for (int i = 0; i < NQ; i++) attention(tt(), NULL, &ap, q + i * qrow, 1, &pos[i], &kv, ref + i * qrow);
                         int bad = 0;
                         static const int SPANS[][2] = {{0, 20}, {0, 1}, {3, 2}, {5, 3}, {1, 4}, {2, 5}, {7, 9}, {0, 17}, {4, 16}, {19, 1}, {18, 6}, {20, 4}, {0, 24}};
                         for (size_t si = 0; si < sizeof SPANS / sizeof SPANS[0]; si++)
@@ -253,7 +254,7 @@ static void test_attention(void) {
                                 if (isa + 1 < n_isas() && (si % 4 != 0 || t == 3)) continue;
                                 const int a = SPANS[si][0], n = SPANS[si][1];
                                 memset(out, 0, sizeof(float) * NQ * qrow);
-                                attention(g_pools[t], &ap, q + a * qrow, n, pos + a, &kv, out);
+                                attention(tt(), g_pools[t], &ap, q + a * qrow, n, pos + a, &kv, out);
                                 for (int i = 0; i < n; i++)
                                     if (memcmp(out + i * qrow, ref + (a + i) * qrow, sizeof(float) * qrow) != 0 && bad++ < 3)
                                         fprintf(stderr, "attention %s gqa=%d hd=%d window=%d bs=%d %s: row %d (pos %d) of [%d, +%d), %d threads differs from alone\n",
@@ -263,7 +264,7 @@ static void test_attention(void) {
                         CHECK_MSG(bad == 0, "attention %s gqa=%d hd=%d window=%d bs=%d %s: %d rows differ", dtype_name(type),
                                   GQA[gi], hd, WINDOWS[wi], bs, cpu_isa_name((cpu_isa)isa), bad);
                     }
-                    cpu_set_isa(saved);
+                    tt_set_isa(saved);
                     free(table), free(k), free(v), free(tmp), free(q), free(ref), free(out);
                 }
 }
@@ -462,7 +463,7 @@ static void test_models(void) {
                  {"qwen2moe", NULL}, {"qwen3moe", NULL}, {"mixtral", NULL}};
     static const char *const DTYPES[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q6_k"};
     const int n_archs = (int)(sizeof ARCHS / sizeof ARCHS[0]);
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int ai = 0; ai < n_archs; ai++)
         for (int di = 0; di < 6; di++) {
             char path[128];
@@ -476,7 +477,7 @@ static void test_models(void) {
             /* one prompt per arch crosses a KV block (128 positions) */
             const int prompt = di == ai % 6 ? 133 : 45;
             for (int isa = n_isas() - 1; isa >= 0; isa--) {
-                CHECK(cpu_set_isa((cpu_isa)isa));
+                CHECK(tt_set_isa((cpu_isa)isa));
                 const bool best = isa == n_isas() - 1;
                 for (int rp = 0; rp < (quant_r16 && isa == ISA_AVX512 ? 2 : 1); rp++)
                     for (int kvt = 0; kvt < (best && rp == 0 ? 2 : 1); kvt++) {
@@ -491,7 +492,7 @@ static void test_models(void) {
                         model_close(&mr);
                     }
             }
-            cpu_set_isa(saved);
+            tt_set_isa(saved);
             unlink(path);
         }
 }
@@ -509,7 +510,7 @@ static void test_models_more_types(void) {
         {"qwen2", "tiny", "q5_0", NULL},      {"llama", "tiny", "q5_1", NULL},     {"qwen3", "tiny", "iq4_nl", NULL},
         {"qwen3", "tiny256", "f32", "Q4_K_M"}, {"llama", "tiny", "f32", "Q3_K_M"},
     };
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         char path[128], mixed[128];
         snprintf(path, sizeof path, "%s/more-%s-%s.gguf", tmpdir, CASES[k].arch, CASES[k].dtype);
@@ -525,7 +526,7 @@ static void test_models_more_types(void) {
             use = mixed;
         }
         for (int isa = n_isas() - 1; isa >= 0; isa -= n_isas() - 1 > 0 ? n_isas() - 1 : 1) {
-            CHECK(cpu_set_isa((cpu_isa)isa));
+            CHECK(tt_set_isa((cpu_isa)isa));
             model_run mr;
             if (model_open(&mr, use, 0, true) == 0) {
                 char what[128];
@@ -536,7 +537,7 @@ static void test_models_more_types(void) {
             model_close(&mr);
             if (isa == 0) break;
         }
-        cpu_set_isa(saved);
+        tt_set_isa(saved);
         unlink(path);
         if (CASES[k].mix) unlink(mixed);
     }

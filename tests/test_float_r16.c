@@ -2,7 +2,7 @@
  * (matmul_float_r16.h). Every kernel computes THE DEFINITION, so:
  *   - the scalar twin equals the AVX-512 and AVX2 kernels (each ISA the CPU
  *     has) BIT FOR BIT (decode and prefill; rows split unevenly; every
- *     prefetch style), and so does matmul() on 1-3 threads;
+ *     prefetch style), and so does matmul(tt(), ) on 1-3 threads;
  *   - the definition is within 1e-5·Σ|w·x| of the double-precision dot
  *     product of the weights with the activations as the kernel reads them
  *     (BF16_R16: rounded to BF16);
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "kernels/convert.h"
@@ -38,8 +39,8 @@ static uint16_t *make_w(int type, int rows, int cols, int tiny) {
 /* Whether the active ISA has a kernel for layout `to`: AVX-512 for all
  * (BF16_R16 with AVX-512 BF16 only), AVX2 for the halves layouts. */
 static bool have_kernel(int to) {
-    if (cpu_isa_active() == ISA_AVX512) return to != WICK_BF16_R16 || cpu_get_features()->avx512bf16;
-    return cpu_isa_active() == ISA_AVX2 && mmf_r16_halves(to);
+    if (tt()->isa == ISA_AVX512) return to != WICK_BF16_R16 || cpu_get_features()->avx512bf16;
+    return tt()->isa == ISA_AVX2 && mmf_r16_halves(to);
 }
 
 static void test_kernels(int to) {
@@ -87,16 +88,16 @@ static void test_kernels(int to) {
                 if (have_kernel(to)) {
                     const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                     for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
-                    for (int k = 0; k < 3; k++) matmul_rows(to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                    for (int k = 0; k < 3; k++) matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
                     checks++;
                     if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                         fprintf(stderr, "%s layout %d rows %d cols %d n %d: %s differs from the twin\n",
-                                dtype_name(type), to, rows, cols, n, cpu_isa_name(cpu_isa_active()));
+                                dtype_name(type), to, rows, cols, n, cpu_isa_name(tt()->isa));
                     wick_tensor R = {"w", to, 2, {cols, rows, 1, 1}, wr, bytes};
                     void *scratch = malloc(matmul_scratch_bytes(to, cols, n) + 1);
                     for (int p = 0; p < 3; p++) {
                         for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
-                        matmul(pools[p], &R, x, n, y1, ldy, scratch);
+                        matmul(tt(), pools[p], &R, x, n, y1, ldy, scratch);
                         checks++;
                         if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                             fprintf(stderr, "%s rows %d cols %d n %d threads %d: matmul differs\n", dtype_name(type),
@@ -115,12 +116,12 @@ static void test_kernels(int to) {
 /* Layout `to` on every SIMD ISA the CPU has, best first (the scalar twin
  * and the definition check run on each pass). */
 static void test_every_isa(int to) {
-    const cpu_isa best = cpu_isa_active();
+    const cpu_isa best = tt()->isa;
     for (int isa = best; isa >= ISA_AVX2; isa--) {
-        cpu_set_isa((cpu_isa)isa);
+        tt_set_isa((cpu_isa)isa);
         test_kernels(to);
     }
-    cpu_set_isa(best);
+    tt_set_isa(best);
 }
 
 static void test_f16(void) { test_every_isa(WICK_F16_R16); }
@@ -150,21 +151,21 @@ static void test_layout(void) {
             bad += memcmp(a, b, sizeof a) != 0;
         }
         CHECK_MSG(bad == 0, "%s layout %d: %d rows differ after the repack", dtype_name(type), to, bad);
-        CHECK_INT(mmf_r16_type(type, 48, 64), -1); /* rows: whole 64-row blocks */
-        CHECK_INT(mmf_r16_type(type, 16, 63), -1);
+        CHECK_INT(mmf_r16_type(tt(), type, 48, 64), -1); /* rows: whole 64-row blocks */
+        CHECK_INT(mmf_r16_type(tt(), type, 16, 63), -1);
         free(w), free(wr);
     }
     /* BF16 takes VDPBF16PS's layout on AMD CPUs with the instruction, else the
      * halves (unless WICK_BF16_KERNEL says otherwise); never without it */
     const cpu_features *f = cpu_get_features();
     const char *bk = getenv("WICK_BF16_KERNEL");
-    if (!bk) CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
-    const bool was = cpu_bf16_dp();
-    cpu_set_bf16_dp(true);
-    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), f->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
-    cpu_set_bf16_dp(false);
-    CHECK_INT(mmf_r16_type(WICK_BF16, 64, 64), WICK_BF16_R16H);
-    cpu_set_bf16_dp(was);
+    if (!bk) CHECK_INT(mmf_r16_type(tt(), WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
+    const bool was = tt()->bf16_dp;
+    tt_set_bf16_dp(true);
+    CHECK_INT(mmf_r16_type(tt(), WICK_BF16, 64, 64), f->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
+    tt_set_bf16_dp(false);
+    CHECK_INT(mmf_r16_type(tt(), WICK_BF16, 64, 64), WICK_BF16_R16H);
+    tt_set_bf16_dp(was);
 }
 
 int main(void) {
@@ -174,13 +175,13 @@ int main(void) {
     RUN(test_layout);
     RUN(test_f16);
     RUN(test_bf16);
-    const cpu_prefetch pf = cpu_prefetch_style();
+    const cpu_prefetch pf = tt()->prefetch;
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) {
         if (style == (int)pf) continue;
-        cpu_set_prefetch_style((cpu_prefetch)style);
+        tt_set_prefetch((cpu_prefetch)style);
         RUN(test_f16);
         RUN(test_bf16);
     }
-    cpu_reset_prefetch_style();
+    tt_reset_prefetch();
     return check_summary("test_float_r16");
 }

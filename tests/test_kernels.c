@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "rng.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
@@ -252,7 +253,7 @@ static void test_matmul_isas(void) {
     static const int ROWS[] = {1, 3, 7, 16, 17, 33, 50};
     static const int COLS_F[] = {1, 3, 7, 16, 33, 100, 256};
     static const int COLS_Q[] = {32, 96, 224, 256, 1056};
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (size_t ti = 0; ti < sizeof WTYPES / sizeof WTYPES[0]; ti++) {
         const int type = WTYPES[ti];
         const int *colsv = is_q(type) ? COLS_Q : COLS_F;
@@ -271,7 +272,7 @@ static void test_matmul_isas(void) {
                     void *xq = NULL;
                     if (is_q(type)) {
                         xq = malloc(matmul_scratch_bytes(type, cols, n));
-                        matmul_quantize_x(NULL, x, n, cols, xq);
+                        matmul_quantize_x(tt(), NULL, x, n, cols, xq);
                     }
                     float *y0 = malloc(sizeof(float) * (size_t)n * ldy);
                     float *y1 = malloc(sizeof(float) * (size_t)n * ldy);
@@ -293,11 +294,11 @@ static void test_matmul_isas(void) {
                             if (fabs(s - y0[i * ldy + r]) > 1e-5 * a + 1e-30) fails++;
                         }
                     for (int isa = 1; isa < n_isas(); isa++) {
-                        CHECK(cpu_set_isa((cpu_isa)isa));
+                        CHECK(tt_set_isa((cpu_isa)isa));
                         /* rows split in two uneven ranges, like two threads would */
                         int mid = rows / 3;
-                        matmul_rows(type, w, cols, x, xq, n, y1, ldy, 0, mid);
-                        matmul_rows(type, w, cols, x, xq, n, y1, ldy, mid, rows);
+                        matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, 0, mid);
+                        matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, mid, rows);
                         for (int i = 0; i < n; i++) {
                             for (int r = 0; r < rows; r++) {
                                 double a = 0;
@@ -315,7 +316,7 @@ static void test_matmul_isas(void) {
                                 if (y1[i * ldy + r] != -777.0f) fails++;
                         }
                     }
-                    cpu_set_isa(saved);
+                    tt_set_isa(saved);
                     free(wf), free(w), free(x), free(xq), free(y0), free(y1), free(xd);
                 }
             }
@@ -327,7 +328,7 @@ static void test_matmul_isas(void) {
 /* Integer exactness: with every scale 1.0 the quantized kernels compute exact
  * integer dot products, so every ISA must agree bit for bit. */
 static void test_matmul_int_exact(void) {
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     static const int COLS[] = {32, 96, 224, 1056};
     static const int NS[] = {1, 2, 3, 5, 8, 13, 20};
     for (int qi = 0; qi < 2; qi++) {
@@ -346,7 +347,7 @@ static void test_matmul_int_exact(void) {
                 float *x = malloc(sizeof(float) * (size_t)n * cols);
                 rnd_fill(x, (int64_t)n * cols, 3.0f);
                 void *xq = malloc(matmul_scratch_bytes(type, cols, n));
-                matmul_quantize_x(NULL, x, n, cols, xq);
+                matmul_quantize_x(tt(), NULL, x, n, cols, xq);
                 block_q8_0 *xb = xq;
                 for (int b = 0; b < n * cols / 32; b++) {
                     xb[b].d = 0x3c00;
@@ -356,8 +357,8 @@ static void test_matmul_int_exact(void) {
                 float *y0 = malloc(sizeof(float) * (size_t)n * rows), *y1 = malloc(sizeof(float) * (size_t)n * rows);
                 matmul_rows_scalar(type, w, cols, NULL, xq, n, y0, rows, 0, rows);
                 for (int isa = 1; isa < n_isas(); isa++) {
-                    cpu_set_isa((cpu_isa)isa);
-                    matmul_rows(type, w, cols, NULL, xq, n, y1, rows, 0, rows);
+                    tt_set_isa((cpu_isa)isa);
+                    matmul_rows(tt(), type, w, cols, NULL, xq, n, y1, rows, 0, rows);
                     for (int i = 0; i < n * rows; i++)
                         if (y0[i] != y1[i] || y0[i] != floorf(y0[i])) {
                             if (bad++ < 5)
@@ -365,14 +366,14 @@ static void test_matmul_int_exact(void) {
                                         dtype_name(type), cpu_isa_name((cpu_isa)isa), cols, n, i, y1[i], y0[i]);
                         }
                 }
-                cpu_set_isa(saved);
+                tt_set_isa(saved);
                 free(w), free(x), free(xq), free(y0), free(y1);
             }
         CHECK_MSG(bad == 0, "%s integer dots differ in %d places", dtype_name(type), bad);
     }
 }
 
-/* matmul() through thread pools of several sizes equals the scalar rows. */
+/* matmul(tt(), ) through thread pools of several sizes equals the scalar rows. */
 static void test_matmul_threads(void) {
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
@@ -390,14 +391,14 @@ static void test_matmul_threads(void) {
             size_t sb = matmul_scratch_bytes(type, cols, n);
             void *scratch = sb ? malloc(sb) : NULL;
             float *y0 = malloc(sizeof(float) * (size_t)n * rows), *y1 = malloc(sizeof(float) * (size_t)n * rows);
-            matmul(NULL, &W, x, n, y0, rows, scratch);
+            matmul(tt(), NULL, &W, x, n, y0, rows, scratch);
             /* claims of one unit (ranges get stolen) and of the CPU's size */
-            const int claims[2] = {1, cpu_claim_units()};
+            const int claims[2] = {1, tt()->claim_units};
             for (int k = 0; k < 2; k++) {
-                cpu_set_claim_units(claims[k]);
+                tt_set_claim_units(claims[k]);
                 for (int p = 1; p < 3; p++) {
                     memset(y1, 0, sizeof(float) * (size_t)n * rows);
-                    matmul(pools[p], &W, x, n, y1, rows, scratch);
+                    matmul(tt(), pools[p], &W, x, n, y1, rows, scratch);
                     CHECK_MSG(memcmp(y0, y1, sizeof(float) * (size_t)n * rows) == 0,
                               "%s %dx%d n=%d with %d threads, claims of %d", dtype_name(type), rows, cols, n, p + 1,
                               claims[k]);
@@ -479,27 +480,27 @@ static void test_rmsnorm_softmax_silu(void) {
     float x[67], w[67], out[67];
     rnd_fill(x, 67, 3.0f);
     rnd_fill(w, 67, 1.0f);
-    rmsnorm(out, x, w, 67, 1e-6f);
+    rmsnorm(tt(), out, x, w, 67, 1e-6f);
     double ss = 0;
     for (int i = 0; i < 67; i++) ss += (double)x[i] * x[i];
     double sc = 1.0 / sqrt(ss / 67 + 1e-6);
     for (int i = 0; i < 67; i++) CHECK_NEAR(out[i], x[i] * sc * w[i], 1e-6 * fabs(x[i] * sc) + 1e-7);
     memcpy(out, x, sizeof x);
-    rmsnorm(out, out, NULL, 67, 1e-6f); /* aliasing, no weight */
+    rmsnorm(tt(), out, out, NULL, 67, 1e-6f); /* aliasing, no weight */
     for (int i = 0; i < 67; i++) CHECK_NEAR(out[i], x[i] * sc, 1e-6 * fabs(x[i] * sc) + 1e-7);
     /* the SIMD sums of squares keep the scalar twin's lanes: same bits, odd sizes */
     {
-        const cpu_isa saved = cpu_isa_active();
+        const cpu_isa saved = tt()->isa;
         static float big[1031], o1[1031], o2[1031], wb[1031];
         rnd_fill(big, 1031, 50.0f);
         rnd_fill(wb, 1031, 1.0f);
         for (int n = 1; n <= 1031; n += (n < 40 ? 1 : 37)) {
             const double ref = rmsnorm_sumsq_scalar(big, n);
-            cpu_set_isa(ISA_SCALAR);
-            rmsnorm(o1, big, wb, n, 1e-5f);
+            tt_set_isa(ISA_SCALAR);
+            rmsnorm(tt(), o1, big, wb, n, 1e-5f);
             for (int isa = 1; isa < n_isas(); isa++) {
-                cpu_set_isa((cpu_isa)isa);
-                rmsnorm(o2, big, wb, n, 1e-5f);
+                tt_set_isa((cpu_isa)isa);
+                rmsnorm(tt(), o2, big, wb, n, 1e-5f);
                 CHECK_MSG(memcmp(o1, o2, sizeof(float) * (size_t)n) == 0, "rmsnorm n=%d %s differs from scalar", n,
                           cpu_isa_name((cpu_isa)isa));
             }
@@ -507,11 +508,11 @@ static void test_rmsnorm_softmax_silu(void) {
             for (int i = 0; i < n; i++) direct += (double)big[i] * big[i];
             CHECK_NEAR(ref, direct, 1e-12 * direct);
         }
-        cpu_set_isa(saved);
+        tt_set_isa(saved);
     }
 
     float s[7] = {1, 2, 3, 1000, -5, 0, 999};
-    softmax(s, 7);
+    softmax(tt(), s, 7);
     double sum = 0;
     for (int i = 0; i < 7; i++) sum += s[i];
     CHECK_NEAR(sum, 1.0, 1e-6);
@@ -521,19 +522,19 @@ static void test_rmsnorm_softmax_silu(void) {
     float g[5] = {-3, -0.5f, 0, 0.5f, 4}, u[5] = {1, 2, 3, 4, 5};
     float g0[5];
     memcpy(g0, g, sizeof g);
-    silu_mul(g, u, 5);
+    silu_mul(tt(), g, u, 5);
     for (int i = 0; i < 5; i++) CHECK_NEAR(g[i], g0[i] / (1.0 + exp(-g0[i])) * u[i], 1e-6);
     /* SIMD silu/softmax vs double-precision formulas at every ISA: relative 2e-6 */
     enum { NS = 1003 };
     static float gg[NS], uu[NS], g1[NS], sm[NS], sm0[NS];
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int isa = 0; isa < n_isas(); isa++) {
-        cpu_set_isa((cpu_isa)isa);
+        tt_set_isa((cpu_isa)isa);
         rnd_fill(gg, NS, 30.0f);
         gg[0] = -100.0f, gg[1] = 100.0f, gg[2] = 0.0f, gg[3] = -88.5f, gg[4] = 89.0f;
         rnd_fill(uu, NS, 2.0f);
         memcpy(g1, gg, sizeof gg);
-        silu_mul(g1, uu, NS);
+        silu_mul(tt(), g1, uu, NS);
         int bad = 0;
         for (int i = 0; i < NS; i++) {
             double ref = gg[i] / (1.0 + exp(-(double)gg[i])) * uu[i];
@@ -542,7 +543,7 @@ static void test_rmsnorm_softmax_silu(void) {
         CHECK_MSG(bad == 0, "silu_mul %s: %d off", cpu_isa_name((cpu_isa)isa), bad);
         rnd_fill(sm, NS, 20.0f);
         memcpy(sm0, sm, sizeof sm);
-        softmax(sm, NS);
+        softmax(tt(), sm, NS);
         double mx = -1e30, z = 0;
         for (int i = 0; i < NS; i++) mx = fmax(mx, sm0[i]);
         for (int i = 0; i < NS; i++) z += exp(sm0[i] - mx);
@@ -554,7 +555,7 @@ static void test_rmsnorm_softmax_silu(void) {
         }
         CHECK_MSG(bad == 0, "softmax %s: %d off", cpu_isa_name((cpu_isa)isa), bad);
     }
-    cpu_set_isa(saved);
+    tt_set_isa(saved);
 
     float a[3] = {1, 2, 3}, b[3] = {0.5f, -2, 10};
     vec_add(a, b, 3);
@@ -568,7 +569,7 @@ static void test_rmsnorm_softmax_silu(void) {
 static void test_gelu_softcap(void) {
     enum { NG = 1003 };
     static float gg[NG], uu[NG], out[3][NG], sc[NG], sc_out[3][NG];
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     rnd_fill(gg, NG, 8.0f);
     gg[0] = -100.0f, gg[1] = 100.0f, gg[2] = 0.0f, gg[3] = -1e-4f, gg[4] = 12.0f, gg[5] = -9.0f;
     rnd_fill(uu, NG, 2.0f);
@@ -577,9 +578,9 @@ static void test_gelu_softcap(void) {
     static const float CAPS[] = {30.0f, 1.5f};
     for (int n = 1; n <= NG; n += n < 40 ? 1 : 97) {
         for (int isa = 0; isa < n_isas(); isa++) {
-            cpu_set_isa((cpu_isa)isa);
+            tt_set_isa((cpu_isa)isa);
             memcpy(out[isa], gg, sizeof(float) * (size_t)n);
-            gelu_mul(out[isa], uu, n);
+            gelu_mul(tt(), out[isa], uu, n);
             int bad = 0;
             for (int i = 0; i < n; i++) {
                 const double x = gg[i], t = 0.7978845608028654 * (x + 0.044715 * x * x * x);
@@ -591,7 +592,7 @@ static void test_gelu_softcap(void) {
             for (int ci = 0; ci < 2; ci++) {
                 const float c = CAPS[ci];
                 memcpy(sc_out[isa], sc, sizeof(float) * (size_t)n);
-                softcap_row(sc_out[isa], n, c);
+                softcap_row(tt(), sc_out[isa], n, c);
                 bad = 0;
                 for (int i = 0; i < n; i++) {
                     const double ref = c * tanh((double)sc[i] / c);
@@ -611,7 +612,7 @@ static void test_gelu_softcap(void) {
             CHECK_MSG(bad == 0, "gelu/softcap n=%d %s vs scalar: %d off", n, cpu_isa_name((cpu_isa)isa), bad);
         }
     }
-    cpu_set_isa(saved);
+    tt_set_isa(saved);
     float a[3] = {1, 2, 3}, b[3] = {0.5f, -2, 10};
     vec_add_scaled(a, b, 0.25f, 3);
     CHECK(a[0] == 1.125f && a[1] == 1.5f && a[2] == 5.5f);
@@ -635,11 +636,11 @@ static void test_rope(void) {
         rnd_fill(x, 2 * STRIDE, 1.0f);
         memcpy(y, x, sizeof x);
         int32_t p1[2] = {7, 1000}, p2[2] = {30, 2047}, p12[2] = {37, 3047}, z[2] = {0, 0};
-        rope(x, 2, STRIDE, NH, HD, ROT, p1, inv_freq, (rope_style)style);
-        rope(x, 2, STRIDE, NH, HD, ROT, p2, inv_freq, (rope_style)style);
+        rope(tt(), x, 2, STRIDE, NH, HD, ROT, p1, inv_freq, (rope_style)style);
+        rope(tt(), x, 2, STRIDE, NH, HD, ROT, p2, inv_freq, (rope_style)style);
         float x0[2 * STRIDE];
         memcpy(x0, y, sizeof y);
-        rope(y, 2, STRIDE, NH, HD, ROT, p12, inv_freq, (rope_style)style);
+        rope(tt(), y, 2, STRIDE, NH, HD, ROT, p12, inv_freq, (rope_style)style);
         double worst = 0;
         for (int i = 0; i < 2 * STRIDE; i++) {
             double d = fabs(x[i] - y[i]);
@@ -653,12 +654,12 @@ static void test_rope(void) {
             for (int d = NH * HD; d < STRIDE; d++) CHECK(y[r * STRIDE + d] == x0[r * STRIDE + d]);
         }
         memcpy(y, x0, sizeof y);
-        rope(y, 2, STRIDE, NH, HD, ROT, z, inv_freq, (rope_style)style);
+        rope(tt(), y, 2, STRIDE, NH, HD, ROT, z, inv_freq, (rope_style)style);
         CHECK(memcmp(y, x0, sizeof y) == 0);
     }
     /* every ISA rotates to the scalar twin's bits (odd pair counts: vector part + tail) */
     {
-        const cpu_isa saved = cpu_isa_active();
+        const cpu_isa saved = tt()->isa;
         static const int ROTS[] = {2, 30, 32, 48, 64, 98, 128};
         for (int style = 0; style < 2; style++)
             for (size_t ri = 0; ri < sizeof ROTS / sizeof ROTS[0]; ri++) {
@@ -668,10 +669,10 @@ static void test_rope(void) {
                 rnd_fill(a, nh * hd, 2.0f);
                 memcpy(b, a, sizeof a);
                 int32_t pos = 12345;
-                cpu_set_isa(ISA_SCALAR);
-                rope(a, 1, nh * hd, nh, hd, rot, &pos, invf, (rope_style)style);
-                cpu_set_isa(saved);
-                rope(b, 1, nh * hd, nh, hd, rot, &pos, invf, (rope_style)style);
+                tt_set_isa(ISA_SCALAR);
+                rope(tt(), a, 1, nh * hd, nh, hd, rot, &pos, invf, (rope_style)style);
+                tt_set_isa(saved);
+                rope(tt(), b, 1, nh * hd, nh, hd, rot, &pos, invf, (rope_style)style);
                 CHECK_MSG(memcmp(a, b, sizeof a) == 0, "rope style %d rot %d: %s differs from scalar", style, rot,
                           cpu_isa_name(saved));
             }
@@ -688,8 +689,8 @@ static void test_rope(void) {
         float invf[HD2 / 2];
         for (int i = 0; i < HD2 / 2; i++) invf[i] = (float)pow(10000.0, -2.0 * i / HD2);
         int32_t pos = 123;
-        rope(hf, 1, NH2 * HD2, NH2, HD2, HD2, &pos, invf, ROPE_HALVES);
-        rope(gg, 1, NH2 * HD2, NH2, HD2, HD2, &pos, invf, ROPE_INTERLEAVED);
+        rope(tt(), hf, 1, NH2 * HD2, NH2, HD2, HD2, &pos, invf, ROPE_HALVES);
+        rope(tt(), gg, 1, NH2 * HD2, NH2, HD2, HD2, &pos, invf, ROPE_INTERLEAVED);
         int bad = 0;
         for (int hd = 0; hd < NH2; hd++)
             for (int h = 0; h < 2; h++)
@@ -709,7 +710,7 @@ static void test_attention(void) {
     static const int WINDOWS[] = {0, 5, 40};
     static const int HDS[] = {16, 64, 80, 24, 8}; /* 24, 8: odd multiples of 8 (a half last chunk) */
     static const int BSS[] = {16, 7, 32, 256};
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     int cases = 0;
     for (int kt = 0; kt < 2; kt++)
         for (int gi = 0; gi < 4; gi++)
@@ -750,9 +751,9 @@ static void test_attention(void) {
                     attn_params ap = {n_heads, n_kv, hd, 1.0f / sqrtf((float)hd), WINDOWS[wi], cap};
                     attention_reference(&ap, q, n_q, pos, &kv, o1);
                     for (int isa = 0; isa < n_isas(); isa++) {
-                        cpu_set_isa((cpu_isa)isa);
+                        tt_set_isa((cpu_isa)isa);
                         memset(o2, 0, sizeof(float) * n_q * n_heads * hd);
-                        attention(isa == 1 ? NULL : pool, &ap, q, n_q, pos, &kv, o2);
+                        attention(tt(), isa == 1 ? NULL : pool, &ap, q, n_q, pos, &kv, o2);
                         double worst = 0;
                         for (int i = 0; i < n_q * n_heads * hd; i++) worst = fmax(worst, fabs(o1[i] - o2[i]));
                         CHECK_MSG(worst <= 1e-5 * vmax, "attention %s gqa=%d window=%d hd=%d bs=%d cap=%g layout %d %s: diff %g",
@@ -760,17 +761,17 @@ static void test_attention(void) {
                         cases++;
                         /* one decode row alone (a batch of just its GQA group's heads) */
                         const size_t o11 = (size_t)11 * n_heads * hd;
-                        attention(pool, &ap, q + o11, 1, &pos[11], &kv, o2);
+                        attention(tt(), pool, &ap, q + o11, 1, &pos[11], &kv, o2);
                         worst = 0;
                         for (int i = 0; i < n_heads * hd; i++) worst = fmax(worst, fabs(o1[o11 + i] - o2[i]));
                         CHECK_MSG(worst <= 1e-5 * vmax, "attention decode row %s gqa=%d window=%d hd=%d bs=%d layout %d %s: diff %g",
                                   dtype_name(type), GQA[gi], WINDOWS[wi], hd, bs, layout, cpu_isa_name((cpu_isa)isa), worst);
                     }
-                    cpu_set_isa(saved);
+                    tt_set_isa(saved);
                     /* a window of 1 returns v at the query position exactly (up to rounding) */
                     attn_params ap1 = ap;
                     ap1.window = 1;
-                    attention(pool, &ap1, q, 1, pos, &kv, o2);
+                    attention(tt(), pool, &ap1, q, 1, pos, &kv, o2);
                     float vr[256];
                     dequantize_row(type, attn_kv_at(&kv, kv.v, pos[0], 0), vr, hd);
                     for (int d = 0; d < hd; d++) CHECK_NEAR(o2[d], vr[d], 1e-6);
@@ -786,29 +787,29 @@ static void test_attention(void) {
  * only unless WICK_PREFETCH=l2); a set style (or WICK_PREFETCH) holds for
  * every token count and stream; a reset brings the detected styles back. */
 static void test_prefetch_style_n(void) {
-    const cpu_prefetch pf = cpu_prefetch_style();
-    const cpu_prefetch dense1 = cpu_prefetch_style_dense(1), multi8 = cpu_prefetch_style_n(8);
-    CHECK(cpu_prefetch_style_n(1) == pf);
-    CHECK(cpu_prefetch_style_n(0) == pf);
+    const cpu_prefetch pf = tt()->prefetch;
+    const cpu_prefetch dense1 = kernel_prefetch_dense(tt(), 1), multi8 = kernel_prefetch_n(tt(), 8);
+    CHECK(kernel_prefetch_n(tt(), 1) == pf);
+    CHECK(kernel_prefetch_n(tt(), 0) == pf);
     CHECK(dense1 == pf || dense1 == PREFETCH_L2);
     for (int n = 2; n <= 16; n++) {
-        CHECK(cpu_prefetch_style_dense(n) != PREFETCH_L2 || pf == PREFETCH_L2); /* WICK_PREFETCH=l2 */
-        if (dense1 == pf) CHECK(cpu_prefetch_style_dense(n) == cpu_prefetch_style_n(n)); /* not Zen 4 */
+        CHECK(kernel_prefetch_dense(tt(), n) != PREFETCH_L2 || pf == PREFETCH_L2); /* WICK_PREFETCH=l2 */
+        if (dense1 == pf) CHECK(kernel_prefetch_dense(tt(), n) == kernel_prefetch_n(tt(), n)); /* not Zen 4 */
     }
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) {
-        cpu_set_prefetch_style((cpu_prefetch)style);
+        tt_set_prefetch((cpu_prefetch)style);
         for (int n = 1; n <= 16; n++) {
-            CHECK(cpu_prefetch_style_n(n) == (cpu_prefetch)style);
-            CHECK(cpu_prefetch_style_dense(n) == (cpu_prefetch)style);
+            CHECK(kernel_prefetch_n(tt(), n) == (cpu_prefetch)style);
+            CHECK(kernel_prefetch_dense(tt(), n) == (cpu_prefetch)style);
         }
         CHECK(strcmp(cpu_prefetch_name((cpu_prefetch)style), "unknown") != 0);
     }
-    cpu_reset_prefetch_style();
-    CHECK(cpu_prefetch_style() == pf);
-    CHECK(cpu_prefetch_style_dense(1) == dense1);
-    CHECK(cpu_prefetch_style_n(8) == multi8);
+    tt_reset_prefetch();
+    CHECK(tt()->prefetch == pf);
+    CHECK(kernel_prefetch_dense(tt(), 1) == dense1);
+    CHECK(kernel_prefetch_n(tt(), 8) == multi8);
     printf("prefetch styles: 1 token %s, dense %s; 8 tokens %s, dense %s\n", cpu_prefetch_name(pf),
-           cpu_prefetch_name(dense1), cpu_prefetch_name(multi8), cpu_prefetch_name(cpu_prefetch_style_dense(8)));
+           cpu_prefetch_name(dense1), cpu_prefetch_name(multi8), cpu_prefetch_name(kernel_prefetch_dense(tt(), 8)));
 }
 
 /* copy_nt against its twin (memcpy): lengths 0-300 at destination offsets
@@ -816,9 +817,9 @@ static void test_prefetch_style_n(void) {
 static void test_copy_nt(void) {
     static _Alignas(64) unsigned char src[448], dst[512], want[512];
     for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(rnd_u32() >> 7);
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
-        CHECK(cpu_set_isa((cpu_isa)isa));
+        CHECK(tt_set_isa((cpu_isa)isa));
         for (size_t off = 0; off < 64; off += 1 + (off > 8) * 6)
             for (size_t n = 0; n <= 300; n += 1 + n / 16) {
                 memset(dst, 0xa5, sizeof dst), memset(want, 0xa5, sizeof want);
@@ -827,7 +828,7 @@ static void test_copy_nt(void) {
                 CHECK_MSG(memcmp(dst, want, sizeof dst) == 0, "copy_nt isa %d off %zu n %zu", isa, off, n);
             }
     }
-    cpu_set_isa(saved);
+    tt_set_isa(saved);
 }
 
 int main(void) {
@@ -840,23 +841,23 @@ int main(void) {
     RUN(test_quantize);
     RUN(test_pool);
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */
-        cpu_set_prefetch_style((cpu_prefetch)style);
+        tt_set_prefetch((cpu_prefetch)style);
         printf("prefetch style %s\n", cpu_prefetch_name((cpu_prefetch)style));
         RUN(test_matmul_isas);
     }
-    cpu_reset_prefetch_style();
-    cpu_set_f16_by_halves(!cpu_f16_by_halves()); /* F16 widened 16 and 8 at a time */
+    tt_reset_prefetch();
+    tt_set_f16_halves(!tt()->f16_halves); /* F16 widened 16 and 8 at a time */
     RUN(test_matmul_isas);
-    cpu_set_f16_by_halves(!cpu_f16_by_halves());
+    tt_set_f16_halves(!tt()->f16_halves);
     RUN(test_matmul_int_exact);
     RUN(test_matmul_threads);
     RUN(test_rmsnorm_softmax_silu);
     RUN(test_gelu_softcap);
     RUN(test_rope);
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode attention prefetches per style */
-        cpu_set_prefetch_style((cpu_prefetch)style);
+        tt_set_prefetch((cpu_prefetch)style);
         RUN(test_attention);
     }
-    cpu_reset_prefetch_style();
+    tt_reset_prefetch();
     return check_summary("test_kernels");
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "engine/bench.h"
@@ -37,7 +38,7 @@ static uint32_t rnd(void) {
 static float rndf(void) { return (float)(rnd() & 0xffffff) / (float)0x800000 - 1.0f; }
 
 static void test_f16_row(void) {
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int n = 0; n < 80; n += (n < 20 ? 1 : 13)) {
         float *x = malloc(sizeof(float) * (size_t)(n + 1));
         uint16_t *a = malloc(2 * (size_t)(n + 1)), *b = malloc(2 * (size_t)(n + 1));
@@ -48,7 +49,7 @@ static void test_f16_row(void) {
         if (n > 3) x[1] = 1e6f, x[2] = -INFINITY, x[3] = 6.1e-5f; /* overflow, inf, subnormal edge */
         f32_to_f16_row_scalar(x, a, n);
         for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
-            CHECK(cpu_set_isa((cpu_isa)isa));
+            CHECK(tt_set_isa((cpu_isa)isa));
             memset(b, 0, 2 * (size_t)(n + 1));
             f32_to_f16_row(x, b, n);
             CHECK_MSG(memcmp(a, b, 2 * (size_t)n) == 0, "f32_to_f16_row n=%d isa=%s", n, cpu_isa_name((cpu_isa)isa));
@@ -58,7 +59,7 @@ static void test_f16_row(void) {
         for (int i = 0; i < n; i++) a[i] = (uint16_t)rnd();
         f16_to_f32_row_scalar(a, fa, n);
         for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
-            CHECK(cpu_set_isa((cpu_isa)isa));
+            CHECK(tt_set_isa((cpu_isa)isa));
             memset(fb, 0, sizeof(float) * (size_t)(n + 1));
             f16_to_f32_row(a, fb, n);
             for (int i = 0; i < n; i++) {
@@ -67,7 +68,7 @@ static void test_f16_row(void) {
             }
         }
         free(fa), free(fb);
-        cpu_set_isa(saved);
+        tt_set_isa(saved);
         free(x), free(a), free(b);
     }
 }
@@ -75,7 +76,7 @@ static void test_f16_row(void) {
 /* rope_rotate_f16 (span placement) = widen, rope_rotate, narrow: every ISA
  * and the scalar twin, both styles, partial rotation, odd sizes, in place. */
 static void test_rope_f16(void) {
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     const int dims[] = {2, 6, 32, 34, 64, 96, 128, 130, 256};
     for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++)
         for (int partial = 0; partial < 2; partial++)
@@ -90,25 +91,25 @@ static void test_rope_f16(void) {
                     cs[i] = (float)cos(a), sn[i] = (float)sin(a);
                 }
                 const rope_style st = style ? ROPE_INTERLEAVED : ROPE_HALVES;
-                CHECK(cpu_set_isa(ISA_SCALAR));
+                CHECK(tt_set_isa(ISA_SCALAR));
                 f16_to_f32_row_scalar(src, row, hd);
-                rope_rotate(row, 1, hd, rot, 0, half, cs, sn, st);
+                rope_rotate(tt(), row, 1, hd, rot, 0, half, cs, sn, st);
                 f32_to_f16_row_scalar(row, want, hd);
                 rope_rotate_f16_scalar(src, got, hd, rot, cs, sn, st);
                 CHECK_MSG(memcmp(want, got, 2 * (size_t)hd) == 0, "rope_rotate_f16_scalar hd=%d rot=%d style=%d", hd, rot, style);
                 for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
-                    CHECK(cpu_set_isa((cpu_isa)isa));
+                    CHECK(tt_set_isa((cpu_isa)isa));
                     memcpy(got, src, sizeof src);
-                    rope_rotate_f16(got, got, hd, rot, cs, sn, st); /* in place */
+                    rope_rotate_f16(tt(), got, got, hd, rot, cs, sn, st); /* in place */
                     CHECK_MSG(memcmp(want, got, 2 * (size_t)hd) == 0, "rope_rotate_f16 hd=%d rot=%d style=%d isa=%s", hd,
                               rot, style, cpu_isa_name((cpu_isa)isa));
                 }
-                cpu_set_isa(saved);
+                tt_set_isa(saved);
             }
 }
 
 static void test_sum_words(void) {
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (size_t n = 0; n < 300; n += 1 + n / 4) {
         uint64_t *p = malloc(8 * (n + 1));
         for (size_t i = 0; i < n; i++) p[i] = (uint64_t)rnd() << 40 ^ rnd();
@@ -116,17 +117,17 @@ static void test_sum_words(void) {
         for (size_t i = 0; i < n; i++) want += p[i];
         CHECK(bench_sum_words_scalar(p, n) == want);
         for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
-            CHECK(cpu_set_isa((cpu_isa)isa));
+            CHECK(tt_set_isa((cpu_isa)isa));
             for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) {
-                cpu_set_prefetch_style((cpu_prefetch)style);
+                tt_set_prefetch((cpu_prefetch)style);
                 for (int pre = 0; pre < 2; pre++)
-                    CHECK_MSG(bench_sum_words(p + (n > 2), n - (n > 2) * 2 + (n > 2), pre) ==
+                    CHECK_MSG(bench_sum_words(tt(), p + (n > 2), n - (n > 2) * 2 + (n > 2), pre) ==
                                   bench_sum_words_scalar(p + (n > 2), n - (n > 2) * 2 + (n > 2)),
                               "sum n=%zu prefetch %d style %d", n, pre, style);
-                cpu_reset_prefetch_style();
+                tt_reset_prefetch();
             }
         }
-        cpu_set_isa(saved);
+        tt_set_isa(saved);
         free(p);
     }
     wick_error err;
@@ -178,10 +179,10 @@ static void test_matmul_multi(void) {
                 for (int i = 0; i < n * cols; i++) x[i] = rndf();
                 size_t sb = matmul_scratch_bytes(type, cols, n);
                 void *scratch = malloc(sb ? sb : 1);
-                for (int k = 0; k < 3; k++) matmul(NULL, pw[k], x, n, y0[k], ld[k], scratch);
+                for (int k = 0; k < 3; k++) matmul(tt(), NULL, pw[k], x, n, y0[k], ld[k], scratch);
                 for (int p = 0; p < 3; p++) {
                     for (int k = 0; k < 3; k++) memset(y1[k], 0, sizeof(float) * (size_t)n * ld[k]);
-                    matmul_multi(pools[p], pw, 3, x, n, y1, ld, scratch);
+                    matmul_multi(tt(), pools[p], pw, 3, x, n, y1, ld, scratch);
                     for (int k = 0; k < 3; k++)
                         CHECK_MSG(memcmp(y0[k], y1[k], sizeof(float) * (size_t)n * ld[k]) == 0,
                                   "matmul_multi %s rows %d n=%d threads %d matrix %d", dtype_name(type), ROWS[ri][k], n, p + 1, k);

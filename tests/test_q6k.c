@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "format/gguf.h"
@@ -158,7 +159,7 @@ static void test_matmul_isas(void) {
     static const int NS[] = {1, 2, 3, 4, 5, 7, 8, 33};
     static const int ROWS[] = {1, 3, 7, 16, 17, 33};
     static const int COLS[] = {256, 512, 768, 1024, 2816};
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     int fails = 0, checks = 0;
     for (int raw = 0; raw < 2; raw++)
         for (size_t ci = 0; ci < sizeof COLS / sizeof COLS[0]; ci++)
@@ -171,7 +172,7 @@ static void test_matmul_isas(void) {
                     float *x = malloc(sizeof(float) * (size_t)n * cols), *xd = malloc(sizeof(float) * (size_t)n * cols);
                     for (int i = 0; i < n * cols; i++) x[i] = rnd_f() * 2.0f * (i % 41 == 0 ? 5.0f : 1.0f);
                     void *xq = malloc(matmul_scratch_bytes(WICK_Q6_K, cols, n));
-                    mm_q8k_quantize_x(NULL, x, n, cols, xq);
+                    mm_q8k_quantize_x(tt(), NULL, x, n, cols, xq);
                     dequant_x(xq, n, cols, xd);
                     float *y0 = malloc(sizeof(float) * (size_t)n * ldy), *y1 = malloc(sizeof(float) * (size_t)n * ldy);
                     for (int i = 0; i < n * ldy; i++) y0[i] = y1[i] = -777.0f;
@@ -192,11 +193,11 @@ static void test_matmul_isas(void) {
                                             rows, cols, n, i, r, y0[i * ldy + r], s);
                         }
                     for (int isa = 1; isa < n_isas(); isa++) {
-                        CHECK(cpu_set_isa((cpu_isa)isa));
+                        CHECK(tt_set_isa((cpu_isa)isa));
                         for (int i = 0; i < n * ldy; i++) y1[i] = -777.0f;
                         const int mid = rows / 3; /* two uneven ranges, like two threads */
-                        matmul_rows(WICK_Q6_K, w, cols, x, xq, n, y1, ldy, 0, mid);
-                        matmul_rows(WICK_Q6_K, w, cols, x, xq, n, y1, ldy, mid, rows);
+                        matmul_rows(tt(), WICK_Q6_K, w, cols, x, xq, n, y1, ldy, 0, mid);
+                        matmul_rows(tt(), WICK_Q6_K, w, cols, x, xq, n, y1, ldy, mid, rows);
                         for (int i = 0; i < n; i++) {
                             for (int r = 0; r < rows; r++) {
                                 checks++;
@@ -210,7 +211,7 @@ static void test_matmul_isas(void) {
                                 if (y1[i * ldy + r] != -777.0f) fails++;
                         }
                     }
-                    cpu_set_isa(saved);
+                    tt_set_isa(saved);
                     free(wf), free(w), free(x), free(xd), free(xq), free(y0), free(y1), free(bound);
                 }
     CHECK_MSG(fails == 0, "Q6_K: %d of %d outputs out of tolerance", fails, checks);
@@ -245,11 +246,11 @@ static void test_matmul_extremes(void) {
     float wf[4 * 512], xd[3 * 512];
     for (int r = 0; r < rows; r++) dequantize_row(WICK_Q6_K, &w[r * nb], wf + r * cols, cols);
     dequant_x(xq, n, cols, xd);
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     for (int isa = 0; isa < n_isas(); isa++) {
-        CHECK(cpu_set_isa((cpu_isa)isa));
+        CHECK(tt_set_isa((cpu_isa)isa));
         float y[3 * 4];
-        matmul_rows(WICK_Q6_K, w, cols, NULL, xq, n, y, rows, 0, rows);
+        matmul_rows(tt(), WICK_Q6_K, w, cols, NULL, xq, n, y, rows, 0, rows);
         for (int i = 0; i < n; i++)
             for (int r = 0; r < rows; r++) {
                 int64_t want = 0;
@@ -258,10 +259,10 @@ static void test_matmul_extremes(void) {
                           "%s r=%d i=%d: %.1f vs %lld", cpu_isa_name((cpu_isa)isa), r, i, y[i * rows + r], (long long)want);
             }
     }
-    cpu_set_isa(saved);
+    tt_set_isa(saved);
 }
 
-/* matmul() over a pool and matmul_multi (Q6_K together with Q8_0/F32 weights
+/* matmul(tt(), ) over a pool and matmul_multi (Q6_K together with Q8_0/F32 weights
  * of the same width) give what the single-threaded row kernel gives. */
 static void test_matmul_pool(void) {
     wick_error err;
@@ -288,17 +289,17 @@ static void test_matmul_pool(void) {
     float *ym[3], *refm[3];
     for (int k = 0; k < 3; k++) ym[k] = malloc(sizeof(float) * n * rows), refm[k] = malloc(sizeof(float) * n * rows);
     void *xq = malloc(mm_q8k_xq_bytes(cols, n));
-    mm_q8k_quantize_x(NULL, x, n, cols, xq);
-    matmul_rows(WICK_Q6_K, w, cols, x, xq, n, ref, rows, 0, rows);
-    matmul(pool, &W, x, n, y, rows, scratch);
+    mm_q8k_quantize_x(tt(), NULL, x, n, cols, xq);
+    matmul_rows(tt(), WICK_Q6_K, w, cols, x, xq, n, ref, rows, 0, rows);
+    matmul(tt(), pool, &W, x, n, y, rows, scratch);
     CHECK(memcmp(y, ref, sizeof(float) * n * rows) == 0);
     const wick_tensor *Ws[3] = {&W8, &W, &WF};
     int ld[3] = {rows, rows, rows};
-    for (int k = 0; k < 3; k++) matmul(NULL, Ws[k], x, n, refm[k], rows, scratch);
-    matmul_multi(pool, Ws, 3, x, n, ym, ld, scratch);
+    for (int k = 0; k < 3; k++) matmul(tt(), NULL, Ws[k], x, n, refm[k], rows, scratch);
+    matmul_multi(tt(), pool, Ws, 3, x, n, ym, ld, scratch);
     for (int k = 0; k < 3; k++) CHECK(memcmp(ym[k], refm[k], sizeof(float) * n * rows) == 0);
     const wick_tensor *Wq[2] = {&W, &W};
-    matmul_multi(pool, Wq, 2, x, n, ym, ld, scratch);
+    matmul_multi(tt(), pool, Wq, 2, x, n, ym, ld, scratch);
     CHECK(memcmp(ym[0], ref, sizeof(float) * n * rows) == 0 && memcmp(ym[1], ref, sizeof(float) * n * rows) == 0);
     for (int k = 0; k < 3; k++) free(ym[k]), free(refm[k]);
     free(wf), free(w), free(w8), free(x), free(scratch), free(y), free(ref), free(xq);

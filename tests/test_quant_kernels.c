@@ -6,7 +6,7 @@
  *     it, its AVX-512 kernel, decode (n <= 16) and prefill (n > 16), with
  *     rows split unevenly and at odd boundaries;
  *   - the file-layout kernel of every ISA level the CPU has;
- *   - matmul() on 1-3 threads, file layout and repacked;
+ *   - matmul(tt(), ) on 1-3 threads, file layout and repacked;
  * on random blocks (random bytes, fp16 fields set to finite values) and
  * random activations, odd sizes included. The repack round-trips every block
  * and matmul_weight_row equals dequantize_row. And the definition itself is
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "kernels/convert.h"
@@ -73,8 +74,8 @@ static void *make_w(int type, int rows, int cols) {
 static bool is_k(int type) { return dtype_block_elems(type) == WICK_QK_K; }
 
 static void prepare_x(int type, const float *x, int n, int cols, void *xq) {
-    if (is_k(type)) mm_q8k_quantize_x(NULL, x, n, cols, xq);
-    else matmul_quantize_x(NULL, x, n, cols, xq);
+    if (is_k(type)) mm_q8k_quantize_x(tt(), NULL, x, n, cols, xq);
+    else matmul_quantize_x(tt(), NULL, x, n, cols, xq);
 }
 
 static int n_isas(void) { return (int)cpu_best_isa() + 1; }
@@ -154,7 +155,7 @@ static void test_repack_roundtrip(void) {
         const size_t bytes = dtype_row_bytes(type, cols) * rows;
         void *w = make_w(type, rows, cols), *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
         wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, bytes};
-        const int to = matmul_repack(NULL, &W, wr);
+        const int to = matmul_repack(tt(), NULL, &W, wr);
         CHECK_INT(to, mmq_r16_of(type));
         CHECK_INT(mmq_r16_base(to), type);
         wick_tensor R = W;
@@ -185,7 +186,7 @@ static bool decode_only;
 static void test_kernels(void) {
     static const int ROWS[] = {16, 48, 80, 160};
     static const int NS[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 33};
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     for (int ti = 0; ti < N_TYPES; ti++) {
@@ -199,7 +200,7 @@ static void test_kernels(void) {
                     const size_t bytes = dtype_row_bytes(type, cols) * (size_t)rows;
                     void *w = make_w(type, rows, cols), *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
                     wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, bytes};
-                    const int to = matmul_repack(NULL, &W, wr);
+                    const int to = matmul_repack(tt(), NULL, &W, wr);
                     wick_tensor R = W;
                     R.type = to, R.data = wr;
                     float *x = malloc(sizeof(float) * (size_t)n * cols);
@@ -215,14 +216,14 @@ static void test_kernels(void) {
                                        cols, xq, n, y0, ldy, r, true);
                     /* the interleaved scalar twin, the file layout per ISA, the interleaved per ISA */
                     for (int isa = 0; isa < n_isas(); isa++) {
-                        CHECK(cpu_set_isa((cpu_isa)isa));
+                        CHECK(tt_set_isa((cpu_isa)isa));
                         for (int v = 0; v < 3; v++) {
                             for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
                             const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                             for (int k = 0; k < 3; k++) {
                                 if (v == 0) mmq_r16_rows_scalar(to, wr, cols, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else if (v == 1) matmul_rows(type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else matmul_rows(to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                                else if (v == 1) matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                                else matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
                             }
                             checks++;
                             if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
@@ -233,7 +234,7 @@ static void test_kernels(void) {
                         for (int p = 0; p < 3; p++)
                             for (int lay = 0; lay < 2; lay++) {
                                 for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
-                                matmul(pools[p], lay ? &R : &W, x, n, y1, ldy, xq);
+                                matmul(tt(), pools[p], lay ? &R : &W, x, n, y1, ldy, xq);
                                 checks++;
                                 if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                                     fprintf(stderr, "%s rows %d cols %d n %d isa %s threads %d %s: matmul differs\n",
@@ -241,7 +242,7 @@ static void test_kernels(void) {
                                             lay ? "r16" : "file");
                             }
                     }
-                    cpu_set_isa(saved);
+                    tt_set_isa(saved);
                     free(w), free(wr), free(x), free(xq), free(y0), free(y1);
                 }
         CHECK_MSG(fails == 0, "%s: %d of %d comparisons differ", dtype_name(type), fails, checks);
@@ -255,17 +256,17 @@ int main(void) {
     RUN(test_q8k_quantize);
     RUN(test_definition);
     RUN(test_repack_roundtrip);
-    const cpu_prefetch pf = cpu_prefetch_style();
+    const cpu_prefetch pf = tt()->prefetch;
     RUN(test_kernels);
     decode_only = true;
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */
         if (style == (int)pf) continue;
-        cpu_set_prefetch_style((cpu_prefetch)style);
+        tt_set_prefetch((cpu_prefetch)style);
         RUN(test_kernels);
     }
-    cpu_reset_prefetch_style();
-    cpu_set_act_nt(!cpu_act_nt()); /* decode activations copied out non-temporally, and not */
+    tt_reset_prefetch();
+    tt_set_act_nt(!tt()->act_nt); /* decode activations copied out non-temporally, and not */
     RUN(test_kernels);
-    cpu_set_act_nt(!cpu_act_nt());
+    tt_set_act_nt(!tt()->act_nt);
     return check_summary("test_quant_kernels");
 }

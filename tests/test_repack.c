@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "core/weight_alloc.h"
@@ -51,11 +52,11 @@ static void test_repack_layout(void) {
                 void *w = make_w(type, rows, cols);
                 wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, bytes};
                 void *ref = malloc(bytes);
-                const int to = matmul_repack(NULL, &W, ref);
+                const int to = matmul_repack(tt(), NULL, &W, ref);
                 CHECK_INT(to, type == WICK_Q8_0 ? WICK_Q8_0_R16 : WICK_Q4_0_R16);
                 for (int p = 1; p < 3; p++) {
                     void *d = malloc(bytes);
-                    CHECK_INT(matmul_repack(pools[p], &W, d), to);
+                    CHECK_INT(matmul_repack(tt(), pools[p], &W, d), to);
                     CHECK(memcmp(d, ref, bytes) == 0);
                     free(d);
                 }
@@ -64,7 +65,7 @@ static void test_repack_layout(void) {
                 memcpy(ip, w, bytes);
                 wick_tensor Wi = W;
                 Wi.data = ip;
-                CHECK_INT(matmul_repack(pools[1], &Wi, ip), to);
+                CHECK_INT(matmul_repack(tt(), pools[1], &Wi, ip), to);
                 CHECK(memcmp(ip, ref, bytes) == 0);
                 /* every row dequantizes exactly as the file layout's */
                 wick_tensor R = W;
@@ -86,11 +87,11 @@ static void test_repack_layout(void) {
         for (int ti = 0; ti < 2; ti++) {
             const int type = TYPES[ti], rows = ODD_ROWS[i];
             wick_tensor odd = {"w", type, 2, {32, rows, 1, 1}, f, dtype_row_bytes(type, 32) * (size_t)rows};
-            CHECK_INT(matmul_repack_type(&odd), -1);
-            CHECK_INT(matmul_repack(NULL, &odd, f), -1);
+            CHECK_INT(matmul_repack_type(tt(), &odd), -1);
+            CHECK_INT(matmul_repack(tt(), NULL, &odd, f), -1);
         }
     wick_tensor fl = {"w", WICK_F32, 2, {32, 16, 1, 1}, f, 32 * 16 * 4};
-    CHECK_INT(matmul_repack_type(&fl), -1);
+    CHECK_INT(matmul_repack_type(tt(), &fl), -1);
     pool_free(pools[1]);
     pool_free(pools[2]);
 }
@@ -102,7 +103,7 @@ static void test_repack_matmul(void) {
     static const int ROWS[] = {32, 96, 160, 288}; /* 288: past one prefill row block (256) */
     static const int COLS[] = {32, 96, 128, 224, 1056};
     static const int NS[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 33}; /* decode passes of 1-6 tokens over a pair, 1-8 over a lone group */
-    const cpu_isa saved = cpu_isa_active();
+    const cpu_isa saved = tt()->isa;
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     for (int ti = 0; ti < 2; ti++) {
@@ -111,19 +112,19 @@ static void test_repack_matmul(void) {
             for (int ci = 0; ci < (int)(sizeof COLS / sizeof COLS[0]); ci++)
                 for (int ni = 0; ni < (int)(sizeof NS / sizeof NS[0]); ni++) {
                     /* y's rows padded, or whole 64-byte lines (where 6-8-token Q4_0
-                     * decode may store non-temporally, cpu_act_nt) */
+                     * decode may store non-temporally, kernel_tuning.act_nt) */
                     const int type = TYPES[ti], rows = ROWS[ri], cols = COLS[ci], n = NS[ni], ldy = ci % 2 ? rows : rows + 5;
                     const size_t bytes = dtype_row_bytes(type, cols) * (size_t)rows;
                     void *w = make_w(type, rows, cols), *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
                     wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, bytes};
-                    const int to = matmul_repack(NULL, &W, wr);
+                    const int to = matmul_repack(tt(), NULL, &W, wr);
                     wick_tensor R = W;
                     R.type = to, R.data = wr;
                     float *x = malloc(sizeof(float) * (size_t)n * cols);
                     for (int i = 0; i < n * cols; i++) x[i] = rndf() * 3.0f;
                     void *xq = malloc(matmul_scratch_bytes(to, cols, n));
                     CHECK(matmul_scratch_bytes(to, cols, n) == matmul_scratch_bytes(type, cols, n));
-                    matmul_quantize_x(NULL, x, n, cols, xq);
+                    matmul_quantize_x(tt(), NULL, x, n, cols, xq);
                     const size_t ny = (size_t)n * ldy;
                     const size_t ybytes = (sizeof(float) * ny + 63) & ~(size_t)63;
                     float *y0 = aligned_alloc(64, ybytes), *y1 = aligned_alloc(64, ybytes);
@@ -134,28 +135,28 @@ static void test_repack_matmul(void) {
                     checks++;
                     fails += memcmp(y0, y1, sizeof(float) * ny) != 0;
                     for (int isa = 0; isa < n_isas(); isa++) {
-                        CHECK(cpu_set_isa((cpu_isa)isa));
+                        CHECK(tt_set_isa((cpu_isa)isa));
                         /* file layout under this ISA, vs the interleaved one split unevenly */
                         for (size_t i = 0; i < ny; i++) y0[i] = y1[i] = -777.0f;
-                        if (isa == ISA_AVX512) matmul_rows(type, w, cols, x, xq, n, y0, ldy, 0, rows);
+                        if (isa == ISA_AVX512) matmul_rows(tt(), type, w, cols, x, xq, n, y0, ldy, 0, rows);
                         else matmul_rows_scalar(type, w, cols, x, xq, n, y0, ldy, 0, rows);
                         const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
-                        for (int k = 0; k < 3; k++) matmul_rows(to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                        for (int k = 0; k < 3; k++) matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
                         checks++;
                         if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                             fprintf(stderr, "%s rows %d cols %d n %d isa %s: rows differ\n", dtype_name(type), rows,
                                     cols, n, cpu_isa_name((cpu_isa)isa));
-                        /* whole matmul() on 1-3 threads */
+                        /* whole matmul(tt(), ) on 1-3 threads */
                         for (int p = 0; p < 3; p++) {
                             for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
-                            matmul(pools[p], &R, x, n, y1, ldy, xq);
+                            matmul(tt(), pools[p], &R, x, n, y1, ldy, xq);
                             checks++;
                             if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                                 fprintf(stderr, "%s rows %d cols %d n %d isa %s threads %d: matmul differs\n",
                                         dtype_name(type), rows, cols, n, cpu_isa_name((cpu_isa)isa), p + 1);
                         }
                     }
-                    cpu_set_isa(saved);
+                    tt_set_isa(saved);
                     free(w), free(wr), free(x), free(xq), free(y0), free(y1);
                 }
         CHECK_MSG(fails == 0, "%s: %d of %d comparisons differ", dtype_name(TYPES[ti]), fails, checks);
@@ -194,12 +195,12 @@ int main(void) {
     RUN(test_weight_arena);
     RUN(test_repack_layout);
     for (int style = PREFETCH_OFF; style <= PREFETCH_LAST; style++) { /* decode kernels in every prefetch style */
-        cpu_set_prefetch_style((cpu_prefetch)style);
+        tt_set_prefetch((cpu_prefetch)style);
         RUN(test_repack_matmul);
     }
-    cpu_reset_prefetch_style();
-    cpu_set_act_nt(!cpu_act_nt()); /* activations (and 6-8-token Q4_0 sums) stored plainly, and non-temporally */
+    tt_reset_prefetch();
+    tt_set_act_nt(!tt()->act_nt); /* activations (and 6-8-token Q4_0 sums) stored plainly, and non-temporally */
     RUN(test_repack_matmul);
-    cpu_set_act_nt(!cpu_act_nt());
+    tt_set_act_nt(!tt()->act_nt);
     return check_summary("test_repack");
 }

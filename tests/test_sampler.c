@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "tuning.h"
 #include "engine/sampler.h"
 #include "kernels/cpu.h"
 
@@ -218,7 +219,7 @@ static wick_sampling off(float temperature) {
 static void fit_case(const char *name, const float *logits, int n, const wick_sampling *p,
                      const int32_t *hist, int n_hist, long draws, uint64_t seed) {
     sampler s;
-    CHECK(sampler_init(&s, n, NULL) == 0);
+    CHECK(sampler_init(&s, n, tt()->isa, NULL) == 0);
     double *prob = malloc((size_t)n * sizeof *prob);
     long *obs = calloc((size_t)n, sizeof *obs);
     ref_info info;
@@ -265,7 +266,7 @@ static void test_chi2_itself(void) {
     CHECK_NEAR(chi2_sf(0.0, 5), 1.0, 0);
     /* Power: draws at temperature 1 must be rejected against temperature 2. */
     sampler s;
-    CHECK(sampler_init(&s, NV, NULL) == 0);
+    CHECK(sampler_init(&s, NV, tt()->isa, NULL) == 0);
     wick_sampling p1 = off(1), p2 = off(2);
     double prob[NV];
     long obs[NV] = {0};
@@ -331,7 +332,7 @@ static void test_isa_same(void) {
     for (int i = 0; i < N; i++) L[i] = (float)(2.5 * lcg_normal());
     for (int i = 0; i < 30; i++) L[(i * 7919) % N] = (float)(12 + 0.3 * i);
     sampler s;
-    CHECK(sampler_init(&s, N, NULL) == 0);
+    CHECK(sampler_init(&s, N, tt()->isa, NULL) == 0);
     wick_sampling cfg[4];
     cfg[0] = wick_sampling_default();
     cfg[1] = off(0.8f), cfg[1].top_p = 0.95f;
@@ -339,17 +340,18 @@ static void test_isa_same(void) {
     cfg[3] = off(1.0f);
     static int32_t got[3][4][DR];
     int levels = 0;
-    cpu_isa best = cpu_isa_active();
+    cpu_isa best = tt()->isa;
     SKIP_ISAS_THIS_CPU_LACKS();
     for (int isa = ISA_SCALAR; isa <= (int)best; isa++) {
-        if (!cpu_set_isa((cpu_isa)isa)) continue;
+        if (!tt_set_isa((cpu_isa)isa)) continue;
+        s.isa = (cpu_isa)isa;
         for (int c = 0; c < 4; c++) {
             sampler_rng_seed(&rng, 77);
             for (int d = 0; d < DR; d++) got[levels][c][d] = sample(&s, &cfg[c], L, NULL, 0, &rng);
         }
         levels++;
     }
-    cpu_set_isa(best);
+    tt_set_isa(best);
     for (int l = 1; l < levels; l++) CHECK(memcmp(got[0], got[l], sizeof got[0]) == 0);
     bool in_range = true;
     for (int c = 0; c < 4; c++)
@@ -361,7 +363,7 @@ static void test_isa_same(void) {
 
 static void test_seeds(void) {
     sampler s;
-    CHECK(sampler_init(&s, NV, NULL) == 0);
+    CHECK(sampler_init(&s, NV, tt()->isa, NULL) == 0);
     wick_sampling p = off(0.9f);
     p.top_k = 30, p.top_p = 0.95f, p.min_p = 0.02f, p.repeat_penalty = 1.2f, p.frequency_penalty = 0.1f;
     static int32_t a[1000], b[1000], c[1000];
@@ -375,7 +377,7 @@ static void test_seeds(void) {
     CHECK(memcmp(a, c, sizeof a) != 0);
     /* A fresh sampler with the same seed reproduces too. */
     sampler s2;
-    CHECK(sampler_init(&s2, NV, NULL) == 0);
+    CHECK(sampler_init(&s2, NV, tt()->isa, NULL) == 0);
     sampler_rng_seed(&rng2, 42);
     bool same = true;
     for (int i = 0; i < 1000; i++) same &= sample(&s2, &p, fixed_logits, a, i, &rng2) == a[i];
@@ -388,7 +390,7 @@ static void test_greedy(void) {
     enum { N = 1000 };
     static float L[N];
     sampler s;
-    CHECK(sampler_init(&s, N, NULL) == 0);
+    CHECK(sampler_init(&s, N, tt()->isa, NULL) == 0);
     lcg_state = 7;
     bool ok = true;
     wick_sampling g = off(0);
@@ -451,7 +453,7 @@ static void test_degenerate(void) {
     float L[N];
     long obs[N];
     sampler s;
-    CHECK(sampler_init(&s, N, NULL) == 0);
+    CHECK(sampler_init(&s, N, tt()->isa, NULL) == 0);
     sampler_rng_seed(&rng, 5);
     wick_sampling p;
 
@@ -521,7 +523,7 @@ static void test_degenerate(void) {
     wick_sampling a = off(1), b = off(1);
     b.top_k = 1000;
     sampler s2;
-    CHECK(sampler_init(&s2, N, NULL) == 0);
+    CHECK(sampler_init(&s2, N, tt()->isa, NULL) == 0);
     sampler_rng_seed(&rng, 9);
     sampler_rng_seed(&rng2, 9);
     ok = true;
@@ -561,13 +563,13 @@ static void test_degenerate(void) {
 
     /* A one-token vocabulary; a bad size is an error, not a crash. */
     sampler one;
-    CHECK(sampler_init(&one, 1, NULL) == 0);
+    CHECK(sampler_init(&one, 1, tt()->isa, NULL) == 0);
     float l1 = 0.3f;
     wick_sampling d = wick_sampling_default();
     CHECK_INT(sample(&one, &d, &l1, NULL, 0, &rng), 0);
     sampler_free(&one);
     wick_error err;
-    CHECK(sampler_init(&one, 0, &err) < 0);
+    CHECK(sampler_init(&one, 0, tt()->isa, &err) < 0);
 }
 
 /* The token-mask processor: a masked id is never drawn, greedy takes the
@@ -582,7 +584,7 @@ static void test_mask(void) {
     for (int i = 0; i < N; i++) L[i] = (float)(1.5 * lcg_normal());
     const int32_t best = sampler_argmax(L, N);
     sampler s;
-    CHECK(sampler_init(&s, N, NULL) == 0);
+    CHECK(sampler_init(&s, N, tt()->isa, NULL) == 0);
     token_mask m;
     CHECK(token_mask_init(&m, N, NULL) == 0);
     bool all = true;
@@ -713,7 +715,7 @@ static void bench(void) {
     for (int i = 0; i < 30; i++) L[(i * 7919) % N] = (float)(12 + 0.3 * i); /* a few likely tokens */
     for (int i = 0; i < 256; i++) hist[i] = (int32_t)((i * 104729) % N);
     sampler s;
-    if (sampler_init(&s, N, NULL) < 0) return;
+    if (sampler_init(&s, N, tt()->isa, NULL) < 0) return;
     struct {
         const char *name;
         wick_sampling p;

@@ -69,7 +69,7 @@ static void run(wick_model *m, const int32_t *prompt, int n_prompt, const wick_s
     /* expected joint over the top-K tokens at each step */
     sampler s;
     wick_error err;
-    CHECK(sampler_init(&s, info.n_vocab, &err) == 0);
+    CHECK(sampler_init(&s, info.n_vocab, cpu_best_isa(), &err) == 0);
     float *d = malloc(sizeof(float) * (size_t)info.n_vocab);
     int32_t top1[K], top2[K][K], top3[K][K][K];
     double p1[K], p2[K][K], p3[K][K][K];
@@ -178,7 +178,7 @@ static void test_distribution(void) {
     wick_error err;
     wick_model_info info;
     wick_model_get_info(m, &info);
-    CHECK(sampler_init(&s, info.n_vocab, &err) == 0);
+    CHECK(sampler_init(&s, info.n_vocab, cpu_best_isa(), &err) == 0);
     float *d = malloc(sizeof(float) * (size_t)info.n_vocab);
     const wick_sampling topk = {.temperature = 1.5f, .top_k = K};
     for (int32_t x = 10; x < info.n_vocab; x++) {

@@ -113,7 +113,7 @@ static void make_logits(float *p, float *q, float shift) {
 static void test_dist_matches_reference(void) {
     sampler s;
     wick_error err;
-    CHECK(sampler_init(&s, V, &err) == 0);
+    CHECK(sampler_init(&s, V, cpu_best_isa(), &err) == 0);
     float lp[V], lq[V], d[V];
     double ref[V];
     make_logits(lp, lq, 1);
@@ -158,7 +158,7 @@ static int32_t spec_one(sampler *s, const wick_sampling *p, sampler_rng *rng, co
 static void test_distribution(void) {
     sampler s;
     wick_error err;
-    CHECK(sampler_init(&s, V, &err) == 0);
+    CHECK(sampler_init(&s, V, cpu_best_isa(), &err) == 0);
     sampler_rng rng;
     sampler_rng_seed(&rng, 1234);
     float rows[2 * V], lq[V], q[V], pbuf[V];
@@ -200,7 +200,7 @@ static void test_distribution(void) {
 static void test_two_drafts(void) {
     sampler s;
     wick_error err;
-    CHECK(sampler_init(&s, V, &err) == 0);
+    CHECK(sampler_init(&s, V, cpu_best_isa(), &err) == 0);
     sampler_rng rng;
     sampler_rng_seed(&rng, 99);
     const wick_sampling p = {.temperature = 0.9f, .top_k = 10};
@@ -246,7 +246,7 @@ static void test_two_drafts(void) {
 static void test_greedy(void) {
     sampler s;
     wick_error err;
-    CHECK(sampler_init(&s, V, &err) == 0);
+    CHECK(sampler_init(&s, V, cpu_best_isa(), &err) == 0);
     const wick_sampling g = {0};
     const sampler_cfg gc = cfg_of(&g);
     sampler_rng rng;

@@ -6,7 +6,7 @@
  * of the bandwidth), else plain C; both give the same sum. A reading is the
  * best of its passes, which alternate between a plain read and one with
  * the software prefetches the decode kernels use on this CPU
- * (cpu_prefetch_style): where those reach more than the hardware
+ * (kernel_tuning.prefetch, as a model load picks it): where those reach more than the hardware
  * prefetchers alone (Zen 5: ~4%), the ceiling is that much higher, so
  * decode is never measured against less than the memory gives. */
 #include "engine/bench.h"
@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "kernels/cpu.h"
+#include "kernels/tuning_env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -39,9 +40,8 @@ uint64_t bench_sum_words_scalar(const uint64_t *p, size_t n) {
 #if defined(__x86_64__) || defined(__i386__)
 /* pf: a cpu_prefetch style, a constant in each instance. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) uint64_t
-sum_words_avx512(const int pf, const uint64_t *p, size_t n) {
+sum_words_avx512(const int pf, const size_t nta, const uint64_t *p, size_t n) {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    const size_t nta = (size_t)cpu_prefetch_nta_bytes();
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
         cpu_prefetch_ahead(pf, (const char *)(p + i), 256, nta);
@@ -57,20 +57,22 @@ sum_words_avx512(const int pf, const uint64_t *p, size_t n) {
     return s + bench_sum_words_scalar(p + i, n - i);
 }
 
-__attribute__((target("avx512f"))) static uint64_t sum_words_avx512_style(const uint64_t *p, size_t n, bool prefetch) {
-    switch (prefetch ? cpu_prefetch_style() : PREFETCH_OFF) {
-    case PREFETCH_NTA: return sum_words_avx512(PREFETCH_NTA, p, n);
-    case PREFETCH_L1L2: return sum_words_avx512(PREFETCH_L1L2, p, n);
-    default: return sum_words_avx512(PREFETCH_OFF, p, n);
+__attribute__((target("avx512f"))) static uint64_t sum_words_avx512_style(const kernel_tuning *kt, const uint64_t *p, size_t n,
+                                                                             bool prefetch) {
+    const size_t nta = (size_t)kt->nta_bytes;
+    switch (prefetch ? kt->prefetch : PREFETCH_OFF) {
+    case PREFETCH_NTA: return sum_words_avx512(PREFETCH_NTA, nta, p, n);
+    case PREFETCH_L1L2: return sum_words_avx512(PREFETCH_L1L2, nta, p, n);
+    default: return sum_words_avx512(PREFETCH_OFF, nta, p, n);
     }
 }
 #endif
 
-uint64_t bench_sum_words(const uint64_t *p, size_t n, bool prefetch) {
+uint64_t bench_sum_words(const kernel_tuning *kt, const uint64_t *p, size_t n, bool prefetch) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu_isa_active() >= ISA_AVX512) return sum_words_avx512_style(p, n, prefetch);
+    if (kt->isa >= ISA_AVX512) return sum_words_avx512_style(kt, p, n, prefetch);
 #endif
-    (void)prefetch;
+    (void)kt, (void)prefetch;
     return bench_sum_words_scalar(p, n);
 }
 
@@ -79,6 +81,7 @@ typedef struct bw_job {
     size_t n; /* uint64 words */
     uint64_t sums[64];
     bool fill, prefetch;
+    kernel_tuning tuning; /* the kernels' (kernel_tuning_from_env): the probe reads as decode does */
 } bw_job;
 
 static void bw_task(void *arg, int ith, int nth) {
@@ -90,7 +93,7 @@ static void bw_task(void *arg, int ith, int nth) {
         for (int64_t i = lo; i < hi; i++) p[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
         return;
     }
-    const uint64_t s = bench_sum_words(p + lo, (size_t)(hi - lo), j->prefetch);
+    const uint64_t s = bench_sum_words(&j->tuning, p + lo, (size_t)(hi - lo), j->prefetch);
     if (ith < 64) j->sums[ith] = s;
 }
 
@@ -131,7 +134,7 @@ bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err) {
         free(b);
         return NULL;
     }
-    b->job = (bw_job){.buf = b->buf, .n = bytes / 8, .fill = true};
+    b->job = (bw_job){.buf = b->buf, .n = bytes / 8, .fill = true, .tuning = kernel_tuning_from_env(cpu_get_features())};
     pool_run(b->pool, bw_task, &b->job); /* commit the pages (each thread its own part) */
     b->job.fill = false;
     return b;

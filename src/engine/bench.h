@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/cpu.h"
 #include "wick.h"
 
 /* Read bandwidth in GB/s (1e9 bytes/s): n_threads stream-read a freshly
@@ -24,10 +25,10 @@ bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err);
 double bench_membw_read(bench_membw_buf *b, int passes);
 void bench_membw_free(bench_membw_buf *b);
 
-/* Σ p[i] mod 2^64 (the probe's read loop; AVX-512 when active, else the
+/* Σ p[i] mod 2^64 (the probe's read loop; AVX-512 when kt->isa has it, else the
  * scalar twin; with `prefetch`, AVX-512 prefetches ahead in the style of
- * cpu_prefetch_style()). */
-uint64_t bench_sum_words(const uint64_t *p, size_t n, bool prefetch);
+ * kt->prefetch). */
+uint64_t bench_sum_words(const kernel_tuning *kt, const uint64_t *p, size_t n, bool prefetch);
 uint64_t bench_sum_words_scalar(const uint64_t *p, size_t n);
 
 /* Peak resident set size of this process in bytes (VmHWM, else getrusage). */

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "kernels/matmul_float_r16.h"
+#include "kernels/tuning_env.h"
 
 /* Chosen by `wick bench --chunk` sweeps on the Qwen2.5-0.5B shape (2 threads,
  * pp512, two rounds, Zen 5): quantized weights 256 (Q4_K_M 1350 vs 1262 tok/s
@@ -81,14 +82,13 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
          kv_set_cache_dir(&c->kv, p->cache_dir, p->cache_dir_bytes, p->on_cache_warning, p->cache_warning_user,
                           err) < 0) ||
         forward_scratch_init(&c->fs, m, max_tokens, c->n_seq, err) < 0 ||
-        sampler_init(&c->smp, m->hp.n_vocab, err) < 0 ||
+        sampler_init(&c->smp, m->hp.n_vocab, m->tuning.isa, err) < 0 ||
         !(c->pool = pool_new(c->n_threads, err))) {
         wick_context_free(c);
         return NULL;
     }
     forward_scratch_set_ctx(&c->fs, m, c->n_ctx);
-    const char *prof = getenv("WICK_PROFILE");
-    wick_context_set_profiling(c, prof && *prof && strcmp(prof, "0") != 0);
+    wick_context_set_profiling(c, env_profiling());
     return c;
 }
 

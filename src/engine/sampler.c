@@ -28,10 +28,11 @@ wick_sampling wick_sampling_default(void) {
     return p;
 }
 
-int sampler_init(sampler *s, int n_vocab, wick_error *err) {
+int sampler_init(sampler *s, int n_vocab, cpu_isa isa, wick_error *err) {
     memset(s, 0, sizeof *s);
     if (n_vocab <= 0) return wick_fail(err, "sampler: vocabulary size %d must be positive", n_vocab);
     s->n_vocab = n_vocab;
+    s->isa = isa;
     s->logit = malloc((size_t)n_vocab * sizeof *s->logit);
     s->w = malloc((size_t)n_vocab * sizeof *s->w);
     s->val = malloc((size_t)n_vocab * sizeof *s->val);
@@ -204,9 +205,8 @@ __attribute__((target("avx512f"))) static void weights_avx512(const float *restr
 }
 #endif
 
-static void weights(const float *restrict L, float *restrict w, int n, float mx, float inv_t) {
+static void weights(cpu_isa isa, const float *restrict L, float *restrict w, int n, float mx, float inv_t) {
 #ifdef SAMPLER_X86
-    cpu_isa isa = cpu_isa_active();
     if (isa >= ISA_AVX512) return weights_avx512(L, w, n, mx, inv_t);
     if (isa >= ISA_AVX2) return weights_avx2(L, w, n, mx, inv_t);
 #endif
@@ -557,7 +557,7 @@ static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, con
     if (!isfinite(mx)) return (cand){.kind = CAND_ONE, .id = best};
     float min_p = p->min_p > 0 ? (p->min_p < 1 ? p->min_p : 1.0f) : 0.0f;
     if (p->top_p > 0 && p->top_p < 1) {
-        weights(L, s->w, n, mx, inv_t);
+        weights(s->isa, L, s->w, n, mx, inv_t);
         return top_p_vocab(s, p, s->w, n, min_p);
     }
     if (min_p > 0) {
@@ -587,7 +587,7 @@ static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, con
             }
         return list_cut(s, p, k, k, 0);
     }
-    weights(L, s->w, n, mx, inv_t);
+    weights(s->isa, L, s->w, n, mx, inv_t);
     return (cand){.kind = CAND_VOCAB, .m = n, .S = weights_sum(s->w, n)};
 }
 

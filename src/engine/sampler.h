@@ -45,10 +45,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/cpu.h"
 #include "wick.h"
 
 typedef struct sampler {
     int n_vocab;
+    cpu_isa isa;     /* the vector kernels' ISA (the model's kernel_tuning.isa) */
     float *logit;    /* [n_vocab] processed and penalized logits, indexed by token id */
     float *w;        /* [n_vocab] weights e^((logit - max) / temperature), by token id */
     float *val;      /* [n_vocab] candidate values (heap, sorted list) */
@@ -116,7 +118,7 @@ void sampler_cfg_init(sampler_cfg *cfg, const wick_sampling *p);
 /* Append a processor: 0, or -1 when the list is full. */
 int sampler_cfg_add(sampler_cfg *cfg, logits_proc proc);
 
-int sampler_init(sampler *s, int n_vocab, wick_error *err);
+int sampler_init(sampler *s, int n_vocab, cpu_isa isa, wick_error *err);
 void sampler_free(sampler *s);
 void sampler_rng_seed(sampler_rng *r, uint64_t seed);
 /* A uniform double in [0, 1). */

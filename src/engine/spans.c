@@ -252,10 +252,10 @@ static void place_task(void *arg, int ith, int nth) {
             char *kd = (char *)attn_kv_at(&dst, dst.k, slot, h);
             const float *cs = j->cs + set_off + (size_t)r * half, *sn = j->sn + set_off + (size_t)r * half;
             if (kv->pool.type == WICK_F16) {
-                rope_rotate_f16((const uint16_t *)ks, (uint16_t *)kd, hd, m->hp.rot_dim, cs, sn, m->rope);
+                rope_rotate_f16(&m->tuning, (const uint16_t *)ks, (uint16_t *)kd, hd, m->hp.rot_dim, cs, sn, m->rope);
             } else {
                 memcpy(kd, ks, row_bytes);
-                rope_rotate((float *)kd, 1, hd, m->hp.rot_dim, 0, half, cs, sn, m->rope);
+                rope_rotate(&m->tuning, (float *)kd, 1, hd, m->hp.rot_dim, 0, half, cs, sn, m->rope);
             }
         }
     }

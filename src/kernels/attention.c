@@ -116,10 +116,10 @@ typedef struct attn_ops {
     void (*axpy_f16)(float *, float, const uint16_t *, int);
 } attn_ops;
 
-static attn_ops pick_ops(void) {
+static attn_ops pick_ops(cpu_isa isa) {
     attn_ops o = {dot_f32_scalar, dot_f16_scalar, axpy_f32_scalar, axpy_f16_scalar};
 #if WICK_X86
-    if (cpu_isa_active() >= ISA_AVX2) {
+    if (isa >= ISA_AVX2) {
         o.dot_f32 = dot_f32_avx2;
         o.dot_f16 = dot_f16_avx2;
         o.axpy_f32 = axpy_f32_avx2;
@@ -296,12 +296,11 @@ AT512 AINLINE void score16(const int G, const bool f16, const bool half, attn_sc
     for (int m = 0; m < G; m++) _mm512_storeu_ps(&w->sc[m0 + m][t0], hsum16(R[m]));
 }
 
-AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half, const attn_params *p,
-                                  const attn_kv *kv, int kvh, const attn_batch *b,
+AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half, const bool spread,
+                                  const attn_params *p, const attn_kv *kv, int kvh, const attn_batch *b,
                                   attn_scratch *w) {
     const int D = p->head_dim, bs = kv->block_size, nD = (D + 15) / 16;
     const size_t esz = f16 ? 2 : 4, rs = kv->row_stride;
-    const bool spread = cpu_prefetch_style() == PREFETCH_NTA;
     float mrun[ATTN_BATCH], lrun[ATTN_BATCH], alpha[ATTN_BATCH];
     int32_t st[ATTN_BATCH], en[ATTN_BATCH];
     int32_t lo = INT32_MAX, hi = -1;
@@ -330,7 +329,7 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
         const int cnt = end - p0;
         const char *kb = attn_kv_at(kv, kv->k, p0, kvh), *vb = attn_kv_at(kv, kv->v, p0, kvh);
         /* The next tile's K and V of this head, fetched while this one is
-         * computed: with non-temporal prefetching (cpu_prefetch_style), key
+         * computed: with non-temporal prefetching (kernel_tuning.prefetch), key
          * by key into L1, spread over the first pass over this tile's V (a
          * burst into L2 overflows the miss queues there); else all at once
          * into L2. */
@@ -492,7 +491,7 @@ AT512 AINLINE void attend_batch_t(const int MM, const bool f16, const bool half,
 }
 
 AT512 static void attend_batch_avx512(const attn_params *p, const attn_kv *kv, int kvh,
-                                      const attn_batch *b) {
+                                      const attn_batch *b, bool spread) {
     attn_scratch w;
     const bool f16 = kv->type == WICK_F16;
     /* Batches are padded to MM vectors (the last one repeated); the sizes
@@ -501,10 +500,10 @@ AT512 static void attend_batch_avx512(const attn_params *p, const attn_kv *kv, i
      * decode row of Qwen2.5's 7-head groups. */
     const bool half = p->head_dim % 16 != 0;
 #define ATTN_CASE(MM)                                                               \
-    if (f16 && half) attend_batch_t(MM, true, true, p, kv, kvh, b, &w);            \
-    else if (f16) attend_batch_t(MM, true, false, p, kv, kvh, b, &w);              \
-    else if (half) attend_batch_t(MM, false, true, p, kv, kvh, b, &w);             \
-    else attend_batch_t(MM, false, false, p, kv, kvh, b, &w);
+    if (f16 && half) attend_batch_t(MM, true, true, spread, p, kv, kvh, b, &w);            \
+    else if (f16) attend_batch_t(MM, true, false, spread, p, kv, kvh, b, &w);              \
+    else if (half) attend_batch_t(MM, false, true, spread, p, kv, kvh, b, &w);             \
+    else attend_batch_t(MM, false, false, spread, p, kv, kvh, b, &w);
     if (b->M <= 1) { ATTN_CASE(1) }
     else if (b->M <= 2) { ATTN_CASE(2) }
     else if (b->M <= 4) { ATTN_CASE(4) }
@@ -540,6 +539,7 @@ typedef struct attn_job {
     float *out;
     attn_ops ops;
     attn_kernel kernel;
+    bool spread; /* non-temporal (spread) prefetching: kernel_tuning.prefetch == PREFETCH_NTA */
 } attn_job;
 
 #if WICK_X86
@@ -602,7 +602,7 @@ static void attn_range(const attn_job *j, int64_t lo, int64_t hi, const attn_nex
             } else if (after) {
                 cur.next = *after;
             }
-            attend_batch_avx512(p, j->kv, kc, &cur);
+            attend_batch_avx512(p, j->kv, kc, &cur, j->spread);
             if (!more) return;
             cur = nxt;
             kc = kn;
@@ -637,22 +637,22 @@ static void attn_task(void *arg, int ith, int nth) {
     attn_range(j, lo, hi, NULL);
 }
 
-static attn_job attn_make(const attn_params *p, const attn_run *r) {
-    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(), ATTN_ONE};
+static attn_job attn_make(const kernel_tuning *kt, const attn_params *p, const attn_run *r) {
+    attn_job j = {p, r->q, r->n_q, r->pos, r->kv, r->out, pick_ops(kt->isa), ATTN_ONE, kt->prefetch == PREFETCH_NTA};
 #if WICK_X86
     if (p->head_dim % 8 == 0)
-        j.kernel = cpu_isa_active() >= ISA_AVX512 ? ATTN_BATCH_AVX512
-                   : cpu_isa_active() >= ISA_AVX2 ? ATTN_ONE_AVX2
+        j.kernel = kt->isa >= ISA_AVX512 ? ATTN_BATCH_AVX512
+                   : kt->isa >= ISA_AVX2 ? ATTN_ONE_AVX2
                                                   : ATTN_ONE;
 #endif
     return j;
 }
 
-void attention(wick_pool *pool, const attn_params *p, const float *q, int n_q,
+void attention(const kernel_tuning *kt, wick_pool *pool, const attn_params *p, const float *q, int n_q,
                const int32_t *pos, const attn_kv *kv, float *out) {
     if (n_q <= 0) return;
     attn_run r = {q, n_q, pos, kv, out};
-    attn_job j = attn_make(p, &r);
+    attn_job j = attn_make(kt, p, &r);
     if ((int64_t)n_q * p->n_heads < 2) pool = NULL;
     pool_run(pool, attn_task, &j);
 }
@@ -693,13 +693,13 @@ static void attn_multi_task(void *arg, int ith, int nth) {
     }
 }
 
-void attention_multi(wick_pool *pool, const attn_params *p, const attn_run *runs, int n_runs) {
+void attention_multi(const kernel_tuning *kt, wick_pool *pool, const attn_params *p, const attn_run *runs, int n_runs) {
     attn_job local[ATTN_MULTI_MAX];
     for (int k = 0; k < n_runs; k += ATTN_MULTI_MAX) {
         attn_multi_job m = {local, 0, 0};
         for (int r = k; r < n_runs && m.n < ATTN_MULTI_MAX; r++) {
             if (runs[r].n_q <= 0) continue;
-            local[m.n] = attn_make(p, &runs[r]);
+            local[m.n] = attn_make(kt, p, &runs[r]);
             m.total += attn_items(&local[m.n]);
             m.n++;
         }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/threadpool.h"
+#include "kernels/cpu.h"
 
 /* head_dim and a KV block's positions are at most this (per-tile scores
  * and accumulators live on the stack). */
@@ -47,7 +48,7 @@ typedef struct attn_params {
 /* For each of n_q query rows (q + i*n_heads*head_dim) at position pos[i],
  * attend over key positions [max(0, pos[i]-window+1), pos[i]] and write
  * out + i*n_heads*head_dim. Split over (row, head) pairs across the pool. */
-void attention(wick_pool *pool, const attn_params *p, const float *q, int n_q,
+void attention(const kernel_tuning *kt, wick_pool *pool, const attn_params *p, const float *q, int n_q,
                const int32_t *pos, const attn_kv *kv, float *out);
 
 /* One call's arguments, for attention_multi. */
@@ -65,7 +66,7 @@ typedef struct attn_run {
  * hand-off: a decode step of many sequences pays one hand-off per layer
  * instead of one per sequence. Bit-identical to separate attention() calls
  * (a row's result does not depend on the split or on its neighbours). */
-void attention_multi(wick_pool *pool, const attn_params *p, const attn_run *runs, int n_runs);
+void attention_multi(const kernel_tuning *kt, wick_pool *pool, const attn_params *p, const attn_run *runs, int n_runs);
 
 /* Single-thread reference for tests: the plain two-pass softmax. */
 void attention_reference(const attn_params *p, const float *q, int n_q, const int32_t *pos,

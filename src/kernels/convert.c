@@ -360,7 +360,7 @@ void dequantize_row(int type, const void *src, float *dst, int64_t n) {
     case WICK_F16: {
         const uint16_t *s = src;
 #if WICK_X86
-        if (cpu_isa_active() >= ISA_AVX2) {
+        if (cpu_best_isa() >= ISA_AVX2) {
             fp16_to_f32_row_f16c(s, dst, n);
             break;
         }
@@ -409,7 +409,7 @@ void quantize_row(int type, const float *src, void *dst, int64_t n) {
     case WICK_F16: {
         uint16_t *d = dst;
 #if WICK_X86
-        if (cpu_isa_active() >= ISA_AVX2) {
+        if (cpu_best_isa() >= ISA_AVX2) {
             f32_to_fp16_row_f16c(src, d, n);
             break;
         }
@@ -423,7 +423,7 @@ void quantize_row(int type, const float *src, void *dst, int64_t n) {
         break;
     }
     case WICK_Q8_0:
-        quantize_row_q8_0_isa(src, dst, n, cpu_isa_active());
+        quantize_row_q8_0_isa(src, dst, n, cpu_best_isa());
         break;
     case WICK_Q4_0:
         quantize_q4_0_scalar(src, dst, n / WICK_QK);

@@ -66,10 +66,11 @@ typedef struct quant_job {
     int n, cols;
     void *xq;
     int isa;
+    bool act_nt; /* kernel_tuning.act_nt */
 } quant_job;
 
 /* A thread's own buffer for the activations it quantizes before copying
- * them out non-temporally (cpu_act_nt). */
+ * them out non-temporally (kernel_tuning.act_nt). */
 static _Thread_local _Alignas(64) char xq_own[1 << 16];
 
 /* Rows [lo, hi) of j's x into j's xq: their blocks, then sums and scales. */
@@ -86,11 +87,11 @@ static void quant_task(void *arg, int ith, int nth) {
     int64_t lo, hi;
     pool_split(j->n, ith, nth, 1, &lo, &hi);
     const int m = (int)(hi - lo);
-    if (m > 0 && cpu_act_nt() && mm_xq_bytes(j->cols, m) <= sizeof xq_own) {
+    if (m > 0 && j->act_nt && mm_xq_bytes(j->cols, m) <= sizeof xq_own) {
         /* This thread's rows as an xq of their own, then each part out with
          * non-temporal stores: the other threads read xq next, and writing
-         * it in place waits on their copies of its lines (cpu_act_nt). */
-        const quant_job own = {j->x + lo * j->cols, m, j->cols, xq_own, j->isa};
+         * it in place waits on their copies of its lines (kernel_tuning.act_nt). */
+        const quant_job own = {j->x + lo * j->cols, m, j->cols, xq_own, j->isa, false};
         quant_rows(&own, 0, m);
         copy_nt((block_q8_0 *)j->xq + lo * nb, xq_own, sizeof(block_q8_0) * (size_t)m * nb);
         copy_nt((char *)j->xq + mm_xq_sums_offset(j->cols, j->n) + sizeof(int32_t) * (size_t)lo * nb,
@@ -102,8 +103,8 @@ static void quant_task(void *arg, int ith, int nth) {
     quant_rows(j, lo, hi);
 }
 
-void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
-    quant_job j = {x, n, cols, xq, cpu_isa_active()};
+void matmul_quantize_x(const kernel_tuning *kt, wick_pool *pool, const float *x, int n, int cols, void *xq) {
+    quant_job j = {x, n, cols, xq, kt->isa, kt->act_nt};
     if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
     pool_run(pool, quant_task, &j);
 }
@@ -129,17 +130,17 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
     mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
-void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void matmul_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                  float *y, int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
     if (mmq_handles(wtype)) {
-        mmq_rows(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        mmq_rows(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
     if (mmq_r16_base(wtype) >= 0) { /* the other interleaved layouts (matmul_quant_r16*.c) */
 #if defined(__x86_64__) || defined(__i386__)
-        if (cpu_isa_active() == ISA_AVX512) mmq_r16_rows_avx512(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (cpu_isa_active() == ISA_AVX2 && mmq_r16_avx2_has(mmq_r16_base(wtype)))
+        if (kt->isa == ISA_AVX512) mmq_r16_rows_avx512(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
+        else if (kt->isa == ISA_AVX2 && mmq_r16_avx2_has(mmq_r16_base(wtype)))
             mmq_r16_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
         else
 #endif
@@ -148,10 +149,10 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     }
     if (mmf_r16_base(wtype) >= 0) { /* F16/BF16 interleaved (matmul_float_r16*.c) */
 #if defined(__x86_64__) || defined(__i386__)
-        if (cpu_isa_active() == ISA_AVX512)
-            mmf_r16_rows_avx512(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        else if (cpu_isa_active() >= ISA_AVX2 && mmf_r16_halves(wtype))
-            mmf_r16_rows_avx2(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        if (kt->isa == ISA_AVX512)
+            mmf_r16_rows_avx512(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        else if (kt->isa >= ISA_AVX2 && mmf_r16_halves(wtype))
+            mmf_r16_rows_avx2(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
         else
 #endif
             mmf_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
@@ -159,17 +160,17 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
     }
     if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
 #if defined(__x86_64__) || defined(__i386__)
-        if (cpu_isa_active() == ISA_AVX512) mm_rows_r16_avx512(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (cpu_isa_active() == ISA_AVX2) mm_rows_r16_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        if (kt->isa == ISA_AVX512) mm_rows_r16_avx512(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
+        else if (kt->isa == ISA_AVX2) mm_rows_r16_avx2(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
         else
 #endif
             mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
 #if defined(__x86_64__) || defined(__i386__)
-    switch (cpu_isa_active()) {
+    switch (kt->isa) {
     case ISA_AVX512:
-        mm_rows_avx512(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
+        mm_rows_avx512(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
         return;
     case ISA_AVX2:
         mm_rows_avx2(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
@@ -183,10 +184,10 @@ void matmul_rows(int wtype, const void *w, int cols, const float *x, const void 
 
 int matmul_x_kind(int wtype) { return (int)act_of(wtype); }
 
-const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch) {
+const void *matmul_prepare_x(const kernel_tuning *kt, wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch) {
     switch (act_of(wtype)) {
-    case MM_ACT_Q8_0: matmul_quantize_x(pool, x, n, cols, scratch); return scratch;
-    case MM_ACT_Q8_K: mm_q8k_quantize_x(pool, x, n, cols, scratch); return scratch;
+    case MM_ACT_Q8_0: matmul_quantize_x(kt, pool, x, n, cols, scratch); return scratch;
+    case MM_ACT_Q8_K: mm_q8k_quantize_x(kt, pool, x, n, cols, scratch); return scratch;
     case MM_ACT_BF16: mmf_r16_prepare_x(wtype, x, n, cols, scratch); return scratch;
     default: return NULL;
     }
@@ -197,7 +198,7 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
 #define MM_MULTI_MAX 4
 #define MM_DECODE_MAX_N 3 /* up to this many tokens a matmul streams its weights (decode) */
 /* Decode: one contiguous range of rows per thread (one stream each),
- * balanced by stealing (core/steal.h); the owner takes cpu_claim_units()
+ * balanced by stealing (core/steal.h); the owner takes kernel_tuning.claim_units
  * units of `align` rows at a time (32 on Zen 4, else 8; cpu.h). A shared
  * counter handing out small chunks in turn makes each chunk a cold stream
  * start; static halves keep the streams but not the balance; stealing from
@@ -206,6 +207,7 @@ const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, 
  * claims are a few units, not one. */
 
 typedef struct mm_multi_job {
+    const kernel_tuning *kt;
     int nw, cols, n;
     const wick_tensor *const *W;
     float *const *y;
@@ -223,7 +225,7 @@ static void multi_range(const mm_multi_job *j, int64_t lo, int64_t hi) {
         const int64_t rows = j->W[i]->ne[1];
         const int64_t a = lo > base ? lo - base : 0, b = hi - base < rows ? hi - base : rows;
         if (b > a)
-            matmul_rows(j->W[i]->type, j->W[i]->data, j->cols, j->x, j->xq, j->n, j->y[i], j->ldy[i],
+            matmul_rows(j->kt, j->W[i]->type, j->W[i]->data, j->cols, j->x, j->xq, j->n, j->y[i], j->ldy[i],
                         (int)a, (int)b);
         base += rows;
     }
@@ -240,7 +242,7 @@ static void mm_multi_task(void *arg, int ith, int nth) {
     mm_multi_job *j = arg;
     if (j->ranges) {
         int64_t u0, nu;
-        const int64_t own = cpu_claim_units();
+        const int64_t own = j->kt->claim_units;
         while ((nu = steal_own(j->ranges, ith, own, &u0)) > 0) units_range(j, u0, nu);
         while ((nu = steal_take(j->ranges, ith, &u0)) > 0) units_range(j, u0, nu);
         return;
@@ -250,12 +252,12 @@ static void mm_multi_task(void *arg, int ith, int nth) {
     multi_range(j, lo, hi);
 }
 
-void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
+void matmul(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
             void *scratch) {
-    matmul_multi(pool, &W, 1, x, n, &y, &ldy, scratch);
+    matmul_multi(kt, pool, &W, 1, x, n, &y, &ldy, scratch);
 }
 
-void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
+void matmul_multi(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
                   float *const *y, const int *ldy, void *scratch) {
     if (n <= 0 || nw <= 0) return;
     const int cols = (int)W[0]->ne[0];
@@ -266,10 +268,10 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
         total += W[i]->ne[1];
     }
     if (!same) {
-        for (int i = 0; i < nw; i++) matmul(pool, W[i], x, n, y[i], ldy[i], scratch);
+        for (int i = 0; i < nw; i++) matmul(kt, pool, W[i], x, n, y[i], ldy[i], scratch);
         return;
     }
-    const void *xq = matmul_prepare_x(pool, W[0]->type, x, n, cols, scratch);
+    const void *xq = matmul_prepare_x(kt, pool, W[0]->type, x, n, cols, scratch);
     /* Row parts are multiples of 16 (one AVX-512 tile, a 64-byte line of y)
      * unless that would leave a thread idle on a small matrix; 32 for the
      * interleaved Q8_0/Q4_0 layouts (a pair of groups, one stream); 64 for
@@ -283,14 +285,14 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
     }
     int64_t align = flt_r16 ? 64 : pair_r16 ? 32 : 16;
     while (align > 1 && (total + align - 1) / align < nth) align /= 2;
-    mm_multi_job j = {.nw = nw, .cols = cols, .n = n, .W = W, .y = y, .ldy = ldy, .x = x, .xq = xq,
+    mm_multi_job j = {.kt = kt, .nw = nw, .cols = cols, .n = n, .W = W, .y = y, .ldy = ldy, .x = x, .xq = xq,
                       .total = total, .align = align};
     if (total * cols * n < (1 << 14)) pool = NULL;
     steal_set ranges; /* set up only for decode (2 KiB: not zeroed on every call) */
     bool r16 = true; /* interleaved layouts stream up to MM_STREAM_MAX_N tokens (matmul_impl.h) */
     for (int i = 0; i < nw; i++)
         r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mmq_r16_base(W[i]->type) >= 0 || mmf_r16_base(W[i]->type) >= 0);
-    const int stream_max = r16 && cpu_isa_active() >= ISA_AVX2 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
+    const int stream_max = r16 && kt->isa >= ISA_AVX2 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
     if (n <= stream_max && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
         j.ranges = &ranges;
     pool_run(pool, mm_multi_task, &j);

@@ -13,18 +13,19 @@
 #include <stddef.h>
 
 #include "core/tensor.h"
+#include "kernels/cpu.h"
 #include "core/threadpool.h"
 
 /* Bytes of scratch matmul() needs for n activation rows of `cols`. */
 size_t matmul_scratch_bytes(int wtype, int cols, int n);
 
-void matmul(wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
+void matmul(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *W, const float *x, int n, float *y, int ldy,
             void *scratch);
 
 /* y[i] = x · W[i]ᵀ for up to 4 weights with the same column count (Q/K/V,
  * gate/up): x is quantized once and all rows are split over the pool in one
  * hand-off. Results are bit-identical to separate matmul() calls. */
-void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
+void matmul_multi(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *const *W, int nw, const float *x, int n,
                   float *const *y, const int *ldy, void *scratch);
 
 /* Quantized activations for Q8_0/Q4_0 weights, as matmul() prepares them in
@@ -32,7 +33,7 @@ void matmul_multi(wick_pool *pool, const wick_tensor *const *W, int nw, const fl
  * (row i's blocks at xq + i*(cols/32)*34 bytes, bit-exact with quantize_row),
  * then per-block data the SIMD kernels use (sum of the 32 quants, scale as
  * f32). Uses the pool's threads when n*cols is large (pool may be NULL). */
-void matmul_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq);
+void matmul_quantize_x(const kernel_tuning *kt, wick_pool *pool, const float *x, int n, int cols, void *xq);
 /* Recompute the per-block data from the Q8_0 blocks already in xq (for
  * callers that fill the blocks themselves, e.g. tests; quants must lie in
  * [-127, 127], as quantize_row's do). */
@@ -46,12 +47,12 @@ int matmul_x_kind(int wtype);
 /* Prepare n rows of x for weights of wtype into scratch (matmul_scratch_bytes
  * of them) as matmul() does; returns the xq to pass to matmul_rows (NULL for
  * float weights). */
-const void *matmul_prepare_x(wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch);
+const void *matmul_prepare_x(const kernel_tuning *kt, wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch);
 
 /* Row-range entry points used by matmul() and by tests comparing ISAs:
  * y[i*ldy + r] for r in [r0, r1). xq is x prepared by matmul_quantize_x (for
  * Q8_0/Q4_0 weights) or NULL (for float weights, which read x). */
-void matmul_rows(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void matmul_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                  float *y, int ldy, int r0, int r1);
 void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                         float *y, int ldy, int r0, int r1);
@@ -65,7 +66,7 @@ void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, cons
 
 /* The interleaved type W would be repacked to with the active ISA, or -1
  * (not AVX-512, not Q8_0/Q4_0, rows not a multiple of 16). */
-int matmul_repack_type(const wick_tensor *W);
+int matmul_repack_type(const kernel_tuning *kt, const wick_tensor *W);
 /* The rows one packing unit of interleaved type `to` spans (16, or 64 for
  * F16/BF16): a matrix whose parts must stay apart (the experts of a stack)
  * can be repacked whole only if each part is a multiple of it. */
@@ -74,7 +75,7 @@ int matmul_repack_unit_rows(int to);
  * using the pool's threads, whatever the ISA (the other ISAs run the
  * interleaved types with the scalar kernel); returns the new type, or -1
  * (not Q8_0/Q4_0 with rows a multiple of 16, out of memory). */
-int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst);
+int matmul_repack(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *W, void *dst);
 /* Row r of W as cols floats (any supported or interleaved type). */
 void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst);
 
@@ -97,7 +98,7 @@ typedef struct mm_task {
  * each output row is bit-identical to what matmul() gives for it. scratch
  * holds the prepared activations; returns -1 (nothing done) if
  * scratch_bytes is too small. */
-int matmul_grouped(wick_pool *pool, mm_task *tasks, int n_tasks, void *scratch, size_t scratch_bytes);
+int matmul_grouped(const kernel_tuning *kt, wick_pool *pool, mm_task *tasks, int n_tasks, void *scratch, size_t scratch_bytes);
 /* Scratch enough for tasks of weight type wtype and `cols` columns whose
  * distinct activation blocks (at most n_blocks) hold total_rows rows. */
 size_t matmul_grouped_scratch_bound(int wtype, int cols, int total_rows, int n_blocks);

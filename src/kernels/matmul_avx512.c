@@ -46,7 +46,7 @@
 
 /* ---------------- float weights ---------------- */
 
-/* F16 widened 8 at a time (cpu_f16_by_halves): a kernel-local weight type. */
+/* F16 widened 8 at a time (kernel_tuning.f16_halves): a kernel-local weight type. */
 #define WT_F16_HALVES (-16)
 
 /* 16 weights of a row from element k as f32 (mask selects valid lanes). */
@@ -138,9 +138,9 @@ T512 INLINE void ftile(const int wt, const int RB, const int CB, const char *w, 
 /* Decode (one token): row after row, so that the weights are read as one
  * sequential stream (rows in step are several streams, which the hardware
  * prefetchers of some CPUs, Zen 4, follow poorly); four accumulators. */
-T512 INLINE void frow1(const int wt, const int pf, const char *row, const float *x, int cols, float *y) {
+T512 INLINE void frow1(const int wt, const int pf, const size_t ntab, const char *row, const float *x, int cols, float *y) {
     __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    const size_t es = wt == WICK_F32 ? 4 : 2, nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    const size_t es = wt == WICK_F32 ? 4 : 2, nta = pf == PREFETCH_NTA ? ntab : 0;
     int k = 0;
     for (; k + 64 <= cols; k += 64) {
 #pragma GCC unroll 4
@@ -257,7 +257,7 @@ T512 INLINE void fsmall(const int wt, const void *w, size_t rb, int cols, const 
 }
 
 /* Rows [r0, r1) × all n tokens for one float type; RB = 4 rows or 1 (tail). */
-T512 INLINE void frows(const int wt, const void *w, int cols, const float *x, int n, float *y,
+T512 INLINE void frows(const kernel_tuning *kt, const int wt, const void *w, int cols, const float *x, int n, float *y,
                        int ldy, int r0, int r1) {
     const size_t rb = (size_t)cols * (wt == WICK_F32 ? 4 : 2);
     const char *wc = w;
@@ -267,15 +267,16 @@ T512 INLINE void frows(const int wt, const void *w, int cols, const float *x, in
         return;
     }
     if (n == 1) {
-        switch (cpu_prefetch_style()) {
+        const size_t ntab = (size_t)kt->nta_bytes;
+        switch (kt->prefetch) {
         case PREFETCH_NTA:
-            for (; r < r1; r++) frow1(wt, PREFETCH_NTA, wc + r * rb, x, cols, y + r);
+            for (; r < r1; r++) frow1(wt, PREFETCH_NTA, ntab, wc + r * rb, x, cols, y + r);
             break;
         case PREFETCH_L1L2:
-            for (; r < r1; r++) frow1(wt, PREFETCH_L1L2, wc + r * rb, x, cols, y + r);
+            for (; r < r1; r++) frow1(wt, PREFETCH_L1L2, ntab, wc + r * rb, x, cols, y + r);
             break;
         default:
-            for (; r < r1; r++) frow1(wt, PREFETCH_OFF, wc + r * rb, x, cols, y + r);
+            for (; r < r1; r++) frow1(wt, PREFETCH_OFF, ntab, wc + r * rb, x, cols, y + r);
             break;
         }
         return;
@@ -535,15 +536,15 @@ T512 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, in
     }
 }
 
-T512 void mm_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+T512 void mm_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                          float *y, int ldy, int r0, int r1) {
     switch (wtype) {
-    case WICK_F32: frows(WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
+    case WICK_F32: frows(kt, WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
     case WICK_F16:
-        if (cpu_f16_by_halves()) frows(WT_F16_HALVES, w, cols, x, n, y, ldy, r0, r1);
-        else frows(WICK_F16, w, cols, x, n, y, ldy, r0, r1);
+        if (kt->f16_halves) frows(kt, WT_F16_HALVES, w, cols, x, n, y, ldy, r0, r1);
+        else frows(kt, WICK_F16, w, cols, x, n, y, ldy, r0, r1);
         break;
-    case WICK_BF16: frows(WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
+    case WICK_BF16: frows(kt, WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
     case WICK_Q8_0: qrows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1); break;
     case WICK_Q4_0: qrows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1); break;
     default: break;

@@ -12,10 +12,10 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 
-int mmf_r16_type(int type, int64_t rows, int64_t cols) {
+int mmf_r16_type(const kernel_tuning *kt, int type, int64_t rows, int64_t cols) {
     if (rows <= 0 || rows % MMF_R16_BLOCK_ROWS != 0 || cols <= 0 || cols % 2 != 0) return -1;
     if (type == WICK_F16) return WICK_F16_R16;
-    if (type == WICK_BF16) return cpu_bf16_dp() ? WICK_BF16_R16 : WICK_BF16_R16H;
+    if (type == WICK_BF16) return kt->bf16_dp ? WICK_BF16_R16 : WICK_BF16_R16H;
     return -1;
 }
 

@@ -14,7 +14,7 @@
  *     the low half first (VDPBF16PS's pairs).
  * Same bytes as the file layout; rows must be a multiple of 64, columns even.
  * BF16 takes BF16_R16 on AMD CPUs with AVX-512 BF16, else BF16_R16H (see
- * cpu_bf16_dp in kernels/cpu.h).
+ * kernel_tuning.bf16_dp in kernels/cpu.h).
  *
  * THE DEFINITION, per weight row r and token t:
  *   F16_R16, BF16_R16H: acc = 0; for k in column order:
@@ -32,6 +32,7 @@
 #include <stddef.h>
 
 #include "core/tensor.h"
+#include "kernels/cpu.h"
 
 #define WICK_F16_R16 (WICK_DTYPE_COUNT + 20)
 #define WICK_BF16_R16 (WICK_DTYPE_COUNT + 21)
@@ -47,9 +48,9 @@ static inline bool mmf_r16_halves(int wtype) { return wtype == WICK_F16_R16 || w
 
 /* The interleaved type for a matrix of `type` with rows × cols, or -1 (not
  * F16/BF16, rows not a multiple of 64, odd columns). BF16: BF16_R16 on an AMD
- * CPU with AVX-512 BF16 (cpu_bf16_dp), else BF16_R16H. Regardless
+ * CPU with AVX-512 BF16 (kernel_tuning.bf16_dp), else BF16_R16H. Regardless
  * of the active ISA: the caller checks that. */
-int mmf_r16_type(int type, int64_t rows, int64_t cols);
+int mmf_r16_type(const kernel_tuning *kt, int type, int64_t rows, int64_t cols);
 
 /* Byte offset, in a block, of group q's (q < 4) vector of column pair j. */
 static inline size_t mmf_r16_vec_at(int q, int j) { return ((size_t)j * 4 + (size_t)q) * 64; }
@@ -69,11 +70,11 @@ void mmf_r16_prepare_x(int wtype, const float *x, int n, int cols, void *xq);
 void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                          int ldy, int r0, int r1);
 #if defined(__x86_64__) || defined(__i386__)
-void mmf_r16_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+void mmf_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                          int ldy, int r0, int r1);
 /* AVX-512: every layout (BF16_R16 needs AVX-512 BF16); AVX2: the halves
  * layouts (F16_R16, BF16_R16H). */
-void mmf_r16_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+void mmf_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                        int ldy, int r0, int r1);
 #endif
 

@@ -17,7 +17,7 @@
  * FMAs, where the file layout's 4 rows × 2 tokens tiles fed 8 FMAs with 4
  * conversions and 2 loads and reduced each sum across lanes. Decode (one
  * token) streams a 64-row block at a time, one sequential stream feeding
- * eight accumulator chains, with the prefetches of cpu_prefetch_style_n(1). */
+ * eight accumulator chains, with the prefetches of kernel_prefetch_n(kt, 1). */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -135,9 +135,9 @@ T256 INLINE void prefill(const int base, const char *w, int cols, const float *x
 /* ---- decode ---- */
 
 /* NG groups (g) of one 64-row block, one token: octet o of group q into yp + 16q + 8o. */
-T256 INLINE void dec(const int base, const int NG, const int pf, const char *const g[DG], int cols, const float *x, float *yp,
+T256 INLINE void dec(const int base, const int NG, const int pf, const size_t ntab, const char *const g[DG], int cols, const float *x, float *yp,
                      const octet_masks m[DG]) {
-    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    const size_t nta = pf == PREFETCH_NTA ? ntab : 0;
     __m256 acc[DG][2];
 #pragma GCC unroll 4
     for (int q = 0; q < NG; q++) acc[q][0] = acc[q][1] = _mm256_setzero_ps();
@@ -159,7 +159,7 @@ T256 INLINE void dec(const int base, const int NG, const int pf, const char *con
         for (int o = 0; o < 2; o++) r16_avx2_acc_store(yp + 16 * q + 8 * o, acc[q][o], m[q].full[o], m[q].lanes[o]);
 }
 
-T256 INLINE void decode_pf(const int base, const int pf, const char *w, int cols, const float *x, float *y, int r0, int r1) {
+T256 INLINE void decode_pf(const int base, const int pf, const size_t ntab, const char *w, int cols, const float *x, float *y, int r0, int r1) {
     for (int rt = r0 & ~15; rt < r1;) {
         /* the range's groups up to the end of their 64-row block (one stream) */
         octet_masks m[DG];
@@ -170,35 +170,36 @@ T256 INLINE void decode_pf(const int base, const int pf, const char *w, int cols
             g[NG] = gptr(w, cols, (rt + 16 * NG) / 16);
         }
         switch (NG) {
-        case 4: dec(base, 4, pf, g, cols, x, y + rt, m); break;
-        case 3: dec(base, 3, pf, g, cols, x, y + rt, m); break;
-        case 2: dec(base, 2, pf, g, cols, x, y + rt, m); break;
-        default: dec(base, 1, pf, g, cols, x, y + rt, m); break;
+        case 4: dec(base, 4, pf, ntab, g, cols, x, y + rt, m); break;
+        case 3: dec(base, 3, pf, ntab, g, cols, x, y + rt, m); break;
+        case 2: dec(base, 2, pf, ntab, g, cols, x, y + rt, m); break;
+        default: dec(base, 1, pf, ntab, g, cols, x, y + rt, m); break;
         }
         rt += 16 * NG;
     }
 }
 
-T256 INLINE void rows_of(const int base, const void *w, int cols, const float *x, int n, float *y, int ldy, int r0,
+T256 INLINE void rows_of(const kernel_tuning *kt, const int base, const void *w, int cols, const float *x, int n, float *y, int ldy, int r0,
                          int r1) {
     if (n > 1) {
         prefill(base, w, cols, x, n, y, ldy, r0, r1);
         return;
     }
-    switch (cpu_prefetch_style_n(1)) {
-    case PREFETCH_NTA: decode_pf(base, PREFETCH_NTA, w, cols, x, y, r0, r1); break;
-    case PREFETCH_L1L2: decode_pf(base, PREFETCH_L1L2, w, cols, x, y, r0, r1); break;
-    case PREFETCH_L2: decode_pf(base, PREFETCH_L2, w, cols, x, y, r0, r1); break;
-    default: decode_pf(base, PREFETCH_OFF, w, cols, x, y, r0, r1); break;
+    const size_t ntab = (size_t)kt->nta_bytes;
+    switch (kernel_prefetch_n(kt, 1)) {
+    case PREFETCH_NTA: decode_pf(base, PREFETCH_NTA, ntab, w, cols, x, y, r0, r1); break;
+    case PREFETCH_L1L2: decode_pf(base, PREFETCH_L1L2, ntab, w, cols, x, y, r0, r1); break;
+    case PREFETCH_L2: decode_pf(base, PREFETCH_L2, ntab, w, cols, x, y, r0, r1); break;
+    default: decode_pf(base, PREFETCH_OFF, ntab, w, cols, x, y, r0, r1); break;
     }
 }
 
-T256 void mmf_r16_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+T256 void mmf_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                             int ldy, int r0, int r1) {
     (void)xq; /* the halves layouts read x itself */
     if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(WICK_F16, w, cols, x, n, y, ldy, r0, r1);
-    else rows_of(WICK_BF16, w, cols, x, n, y, ldy, r0, r1);
+    if (wtype == WICK_F16_R16) rows_of(kt, WICK_F16, w, cols, x, n, y, ldy, r0, r1);
+    else rows_of(kt, WICK_BF16, w, cols, x, n, y, ldy, r0, r1);
 }
 
 #endif

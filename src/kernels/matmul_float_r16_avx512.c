@@ -15,7 +15,7 @@
  * of the tile's activations (in L1) feed 2·FT FMAs. Decode (n <= 16) streams
  * a 64-row block at a time, one sequential stream feeding four accumulator
  * chains (they hide the FMA latency; matmul() hands decode rows out in such
- * blocks), up to 4 tokens a pass, with the prefetches of cpu_prefetch_style_n(). */
+ * blocks), up to 4 tokens a pass, with the prefetches of kernel_prefetch_n(). */
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
@@ -163,10 +163,10 @@ TF INLINE void prefill(const int lay, const char *w, int cols, const float *x, c
 #define DG 4 /* groups per decode pass: a 64-row block's four, one stream with four FMA chains in
                 flight (a token's chain per group is serial) */
 
-TF INLINE void dec(const int lay, const int NG, const int C, const int pf, const char *const g[DG], int cols,
+TF INLINE void dec(const int lay, const int NG, const int C, const int pf, const size_t ntab, const char *const g[DG], int cols,
                    const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT],
                    const __mmask16 m[DG]) {
-    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    const size_t nta = pf == PREFETCH_NTA ? ntab : 0;
     __m512 acc[DG][DT];
 #pragma GCC unroll 4
     for (int q = 0; q < NG; q++)
@@ -207,19 +207,19 @@ TF INLINE void dec(const int lay, const int NG, const int C, const int pf, const
         for (int q = 0; q < NG; q++) _mm512_mask_storeu_ps(yp[c] + 16 * q, m[q], acc[q][c]);
 }
 
-TF INLINE void dec_c(const int lay, const int NG, int C, const int pf, const char *const g[DG], int cols,
+TF INLINE void dec_c(const int lay, const int NG, int C, const int pf, const size_t ntab, const char *const g[DG], int cols,
                      const float *const xf[DT], const uint16_t *const xh[DT], float *const yp[DT],
                      const __mmask16 m[DG]) {
     switch (C) {
-    case 1: dec(lay, NG, 1, pf, g, cols, xf, xh, yp, m); break;
-    case 2: dec(lay, NG, 2, pf, g, cols, xf, xh, yp, m); break;
-    case 3: dec(lay, NG, 3, pf, g, cols, xf, xh, yp, m); break;
-    default: dec(lay, NG, 4, pf, g, cols, xf, xh, yp, m); break;
+    case 1: dec(lay, NG, 1, pf, ntab, g, cols, xf, xh, yp, m); break;
+    case 2: dec(lay, NG, 2, pf, ntab, g, cols, xf, xh, yp, m); break;
+    case 3: dec(lay, NG, 3, pf, ntab, g, cols, xf, xh, yp, m); break;
+    default: dec(lay, NG, 4, pf, ntab, g, cols, xf, xh, yp, m); break;
     }
 }
 _Static_assert(DT == 4, "dec_c instantiates C = 1..4");
 
-TF INLINE void decode_pf(const int lay, const int pf, const char *w, int cols, const float *x, const uint16_t *xb,
+TF INLINE void decode_pf(const int lay, const int pf, const size_t ntab, const char *w, int cols, const float *x, const uint16_t *xb,
                          int n, float *y, int ldy, int r0, int r1) {
     for (int rt = r0 & ~15; rt < r1;) {
         /* the range's groups up to the end of their 64-row block (one stream),
@@ -244,37 +244,38 @@ TF INLINE void decode_pf(const int lay, const int pf, const char *w, int cols, c
                 yp[c] = y + (size_t)i * ldy + rt;
             }
             switch (NG) {
-            case 4: dec_c(lay, 4, C, pf, g, cols, xf, xh, yp, m); break;
-            case 3: dec_c(lay, 3, C, pf, g, cols, xf, xh, yp, m); break;
-            case 2: dec_c(lay, 2, C, pf, g, cols, xf, xh, yp, m); break;
-            default: dec_c(lay, 1, C, pf, g, cols, xf, xh, yp, m); break;
+            case 4: dec_c(lay, 4, C, pf, ntab, g, cols, xf, xh, yp, m); break;
+            case 3: dec_c(lay, 3, C, pf, ntab, g, cols, xf, xh, yp, m); break;
+            case 2: dec_c(lay, 2, C, pf, ntab, g, cols, xf, xh, yp, m); break;
+            default: dec_c(lay, 1, C, pf, ntab, g, cols, xf, xh, yp, m); break;
             }
         }
         rt += 16 * NG;
     }
 }
 
-TF INLINE void rows_of(const int lay, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+TF INLINE void rows_of(const kernel_tuning *kt, const int lay, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                        int ldy, int r0, int r1) {
     const uint16_t *xb = lay == WICK_BF16_R16 ? xq : NULL;
     if (n > MM_STREAM_MAX_N) {
         prefill(lay, w, cols, x, xb, n, y, ldy, r0, r1);
         return;
     }
-    switch (cpu_prefetch_style_n(n)) {
-    case PREFETCH_NTA: decode_pf(lay, PREFETCH_NTA, w, cols, x, xb, n, y, ldy, r0, r1); break;
-    case PREFETCH_L1L2: decode_pf(lay, PREFETCH_L1L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
-    case PREFETCH_L2: decode_pf(lay, PREFETCH_L2, w, cols, x, xb, n, y, ldy, r0, r1); break;
-    default: decode_pf(lay, PREFETCH_OFF, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    const size_t ntab = (size_t)kt->nta_bytes;
+    switch (kernel_prefetch_n(kt, n)) {
+    case PREFETCH_NTA: decode_pf(lay, PREFETCH_NTA, ntab, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_L1L2: decode_pf(lay, PREFETCH_L1L2, ntab, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    case PREFETCH_L2: decode_pf(lay, PREFETCH_L2, ntab, w, cols, x, xb, n, y, ldy, r0, r1); break;
+    default: decode_pf(lay, PREFETCH_OFF, ntab, w, cols, x, xb, n, y, ldy, r0, r1); break;
     }
 }
 
-TF void mmf_r16_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
+TF void mmf_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
                             int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(WICK_F16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
-    else if (wtype == WICK_BF16_R16H) rows_of(WICK_BF16_R16H, w, cols, x, xq, n, y, ldy, r0, r1);
-    else rows_of(WICK_BF16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
+    if (wtype == WICK_F16_R16) rows_of(kt, WICK_F16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
+    else if (wtype == WICK_BF16_R16H) rows_of(kt, WICK_BF16_R16H, w, cols, x, xq, n, y, ldy, r0, r1);
+    else rows_of(kt, WICK_BF16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
 }
 
 #endif

@@ -39,13 +39,14 @@ size_t matmul_grouped_scratch_bound(int wtype, int cols, int total_rows, int n_b
 }
 
 typedef struct prep_job {
+    const kernel_tuning *kt;
     mm_task *t;
     int nt;
     int64_t total; /* activation rows to prepare, over the tasks that own their block */
 } prep_job;
 
-static void prep_one(const mm_task *k) {
-    matmul_prepare_x(NULL, k->W->type, k->x, k->n, (int)k->W->ne[0], (void *)k->xq);
+static void prep_one(const kernel_tuning *kt, const mm_task *k) {
+    matmul_prepare_x(kt, NULL, k->W->type, k->x, k->n, (int)k->W->ne[0], (void *)k->xq);
 }
 
 /* Thread ith prepares the blocks whose first row falls in its share of the rows. */
@@ -56,12 +57,13 @@ static void prep_task(void *arg, int ith, int nth) {
     for (int i = 0; i < j->nt; i++) {
         const mm_task *k = &j->t[i];
         if (k->unit0 != -2) continue; /* not a block owner (see matmul_grouped) */
-        if (at >= lo && at < hi) prep_one(k);
+        if (at >= lo && at < hi) prep_one(j->kt, k);
         at += k->n;
     }
 }
 
 typedef struct grouped_job {
+    const kernel_tuning *kt;
     const mm_task *t;
     int nt;
     steal_set *ranges;
@@ -84,7 +86,7 @@ static void run_units(const grouped_job *j, int64_t u0, int64_t nu) {
         const int64_t a = u0 > k->unit0 ? u0 - k->unit0 : 0, b = end - k->unit0 < units ? end - k->unit0 : units;
         if (b <= a) continue;
         const int64_t r1 = b * ur < rows ? b * ur : rows;
-        matmul_rows(k->W->type, k->W->data, (int)k->W->ne[0], k->x, k->xq, k->n, k->y, k->ldy, (int)(a * ur), (int)r1);
+        matmul_rows(j->kt, k->W->type, k->W->data, (int)k->W->ne[0], k->x, k->xq, k->n, k->y, k->ldy, (int)(a * ur), (int)r1);
     }
 }
 
@@ -100,7 +102,7 @@ static void grouped_task(void *arg, int ith, int nth) {
     while ((nu = steal_take(j->ranges, ith, &u0)) > 0) run_units(j, u0, nu);
 }
 
-int matmul_grouped(wick_pool *pool, mm_task *t, int nt, void *scratch, size_t scratch_bytes) {
+int matmul_grouped(const kernel_tuning *kt, wick_pool *pool, mm_task *t, int nt, void *scratch, size_t scratch_bytes) {
     /* (1) activation blocks: a task whose (x, n, cols, kind) an earlier task
      * has shares that task's block. unit0 == -2 marks an owner until step 2. */
     size_t used = 0;
@@ -125,7 +127,7 @@ int matmul_grouped(wick_pool *pool, mm_task *t, int nt, void *scratch, size_t sc
         prep_elems += (int64_t)k->n * cols;
     }
     if (prep_rows > 0) {
-        prep_job pj = {t, nt, prep_rows};
+        prep_job pj = {kt, t, nt, prep_rows};
         pool_run(prep_elems >= (1 << 15) && prep_rows >= 2 ? pool : NULL, prep_task, &pj);
     }
     /* (2) units, numbered task after task */
@@ -138,7 +140,7 @@ int matmul_grouped(wick_pool *pool, mm_task *t, int nt, void *scratch, size_t sc
         work += k->W->ne[1] * k->W->ne[0] * (int64_t)k->n;
     }
     if (units == 0) return 0;
-    grouped_job j = {t, nt, NULL, units};
+    grouped_job j = {kt, t, nt, NULL, units};
     steal_set ranges;
     const int nth = pool_size(pool);
     if (work < (1 << 14) || nth < 2) pool = NULL;

@@ -65,9 +65,9 @@ static inline size_t mm_r16_scales_at(int base, int b, int h) {
 void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);
 #if defined(__x86_64__) || defined(__i386__)
-void mm_rows_r16_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+void mm_rows_r16_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);
-void mm_rows_r16_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+void mm_rows_r16_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                       int r0, int r1);
 #endif
 
@@ -77,7 +77,7 @@ void mm_rows_scalar(int wtype, const void *w, int cols, const float *x, const vo
 #if defined(__x86_64__) || defined(__i386__)
 void mm_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                   float *y, int ldy, int r0, int r1);
-void mm_rows_avx512(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void mm_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                     float *y, int ldy, int r0, int r1);
 #endif
 

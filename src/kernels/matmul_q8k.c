@@ -1,6 +1,6 @@
 /* matmul_q8k.c — owns the preparation of Q8_K activations for the K-type
  * matmuls (see matmul_q8k.h): scratch size, and the rows split over the pool
- * (quantize_row_q8_k_isa in convert.c does each row); where cpu_act_nt()
+ * (quantize_row_q8_k_isa in convert.c does each row); where kernel_tuning.act_nt
  * says so, rows go out with non-temporal stores from a buffer of the
  * writer's own. */
 #include "kernels/matmul_q8k.h"
@@ -16,10 +16,11 @@ typedef struct q8k_job {
     int n, cols;
     void *xq;
     int isa;
+    bool act_nt; /* kernel_tuning.act_nt */
 } q8k_job;
 
 /* A thread's own buffer for the rows it quantizes before copying them out
- * non-temporally (cpu_act_nt). */
+ * non-temporally (kernel_tuning.act_nt). */
 static _Thread_local _Alignas(64) char q8k_own[1 << 16];
 
 static void q8k_task(void *arg, int ith, int nth) {
@@ -29,9 +30,9 @@ static void q8k_task(void *arg, int ith, int nth) {
     pool_split(j->n, ith, nth, 1, &lo, &hi);
     const int m = (int)(hi - lo);
     /* A decode row, or a pool thread's part of a batch: into this thread's
-     * own buffer, then out with non-temporal stores (cpu_act_nt in cpu.h;
+     * own buffer, then out with non-temporal stores (kernel_tuning.act_nt in cpu.h;
      * the other threads read xq next). */
-    if (m > 0 && (nth > 1 || j->n == 1) && cpu_act_nt() && mm_q8k_xq_bytes(j->cols, m) <= sizeof q8k_own) {
+    if (m > 0 && (nth > 1 || j->n == 1) && j->act_nt && mm_q8k_xq_bytes(j->cols, m) <= sizeof q8k_own) {
         for (int64_t i = lo; i < hi; i++)
             quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)q8k_own + (i - lo) * nb, nb, j->isa);
         copy_nt((block_q8_K *)j->xq + lo * nb, q8k_own, mm_q8k_xq_bytes(j->cols, m));
@@ -40,8 +41,8 @@ static void q8k_task(void *arg, int ith, int nth) {
     for (int64_t i = lo; i < hi; i++) quantize_row_q8_k_isa(j->x + i * j->cols, (block_q8_K *)j->xq + i * nb, nb, j->isa);
 }
 
-void mm_q8k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq) {
-    q8k_job j = {x, n, cols, xq, cpu_isa_active()};
+void mm_q8k_quantize_x(const kernel_tuning *kt, wick_pool *pool, const float *x, int n, int cols, void *xq) {
+    q8k_job j = {x, n, cols, xq, kt->isa, kt->act_nt};
     if ((int64_t)n * cols < (1 << 15) || n < 2) pool = NULL; /* not worth a hand-off */
     pool_run(pool, q8k_task, &j);
 }

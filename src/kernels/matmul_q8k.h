@@ -10,12 +10,13 @@
 #include <stdint.h>
 
 #include "core/tensor.h"
+#include "kernels/cpu.h"
 #include "core/threadpool.h"
 
 /* Scratch bytes for n activation rows of cols (a multiple of 256). */
 size_t mm_q8k_xq_bytes(int cols, int n);
 /* Quantize the n rows of x into xq with the active ISA's quantizer (every
  * ISA writes the same bytes; pool may be NULL). */
-void mm_q8k_quantize_x(wick_pool *pool, const float *x, int n, int cols, void *xq);
+void mm_q8k_quantize_x(const kernel_tuning *kt, wick_pool *pool, const float *x, int n, int cols, void *xq);
 
 #endif

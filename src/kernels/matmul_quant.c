@@ -207,10 +207,10 @@ void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, 
 
 /* The file layout's kernels: AVX2 (also on AVX-512 machines, for matrices
  * the interleaved layouts do not take), else the scalar twin. */
-void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
+void mmq_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu_isa_active() >= ISA_AVX2) {
+    if (kt->isa >= ISA_AVX2) {
         mmq_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }

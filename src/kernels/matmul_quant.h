@@ -31,6 +31,7 @@
 #include <stddef.h>
 
 #include "core/tensor.h"
+#include "kernels/cpu.h"
 
 /* The activation format a weight type's kernels read. */
 typedef enum mm_act {
@@ -46,7 +47,7 @@ bool mmq_handles(int wtype);
 /* Same contract as matmul_rows (matmul.h); wtype one of mmq_handles' types,
  * xq prepared in that type's activation format. mmq_rows picks the kernel
  * of the active ISA. */
-void mmq_rows(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
+void mmq_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
 void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                      int r1);
 #if defined(__x86_64__) || defined(__i386__)

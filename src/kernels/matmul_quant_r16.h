@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "core/tensor.h"
+#include "kernels/cpu.h"
 
 /* Interleaved type ids, after WICK_Q4_0_R16 (matmul.h). */
 enum {
@@ -96,7 +97,7 @@ void mmq_r16_unpack_block(int base, const void *group, int nb, int row, int b, v
 void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1);
 #if defined(__x86_64__) || defined(__i386__)
-void mmq_r16_rows_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+void mmq_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1);
 /* AVX2: the types of mmq_r16_avx2_has (Q5_0: matmul_quant_r16_avx2.c, which
  * passes Q4_K and Q6_K on to matmul_quant_r16_k_avx2.c). */

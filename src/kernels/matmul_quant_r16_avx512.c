@@ -14,7 +14,7 @@
  * two FMAs per block and row, in block order: exactly the definition.
  *
  * Decode (n <= MM_STREAM_MAX_N) streams each group once with the
- * prefetches of cpu_prefetch_style_n(n), unpacking every block and applying it
+ * prefetches of kernel_prefetch_n(kt, n), unpacking every block and applying it
  * to up to SG tokens. Prefill unpacks a chunk of rows × blocks once into a
  * per-thread buffer (group vectors, scales as int32 or float vectors), then
  * runs tiles of two groups × T tokens over it, so that unpacking costs once
@@ -352,10 +352,10 @@ static acts acts_of(int base, const void *xq, int cols, int n) {
 
 /* ---- decode: stream a group once per SG tokens ---- */
 
-T512 INLINE void decode_group(const int base, const int C, const int pf, const char *gp, int nb, const acts *a,
+T512 INLINE void decode_group(const int base, const int C, const int pf, const size_t ntab, const char *gp, int nb, const acts *a,
                               const int tok[SG], float *const yp[SG], __mmask16 mask) {
     const size_t mb = 64 * (size_t)main_vectors(base), tb = has_tail(base) ? 32 : 0;
-    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    const size_t nta = pf == PREFETCH_NTA ? ntab : 0;
     __m512 acc[SG];
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
@@ -429,20 +429,21 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const c
     for (int c = 0; c < C; c++) _mm512_mask_storeu_ps(yp[c], mask, acc[c]);
 }
 
-T512 INLINE void decode_group_c(const int base, int C, const int pf, const char *gp, int nb, const acts *a,
+T512 INLINE void decode_group_c(const int base, int C, const int pf, const size_t ntab, const char *gp, int nb, const acts *a,
                                 const int tok[SG], float *const yp[SG], __mmask16 mask) {
     switch (C) {
-    case 1: decode_group(base, 1, pf, gp, nb, a, tok, yp, mask); break;
-    case 2: decode_group(base, 2, pf, gp, nb, a, tok, yp, mask); break;
-    case 3: decode_group(base, 3, pf, gp, nb, a, tok, yp, mask); break;
-    default: decode_group(base, 4, pf, gp, nb, a, tok, yp, mask); break;
+    case 1: decode_group(base, 1, pf, ntab, gp, nb, a, tok, yp, mask); break;
+    case 2: decode_group(base, 2, pf, ntab, gp, nb, a, tok, yp, mask); break;
+    case 3: decode_group(base, 3, pf, ntab, gp, nb, a, tok, yp, mask); break;
+    default: decode_group(base, 4, pf, ntab, gp, nb, a, tok, yp, mask); break;
     }
 }
 _Static_assert(SG == 4, "decode_group_c instantiates C = 1..4");
 
-T512 INLINE void decode_rows(const int base, const char *w, int nb, size_t gb, const acts *a, int n, float *y,
+T512 INLINE void decode_rows(const kernel_tuning *kt, const int base, const char *w, int nb, size_t gb, const acts *a, int n, float *y,
                              int ldy, int r0, int r1) {
-    const cpu_prefetch pf = cpu_prefetch_style_n(n);
+    const cpu_prefetch pf = kernel_prefetch_n(kt, n);
+    const size_t ntab = (size_t)kt->nta_bytes;
     for (int rt = r0 & ~15; rt < r1; rt += 16) {
         const int lo = r0 > rt ? r0 - rt : 0, hi = r1 - rt < 16 ? r1 - rt : 16;
         const __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
@@ -456,10 +457,10 @@ T512 INLINE void decode_rows(const int base, const char *w, int nb, size_t gb, c
                 yp[c] = y + (size_t)tok[c] * ldy + rt;
             }
             switch (pf) {
-            case PREFETCH_NTA: decode_group_c(base, C, PREFETCH_NTA, gp, nb, a, tok, yp, m); break;
-            case PREFETCH_L1L2: decode_group_c(base, C, PREFETCH_L1L2, gp, nb, a, tok, yp, m); break;
-            case PREFETCH_L2: decode_group_c(base, C, PREFETCH_L2, gp, nb, a, tok, yp, m); break;
-            default: decode_group_c(base, C, PREFETCH_OFF, gp, nb, a, tok, yp, m); break;
+            case PREFETCH_NTA: decode_group_c(base, C, PREFETCH_NTA, ntab, gp, nb, a, tok, yp, m); break;
+            case PREFETCH_L1L2: decode_group_c(base, C, PREFETCH_L1L2, ntab, gp, nb, a, tok, yp, m); break;
+            case PREFETCH_L2: decode_group_c(base, C, PREFETCH_L2, ntab, gp, nb, a, tok, yp, m); break;
+            default: decode_group_c(base, C, PREFETCH_OFF, ntab, gp, nb, a, tok, yp, m); break;
             }
         }
     }
@@ -667,28 +668,28 @@ T512 INLINE void prefill_rows(const int base, const char *w, int nb, size_t gb, 
     }
 }
 
-T512 INLINE void rows_of(const int base, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+T512 INLINE void rows_of(const kernel_tuning *kt, const int base, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                          int r1) {
     const acts a = acts_of(base, xq, cols, n);
     const size_t gb = 16 * dtype_row_bytes(base, cols);
     if (n > MM_STREAM_MAX_N) prefill_rows(base, w, a.nb, gb, &a, n, y, ldy, r0, r1);
-    else decode_rows(base, w, a.nb, gb, &a, n, y, ldy, r0, r1);
+    else decode_rows(kt, base, w, a.nb, gb, &a, n, y, ldy, r0, r1);
 }
 
-T512 void mmq_r16_rows_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+T512 void mmq_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                               int r1) {
     if (r1 <= r0 || n <= 0) return;
     switch (mmq_r16_base(wtype)) {
-    case WICK_Q4_1: rows_of(WICK_Q4_1, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_0: rows_of(WICK_Q5_0, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_1: rows_of(WICK_Q5_1, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_IQ4_NL: rows_of(WICK_IQ4_NL, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q4_K: rows_of(WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_K: rows_of(WICK_Q5_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q6_K: rows_of(WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q3_K: rows_of(WICK_Q3_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q2_K: rows_of(WICK_Q2_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_IQ4_XS: rows_of(WICK_IQ4_XS, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q4_1: rows_of(kt, WICK_Q4_1, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q5_0: rows_of(kt, WICK_Q5_0, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q5_1: rows_of(kt, WICK_Q5_1, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_IQ4_NL: rows_of(kt, WICK_IQ4_NL, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q4_K: rows_of(kt, WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q5_K: rows_of(kt, WICK_Q5_K, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q6_K: rows_of(kt, WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q3_K: rows_of(kt, WICK_Q3_K, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_Q2_K: rows_of(kt, WICK_Q2_K, w, cols, xq, n, y, ldy, r0, r1); break;
+    case WICK_IQ4_XS: rows_of(kt, WICK_IQ4_XS, w, cols, xq, n, y, ldy, r0, r1); break;
     default: break;
     }
 }

@@ -16,9 +16,9 @@
 #include "kernels/matmul_quant_r16.h"
 
 /* The interleaved type of W regardless of the ISA, or -1. */
-static int r16_type(const wick_tensor *W) {
-    if (W && W->ne[2] == 1 && W->ne[3] == 1 && mmf_r16_type(W->type, W->ne[1], W->ne[0]) >= 0)
-        return mmf_r16_type(W->type, W->ne[1], W->ne[0]);
+static int r16_type(const kernel_tuning *kt, const wick_tensor *W) {
+    if (W && W->ne[2] == 1 && W->ne[3] == 1 && mmf_r16_type(kt, W->type, W->ne[1], W->ne[0]) >= 0)
+        return mmf_r16_type(kt, W->type, W->ne[1], W->ne[0]);
     const int be = W ? dtype_block_elems(W->type) : 0;
     if (!W || be <= 1 || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % be != 0 || W->ne[0] <= 0 ||
         W->ne[2] != 1 || W->ne[3] != 1)
@@ -37,10 +37,10 @@ static int any_r16_base(int wtype) {
 /* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and
  * Q4_0 (matmul_repack_avx2.c), those of mmq_r16_avx2_has (Q5_0, Q4_K, Q6_K)
  * and the F16/BF16 halves layouts (matmul_float_r16_avx2.c). */
-int matmul_repack_type(const wick_tensor *W) {
-    const int to = cpu_isa_active() >= ISA_AVX2 ? r16_type(W) : -1;
+int matmul_repack_type(const kernel_tuning *kt, const wick_tensor *W) {
+    const int to = kt->isa >= ISA_AVX2 ? r16_type(kt, W) : -1;
     if (to < 0) return to;
-    if (cpu_isa_active() == ISA_AVX512) return to;
+    if (kt->isa == ISA_AVX512) return to;
     return mm_r16_base(to) >= 0 || mmq_r16_avx2_has(mmq_r16_base(to)) || mmf_r16_halves(to) ? to : -1;
 }
 
@@ -117,8 +117,8 @@ static void repack_task(void *arg, int ith, int nth) {
     free(tmp);
 }
 
-int matmul_repack(wick_pool *pool, const wick_tensor *W, void *dst) {
-    const int to = r16_type(W);
+int matmul_repack(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *W, void *dst) {
+    const int to = r16_type(kt, W);
     if (to < 0) return -1;
     const int unit = matmul_repack_unit_rows(to);
     repack_job j = {W->type, to, (int)(W->ne[0] / dtype_block_elems(W->type)), unit, W->ne[1] / unit, W->data, dst, 0};

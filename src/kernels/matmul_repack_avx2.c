@@ -367,7 +367,7 @@ T256 INLINE void r16a_octet(const int base, int C, const char *pp, int q, int b0
 }
 _Static_assert(CT == 4, "r16a_octet instantiates C = 1..4");
 
-T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+T256 INLINE void r16a_rows(const kernel_tuning *kt, const int base, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                            int r0, int r1) {
     const int nb = cols / WICK_QK;
     const size_t pb = 32 * dtype_row_bytes(base, cols);
@@ -391,7 +391,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
         return;
     }
     if (n > CT && n <= MM_STREAM_MAX_N) { /* two or more passes: the broadcast tile's walk */
-        const cpu_prefetch style = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
+        const cpu_prefetch style = base == WICK_Q8_0 ? kernel_prefetch_dense(kt, n) : kernel_prefetch_n(kt, n);
         if (base == WICK_Q8_0) r16a_decode_q8_0(wc, nb, pb, xq, n, y, ldy, r0, r1, style != PREFETCH_OFF);
         else r16a_decode_q4_0(wc, nb, pb, xq, n, y, ldy, r0, r1, style != PREFETCH_OFF);
         return;
@@ -402,7 +402,7 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
     /* decode of several tokens: the first pass's first octet of each pair
      * prefetches the pair's blocks ahead (the other passes and octets read
      * the chunk from L1) */
-    const cpu_prefetch style = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
+    const cpu_prefetch style = base == WICK_Q8_0 ? kernel_prefetch_dense(kt, n) : kernel_prefetch_n(kt, n);
     const bool pf_on = !prefill && style != PREFETCH_OFF;
     for (int rb = r0 & ~31; rb < r1; rb += rows_per) {
         const int lo = rb > (r0 & ~7) ? rb : r0 & ~7, hi = rb + rows_per < r1 ? rb + rows_per : r1;
@@ -427,10 +427,10 @@ T256 INLINE void r16a_rows(const int base, const void *w, int cols, const void *
     }
 }
 
-T256 void mm_rows_r16_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+T256 void mm_rows_r16_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                            int r0, int r1) {
-    if (mm_r16_base(wtype) == WICK_Q8_0) r16a_rows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
-    else r16a_rows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
+    if (mm_r16_base(wtype) == WICK_Q8_0) r16a_rows(kt, WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
+    else r16a_rows(kt, WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
 }
 
 #endif

@@ -16,7 +16,7 @@
  * sequential stream, see matmul_impl.h), reading each block's scales line
  * (its last) after the dot products: read first, on Zen 4 (no software
  * prefetch) it leaves the stream waiting on that line. The prefetches go
- * ahead in the style cpu_prefetch_style_n(n) picks for the CPU (none; into
+ * ahead in the style kernel_prefetch_n(kt, n) picks for the CPU (none; into
  * L1 and, further, into L2; or non-temporal), every broadcast of activation
  * bytes feeding both groups' VPDPBUSD: with several tokens the broadcasts'
  * loads, not the dot products, bound a one-group kernel, so a pair does more
@@ -92,13 +92,13 @@ T512 INLINE __m512 r16_dw(const int base, const char *pp, int b, int h) {
 /* Decode: NG groups × C tokens over blocks [b0, b1), pp the groups'
  * pair: NG = 2 both (C <= SG2), NG = 1 group h0 (C <= SG), one stream either
  * way. The sums start at 0 if first, else continue from y. */
-T512 INLINE void r16_decode(const int base, const int NG, const int C, const int pf, const char *pp, int h0,
+T512 INLINE void r16_decode(const int base, const int NG, const int C, const int pf, const size_t ntab, const char *pp, int h0,
                             int b0, int b1, bool first, const block_q8_0 *const xb[SG],
                             const int32_t *const xs[SG], const float *const xd[SG], float *const yp[SG],
                             __mmask16 m) {
     const size_t wb = mm_r16_block_bytes(base);
     const int off = base == WICK_Q8_0 ? 128 : 8;
-    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    const size_t nta = pf == PREFETCH_NTA ? ntab : 0;
     __m512 acc[2][SG];
 #pragma GCC unroll 2
     for (int q = 0; q < NG; q++)
@@ -174,11 +174,11 @@ T512 INLINE void r16_decode(const int base, const int NG, const int C, const int
  * 9-16 tokens keep passes of up to 5, faster than two passes of 6-8.) Where
  * nt, the sums go out with non-temporal stores (the caller checked that the
  * lines allow them). */
-T512 INLINE void r16_decode_q4_wide(const int C, const int pf, const char *pp, int b0, int b1, bool first, bool nt,
+T512 INLINE void r16_decode_q4_wide(const int C, const int pf, const size_t ntab, const char *pp, int b0, int b1, bool first, bool nt,
                                     const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
                                     const float *const xd[SG], float *const yp[SG]) {
     const size_t wb = mm_r16_block_bytes(WICK_Q4_0);
-    const size_t nta = pf == PREFETCH_NTA ? (size_t)cpu_prefetch_nta_bytes() : 0;
+    const size_t nta = pf == PREFETCH_NTA ? ntab : 0;
     __m512 acc[2][SG];
 #pragma GCC unroll 2
     for (int q = 0; q < 2; q++)
@@ -226,23 +226,23 @@ T512 INLINE void r16_decode_q4_wide(const int C, const int pf, const char *pp, i
         for (int c = 0; c < C; c++) _mm512_storeu_ps(yp[c] + 16 * q, acc[q][c]);
 }
 
-T512 INLINE void r16_decode_q4_wide_c(int C, const int pf, const char *pp, int b0, int b1, bool first, bool nt,
+T512 INLINE void r16_decode_q4_wide_c(int C, const int pf, const size_t ntab, const char *pp, int b0, int b1, bool first, bool nt,
                                       const block_q8_0 *const xb[SG], const int32_t *const xs[SG],
                                       const float *const xd[SG], float *const yp[SG]) {
     switch (C) {
-    case 6: r16_decode_q4_wide(6, pf, pp, b0, b1, first, nt, xb, xs, xd, yp); break;
-    case 7: r16_decode_q4_wide(7, pf, pp, b0, b1, first, nt, xb, xs, xd, yp); break;
-    default: r16_decode_q4_wide(8, pf, pp, b0, b1, first, nt, xb, xs, xd, yp); break;
+    case 6: r16_decode_q4_wide(6, pf, ntab, pp, b0, b1, first, nt, xb, xs, xd, yp); break;
+    case 7: r16_decode_q4_wide(7, pf, ntab, pp, b0, b1, first, nt, xb, xs, xd, yp); break;
+    default: r16_decode_q4_wide(8, pf, ntab, pp, b0, b1, first, nt, xb, xs, xd, yp); break;
     }
 }
 
 /* Decode for n tokens (<= SG2 with a pair, <= SG alone) and prefetch style
  * pf, all constants in each instance. */
-T512 INLINE void r16_decode_c(const int base, const int NG, int n, const int pf, const char *pp, int h0,
+T512 INLINE void r16_decode_c(const int base, const int NG, int n, const int pf, const size_t ntab, const char *pp, int h0,
                               int b0, int b1, bool first, const block_q8_0 *const xb[SG],
                               const int32_t *const xs[SG], const float *const xd[SG], float *const yp[SG],
                               __mmask16 m) {
-#define R16_CASE(NG, C, H) r16_decode(base, NG, C, pf, pp, H, b0, b1, first, xb, xs, xd, yp, m)
+#define R16_CASE(NG, C, H) r16_decode(base, NG, C, pf, ntab, pp, H, b0, b1, first, xb, xs, xd, yp, m)
     if (NG == 2) {
         switch (n) {
         case 1: R16_CASE(2, 1, 0); break;
@@ -395,7 +395,7 @@ T512 INLINE void r16_prefill(const int base, const char *w, int nb, size_t pb, c
     }
 }
 
-T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *xq, int n, float *y,
+T512 INLINE void r16_rows(const kernel_tuning *kt, const int base, const void *w, int cols, const void *xq, int n, float *y,
                           int ldy, int r0, int r1) {
     const int nb = cols / WICK_QK;
     const size_t pb = 32 * dtype_row_bytes(base, cols);
@@ -406,14 +406,15 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
         r16_prefill(base, w, nb, pb, xblocks, xsums, xscales, n, y, ldy, r0, r1);
         return;
     }
-    const cpu_prefetch pf = base == WICK_Q8_0 ? cpu_prefetch_style_dense(n) : cpu_prefetch_style_n(n);
+    const cpu_prefetch pf = base == WICK_Q8_0 ? kernel_prefetch_dense(kt, n) : kernel_prefetch_n(kt, n);
+    const size_t ntab = (size_t)kt->nta_bytes;
     /* The one-pass 6-8-token Q4_0 kernel's sums go out non-temporally where
-     * cpu_act_nt() (Zen 4) and y's lines allow, as the quantized activations
+     * kernel_tuning.act_nt (Zen 4) and y's lines allow, as the quantized activations
      * do: the rows are the next hand-off's input, read by the other thread,
      * whose copies of these lines from the step before would otherwise be
      * taken back line by line. (The K types' and the Q8_0 pairs' final
      * stores gain nothing from it.) Same values. */
-    const bool nt = base == WICK_Q4_0 && n >= 6 && cpu_act_nt() && (uintptr_t)y % 64 == 0 && ldy % 16 == 0;
+    const bool nt = base == WICK_Q4_0 && n >= 6 && kt->act_nt && (uintptr_t)y % 64 == 0 && ldy % 16 == 0;
     for (int rt = r0 & ~15; rt < r1;) {
         const r16_at at = r16_locate(w, pb, rt, r0, r1);
         const int NG = at.pair ? 2 : 1;
@@ -440,17 +441,17 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
                 }
 #define R16_DECODE(NG)                                                                                                  \
     switch (i0 == 0 ? pf : PREFETCH_OFF) { /* later passes find the chunk in L1 */                                    \
-    case PREFETCH_NTA: r16_decode_c(base, NG, C, PREFETCH_NTA, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
-    case PREFETCH_L1L2: r16_decode_c(base, NG, C, PREFETCH_L1L2, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
-    case PREFETCH_L2: r16_decode_c(base, NG, C, PREFETCH_L2, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
-    default: r16_decode_c(base, NG, C, PREFETCH_OFF, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break;       \
+    case PREFETCH_NTA: r16_decode_c(base, NG, C, PREFETCH_NTA, ntab, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
+    case PREFETCH_L1L2: r16_decode_c(base, NG, C, PREFETCH_L1L2, ntab, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
+    case PREFETCH_L2: r16_decode_c(base, NG, C, PREFETCH_L2, ntab, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break; \
+    default: r16_decode_c(base, NG, C, PREFETCH_OFF, ntab, at.pp, at.h, b0, b1, b0 == 0, xb, xs, xd, yp, at.m); break;       \
     }
                 if (at.pair && base == WICK_Q4_0 && C > SG2(base)) { /* one pass (n <= SG) */
                     switch (pf) {
-                    case PREFETCH_NTA: r16_decode_q4_wide_c(C, PREFETCH_NTA, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
-                    case PREFETCH_L1L2: r16_decode_q4_wide_c(C, PREFETCH_L1L2, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
-                    case PREFETCH_L2: r16_decode_q4_wide_c(C, PREFETCH_L2, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
-                    default: r16_decode_q4_wide_c(C, PREFETCH_OFF, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
+                    case PREFETCH_NTA: r16_decode_q4_wide_c(C, PREFETCH_NTA, ntab, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
+                    case PREFETCH_L1L2: r16_decode_q4_wide_c(C, PREFETCH_L1L2, ntab, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
+                    case PREFETCH_L2: r16_decode_q4_wide_c(C, PREFETCH_L2, ntab, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
+                    default: r16_decode_q4_wide_c(C, PREFETCH_OFF, ntab, at.pp, b0, b1, b0 == 0, nt, xb, xs, xd, yp); break;
                     }
                 } else if (at.pair) { R16_DECODE(2) }
                 else { R16_DECODE(1) }
@@ -462,10 +463,10 @@ T512 INLINE void r16_rows(const int base, const void *w, int cols, const void *x
     if (nt) _mm_sfence(); /* ordered before the hand-off that publishes y */
 }
 
-T512 void mm_rows_r16_avx512(int wtype, const void *w, int cols, const void *xq, int n, float *y,
+T512 void mm_rows_r16_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y,
                              int ldy, int r0, int r1) {
-    if (mm_r16_base(wtype) == WICK_Q8_0) r16_rows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
-    else r16_rows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
+    if (mm_r16_base(wtype) == WICK_Q8_0) r16_rows(kt, WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
+    else r16_rows(kt, WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
 }
 
 #endif

@@ -81,11 +81,11 @@ scale_avx512(float *out, const float *x, float scale, const float *w, int n) {
 }
 #endif
 
-void rmsnorm(float *out, const float *x, const float *w, int n, float eps) {
+void rmsnorm(const kernel_tuning *kt, float *out, const float *x, const float *w, int n, float eps) {
     double ss;
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    const cpu_isa isa = cpu_isa_active();
+    const cpu_isa isa = kt->isa;
     if (isa >= ISA_AVX512) ss = sumsq_avx512(x, n);
     else if (isa >= ISA_AVX2) ss = sumsq_avx2(x, n);
     else
@@ -128,11 +128,11 @@ rope_halves_avx512(float *hd, int half, int i0, int i1, const float *cs, const f
 }
 #endif
 
-void rope_rotate(float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
+void rope_rotate(const kernel_tuning *kt, float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
                  const float *sn, rope_style style) {
     const int half = rot_dim / 2;
 #if defined(__x86_64__) || defined(__i386__)
-    const bool simd = style == ROPE_HALVES && cpu_isa_active() >= ISA_AVX512;
+    const bool simd = style == ROPE_HALVES && kt->isa >= ISA_AVX512;
 #else
     const bool simd = false;
 #endif
@@ -152,7 +152,7 @@ void rope_rotate(float *row, int n_heads, int head_dim, int rot_dim, int i0, int
     }
 }
 
-void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
+void rope(const kernel_tuning *kt, float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
           const int32_t *pos, const float *inv_freq, rope_style style) {
     const int half = rot_dim / 2;
     float cs[ROPE_MAX_PAIRS], sn[ROPE_MAX_PAIRS];
@@ -162,7 +162,7 @@ void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
         for (int i0 = 0; i0 < half; i0 += ROPE_MAX_PAIRS) {
             const int i1 = half - i0 < ROPE_MAX_PAIRS ? half : i0 + ROPE_MAX_PAIRS;
             rope_angles(pos[r], inv_freq, i0, i1, cs, sn);
-            rope_rotate(row, n_heads, head_dim, rot_dim, i0, i1, cs, sn, style);
+            rope_rotate(kt, row, n_heads, head_dim, rot_dim, i0, i1, cs, sn, style);
         }
     }
 }
@@ -223,10 +223,10 @@ __attribute__((target("avx2,fma,f16c"))) static int exp_sub_avx2(float *x, int n
 }
 #endif
 
-void silu_mul(float *g, const float *u, int n) {
+void silu_mul(const kernel_tuning *kt, float *g, const float *u, int n) {
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    const cpu_isa isa = cpu_isa_active();
+    const cpu_isa isa = kt->isa;
     if (isa >= ISA_AVX512) i = silu_mul_avx512(g, u, n);
     else if (isa >= ISA_AVX2) i = silu_mul_avx2(g, u, n);
 #endif
@@ -254,7 +254,7 @@ __attribute__((target("avx2"))) static void copy_nt_avx2(char *d, const char *s,
 
 void copy_nt(void *dst, const void *src, size_t n) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu_isa_active() >= ISA_AVX2) {
+    if (cpu_best_isa() >= ISA_AVX2) {
         copy_nt_avx2(dst, src, n);
         return;
     }
@@ -278,7 +278,7 @@ __attribute__((target("avx2,fma,f16c"))) static int f32_to_f16_avx2(const float 
 void f32_to_f16_row(const float *x, uint16_t *y, int n) {
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu_isa_active() >= ISA_AVX2) i = f32_to_f16_avx2(x, y, n);
+    if (cpu_best_isa() >= ISA_AVX2) i = f32_to_f16_avx2(x, y, n);
 #endif
     for (; i < n; i++) y[i] = f32_to_fp16(x[i]);
 }
@@ -298,7 +298,7 @@ __attribute__((target("avx2,fma,f16c"))) static int f16_to_f32_avx2(const uint16
 void f16_to_f32_row(const uint16_t *x, float *y, int n) {
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (cpu_isa_active() >= ISA_AVX2) i = f16_to_f32_avx2(x, y, n);
+    if (cpu_best_isa() >= ISA_AVX2) i = f16_to_f32_avx2(x, y, n);
 #endif
     for (; i < n; i++) y[i] = fp16_to_f32(x[i]);
 }
@@ -336,10 +336,10 @@ rope_f16_halves_avx512(const uint16_t *src, uint16_t *dst, int head_dim, int hal
 }
 #endif
 
-void rope_rotate_f16(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs, const float *sn,
+void rope_rotate_f16(const kernel_tuning *kt, const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs, const float *sn,
                      rope_style style) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (style == ROPE_HALVES && (rot_dim / 2) % 16 == 0 && cpu_isa_active() >= ISA_AVX512) {
+    if (style == ROPE_HALVES && (rot_dim / 2) % 16 == 0 && kt->isa >= ISA_AVX512) {
         rope_f16_halves_avx512(src, dst, head_dim, rot_dim / 2, cs, sn);
         return;
     }
@@ -351,7 +351,7 @@ void vec_add(float *restrict y, const float *restrict x, int n) {
     for (int i = 0; i < n; i++) y[i] += x[i];
 }
 
-void softmax(float *x, int n) {
+void softmax(const kernel_tuning *kt, float *x, int n) {
     if (n <= 0) return;
     float m = x[0];
     for (int i = 1; i < n; i++)
@@ -359,7 +359,7 @@ void softmax(float *x, int n) {
     double sum = 0.0;
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    const cpu_isa isa = cpu_isa_active();
+    const cpu_isa isa = kt->isa;
     if (isa >= ISA_AVX512) i = exp_sub_avx512(x, n, m, &sum);
     else if (isa >= ISA_AVX2) i = exp_sub_avx2(x, n, m, &sum);
 #endif

@@ -7,8 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/cpu.h"
+
 /* out = x / sqrt(mean(x²) + eps) * w  (w may be NULL = all ones); out may alias x. */
-void rmsnorm(float *out, const float *x, const float *w, int n, float eps);
+void rmsnorm(const kernel_tuning *kt, float *out, const float *x, const float *w, int n, float eps);
 /* Its Σ x² in double (the scalar twin of the SIMD sums; same bits). */
 double rmsnorm_sumsq_scalar(const float *x, int n);
 
@@ -20,33 +22,33 @@ typedef enum rope_style {
 /* Rotate, in place, n_heads heads of head_dim floats in each of n rows (row r
  * starts at x + r*stride) by angle pos[r] * inv_freq[i] for pair i < rot_dim/2.
  * Dims from rot_dim to head_dim are left as they are. */
-void rope(float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
+void rope(const kernel_tuning *kt, float *x, int n, int stride, int n_heads, int head_dim, int rot_dim,
           const int32_t *pos, const float *inv_freq, rope_style style);
 /* rope() in two steps, so that a forward pass computes a position's angles
  * once for all its layers: cs/sn[i - i0] = cos/sin(pos * inv_freq[i]) for
  * pairs [i0, i1) (in double, rounded once), then the rotation of one row's
  * heads by them. Same bits as rope(). */
 void rope_angles(int32_t pos, const float *inv_freq, int i0, int i1, float *cs, float *sn);
-void rope_rotate(float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
+void rope_rotate(const kernel_tuning *kt, float *row, int n_heads, int head_dim, int rot_dim, int i0, int i1, const float *cs,
                  const float *sn, rope_style style);
 
 /* One head's row of F16 keys rotated by cs/sn (rot_dim/2 pairs): the same
  * bits as widening it, rope_rotate and narrowing it back (span placement,
  * engine/spans.c). head_dim <= ROPE_F16_MAX_DIM; src and dst may be equal. */
 #define ROPE_F16_MAX_DIM 512
-void rope_rotate_f16(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs, const float *sn,
+void rope_rotate_f16(const kernel_tuning *kt, const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs, const float *sn,
                      rope_style style);
 void rope_rotate_f16_scalar(const uint16_t *src, uint16_t *dst, int head_dim, int rot_dim, const float *cs,
                             const float *sn, rope_style style);
 
 /* g[i] = silu(g[i]) * u[i] */
-void silu_mul(float *g, const float *u, int n);
+void silu_mul(const kernel_tuning *kt, float *g, const float *u, int n);
 /* g[i] = gelu(g[i]) * u[i], GELU's tanh approximation (HF gelu_pytorch_tanh):
  * 0.5·x·(1 + tanh(sqrt(2/pi)·(x + 0.044715·x³))), computed as x / (1 + e^{-2t}),
  * the same function without the cancellation of 1 + tanh (ops_tanh.c). */
-void gelu_mul(float *g, const float *u, int n);
+void gelu_mul(const kernel_tuning *kt, float *g, const float *u, int n);
 /* x[i] = cap · tanh(x[i] / cap): soft-capping (Gemma 2 logits); cap > 0. */
-void softcap_row(float *x, int n, float cap);
+void softcap_row(const kernel_tuning *kt, float *x, int n, float cap);
 /* x[i] *= s */
 void vec_scale(float *x, int n, float s);
 /* y[i] += s · x[i] (a residual add scaled, Granite's residual_multiplier) */
@@ -70,6 +72,6 @@ void f32_to_f16_row_scalar(const float *x, uint16_t *y, int n);
 void f16_to_f32_row(const uint16_t *x, float *y, int n);
 void f16_to_f32_row_scalar(const uint16_t *x, float *y, int n);
 /* In-place softmax of n values. */
-void softmax(float *x, int n);
+void softmax(const kernel_tuning *kt, float *x, int n);
 
 #endif

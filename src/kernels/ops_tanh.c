@@ -66,20 +66,20 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) static int so
 }
 #endif
 
-void gelu_mul(float *g, const float *u, int n) {
+void gelu_mul(const kernel_tuning *kt, float *g, const float *u, int n) {
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    const cpu_isa isa = cpu_isa_active();
+    const cpu_isa isa = kt->isa;
     if (isa >= ISA_AVX512) i = gelu_mul_avx512(g, u, n);
     else if (isa >= ISA_AVX2) i = gelu_mul_avx2(g, u, n);
 #endif
     for (; i < n; i++) g[i] = gelu_tanh_scalar(g[i]) * u[i];
 }
 
-void softcap_row(float *x, int n, float cap) {
+void softcap_row(const kernel_tuning *kt, float *x, int n, float cap) {
     int i = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    const cpu_isa isa = cpu_isa_active();
+    const cpu_isa isa = kt->isa;
     if (isa >= ISA_AVX512) i = softcap_avx512(x, n, cap);
     else if (isa >= ISA_AVX2) i = softcap_avx2(x, n, cap);
 #endif

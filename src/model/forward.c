@@ -140,12 +140,13 @@ typedef struct stage_job {
     const fwd_capture *capture; /* the call's K / V capture (NULL = none) */
 } stage_job;
 
-static void head_norm(float *x, const float *w, int n_heads, int head_dim, float eps) {
-    for (int h = 0; h < n_heads; h++) rmsnorm(x + (size_t)h * head_dim, x + (size_t)h * head_dim, w, head_dim, eps);
+static void head_norm(const kernel_tuning *kt, float *x, const float *w, int n_heads, int head_dim, float eps) {
+    for (int h = 0; h < n_heads; h++) rmsnorm(kt, x + (size_t)h * head_dim, x + (size_t)h * head_dim, w, head_dim, eps);
 }
 
 static void stage_rows(const stage_job *j, int t0, int t1) {
     const wick_model *m = j->m;
+    const kernel_tuning *kt = &m->tuning;
     const hparams *hp = &m->hp;
     forward_scratch *s = j->s;
     const wick_batch *b = j->b;
@@ -164,34 +165,34 @@ static void stage_rows(const stage_job *j, int t0, int t1) {
             for (int r = 0; r < n_sets; r++) /* for every layer */
                 forward_rope_angles(m, s, r, b->rope_pos ? b->rope_pos[t] : b->pos[t], cs + r * half, sn + r * half);
         }
-        if (j->ops & ST_POST_NORM) rmsnorm(xb, xb, j->post_w, D, hp->rms_eps);
+        if (j->ops & ST_POST_NORM) rmsnorm(kt, xb, xb, j->post_w, D, hp->rms_eps);
         if (j->ops & ST_RESID) {
             if (hp->resid_scale == 1.0f) vec_add(x, xb, D);
             else vec_add_scaled(x, xb, hp->resid_scale, D);
         }
-        if (j->ops & ST_NORM) rmsnorm(xb, x, j->norm_w, D, hp->rms_eps);
+        if (j->ops & ST_NORM) rmsnorm(kt, xb, x, j->norm_w, D, hp->rms_eps);
         if (j->ops & ST_BIAS) {
             if (w->bq) vec_add(q, w->bq, q_dim);
             if (w->bk) vec_add(k, w->bk, kv_dim);
             if (w->bv) vec_add(v, w->bv, kv_dim);
         }
         if (j->ops & ST_QKNORM) {
-            if (w->q_norm) head_norm(q, w->q_norm, hp->n_head, hp->head_dim, hp->rms_eps);
-            if (w->k_norm) head_norm(k, w->k_norm, hp->n_head_kv, hp->head_dim, hp->rms_eps);
+            if (w->q_norm) head_norm(kt, q, w->q_norm, hp->n_head, hp->head_dim, hp->rms_eps);
+            if (w->k_norm) head_norm(kt, k, w->k_norm, hp->n_head_kv, hp->head_dim, hp->rms_eps);
         }
         if (j->ops & ST_ROPE) {
             const fwd_capture *cap = j->capture;
             if (cap && b->seq[t] == cap->seq && b->pos[t] >= cap->from)
                 kv_store(j->kv, j->il, cap->dst, b->pos[t] - cap->from, k, v);
-            rope_rotate(q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
-            rope_rotate(k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
+            rope_rotate(kt, q, hp->n_head, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
+            rope_rotate(kt, k, hp->n_head_kv, hp->head_dim, hp->rot_dim, 0, half, cs + set * half, sn + set * half, m->rope);
         }
         if (j->ops & ST_STORE) {
             kv_store(j->kv, j->il, b->seq[t], b->pos[t], k, v);
         }
         if (j->ops & ST_GLU) {
-            if (m->arch->act == FFN_GELU_TANH) gelu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
-            else silu_mul(s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
+            if (m->arch->act == FFN_GELU_TANH) gelu_mul(kt, s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
+            else silu_mul(kt, s->hb + (size_t)t * F, s->hb2 + (size_t)t * F, F);
         }
     }
 }
@@ -282,7 +283,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         const wick_tensor *qkv[3] = {w->wq, w->wk, w->wv};
         float *const qkv_out[3] = {s->q, s->k, s->v};
         const int qkv_ld[3] = {q_dim, kv_dim, kv_dim};
-        matmul_multi(pool, qkv, 3, s->xb, T, qkv_out, qkv_ld, s->mm);
+        matmul_multi(&m->tuning, pool, qkv, 3, s->xb, T, qkv_out, qkv_ld, s->mm);
         mark(&f, WICK_OP_MATMUL);
         stage(&f, ST_BIAS | ST_QKNORM | ST_ROPE | ST_STORE, w, NULL, NULL, il);
         /* Each run of tokens from one sequence attends over its own KV view;
@@ -301,10 +302,10 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
                 n_runs++;
                 t0 = t1;
             }
-            attention_multi(pool, &ap, runs, n_runs);
+            attention_multi(&m->tuning, pool, &ap, runs, n_runs);
         }
         mark(&f, WICK_OP_ATTENTION);
-        matmul(pool, w->wo, s->att, T, s->xb, D, s->mm);
+        matmul(&m->tuning, pool, w->wo, s->att, T, s->xb, D, s->mm);
         mark(&f, WICK_OP_MATMUL);
 
         /* Feed-forward block: residual, then xb = norm(x); a gated FFN (SwiGLU or
@@ -317,10 +318,10 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
             const wick_tensor *gu[2] = {w->w_gate, w->w_up};
             float *const gu_out[2] = {s->hb, s->hb2};
             const int gu_ld[2] = {hp->n_ff, hp->n_ff};
-            matmul_multi(pool, gu, 2, s->xb, T, gu_out, gu_ld, s->mm);
+            matmul_multi(&m->tuning, pool, gu, 2, s->xb, T, gu_out, gu_ld, s->mm);
             mark(&f, WICK_OP_MATMUL);
             stage(&f, ST_GLU, w, NULL, NULL, il);
-            matmul(pool, w->w_down, s->hb, T, s->xb, D, s->mm);
+            matmul(&m->tuning, pool, w->w_down, s->hb, T, s->xb, D, s->mm);
             mark(&f, WICK_OP_MATMUL);
         }
         /* Residual, fused with the next layer's attention norm. */
@@ -339,18 +340,18 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
         if (!want) continue;
         if (n_out == s->max_logits)
             return wick_fail(err, "batch asks for more than %d logit rows", s->max_logits);
-        rmsnorm(s->out_in + (size_t)n_out * D, s->x + (size_t)t * D, m->out_norm, D, hp->rms_eps);
+        rmsnorm(&m->tuning, s->out_in + (size_t)n_out * D, s->x + (size_t)t * D, m->out_norm, D, hp->rms_eps);
         n_out++;
     }
     mark(&f, WICK_OP_NORM);
-    if (n_out) matmul(pool, m->output, s->out_in, n_out, s->logits, hp->n_vocab, s->mm);
+    if (n_out) matmul(&m->tuning, pool, m->output, s->out_in, n_out, s->logits, hp->n_vocab, s->mm);
     mark(&f, WICK_OP_MATMUL);
     /* Granite divides the logits by logits_scaling, Gemma 2 soft-caps them. */
     if (hp->logit_scale != 1.0f || hp->final_softcap > 0.0f) {
         for (int r = 0; r < n_out; r++) {
             float *lg = s->logits + (size_t)r * hp->n_vocab;
             if (hp->logit_scale != 1.0f) vec_scale(lg, hp->n_vocab, hp->logit_scale);
-            if (hp->final_softcap > 0.0f) softcap_row(lg, hp->n_vocab, hp->final_softcap);
+            if (hp->final_softcap > 0.0f) softcap_row(&m->tuning, lg, hp->n_vocab, hp->final_softcap);
         }
         mark(&f, WICK_OP_ELEMENTWISE);
     }

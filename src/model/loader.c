@@ -18,6 +18,7 @@
 #include "kernels/convert.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "kernels/tuning_env.h"
 #include "model/arch_hparams.h"
 #include "model/loader.h"
 #include "model/model.h"
@@ -546,7 +547,7 @@ static bool model_owns(const wick_model *m, const void *p) {
 /* t repacked (matmul_repack), in place when the model owns its data (a
  * --dtype copy), else into the phase's arena with the file's pages released. */
 static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_tensor *t) {
-    if (!t || matmul_repack_type(t) < 0) return t;
+    if (!t || matmul_repack_type(&L->m->tuning, t) < 0) return t;
     const bool in_place = model_owns(L->m, t->data) || weight_arena_holds(&L->arena[0], t->data);
     if (L->sizing) {
         if (!in_place) L->need += weight_arena_bytes(t->nbytes);
@@ -558,7 +559,7 @@ static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_t
         wick_fail(L->err, "out of memory repacking '%s' (%zu MiB)", t->name, t->nbytes >> 20);
         return NULL;
     }
-    const int type = matmul_repack(pool, t, data);
+    const int type = matmul_repack(&L->m->tuning, pool, t, data);
     if (type < 0) {
         wick_fail(L->err, "out of memory repacking '%s'", t->name);
         return NULL;
@@ -572,7 +573,7 @@ static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_t
 
 static const wick_tensor *repack_cb(void *ctx, const wick_tensor *t, int64_t unit_rows) {
     const map_ctx *c = ctx;
-    const int to = matmul_repack_type(t);
+    const int to = matmul_repack_type(&c->L->m->tuning, t);
     if (to < 0 || unit_rows % matmul_repack_unit_rows(to) != 0) return t; /* a packing unit would mix two experts' rows */
     return repack_tensor(c->L, c->pool, t);
 }
@@ -597,10 +598,9 @@ static int repack_all(loader *L, map_ctx *c) {
     return rc;
 }
 
-/* The repack, its copies in one arena. WICK_REPACK=0 keeps the file layout. */
+/* The repack, its copies in one arena. WICK_REPACK=0 keeps the file layout (tuning_env.h). */
 static int repack_weights(loader *L) {
-    const char *env = getenv("WICK_REPACK");
-    if (env && strcmp(env, "0") == 0) return 0;
+    if (!env_repack_weights()) return 0;
     return run_phase(L, 1, repack_all, -1);
 }
 
@@ -633,6 +633,7 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         return NULL;
     }
     m->converted_type = -1;
+    m->tuning = kernel_tuning_from_env(cpu_get_features());
     int rc;
     if (dir_exists(path))
         rc = load_hf(m, path, err);

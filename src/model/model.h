@@ -10,6 +10,7 @@
 #include "core/tensor.h"
 #include "format/gguf.h"
 #include "format/safetensors.h"
+#include "kernels/cpu.h"
 #include "model/arch.h"
 #include "model/hparams.h"
 #include "text/tokenizer.h"
@@ -38,6 +39,7 @@ enum gen_field {
 
 struct wick_model {
     const arch_desc *arch;
+    kernel_tuning tuning; /* the kernels' choices, made once at load (kernel_tuning_from_env); the weights' repacked layouts follow it */
     model_format format;
     hparams hp;
     gguf_file *gguf; /* FORMAT_GGUF */

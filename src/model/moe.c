@@ -108,6 +108,7 @@ int moe_scratch_init(moe_scratch **out, const wick_model *m, int max_tokens, wic
         p += ALIGN64(sizes[i]);
     }
     ms->mm_bytes = mm;
+    ms->kt = &m->tuning;
     ms->max_tokens = S;
     ms->n_expert = E;
     ms->k = k;
@@ -182,8 +183,8 @@ static void row_range(const row_job *j, int64_t lo, int64_t hi) {
         break;
     case RS_SILU: /* sorted rows [lo, hi), then the shared expert's rows lo - n_rows.. */
         for (int64_t r = lo; r < hi; r++) {
-            if (r < j->n_rows) silu_mul(ms->hg + (size_t)r * F, ms->hg2 + (size_t)r * F, F);
-            else silu_mul(ms->hs + (size_t)(r - j->n_rows) * Fs, ms->hs2 + (size_t)(r - j->n_rows) * Fs, Fs);
+            if (r < j->n_rows) silu_mul(ms->kt, ms->hg + (size_t)r * F, ms->hg2 + (size_t)r * F, F);
+            else silu_mul(ms->kt, ms->hs + (size_t)(r - j->n_rows) * Fs, ms->hs2 + (size_t)(r - j->n_rows) * Fs, Fs);
         }
         break;
     case RS_SUM: /* tokens [lo, hi) */
@@ -228,17 +229,17 @@ static void add_task(moe_scratch *ms, int *nt, const wick_tensor *W, const float
 /* The tasks in one hand-off; one matmul each should the scratch ever fall
  * short of what they need (moe_scratch_init sizes it for the worst case). */
 static void run_tasks(moe_scratch *ms, wick_pool *pool, int nt) {
-    if (matmul_grouped(pool, ms->tasks, nt, ms->mm, ms->mm_bytes) == 0) return;
+    if (matmul_grouped(ms->kt, pool, ms->tasks, nt, ms->mm, ms->mm_bytes) == 0) return;
     for (int i = 0; i < nt; i++)
         if (ms->tasks[i].n > 0)
-            matmul(pool, ms->tasks[i].W, ms->tasks[i].x, ms->tasks[i].n, ms->tasks[i].y, ms->tasks[i].ldy, ms->mm);
+            matmul(ms->kt, pool, ms->tasks[i].W, ms->tasks[i].x, ms->tasks[i].n, ms->tasks[i].y, ms->tasks[i].ldy, ms->mm);
 }
 
 static void moe_slice(const moe_weights *mw, moe_scratch *ms, wick_pool *pool, const float *x, float *out, int T) {
     const int E = mw->n_expert, k = mw->n_used, D = ms->n_embd, F = mw->n_ff, Fs = mw->n_ff_shared;
     const int n_rows = T * k;
     /* (1) router logits; (2) routes and the shared gate */
-    matmul(pool, mw->router, x, T, ms->logits, E, ms->mm);
+    matmul(ms->kt, pool, mw->router, x, T, ms->logits, E, ms->mm);
     for (int t = 0; t < T; t++) {
         moe_route(mw->gating, mw->norm_topk, ms->logits + (size_t)t * E, E, k, ms->ids + (size_t)t * k,
                   ms->wts + (size_t)t * k);

@@ -47,6 +47,7 @@ size_t moe_all_bytes(const moe_weights *mw);
 /* Per-context buffers for the MoE layers, allocated once. A forward pass
  * routes its tokens in slices of at most max_tokens. */
 typedef struct moe_scratch {
+    const kernel_tuning *kt; /* the model's */
     int max_tokens, n_expert, k, n_embd, n_ff, n_ff_shared;
     float *logits;            /* [S][n_expert] router logits */
     int32_t *ids;             /* [S][k] chosen experts, best first */
