@@ -115,7 +115,7 @@ bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err) {
     }
     bench_membw_buf *b = calloc(1, sizeof *b);
     if (!b) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     b->buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -40,7 +40,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     }
     wick_context *c = calloc(1, sizeof *c);
     if (!c) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     c->m = m;

@@ -40,8 +40,9 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
                          wick_error *err) {
     const int most = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
     if (r->n_predict > most)
-        return wick_fail(err, "%d new tokens requested but only %d fit in the context after the %d-token prompt",
-                         r->n_predict, most, n_prompt);
+        return wick_fail_code(err, WICK_E_TOO_LONG,
+                              "%d new tokens requested but only %d fit in the context after the %d-token prompt",
+                              r->n_predict, most, n_prompt);
     if (r->n_predict < -1) return wick_fail(err, "n_predict must be -1 or more, not %d", r->n_predict);
     if (r->logprobs > WICK_MAX_TOP_LOGPROBS)
         return wick_fail(err, "at most %d top logprobs, not %d", WICK_MAX_TOP_LOGPROBS, r->logprobs);
@@ -85,7 +86,7 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     for (int i = 0; ok && i < r->n_stop; i++) ok = (q->stops[i] = strdup(r->stop[i] ? r->stop[i] : "")) != NULL;
     if (!ok) {
         req_free(q);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     q->r.stop = (const char *const *)q->stops;
     if (text_out_init(&q->text, c->m, q->r.stop, r->n_stop, r->new_message, err) < 0) {
@@ -116,7 +117,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     span_plan *plan = NULL;
     int n_prompt = r->n_prompt;
     if (r->spans) {
-        if (!(laid = malloc((size_t)c->n_ctx * sizeof *laid))) return wick_fail(err, "out of memory");
+        if (!(laid = malloc((size_t)c->n_ctx * sizeof *laid))) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         if (!(plan = span_plan_new(c, r->spans, r->cache_salt, laid, &n_prompt, err))) {
             free(laid);
             return -1;
@@ -124,7 +125,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     } else {
         if (n_prompt <= 0 || !r->prompt) return wick_fail(err, "the prompt is empty (no tokens)");
         if (n_prompt > c->n_ctx)
-            return wick_fail(err, "prompt is %d tokens but the context holds %d", n_prompt, c->n_ctx);
+            return wick_fail_code(err, WICK_E_TOO_LONG, "prompt is %d tokens but the context holds %d", n_prompt, c->n_ctx);
     }
     const int32_t *prompt = laid ? laid : r->prompt;
     if (submit_checks(c, r, prompt, n_prompt, err) < 0) {
@@ -136,7 +137,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     if (!q) {
         free(laid);
         span_plan_free(plan);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     q->plan = plan;
     q->tokens = laid;

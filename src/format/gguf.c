@@ -142,10 +142,10 @@ typedef struct reader {
 /* Ensure n more bytes exist; `what` and `ctx` describe them for the error. */
 static int need(reader *r, uint64_t n, const char *what, const char *ctx) {
     if (n > r->size - r->pos)
-        return wick_fail(r->err,
-                         "truncated or corrupt GGUF file %s: %s%s%s (%" PRIu64
-                         " bytes at offset %zu) runs past the end of the file (%zu bytes)",
-                         r->path, what, ctx[0] ? " of " : "", ctx, n, r->pos, r->size);
+        return wick_fail_code(r->err, WICK_E_FORMAT,
+                              "truncated or corrupt GGUF file %s: %s%s%s (%" PRIu64
+                              " bytes at offset %zu) runs past the end of the file (%zu bytes)",
+                              r->path, what, ctx[0] ? " of " : "", ctx, n, r->pos, r->size);
     return 0;
 }
 
@@ -175,10 +175,10 @@ static int rd_str(reader *r, gguf_str *out, const char *what, const char *ctx) {
 
 /* An array count larger than the bytes left could hold. */
 static int too_many(reader *r, uint64_t n, const char *key) {
-    return wick_fail(r->err,
-                     "truncated or corrupt GGUF file %s: array of %" PRIu64
-                     " elements in key '%s' runs past the end of the file",
-                     r->path, n, key);
+    return wick_fail_code(r->err, WICK_E_FORMAT,
+                          "truncated or corrupt GGUF file %s: array of %" PRIu64
+                          " elements in key '%s' runs past the end of the file",
+                          r->path, n, key);
 }
 
 static char *copy_str(gguf_str s) {
@@ -192,8 +192,8 @@ static char *copy_str(gguf_str s) {
 /* Skip the body of an array (element type + count + elements), depth-limited. */
 static int skip_array(reader *r, int depth, const char *key) {
     if (depth > GGUF_MAX_ARRAY_DEPTH)
-        return wick_fail(r->err, "GGUF key '%s' in %s nests arrays deeper than %d levels", key,
-                         r->path, GGUF_MAX_ARRAY_DEPTH);
+        return wick_fail_code(r->err, WICK_E_FORMAT, "GGUF key '%s' in %s nests arrays deeper than %d levels", key,
+                              r->path, GGUF_MAX_ARRAY_DEPTH);
     uint32_t et;
     uint64_t n;
     if (rd_u32(r, &et, "array element type", key) || rd_u64(r, &n, "array length", key))
@@ -214,8 +214,8 @@ static int skip_array(reader *r, int depth, const char *key) {
         for (uint64_t k = 0; k < n; k++)
             if (skip_array(r, depth + 1, key)) return -1;
     } else {
-        return wick_fail(r->err, "GGUF key '%s' in %s has an array of unknown type id %u", key,
-                         r->path, et);
+        return wick_fail_code(r->err, WICK_E_FORMAT, "GGUF key '%s' in %s has an array of unknown type id %u", key,
+                              r->path, et);
     }
     return 0;
 }
@@ -234,8 +234,8 @@ static int read_value(reader *r, uint32_t t, gguf_value *v, const char *key) {
         return rd_str(r, &v->s, "string value", key);
     }
     if (t != GGUF_ARRAY)
-        return wick_fail(r->err, "GGUF key '%s' in %s has unknown value type id %u", key, r->path,
-                         t);
+        return wick_fail_code(r->err, WICK_E_FORMAT, "GGUF key '%s' in %s has unknown value type id %u", key, r->path,
+                              t);
     v->type = GGUF_ARRAY;
     size_t start = r->pos;
     uint32_t et;
@@ -253,15 +253,15 @@ static int read_value(reader *r, uint32_t t, gguf_value *v, const char *key) {
     } else if (et == GGUF_STRING) {
         if (n > left / 8) return too_many(r, n, key);
         v->arr.strs = malloc((size_t)(n ? n : 1) * sizeof *v->arr.strs);
-        if (!v->arr.strs) return wick_fail(r->err, "out of memory reading %s", r->path);
+        if (!v->arr.strs) return wick_fail_code(r->err, WICK_E_NO_MEMORY, "out of memory reading %s", r->path);
         for (uint64_t k = 0; k < n; k++)
             if (rd_str(r, &v->arr.strs[k], "array string", key)) return -1;
     } else if (et == GGUF_ARRAY) {
         r->pos = start; /* re-read the header in the generic skipper */
         return skip_array(r, 0, key);
     } else {
-        return wick_fail(r->err, "GGUF key '%s' in %s has an array of unknown type id %u", key,
-                         r->path, et);
+        return wick_fail_code(r->err, WICK_E_FORMAT, "GGUF key '%s' in %s has an array of unknown type id %u", key,
+                              r->path, et);
     }
     return 0;
 }
@@ -269,23 +269,23 @@ static int read_value(reader *r, uint32_t t, gguf_value *v, const char *key) {
 static int read_kvs(gguf_file *f, reader *r, uint64_t n_kv) {
     wick_error *err = r->err;
     if (n_kv > (r->size - r->pos) / GGUF_MIN_KV_BYTES || n_kv > INT_MAX)
-        return wick_fail(err,
-                         "GGUF header of %s claims %" PRIu64
-                         " key/value pairs, more than the file can hold",
-                         f->path, n_kv);
+        return wick_fail_code(err, WICK_E_FORMAT,
+                              "GGUF header of %s claims %" PRIu64
+                              " key/value pairs, more than the file can hold",
+                              f->path, n_kv);
     size_t n = (size_t)n_kv;
     f->keys = calloc(n ? n : 1, sizeof *f->keys);
     f->vals = calloc(n ? n : 1, sizeof *f->vals);
-    if (!f->keys || !f->vals) return wick_fail(err, "out of memory reading %s", f->path);
+    if (!f->keys || !f->vals) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", f->path);
     for (size_t i = 0; i < n; i++) {
         char ctx[32];
         snprintf(ctx, sizeof ctx, "key #%zu", i);
         gguf_str k;
         if (rd_str(r, &k, "name", ctx)) return -1;
         if (memchr(k.ptr, 0, (size_t)k.len))
-            return wick_fail(err, "GGUF key #%zu in %s contains a NUL byte", i, f->path);
+            return wick_fail_code(err, WICK_E_FORMAT, "GGUF key #%zu in %s contains a NUL byte", i, f->path);
         f->keys[i] = copy_str(k);
-        if (!f->keys[i]) return wick_fail(err, "out of memory reading %s", f->path);
+        if (!f->keys[i]) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", f->path);
         f->n_kv = (int)i + 1;
         uint32_t t;
         if (rd_u32(r, &t, "value type", f->keys[i])) return -1;
@@ -293,8 +293,8 @@ static int read_kvs(gguf_file *f, reader *r, uint64_t n_kv) {
     }
     int d1, d2;
     if (index_build(&f->kv_index, f->keys, f->n_kv, &d1, &d2))
-        return wick_fail(err, "out of memory reading %s", f->path);
-    if (d1 >= 0) return wick_fail(err, "duplicate GGUF key '%s' in %s", f->keys[d2], f->path);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", f->path);
+    if (d1 >= 0) return wick_fail_code(err, WICK_E_FORMAT, "duplicate GGUF key '%s' in %s", f->keys[d2], f->path);
     return 0;
 }
 
@@ -303,12 +303,12 @@ static int read_alignment(gguf_file *f, wick_error *err) {
     const gguf_value *v = gguf_get(f, "general.alignment");
     if (!v) return 0;
     if (!vtype_is_int(v->type))
-        return wick_fail(err, "general.alignment in %s has type %s, expected uint32", f->path,
-                         gguf_vtype_name(v->type));
+        return wick_fail_code(err, WICK_E_FORMAT, "general.alignment in %s has type %s, expected uint32", f->path,
+                              gguf_vtype_name(v->type));
     int64_t a = scalar_as_i64(v);
     if (a <= 0 || a > (1 << 30) || (a & (a - 1)) != 0)
-        return wick_fail(err, "general.alignment in %s is %" PRId64 ", not a power of two",
-                         f->path, a);
+        return wick_fail_code(err, WICK_E_FORMAT, "general.alignment in %s is %" PRId64 ", not a power of two",
+                              f->path, a);
     f->alignment = (uint32_t)a;
     return 0;
 }
@@ -320,11 +320,11 @@ static int read_tensor_infos(gguf_file *f, reader *r, uint64_t n_tensors, uint64
         snprintf(ctx, sizeof ctx, "tensor info #%zu", i);
         gguf_str s;
         if (rd_str(r, &s, "name", ctx)) return -1;
-        if (s.len == 0) return wick_fail(err, "tensor #%zu in %s has an empty name", i, f->path);
+        if (s.len == 0) return wick_fail_code(err, WICK_E_FORMAT, "tensor #%zu in %s has an empty name", i, f->path);
         if (memchr(s.ptr, 0, (size_t)s.len))
-            return wick_fail(err, "tensor #%zu name in %s contains a NUL byte", i, f->path);
+            return wick_fail_code(err, WICK_E_FORMAT, "tensor #%zu name in %s contains a NUL byte", i, f->path);
         f->names[i] = copy_str(s);
-        if (!f->names[i]) return wick_fail(err, "out of memory reading %s", f->path);
+        if (!f->names[i]) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", f->path);
         f->n_tensors = (int)i + 1;
         const char *name = f->names[i];
         wick_tensor *t = &f->tensors[i];
@@ -332,29 +332,29 @@ static int read_tensor_infos(gguf_file *f, reader *r, uint64_t n_tensors, uint64
         uint32_t nd;
         if (rd_u32(r, &nd, "n_dims", name)) return -1;
         if (nd < 1 || nd > WICK_MAX_DIMS)
-            return wick_fail(err, "tensor '%s' in %s has %u dims (must be 1..%d)", name, f->path,
-                             nd, WICK_MAX_DIMS);
+            return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s has %u dims (must be 1..%d)", name, f->path,
+                                  nd, WICK_MAX_DIMS);
         t->n_dims = (int)nd;
         for (int d = 0; d < WICK_MAX_DIMS; d++) t->ne[d] = 1;
         for (uint32_t d = 0; d < nd; d++) {
             uint64_t ne;
             if (rd_u64(r, &ne, "dimension", name)) return -1;
             if (ne == 0 || ne > (uint64_t)INT64_MAX)
-                return wick_fail(err, "tensor '%s' in %s has bad dimension ne[%u] = %" PRIu64,
-                                 name, f->path, d, ne);
+                return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s has bad dimension ne[%u] = %" PRIu64,
+                                      name, f->path, d, ne);
             t->ne[d] = (int64_t)ne;
         }
         uint32_t type;
         if (rd_u32(r, &type, "type", name)) return -1;
         if (type >= WICK_DTYPE_COUNT || dtype_block_elems((int)type) == 0)
-            return wick_fail(err, "tensor '%s' in %s has unknown type id %u", name, f->path, type);
+            return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s has unknown type id %u", name, f->path, type);
         t->type = (int)type;
         if (rd_u64(r, &offsets[i], "data offset", name)) return -1;
     }
     int d1, d2;
     if (index_build(&f->t_index, f->names, f->n_tensors, &d1, &d2))
-        return wick_fail(err, "out of memory reading %s", f->path);
-    if (d1 >= 0) return wick_fail(err, "duplicate tensor name '%s' in %s", f->names[d2], f->path);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", f->path);
+    if (d1 >= 0) return wick_fail_code(err, WICK_E_FORMAT, "duplicate tensor name '%s' in %s", f->names[d2], f->path);
     return 0;
 }
 
@@ -365,10 +365,10 @@ static int place_tensors(gguf_file *f, const uint64_t *offsets, wick_error *err)
         wick_tensor *t = &f->tensors[i];
         int be = dtype_block_elems(t->type);
         if (t->ne[0] % be != 0)
-            return wick_fail(err,
-                             "tensor '%s' in %s: ne[0] = %" PRId64
-                             " is not a multiple of the %s block size %d",
-                             t->name, f->path, t->ne[0], dtype_name(t->type), be);
+            return wick_fail_code(err, WICK_E_FORMAT,
+                                  "tensor '%s' in %s: ne[0] = %" PRId64
+                                  " is not a multiple of the %s block size %d",
+                                  t->name, f->path, t->ne[0], dtype_name(t->type), be);
         int64_t nel = t->ne[0];
         uint64_t rows = 1, nbytes;
         bool ovf = false;
@@ -380,17 +380,17 @@ static int place_tensors(gguf_file *f, const uint64_t *offsets, wick_error *err)
         ovf |= __builtin_mul_overflow(row_bytes, (uint64_t)dtype_block_bytes(t->type), &row_bytes);
         ovf |= __builtin_mul_overflow(row_bytes, rows, &nbytes);
         if (ovf || nbytes > SIZE_MAX)
-            return wick_fail(err, "tensor '%s' in %s: size overflows", t->name, f->path);
+            return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: size overflows", t->name, f->path);
         if (offsets[i] % f->alignment != 0)
-            return wick_fail(err,
-                             "tensor '%s' in %s: data offset %" PRIu64
-                             " is not a multiple of the alignment %u",
-                             t->name, f->path, offsets[i], f->alignment);
+            return wick_fail_code(err, WICK_E_FORMAT,
+                                  "tensor '%s' in %s: data offset %" PRIu64
+                                  " is not a multiple of the alignment %u",
+                                  t->name, f->path, offsets[i], f->alignment);
         if (offsets[i] > data_size || nbytes > data_size - offsets[i])
-            return wick_fail(err,
-                             "tensor '%s' data out of file bounds (%s): offset %" PRIu64
-                             " + %" PRIu64 " bytes, data section has %zu",
-                             t->name, f->path, offsets[i], nbytes, data_size);
+            return wick_fail_code(err, WICK_E_FORMAT,
+                                  "tensor '%s' data out of file bounds (%s): offset %" PRIu64
+                                  " + %" PRIu64 " bytes, data section has %zu",
+                                  t->name, f->path, offsets[i], nbytes, data_size);
         t->data = f->map.data + f->data_off + offsets[i];
         t->nbytes = (size_t)nbytes;
     }
@@ -400,21 +400,21 @@ static int place_tensors(gguf_file *f, const uint64_t *offsets, wick_error *err)
 static int parse(gguf_file *f, wick_error *err) {
     reader r = {f->map.data, f->map.size, 0, f->path, err};
     if (r.size < 4 || memcmp(r.p, "GGUF", 4) != 0)
-        return wick_fail(err, "bad GGUF magic in %s", f->path);
+        return wick_fail_code(err, WICK_E_FORMAT, "bad GGUF magic in %s", f->path);
     r.pos = 4;
     uint32_t version;
     uint64_t n_tensors, n_kv;
     if (rd_u32(&r, &version, "version", "")) return -1;
     if (version == 1)
-        return wick_fail(err,
-                         "%s is a GGUF v1 file, which is not supported (only v2 and v3); "
-                         "re-convert it with a current llama.cpp",
-                         f->path);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED,
+                              "%s is a GGUF v1 file, which is not supported (only v2 and v3); "
+                              "re-convert it with a current llama.cpp",
+                              f->path);
     if (version == 0x02000000u || version == 0x03000000u)
-        return wick_fail(err, "%s is a big-endian GGUF file, which is not supported", f->path);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "%s is a big-endian GGUF file, which is not supported", f->path);
     if (version != 2 && version != 3)
-        return wick_fail(err, "unsupported GGUF version %u in %s (expected 2 or 3)", version,
-                         f->path);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "unsupported GGUF version %u in %s (expected 2 or 3)", version,
+                              f->path);
     f->version = version;
     if (rd_u64(&r, &n_tensors, "tensor count", "") || rd_u64(&r, &n_kv, "key/value count", ""))
         return -1;
@@ -422,17 +422,17 @@ static int parse(gguf_file *f, wick_error *err) {
     if (read_alignment(f, err)) return -1;
 
     if (n_tensors > (r.size - r.pos) / GGUF_MIN_TINFO_BYTES || n_tensors > INT_MAX)
-        return wick_fail(err,
-                         "GGUF header of %s claims %" PRIu64
-                         " tensors, more than the file can hold",
-                         f->path, n_tensors);
+        return wick_fail_code(err, WICK_E_FORMAT,
+                              "GGUF header of %s claims %" PRIu64
+                              " tensors, more than the file can hold",
+                              f->path, n_tensors);
     size_t nt = (size_t)n_tensors;
     f->names = calloc(nt ? nt : 1, sizeof *f->names);
     f->tensors = calloc(nt ? nt : 1, sizeof *f->tensors);
     uint64_t *offsets = calloc(nt ? nt : 1, sizeof *offsets);
     if (!f->names || !f->tensors || !offsets) {
         free(offsets);
-        return wick_fail(err, "out of memory reading %s", f->path);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", f->path);
     }
     int rc = read_tensor_infos(f, &r, n_tensors, offsets);
     if (rc == 0) {
@@ -453,7 +453,7 @@ gguf_file *gguf_open(const char *path, wick_error *err) {
     if (f) f->path = strdup(path);
     if (!f || !f->path) {
         free(f);
-        wick_fail(err, "out of memory opening %s", path);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory opening %s", path);
         return NULL;
     }
     if (file_map_open(&f->map, path, err) != 0 || parse(f, err) != 0) {
@@ -531,11 +531,11 @@ int gguf_get_int(const gguf_file *f, const char *key, int64_t *out, wick_error *
     const gguf_value *v = gguf_get(f, key);
     if (!v) return 0;
     if (!vtype_is_int(v->type))
-        return wick_fail(err, "GGUF key '%s' in %s has type %s, expected an integer", key,
-                         f->path, gguf_vtype_name(v->type));
+        return wick_fail_code(err, WICK_E_FORMAT, "GGUF key '%s' in %s has type %s, expected an integer", key,
+                              f->path, gguf_vtype_name(v->type));
     if (vtype_is_unsigned(v->type) && v->u > (uint64_t)INT64_MAX)
-        return wick_fail(err, "GGUF key '%s' in %s: value %" PRIu64 " is out of range", key,
-                         f->path, v->u);
+        return wick_fail_code(err, WICK_E_FORMAT, "GGUF key '%s' in %s: value %" PRIu64 " is out of range", key,
+                              f->path, v->u);
     *out = scalar_as_i64(v);
     return 1;
 }
@@ -544,8 +544,8 @@ int gguf_get_float(const gguf_file *f, const char *key, double *out, wick_error 
     const gguf_value *v = gguf_get(f, key);
     if (!v) return 0;
     if (!vtype_is_int(v->type) && !vtype_is_float(v->type))
-        return wick_fail(err, "GGUF key '%s' in %s has type %s, expected a number", key, f->path,
-                         gguf_vtype_name(v->type));
+        return wick_fail_code(err, WICK_E_FORMAT, "GGUF key '%s' in %s has type %s, expected a number", key, f->path,
+                              gguf_vtype_name(v->type));
     *out = scalar_as_f64(v);
     return 1;
 }
@@ -564,18 +564,18 @@ int gguf_get_bool(const gguf_file *f, const char *key, bool *out, wick_error *er
             return 1;
         }
     }
-    return wick_fail(err, "GGUF key '%s' in %s has type %s, expected bool", key, f->path,
-                     gguf_vtype_name(v->type));
+    return wick_fail_code(err, WICK_E_FORMAT, "GGUF key '%s' in %s has type %s, expected bool", key, f->path,
+                          gguf_vtype_name(v->type));
 }
 
 int gguf_get_string(const gguf_file *f, const char *key, char **out, wick_error *err) {
     const gguf_value *v = gguf_get(f, key);
     if (!v) return 0;
     if (v->type != GGUF_STRING)
-        return wick_fail(err, "GGUF key '%s' in %s has type %s, expected string", key, f->path,
-                         gguf_vtype_name(v->type));
+        return wick_fail_code(err, WICK_E_FORMAT, "GGUF key '%s' in %s has type %s, expected string", key, f->path,
+                              gguf_vtype_name(v->type));
     *out = copy_str(v->s);
-    if (!*out) return wick_fail(err, "out of memory reading key '%s'", key);
+    if (!*out) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading key '%s'", key);
     return 1;
 }
 
@@ -583,8 +583,8 @@ int gguf_get_arr(const gguf_file *f, const char *key, const gguf_value **out, wi
     const gguf_value *v = gguf_get(f, key);
     if (!v) return 0;
     if (v->type != GGUF_ARRAY)
-        return wick_fail(err, "GGUF key '%s' in %s has type %s, expected an array", key, f->path,
-                         gguf_vtype_name(v->type));
+        return wick_fail_code(err, WICK_E_FORMAT, "GGUF key '%s' in %s has type %s, expected an array", key, f->path,
+                              gguf_vtype_name(v->type));
     *out = v;
     return 1;
 }
@@ -1008,19 +1008,19 @@ static int finish_file(fout *o, const char *path, wick_error *err) {
     o->fp = NULL;
     if (bad) {
         remove(path);
-        return wick_fail(err, "write error on %s: %s", path, strerror(saved ? saved : EIO));
+        return wick_fail_code(err, WICK_E_IO, "write error on %s: %s", path, strerror(saved ? saved : EIO));
     }
     return 0;
 }
 
 int gguf_write(gguf_writer *w, const char *path, wick_error *err) {
     if (!w || !path) return wick_fail(err, "gguf_write: bad arguments");
-    if (w->failed) return wick_fail(err, "cannot write %s: %s", path, w->msg);
+    if (w->failed) return wick_fail_code(err, WICK_E_IO, "cannot write %s: %s", path, w->msg);
     if (w->n_info_only) return wick_fail(err, "cannot write %s: tensors declared without data (use gguf_write_begin)", path);
     const uint32_t align = writer_alignment(w, path, err);
     if (!align) return -1;
     FILE *fp = fopen(path, "wb");
-    if (!fp) return wick_fail(err, "cannot create %s: %s", path, strerror(errno));
+    if (!fp) return wick_fail_code(err, WICK_E_IO, "cannot create %s: %s", path, strerror(errno));
     fout o = {fp, 0, false};
     write_header(w, &o, align);
     for (size_t i = 0; i < w->tensors.n && !o.bad; i++) {
@@ -1055,7 +1055,7 @@ gguf_stream *gguf_write_begin(gguf_writer *w, const char *path, wick_error *err)
         return NULL;
     }
     if (w->failed) {
-        wick_fail(err, "cannot write %s: %s", path, w->msg);
+        wick_fail_code(err, WICK_E_IO, "cannot write %s: %s", path, w->msg);
         return NULL;
     }
     if (w->n_info_only != w->tensors.n) {
@@ -1069,12 +1069,12 @@ gguf_stream *gguf_write_begin(gguf_writer *w, const char *path, wick_error *err)
     if (!s || !p) {
         free(s);
         free(p);
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     FILE *fp = fopen(path, "wb");
     if (!fp) {
-        wick_fail(err, "cannot create %s: %s", path, strerror(errno));
+        wick_fail_code(err, WICK_E_IO, "cannot create %s: %s", path, strerror(errno));
         free(s);
         free(p);
         return NULL;
@@ -1110,7 +1110,7 @@ int gguf_write_data(gguf_stream *s, const void *data, size_t n, wick_error *err)
             s->written = 0;
         }
     }
-    if (s->o.bad) return wick_fail(err, "write error on %s: %s", s->path, strerror(errno));
+    if (s->o.bad) return wick_fail_code(err, WICK_E_IO, "write error on %s: %s", s->path, strerror(errno));
     return 0;
 }
 

@@ -67,7 +67,7 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += ALIGN_UP(sizes[i]);
     char *p = aligned_alloc(64, total ? total : 64);
-    if (!p) return wick_fail(err, "out of memory allocating %zu MiB of activation scratch", total >> 20);
+    if (!p) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory allocating %zu MiB of activation scratch", total >> 20);
     s->block = p;
     void **slots[] = {(void **)&s->x, (void **)&s->xb, (void **)&s->out_in, &s->mm, (void **)&s->rope_cs,
                       (void **)&s->rope_sn, NULL};

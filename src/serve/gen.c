@@ -49,20 +49,13 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .spans = g->spans,
         .spec = g->spec,
     };
-    wick_error err = {{0}};
+    wick_error err = {0};
     job *j = job_submit(l->sched, &r, l->mx, &err);
     if (!j) {
-        if (strncmp(err.msg, "queue full", 10) == 0) {
-            fld_fail(e, 503, NULL, "server busy: %d requests are waiting for model \"%s\"; retry later",
+        fld_fail_wick(e, &err, g->spans ? "prompt" : NULL);
+        if (err.code == WICK_E_QUEUE_FULL) /* the server's words: which model, how many wait */
+            fld_fail(e, e->status, NULL, "server busy: %d requests are waiting for model \"%s\"; retry later",
                      s->cfg.max_queue, l->name);
-            e->retry_after = 1;
-        } else {
-            fld_fail(e, 400, g->spans ? "prompt" : NULL, "%s", err.msg);
-            if (span_over) {
-                snprintf(e->code, sizeof e->code, "context_length_exceeded");
-                e->no_retry = true;
-            }
-        }
     }
     return j;
 }

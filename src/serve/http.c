@@ -378,7 +378,7 @@ static void defaults(http_config *c) {
 http_server *http_start(const http_config *cfg, wick_error *err) {
     http_server *s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     s->cfg = *cfg;

@@ -111,7 +111,7 @@ static void on_done(void *user, const wick_request_result *r) {
 job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_error *err) {
     job *j = calloc(1, sizeof *j);
     if (!j) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&j->mu, NULL);

@@ -237,7 +237,7 @@ kv_events *kv_events_open(const char *endpoint, const char *topic, const char *h
             free(p->topic);
             free(p);
         }
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&p->mu, NULL);
@@ -286,7 +286,7 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
     kv_events_model *m = calloc(1, sizeof *m);
     if (!m || !(m->name = strdup(name))) {
         free(m);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     m->p = p;
     m->ctx = ctx;
@@ -295,7 +295,7 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
         sbuf_free(&m->b);
         free(m->name);
         free(m);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     kv_set_events(&ctx->kv, on_event, m);
     *out = m;

@@ -124,7 +124,7 @@ static mpool_entry *find_locked(const serve_pool *p, const char *name) {
 
 static int add_model(serve_pool *p, const char *path, wick_error *err) {
     char *name = model_name(path);
-    if (!name) return wick_fail(err, "out of memory");
+    if (!name) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     if (!usable_name(name)) {
         wick_fail(err, "%s gives no usable model name (\"%s\": names may not be empty or start with '.'); rename the file",
                   path, name);
@@ -143,7 +143,7 @@ static int add_model(serve_pool *p, const char *path, wick_error *err) {
     if (!e || !(e->path = strdup(path))) {
         free(e);
         free(name);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     e->name = name;
     e->pool = p;
@@ -253,7 +253,7 @@ static uint64_t mem_available(void) {
 /* Load e outside the lock; returns 0 or -1 with e->error. */
 static int load_entry(serve_pool *p, mpool_entry *e) {
     const mpool_config *c = &p->cfg;
-    wick_error err = {{0}};
+    wick_error err = {0};
     double t0 = mono_s();
     wick_model_params mp = {.dtype = c->dtype};
     wick_model *m = wick_model_load(e->path, &mp, &err);
@@ -458,7 +458,7 @@ static void *loader_main(void *arg) {
 serve_pool *mpool_new(const mpool_config *cfg, wick_error *err) {
     serve_pool *p = calloc(1, sizeof *p);
     if (!p) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     p->cfg = *cfg;
@@ -560,8 +560,7 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
         char names[400];
         list_names_locked(p, names, sizeof names);
         pthread_mutex_unlock(&p->mu);
-        wick_fail(err, "model \"%s\" not found; available: %s", name ? name : "", names);
-        return 404;
+        return wick_fail_code(err, WICK_E_NOT_FOUND, "model \"%s\" not found; available: %s", name ? name : "", names);
     }
     bool waiting = false; /* for a load that this request asked for or found under way */
     unsigned gen = 0;
@@ -569,14 +568,13 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
     for (;;) {
         if (p->stop) {
             pthread_mutex_unlock(&p->mu);
-            wick_fail(err, "server is shutting down");
-            return 503;
+            return wick_fail_code(err, WICK_E_UNAVAILABLE, "server is shutting down");
         }
         if (e->state == ST_READY) break;
         if (e->state == ST_FAILED && waiting && e->load_gen != gen) {
-            wick_fail(err, "model \"%s\" failed to load: %s", e->name, e->error);
+            wick_fail_code(err, WICK_E_INTERNAL, "model \"%s\" failed to load: %s", e->name, e->error);
             pthread_mutex_unlock(&p->mu);
-            return 500;
+            return -1;
         }
         if (e->state == ST_UNLOADED || (e->state == ST_FAILED && !waiting)) {
             e->want_load = true;

@@ -85,9 +85,10 @@ int mpool_default_state(serve_pool *p, char *msg, size_t cap);
 void mpool_preload(serve_pool *p, const char *name);
 
 /* Take a model for one request, loading it first if needed (blocking).
- * name NULL or "" = the default. Returns 0, or an HTTP status with err:
- * 404 (no such model; err lists those there are), 500 (load failed),
- * 503 (shutting down). */
+ * name NULL or "" = the default. Returns 0, or -1 with err: WICK_E_NOT_FOUND
+ * (no such model; err lists those there are), WICK_E_INTERNAL (the load
+ * failed: the server's fault whatever the cause), WICK_E_UNAVAILABLE
+ * (shutting down). */
 int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error *err);
 /* keep_alive_s: how long the model stays loaded once idle; NAN = the
  * default, < 0 = for ever, 0 = unload as soon as idle. */

@@ -201,9 +201,8 @@ static void load_only(serve_server *s, http_call *c, oll_req *q, bool chat) {
     mpool_lease l;
     wick_error err;
     fld_error e = {0};
-    int st = mpool_acquire(s->pool, q->model, &l, &err);
-    if (st) {
-        fld_fail(&e, st, "model", "%s", err.msg);
+    if (mpool_acquire(s->pool, q->model, &l, &err) < 0) {
+        fld_fail_wick(&e, &err, "model");
         reply_ollama_error(c, &e);
         return;
     }
@@ -281,9 +280,8 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
 static int acquire(serve_server *s, http_call *c, oll_req *q, mpool_lease *l) {
     wick_error err;
     fld_error e = {0};
-    int st = mpool_acquire(s->pool, q->model, l, &err);
-    if (!st) return 0;
-    fld_fail(&e, st, "model", "%s", err.msg);
+    if (mpool_acquire(s->pool, q->model, l, &err) == 0) return 0;
+    fld_fail_wick(&e, &err, "model");
     reply_ollama_error(c, &e);
     return -1;
 }

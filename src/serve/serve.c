@@ -74,7 +74,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (cfg->cache_dir && !cfg->no_prefix_cache && prepare_cache_dir(cfg->cache_dir, err) < 0) return NULL;
     serve_server *s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     s->cfg = *cfg;

@@ -106,14 +106,14 @@ static _Noreturn void pfail(parser *P, const jtok *t, const char *fmt, ...) {
 }
 
 static _Noreturn void poom(parser *P) {
-    wick_fail(P->err, "out of memory");
+    wick_fail_code(P->err, WICK_E_NO_MEMORY, "out of memory");
     longjmp(P->jb, 1);
 }
 
 static void *palloc(parser *P, size_t n) {
     void *p = jarena_alloc(P->a, n);
     if (!p) {
-        wick_fail(P->err, "out of memory");
+        wick_fail_code(P->err, WICK_E_NO_MEMORY, "out of memory");
         longjmp(P->jb, 1);
     }
     return p;
@@ -1048,7 +1048,7 @@ static int parse_all(parser *P, jnodes *body) {
 jinja_template *jinja_parse(const char *src, size_t len, wick_error *err) {
     jinja_template *t = calloc(1, sizeof *t);
     if (!t) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     jtok *toks = NULL;
