@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "kernels/cpu.h"
@@ -94,11 +95,6 @@ static void bw_task(void *arg, int ith, int nth) {
     if (ith < 64) j->sums[ith] = s;
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 struct bench_membw_buf {
     void *buf;
@@ -142,9 +138,9 @@ double bench_membw_read(bench_membw_buf *b, int passes) {
     volatile uint64_t sink = 0;
     for (int r = 0; r < (passes > 0 ? passes : 1); r++) {
         b->job.prefetch = r % 2 == 1;
-        double t0 = now_s();
+        double t0 = wick_now_s();
         pool_run(b->pool, bw_task, &b->job);
-        double dt = now_s() - t0;
+        double dt = wick_now_s() - t0;
         for (int i = 0; i < 64; i++) sink += b->job.sums[i];
         if (dt > 0 && b->bytes / dt / 1e9 > best) best = b->bytes / dt / 1e9;
     }
