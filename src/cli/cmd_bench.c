@@ -36,7 +36,7 @@
 #include "core/clock.h"
 #include "cli/cli.h"
 #include "cli/spec_args.h"
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 #include "engine/context.h"
 #include "engine/sampler.h"
 

@@ -1,7 +1,8 @@
-/* bench.c — owns the measurements behind `wick bench` (see bench.h): a
- * multi-threaded streaming read of a large buffer (on transparent huge
- * pages, as the weights are) for the memory bandwidth, and the process's
- * peak RSS. The read sums 64-bit words (mod 2^64) with
+/* bench_measure.c — owns the measurements behind `wick bench` (see
+ * bench_measure.h): a multi-threaded streaming read of a large buffer (on
+ * transparent huge pages, as the weights are) for the memory bandwidth, and
+ * the process's peak RSS. The CLI, the tests and bench/ link it; libwick.a
+ * does not hold it. The read sums 64-bit words (mod 2^64) with
  * 64-byte AVX-512 loads where the CPU has them (narrower loads reach less
  * of the bandwidth), else plain C; both give the same sum. A reading is the
  * best of its passes, which alternate between a plain read and one with
@@ -9,7 +10,7 @@
  * (cpu_prefetch_style): where those reach more than the hardware
  * prefetchers alone (Zen 5: ~4%), the ceiling is that much higher, so
  * decode is never measured against less than the memory gives. */
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 
 #include <stdint.h>
 #include <stdio.h>
