@@ -503,16 +503,8 @@ void mpool_free(serve_pool *p) {
     free(p);
 }
 
-int mpool_count(const serve_pool *p) { return p->n; }
 kv_events *mpool_kv_events(const serve_pool *p) { return p->cfg.kv_events; }
 const char *mpool_default_name(const serve_pool *p) { return p->n ? p->e[0]->name : ""; }
-
-bool mpool_has(serve_pool *p, const char *name) {
-    pthread_mutex_lock(&p->mu);
-    bool r = find_locked(p, name) != NULL;
-    pthread_mutex_unlock(&p->mu);
-    return r;
-}
 
 int mpool_default_state(serve_pool *p, char *msg, size_t cap) {
     pthread_mutex_lock(&p->mu);

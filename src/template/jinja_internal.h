@@ -455,7 +455,6 @@ jv jcall_builtin(jctx *I, jfunc *fn, jargv *args);
 bool jcall_method(jctx *I, jv obj, const char *name, jargv *args, jv *out);
 jv japply_filter(jctx *I, const jnode *fnode, jv operand, jframe *f);
 bool japply_test(jctx *I, const jnode *tnode, jv operand, jframe *f);
-bool jtest_by_name(jctx *I, const char *name, jv operand, const jv *args, int nargs);
 jv jbinop(jctx *I, int op, jv a, jv b);
 jv jstr_mod_format(jctx *I, jv fmt, jv args); /* "..." % args */
 

@@ -117,10 +117,3 @@ bool japply_test(jctx *I, const jnode *tnode, jv operand, jframe *f) {
     return r;
 }
 
-bool jtest_by_name(jctx *I, const char *name, jv operand, const jv *args, int nargs) {
-    jtest_fn fn = jtest_find(name);
-    if (!fn) jfail(I, "no test named '%s'", name);
-    jargv a = {.npos = 0};
-    for (int i = 0; i < nargs && i < JINJA_MAX_ARGS; i++) a.pos[a.npos++] = args[i];
-    return fn(I, operand, &a);
-}
