@@ -13,7 +13,7 @@
 #include "model/arch.h"
 #include "model/arch_hparams.h"
 #include "model/hparams.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 static void table(void) {

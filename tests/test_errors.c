@@ -18,7 +18,7 @@
 #include "check.h"
 #include "core/error.h"
 #include "format/gguf.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 static char tmp[256];

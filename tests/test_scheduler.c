@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "tools/quantize.h"
 #include "wick.h"
 

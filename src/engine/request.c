@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/request.h"
 #include "engine/sched_internal.h"
@@ -106,7 +107,7 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     }
     sampler_cfg_init(&q->cfg, &q->r.sampling);
     sampler_rng_seed(&q->rng, r->sampling.seed);
-    q->t_submit = sched_now_ms();
+    q->t_submit = wick_now_ms();
     return 0;
 }
 
@@ -150,7 +151,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
 int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     wick_context *c = s->c;
     if (q->r.on_logits) q->r.on_logits(q->r.user, logits, c->m->hp.n_vocab);
-    if (q->n_gen == 0) q->t_first = sched_now_ms();
+    if (q->n_gen == 0) q->t_first = wick_now_ms();
     if (!q->r.ignore_eos && wick_token_is_eog(c->m, id)) return WICK_FINISH_STOP;
     q->tokens[q->n_tokens++] = id;
     q->n_gen++;
@@ -181,9 +182,9 @@ bool req_advance(wick_sched *s, sched_req *q, const float *logits) {
         req_finish(s, q, WICK_FINISH_LENGTH, NULL);
         return false;
     }
-    const double ts = c->profiling ? sched_now_ms() : 0;
+    const double ts = c->profiling ? wick_now_ms() : 0;
     int32_t id = sampler_sample(&c->smp, &q->cfg, logits, q->tokens, q->n_tokens, &q->rng);
-    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += sched_now_ms() - ts;
+    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += wick_now_ms() - ts;
     const int why = req_emit(s, q, id, logits);
     if (why != REQ_GO_ON) {
         req_finish(s, q, why, NULL);
@@ -199,7 +200,7 @@ void req_finish(wick_sched *s, sched_req *q, wick_finish why, const char *error)
     wick_request_result res = {.finish = why, .error = error};
     if (why != WICK_FINISH_ERROR && why != WICK_FINISH_CANCELLED && !q->stopped) res.tail_len = text_out_finish(&q->text, &res.tail);
     if (!res.tail) res.tail = "";
-    double t = sched_now_ms();
+    double t = wick_now_ms();
     res.prompt_tokens = q->n_prompt;
     res.cached_tokens = q->cached_tokens + q->span_hits;
     res.span_cached_tokens = q->span_hits;

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/sched_internal.h"
 
@@ -211,7 +212,7 @@ static void admit(wick_sched *s) {
         q->n_computed = keep;
         if (!q->ever_admitted) {
             q->ever_admitted = true;
-            q->t_admit = sched_now_ms();
+            q->t_admit = wick_now_ms();
             q->cached_tokens = keep;
             s->st.prompt_tokens += (uint64_t)q->n_prompt;
             s->st.prefix_queries += (uint64_t)(q->plan ? q->plan->n_prefix : q->n_prompt);

@@ -353,8 +353,6 @@ void disk_close(block_disk *d) {
     free(d);
 }
 
-int disk_count(const block_disk *d) { return d ? d->n : 0; }
-const disk_entry *disk_at(const block_disk *d, int i) { return &d->e[i]; }
 uint64_t disk_bytes(const block_disk *d) { return d ? d->total : 0; }
 
 void disk_errors(const block_disk *d, uint64_t counts[WICK_CACHE_ERR_KINDS]) {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "kernels/attention.h"
 #include "kernels/convert.h"
@@ -203,11 +204,6 @@ static void stage_task(void *arg, int ith, int nth) {
     if (hi > lo) stage_rows(j, (int)lo, (int)hi);
 }
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 /* The op type a stage's time is booked to when profiling (one op per stage then). */
 static int stage_op(unsigned ops) {
@@ -229,7 +225,7 @@ typedef struct fwd {
 
 static void mark(fwd *f, int op) {
     if (!f->prof) return;
-    double t = now_ms();
+    double t = wick_now_ms();
     f->prof->ms[op] += t - f->t;
     f->t = t;
 }
@@ -262,7 +258,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
     if (T <= 0 || T > s->max_tokens)
         return wick_fail(err, "batch of %d tokens exceeds the context's batch capacity %d", T,
                          s->max_tokens);
-    fwd f = {m, kv, s, pool, b, o->capture, o->prof, o->prof ? now_ms() : 0};
+    fwd f = {m, kv, s, pool, b, o->capture, o->prof, o->prof ? wick_now_ms() : 0};
 
     attn_params ap = {
         .n_heads = hp->n_head,

@@ -335,6 +335,7 @@ int fld_keep_alive(const cJSON *o, const char *key, double *seconds, fld_error *
 
 uint64_t fld_random_seed(void) {
     static _Atomic uint64_t counter;
+    /* the wall clock's nanoseconds as entropy, so seeds differ across restarts */
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 30) ^ (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);

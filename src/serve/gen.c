@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "engine/request.h"
 #include "serve/server.h"
 
@@ -66,15 +67,10 @@ void gen_append(job_batch *acc, const job_batch *b) {
     acc->done = b->done;
 }
 
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc) {
     job_batch b = {0};
-    double t0 = mono_s(), checked = t0;
+    double t0 = wick_now_s(), checked = t0;
     int rc = -1;
     for (;;) {
         bool got = job_take(j, &b, 200);
@@ -85,7 +81,7 @@ int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc) {
                 break;
             }
         }
-        double now = mono_s();
+        double now = wick_now_s();
         /* a poll() per check: cheap, and often enough that a vanished client
          * stops a fast model within a few dozen tokens */
         if (got && now - checked < 0.01) continue;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/context.h"
 #include "kv/kv_cache.h"
@@ -167,11 +168,6 @@ static char *topic_of(const kv_events_model *m, int port) {
     return t;
 }
 
-static double wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Send the collected events as one message (if there are any). */
 static void batch_send(kv_events_model *m) {
@@ -189,7 +185,7 @@ static void batch_send(kv_events_model *m) {
     size_t h = 0;
     head[h++] = 0x93;
     head[h++] = 0xcb;
-    double ts = wall_now();
+    double ts = wick_wall_s();
     uint64_t bits;
     memcpy(&bits, &ts, sizeof bits);
     put_be(head + h, bits, 8);

@@ -1,5 +1,7 @@
-/* testmodel.c — writing random-weight test models (see testmodel.h). */
-#include "model/testmodel.h"
+/* testmodel.c — writing random-weight test models (see testmodel.h). The
+ * CLI (`wick make-test-model`) and the tests link it; libwick.a does not
+ * hold it. */
+#include "cli/testmodel.h"
 
 #include <cJSON.h>
 #include <errno.h>
