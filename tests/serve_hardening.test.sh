@@ -63,13 +63,14 @@ if serve_start D -m "$STORIES" --ctx 512 -t 1 -v; then
   curl -s -N --max-time 20 "$D/v1/completions" -H 'Content-Type: application/json' \
     -d '{"prompt":"Once upon a time","max_tokens":400,"temperature":0,"ignore_eos":true,"stream":true}' >"$TMP/hup.out" 2>&1 &
   cpid=$!
-  sleep 0.3
+  # the signal comes once the stream is under way (its first event is in)
+  for _ in $(seq 200); do grep -q 'data: ' "$TMP/hup.out" 2>/dev/null && break; sleep 0.05; done
   kill -HUP "$D_PID"
   for _ in $(seq 50); do kill -0 "$D_PID" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$D_PID" 2>/dev/null; then bad "SIGHUP: still running after 5 s"
   else wait "$D_PID"; rc=$?; [ $rc = 0 ] && ok "SIGHUP shuts down cleanly (status 0)" || bad "SIGHUP: exit status $rc"; fi
   wait "$cpid" 2>/dev/null
-  grep -q 'data: ' "$TMP/hup.out" && ok "the stream open at SIGHUP got its data" || bad "the stream open at SIGHUP got nothing"
+  grep -q 'data: ' "$TMP/hup.out" && ok "the stream open at SIGHUP got its data" || bad "the stream open at SIGHUP got nothing (in 10 s)"
 else
   bad "server D did not start"
 fi
