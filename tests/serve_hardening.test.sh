@@ -140,7 +140,12 @@ if serve_start E -m "$STORIES" --ctx 2048 -t 1 --body-limit $((16 << 20)); then
   if [ "$(cat "$TMP"/big.*.code | sort -u)" = 400 ] && grep -q context_length_exceeded "$TMP/big.1.out"; then ok "six 8 MB prompts at once → 400 context_length_exceeded"
   else bad "six 8 MB prompts: codes $codes: $(head -c 300 "$TMP/big.1.out")"; fi
   grow=$(( (hwm1 - hwm0) / 1024 ))
-  [ "$grow" -lt 200 ] && ok "the server's peak memory grew $grow MB for them (< 200 MB; tokenizing them in full took over 350 MB)" || bad "the server's peak memory grew $grow MB for six 8 MB prompts"
+  if grep -aq __asan_init "$WICK"; then
+    # AddressSanitizer keeps freed memory in quarantine and pads every block: its peak is not the program's
+    echo "info: the server's peak memory grew $grow MB for them (not checked: AddressSanitizer build)"
+  else
+    [ "$grow" -lt 200 ] && ok "the server's peak memory grew $grow MB for them (< 200 MB; tokenizing them in full took over 350 MB)" || bad "the server's peak memory grew $grow MB for six 8 MB prompts"
+  fi
   serve_stop "$E_PID"
 else
   bad "server E did not start"
