@@ -62,16 +62,20 @@ $(BUILD)/obj/src/core/version.o: $(BUILD)/build_id
 $(BUILD)/obj/src/core/version.o: CFLAGS += -DWICK_BUILD_ID='"$(BUILD_ID)"'
 FORCE:
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libwick.a
+# CLI-side code the tests and bench/ programs link too, outside libwick.a:
+# the test-model writer and the measurements of `wick bench`
+CLI_SHARED_OBJ := $(BUILD)/obj/src/cli/testmodel.o $(BUILD)/obj/src/cli/bench_measure.o
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(CLI_SHARED_OBJ) $(BUILD)/libwick.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(CLI_SHARED_OBJ) $(BUILD)/libwick.a $(LDLIBS)
 
 # bench/*.c: timing programs (not tests), built by `make bench` into $(BUILD)/bench/
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/llamacpp_ref.c,$(wildcard bench/*.c)))
 bench: $(BENCH_BIN)
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libwick.a
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(CLI_SHARED_OBJ) $(BUILD)/libwick.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libwick.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(CLI_SHARED_OBJ) $(BUILD)/libwick.a $(LDLIBS)
 
 test: all $(TEST_BIN)
 	@tests/run.sh -j $(J) -t $(TEST_LIMIT) $(BUILD) $(T)

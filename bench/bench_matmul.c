@@ -18,7 +18,7 @@
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "core/weight_alloc.h"
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 #include "engine/context.h"
 #include "engine/sampler.h"
 #include "wick.h"

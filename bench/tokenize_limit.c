@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
     double mib = argc > 2 ? atof(argv[2]) : 8;
     long limit = argc > 3 ? atol(argv[3]) : 2048;
     const char *kind = argc > 4 ? argv[4] : "eng";
-    wick_error err = {{0}};
+    wick_error err = {0};
     wick_tokenizer *t = wick_tokenizer_load(argv[1], &err);
     if (!t) {
         fprintf(stderr, "%s\n", err.msg);

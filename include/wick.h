@@ -1,7 +1,8 @@
 /* wick.h — the public C API of wick, a local LLM inference engine.
  *
  * Handles are opaque. Every function that can fail takes a `wick_error *`
- * (may be NULL) and returns NULL / -1 on failure with one line in err->msg.
+ * (may be NULL) and returns NULL / -1 on failure with one line in err->msg
+ * and its kind in err->code (wick_errcode).
  * The library never prints and never exits. There are no globals that two
  * models or two contexts share except the read-only CPU feature table.
  *
@@ -22,8 +23,28 @@
 extern "C" {
 #endif
 
+/* What kind of failure a wick_error reports, so callers can act on it
+ * without reading the message. */
+typedef enum wick_errcode {
+    WICK_OK = 0,          /* no error (a cleared record) */
+    WICK_E_INVALID,       /* a bad argument or request; also the kind of any failure not named below */
+    WICK_E_TOO_LONG,      /* the prompt (or prompt plus tokens asked for) does not fit the context */
+    WICK_E_QUEUE_FULL,    /* the scheduler's queue is at its max_queue limit; retry later */
+    WICK_E_NO_MEMORY,     /* an allocation failed */
+    WICK_E_IO,            /* a file or folder could not be opened, read, written or mapped */
+    WICK_E_FORMAT,        /* a model or file is malformed, truncated or inconsistent */
+    WICK_E_UNSUPPORTED,   /* well-formed but asks for something wick does not do */
+    WICK_E_CANCELLED,     /* the work was cancelled before it finished */
+    WICK_E_NOT_FOUND,     /* a named thing (a model, a tensor) does not exist */
+    WICK_E_UNAVAILABLE,   /* cannot be served now (e.g. shutting down); not the caller's fault */
+    WICK_E_INTERNAL,      /* a failure on wick's side the caller could not have avoided */
+} wick_errcode;
+
+/* A failure: one human-readable line and its kind. A zeroed record
+ * (`wick_error e = {0};`) is "no error". */
 typedef struct wick_error {
     char msg[512];
+    wick_errcode code;
 } wick_error;
 
 typedef struct wick_model wick_model;

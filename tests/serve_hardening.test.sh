@@ -63,13 +63,14 @@ if serve_start D -m "$STORIES" --ctx 512 -t 1 -v; then
   curl -s -N --max-time 20 "$D/v1/completions" -H 'Content-Type: application/json' \
     -d '{"prompt":"Once upon a time","max_tokens":400,"temperature":0,"ignore_eos":true,"stream":true}' >"$TMP/hup.out" 2>&1 &
   cpid=$!
-  sleep 0.3
+  # the signal comes once the stream is under way (its first event is in)
+  for _ in $(seq 200); do grep -q 'data: ' "$TMP/hup.out" 2>/dev/null && break; sleep 0.05; done
   kill -HUP "$D_PID"
   for _ in $(seq 50); do kill -0 "$D_PID" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$D_PID" 2>/dev/null; then bad "SIGHUP: still running after 5 s"
   else wait "$D_PID"; rc=$?; [ $rc = 0 ] && ok "SIGHUP shuts down cleanly (status 0)" || bad "SIGHUP: exit status $rc"; fi
   wait "$cpid" 2>/dev/null
-  grep -q 'data: ' "$TMP/hup.out" && ok "the stream open at SIGHUP got its data" || bad "the stream open at SIGHUP got nothing"
+  grep -q 'data: ' "$TMP/hup.out" && ok "the stream open at SIGHUP got its data" || bad "the stream open at SIGHUP got nothing (in 10 s)"
 else
   bad "server D did not start"
 fi
@@ -139,7 +140,12 @@ if serve_start E -m "$STORIES" --ctx 2048 -t 1 --body-limit $((16 << 20)); then
   if [ "$(cat "$TMP"/big.*.code | sort -u)" = 400 ] && grep -q context_length_exceeded "$TMP/big.1.out"; then ok "six 8 MB prompts at once → 400 context_length_exceeded"
   else bad "six 8 MB prompts: codes $codes: $(head -c 300 "$TMP/big.1.out")"; fi
   grow=$(( (hwm1 - hwm0) / 1024 ))
-  [ "$grow" -lt 200 ] && ok "the server's peak memory grew $grow MB for them (< 200 MB; tokenizing them in full took over 350 MB)" || bad "the server's peak memory grew $grow MB for six 8 MB prompts"
+  if grep -aq __asan_init "$WICK"; then
+    # AddressSanitizer keeps freed memory in quarantine and pads every block: its peak is not the program's
+    echo "info: the server's peak memory grew $grow MB for them (not checked: AddressSanitizer build)"
+  else
+    [ "$grow" -lt 200 ] && ok "the server's peak memory grew $grow MB for them (< 200 MB; tokenizing them in full took over 350 MB)" || bad "the server's peak memory grew $grow MB for six 8 MB prompts"
+  fi
   serve_stop "$E_PID"
 else
   bad "server E did not start"

@@ -13,7 +13,7 @@
 #include "model/arch.h"
 #include "model/arch_hparams.h"
 #include "model/hparams.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 static void table(void) {
@@ -71,7 +71,7 @@ static int from_hf(hparams *hp, const char *arch, const char *json, wick_error *
 
 static void hf_keys(void) {
     hparams hp;
-    wick_error err = {{0}};
+    wick_error err = {0};
     /* Gemma 2: defaults (soft-caps 50 / 30, window 4096 on even layers, tied, sqrt(n_embd) embeddings) */
     CHECK_MSG(from_hf(&hp, "gemma2", "{" BASE "}", &err) == 0, "%s", err.msg);
     CHECK_NEAR(hp.attn_softcap, 50, 0);
@@ -161,7 +161,7 @@ static void gguf_keys(void) {
         gguf_set_u32(w, "gemma2.attention.head_count", 4);
         gguf_set_u32(w, "gemma2.attention.key_length", 32);
         gguf_set_f32(w, "gemma2.final_logit_softcapping", 7.5f);
-        wick_error err = {{0}};
+        wick_error err = {0};
         CHECK_MSG(gguf_write(w, path, &err) == 0, "%s", err.msg);
         gguf_writer_free(w);
         gguf_file *f = gguf_open(path, &err);

@@ -52,7 +52,7 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "tools/quantize.h"
 #include "rng.h"
 #include "wick.h"

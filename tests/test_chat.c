@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 typedef struct capture {

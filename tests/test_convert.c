@@ -44,7 +44,7 @@
 #include "format/safetensors.h"
 #include "core/tensor.h"
 #include "format/gguf.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "tools/quant_mix.h"
 #include "tools/quantize.h"
 #include "wick.h"

@@ -112,7 +112,7 @@ static void check_tokenizer(const tokenizer *t, const char *name) {
         const char *text = TEXTS[k];
         int32_t *ids = NULL;
         size_t n = 0;
-        wick_error e = {{0}};
+        wick_error e = {0};
         if (tok_encode(t, text, strlen(text), false, true, &ids, &n, &e) != 0) {
             CHECK_MSG(false, "%s: encode failed: %s", name, e.msg);
             continue;
@@ -153,7 +153,7 @@ static void check_tokenizer(const tokenizer *t, const char *name) {
 static tokenizer *load_hf(const char *rel) {
     const char *p = shared_path(rel);
     if (!p) return NULL;
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = tok_load_hf_dir(p, &e);
     CHECK_MSG(t != NULL, "load %s: %s", rel, e.msg);
     return t;
@@ -176,7 +176,7 @@ static void test_stories_hf(void) {
 static void test_stories_gguf(void) {
     const char *p = shared_path("models/stories260K/stories260K-f32.gguf");
     if (!p) SKIP("stories260K gguf not found");
-    wick_error e = {{0}};
+    wick_error e = {0};
     gguf_file *f = gguf_open(p, &e);
     CHECK_MSG(f != NULL, "%s", e.msg);
     if (!f) return;
@@ -227,7 +227,7 @@ static void test_random(void) {
             if (!t) continue;
             int32_t *ids = NULL;
             size_t m = 0;
-            wick_error e = {{0}};
+            wick_error e = {0};
             if (tok_encode(t, buf, n, false, false, &ids, &m, &e) != 0) {
                 CHECK_MSG(false, "encode: %s", e.msg);
                 continue;

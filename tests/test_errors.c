@@ -5,7 +5,9 @@
  * tensors, missing post-norms and LongRoPE factors and impossible config
  * values, mixture-of-experts files with missing or misshapen experts and
  * impossible expert counts. Each is checked through the library
- * (an error message) and through the CLI (exit 1, one "wick: error:" line). */
+ * (an error message and its code) and through the CLI (exit 1, one
+ * "wick: error:" line). Also the error record itself: wick_fail's default
+ * code, wick_fail_code, the prefix keeping the code, clearing. */
 #include <cJSON.h>
 #include <errno.h>
 #include <stdint.h>
@@ -14,8 +16,9 @@
 #include <cJSON.h>
 
 #include "check.h"
+#include "core/error.h"
 #include "format/gguf.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 static char tmp[256];
@@ -135,12 +138,23 @@ static char *slurp(const char *path, size_t *n) {
     return b;
 }
 
-/* The library refuses the model and says something containing `needle`. */
+/* The library refuses the model and says something containing `needle`,
+ * with a code other than WICK_OK. */
 static void expect_load_error(const char *path, const char *needle) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     wick_model *m = wick_model_load(path, NULL, &err);
     CHECK_MSG(m == NULL, "%s loaded but should not", path);
     CHECK_MSG(strstr(err.msg, needle) != NULL, "error \"%s\" lacks \"%s\"", err.msg, needle);
+    CHECK_MSG(err.code != WICK_OK, "error \"%s\" has no code", err.msg);
+    wick_model_free(m);
+}
+
+/* The load fails with this code. */
+static void expect_load_code(const char *path, wick_errcode code) {
+    wick_error err = {0};
+    wick_model *m = wick_model_load(path, NULL, &err);
+    CHECK_MSG(m == NULL, "%s loaded but should not", path);
+    CHECK_MSG(err.code == code, "%s: code %d, expected %d (%s)", path, (int)err.code, (int)code, err.msg);
     wick_model_free(m);
 }
 
@@ -210,6 +224,44 @@ static void gguf_errors(void) {
     both(tmp_path("shape.gguf"), "blk.0.attn_q.weight' has shape");
     CHECK(copy_gguf(good, tmp_path("iq2.gguf"), &(edit){.retype_iq2 = "blk.0.ffn_up.weight"}) == 0);
     both(tmp_path("iq2.gguf"), "unsupported type IQ2_XXS");
+
+    /* the kinds behind those messages */
+    expect_load_code(tmp_path("nope.gguf"), WICK_E_NOT_FOUND);
+    expect_load_code(tmp_path("trunc.gguf"), WICK_E_FORMAT);
+    expect_load_code(tmp_path("magic.gguf"), WICK_E_FORMAT);
+    expect_load_code(tmp_path("empty.gguf"), WICK_E_FORMAT);
+    expect_load_code(tmp_path("arch.gguf"), WICK_E_UNSUPPORTED);
+    expect_load_code(tmp_path("drop.gguf"), WICK_E_FORMAT);
+    expect_load_code(tmp_path("iq2.gguf"), WICK_E_UNSUPPORTED);
+}
+
+/* The record: wick_fail defaults to WICK_E_INVALID, wick_fail_code sets the
+ * code, a prefix keeps it, clearing resets both, a NULL record is fine. */
+static void record_codes(void) {
+    wick_error err = {0};
+    CHECK_INT(err.code, WICK_OK);
+    CHECK_INT(wick_fail(&err, "bad %d", 7), -1);
+    CHECK_STR(err.msg, "bad 7");
+    CHECK_INT(err.code, WICK_E_INVALID);
+    CHECK_INT(wick_fail_code(&err, WICK_E_IO, "cannot open %s", "x"), -1);
+    CHECK_STR(err.msg, "cannot open x");
+    CHECK_INT(err.code, WICK_E_IO);
+    CHECK_INT(wick_fail_prefix(&err, "loading %s: ", "m"), -1);
+    CHECK_STR(err.msg, "loading m: cannot open x");
+    CHECK_INT(err.code, WICK_E_IO);
+    wick_fail_code(&err, WICK_E_QUEUE_FULL, "full");
+    wick_fail(&err, "plain again");
+    CHECK_INT(err.code, WICK_E_INVALID); /* a later wick_fail does not keep an old code */
+    wick_error_clear(&err);
+    CHECK_STR(err.msg, "");
+    CHECK_INT(err.code, WICK_OK);
+    CHECK_INT(wick_fail_code(NULL, WICK_E_INTERNAL, "nowhere"), -1);
+    wick_error_clear(NULL);
+    /* a failed load over a record that held an old error leaves only the new one */
+    wick_fail_code(&err, WICK_E_QUEUE_FULL, "stale");
+    CHECK(wick_model_load(tmp_path("does-not-exist.gguf"), NULL, &err) == NULL);
+    CHECK_INT(err.code, WICK_E_NOT_FOUND);
+    CHECK(strstr(err.msg, "stale") == NULL);
 }
 
 static void moe_errors(void) {
@@ -422,6 +474,7 @@ static void limit_errors(void) {
 int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/wick-errors-XXXXXX");
     if (!mkdtemp(tmp)) return 1;
+    RUN(record_codes);
     RUN(gguf_errors);
     RUN(moe_errors);
     RUN(hf_errors);

@@ -143,7 +143,7 @@ static void build_writer(gguf_writer *w) {
 }
 
 static void check_values(const gguf_file *f) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     CHECK_INT(gguf_n_kv(f), 25);
     CHECK_STR(gguf_kv_key(f, 0), "general.architecture");
     CHECK_STR(gguf_kv_key(f, 1), "replace.me");
@@ -276,7 +276,7 @@ static void check_tensors(const gguf_file *f) {
 }
 
 static void test_round_trip(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     gguf_writer *w = gguf_writer_new();
     build_writer(w);
     for (int i = 0; i < N_TENSORS; i++) {
@@ -505,7 +505,7 @@ static void test_stream(void) {
 }
 
 static void test_small_and_v2(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     for (uint32_t version = 2; version <= 3; version++) {
         small s;
         build_small(&s, version, version == 2 ? 16 : 32);
@@ -598,7 +598,7 @@ static void test_hostile_fields(void) {
         size_t at = *(const size_t *)((const char *)&base + h->small_field);
         if (h->width == 4) patch_u32(s.b.b, at, (uint32_t)h->value);
         else patch_u64(s.b.b, at, h->value);
-        wick_error err = {{0}};
+        wick_error err = {0};
         gguf_file *f = open_bytes(s.b.b, s.b.n, &err);
         CHECK_MSG(f == NULL, "case '%s' opened", h->what);
         gguf_close(f);
@@ -606,7 +606,7 @@ static void test_hostile_fields(void) {
         if (h->expect) CHECK_MSG(has(&err, h->expect), "case '%s': error \"%s\"", h->what, err.msg);
     }
     /* byte patches */
-    wick_error err = {{0}};
+    wick_error err = {0};
     small s = base;
     memcpy(s.b.b, "GGUX", 4);
     CHECK(open_bytes(s.b.b, s.b.n, &err) == NULL && has(&err, "magic") && has(&err, "h.gguf"));
@@ -651,7 +651,7 @@ static void test_truncation(void) {
     build_small(&s, 3, 32);
     int bad_ok = 0, bad_fail = 0;
     for (size_t len = 0; len < s.b.n; len++) {
-        wick_error err = {{0}};
+        wick_error err = {0};
         gguf_file *f = open_bytes(s.b.b, len, &err);
         if (len < s.data_end) bad_ok += f != NULL;
         else bad_fail += f == NULL;
@@ -704,7 +704,7 @@ static void test_random_flips(void) {
             if (rng() % 3 == 0) b->b[at] = (unsigned char)rng();
             else b->b[at] ^= (unsigned char)(1u << (rng() % 8));
         }
-        wick_error err = {{0}};
+        wick_error err = {0};
         gguf_file *f = open_bytes(b->b, b->n, &err);
         if (f) {
             opened++;
@@ -725,7 +725,7 @@ static void test_random_flips(void) {
 static void test_stories(void) {
     const char *path = shared_path("models/stories260K/stories260K-f32.gguf");
     if (!path) SKIP("stories260K-f32.gguf not found (set WICK_SHARED)");
-    wick_error err = {{0}};
+    wick_error err = {0};
     gguf_file *f = gguf_open(path, &err);
     CHECK_MSG(f != NULL, "%s", err.msg);
     if (!f) return;
@@ -768,7 +768,7 @@ static void test_stories(void) {
     if (bytes) {
         int opened_short = 0, silent = 0;
         for (size_t len = 0; len < need_len; len += len < gguf_data_offset(f) + 64 ? 1 : 4093) {
-            wick_error e2 = {{0}};
+            wick_error e2 = {0};
             gguf_file *g = open_bytes(bytes, len, &e2);
             opened_short += g != NULL;
             silent += !g && !e2.msg[0];
@@ -793,7 +793,7 @@ static void test_vocab_files(void) {
         if (len < 5 || strcmp(de->d_name + len - 5, ".gguf") != 0) continue;
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        wick_error err = {{0}};
+        wick_error err = {0};
         gguf_file *f = gguf_open(path, &err);
         CHECK_MSG(f != NULL, "%s: %s", de->d_name, err.msg);
         if (!f) continue;

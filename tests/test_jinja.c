@@ -32,7 +32,7 @@ static char *render(const char *tmpl, const char *vars, wick_error *err) {
 
 /* Renders and compares; prints the template on a mismatch. */
 static void expect(const char *name, const char *tmpl, const char *vars, const char *want) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     char *got = render(tmpl, vars, &err);
     CHECK_MSG(got && strcmp(got, want) == 0, "%s\n  template: %s\n  got:  %s\n  want: %s", name, tmpl,
               got ? got : err.msg, want);
@@ -41,7 +41,7 @@ static void expect(const char *name, const char *tmpl, const char *vars, const c
 
 /* Must fail with a message that starts with `prefix`. */
 static void expect_err_lim(const char *tmpl, const char *vars, const jinja_limits *lim, const char *prefix) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     char *got = render_lim(tmpl, vars, lim, &err);
     CHECK_MSG(!got && strncmp(err.msg, prefix, strlen(prefix)) == 0,
               "template: %.200s\n  got:  %s\n  want an error starting: %s", tmpl, got ? got : err.msg, prefix);

@@ -22,12 +22,12 @@
 #include "tuning.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 static uint64_t rng = 0x1234567887654321ull;

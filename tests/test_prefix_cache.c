@@ -29,7 +29,7 @@
 #include "engine/context.h"
 #include "kv/kv_cache.h"
 #include "kv/kv_check.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 #define MAX_OUT 32

@@ -36,7 +36,7 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_q8k.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "rng.h"
 #include "wick.h"
 

@@ -75,7 +75,7 @@ static void fill(unsigned char *p, size_t n, unsigned seed) {
 }
 
 static st_writer *make_writer(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     st_writer *w = st_writer_new();
     for (int i = 0; i < N_TENSORS; i++) {
         const tspec *s = &TENSORS[i];
@@ -114,7 +114,7 @@ static void check_set(const st_set *s) {
 }
 
 static void test_round_trip_single(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     st_writer *w = make_writer();
     /* refused tensors */
     float x[16] = {0};
@@ -196,7 +196,7 @@ static void test_round_trip_single(void) {
 }
 
 static void test_round_trip_sharded(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     char dir[512];
     snprintf(dir, sizeof dir, "%s/sharded", tmpdir);
     st_writer *w = make_writer();
@@ -257,7 +257,7 @@ static void test_round_trip_sharded(void) {
 
 /* Index files that must be refused. */
 static void test_bad_index(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     char dir[512], p[600];
     snprintf(dir, sizeof dir, "%s/badidx", tmpdir);
     st_writer *w = make_writer();
@@ -334,7 +334,7 @@ static st_set *open_st(const char *json, uint64_t hlen_override, size_t data_len
 }
 
 static void test_hostile_headers(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     typedef struct hc {
         const char *json;
         uint64_t hlen;
@@ -411,7 +411,7 @@ static void test_hostile_headers(void) {
 
 /* Every truncation of a small valid file fails (the data section ends at EOF). */
 static void test_truncation(void) {
-    wick_error err = {{0}};
+    wick_error err = {0};
     st_writer *w = st_writer_new();
     float a[6] = {1, 2, 3, 4, 5, 6};
     uint16_t b[3] = {1, 2, 3};
@@ -482,7 +482,7 @@ static void test_truncation(void) {
 static void test_stories(void) {
     const char *path = shared_path("models/stories260K/hf/model.safetensors");
     if (!path) SKIP("stories260K/hf/model.safetensors not found (set WICK_SHARED)");
-    wick_error err = {{0}};
+    wick_error err = {0};
     st_set *s = st_open_file(path, &err);
     CHECK_MSG(s != NULL, "%s", err.msg);
     if (!s) return;

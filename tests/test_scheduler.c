@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "tools/quantize.h"
 #include "wick.h"
 
@@ -325,13 +325,17 @@ static void cancel_and_errors(void) {
     /* Errors at submit. */
     wick_request r = {.prompt = p, .n_prompt = 600, .n_predict = 1, .logprobs = -1, .on_done = on_done, .user = &o[0]};
     CHECK(wick_sched_submit(s, &r, &err) < 0); /* longer than the context */
+    CHECK_INT(err.code, WICK_E_TOO_LONG);
     r.n_prompt = 500, r.n_predict = 100;
     CHECK(wick_sched_submit(s, &r, &err) < 0); /* more than the room left */
+    CHECK_INT(err.code, WICK_E_TOO_LONG);
     r.n_prompt = 0;
     CHECK(wick_sched_submit(s, &r, &err) < 0);
+    CHECK_INT(err.code, WICK_E_INVALID);
     int32_t bad = 1 << 30;
     r.prompt = &bad, r.n_prompt = 1, r.n_predict = 1;
     CHECK(wick_sched_submit(s, &r, &err) < 0);
+    CHECK_INT(err.code, WICK_E_INVALID);
     r.prompt = p, r.n_prompt = 10, r.n_predict = 1, r.logprobs = 21;
     CHECK(wick_sched_submit(s, &r, &err) < 0);
     /* Queue limit: 3 waiting, the fourth refused. */
@@ -345,6 +349,7 @@ static void cancel_and_errors(void) {
     r.user = &o[3];
     CHECK(wick_sched_submit(s, &r, &err) < 0);
     CHECK(strncmp(err.msg, "queue full", 10) == 0);
+    CHECK_INT(err.code, WICK_E_QUEUE_FULL);
     /* Run a few steps, cancel one running and one waiting request. */
     for (int k = 0; k < 6; k++) wick_sched_step(s, &err);
     wick_sched_stats st;

@@ -21,7 +21,7 @@
 #include "sched_check.h"
 #include "engine/context.h"
 #include "kv/kv_cache.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 #define MAX_OUT 8

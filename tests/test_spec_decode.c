@@ -28,7 +28,7 @@
 #include "check.h"
 #include "engine/context.h"
 #include "kv/kv_check.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 #define MAX_OUT 200

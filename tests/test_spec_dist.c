@@ -16,7 +16,7 @@
 #include "check.h"
 #include "chi2.h"
 #include "engine/sampler.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 #include "wick.h"
 
 #define N_REQ 12000

@@ -184,7 +184,7 @@ typedef struct res {
 
 static res enc(const tokenizer *t, const char *s, size_t n, bool add, size_t max_ids, size_t chunk) {
     res r;
-    wick_error e = {{0}};
+    wick_error e = {0};
     r.rc = tok_encode_limit(t, s, n, add, true, max_ids, chunk, &r.ids, &r.n, &r.st, &e);
     if (r.rc < 0) fprintf(stderr, "encode failed: %s\n", e.msg);
     return r;
@@ -275,7 +275,7 @@ static const char *const SOURCES[] = {
 static tokenizer *load(const char *rel) {
     const char *p = shared_path(rel);
     if (!p) return NULL;
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = wick_tokenizer_load(p, &e);
     CHECK_MSG(t != NULL, "%s: %s", rel, e.msg);
     return t;
@@ -351,7 +351,7 @@ static void test_shared_tokenizers(void) {
         tok_free(t);
     }
     free(big);
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = tok_make_synthetic(300, &e);
     CHECK_MSG(t != NULL, "%s", e.msg);
     if (t) {
@@ -413,7 +413,7 @@ static tokenizer *variant(const char *base, const char *norm, const char *pre, c
     char path[512];
     snprintf(path, sizeof path, "%s/tokenizer.json", tmp_root);
     tokenizer *t = NULL;
-    wick_error e = {{0}};
+    wick_error e = {0};
     if (out && write_text(path, out) == 0) t = tok_load_hf_dir(tmp_root, &e);
     free(out);
     unlink(path);
@@ -492,7 +492,7 @@ static void test_variants(void) {
         tok_free(t);
     }
     /* the synthetic byte-level tokenizer, written as tokenizer.json */
-    wick_error e = {{0}};
+    wick_error e = {0};
     t = tok_make_synthetic(300, &e);
     snprintf(dir, sizeof dir, "%s/synthetic", tmp_root);
     mkdir(dir, 0755);
@@ -538,7 +538,7 @@ static void test_public_api(void) {
     char *big = long_text(MB8);
     const char *p = shared_path("tokenizers/qwen3");
     if (p) {
-        wick_error e = {{0}};
+        wick_error e = {0};
         wick_tokenizer *t = wick_tokenizer_load(p, &e);
         if (t) {
             int32_t *ids = (int32_t *)1;
@@ -564,7 +564,7 @@ static void test_public_api(void) {
     }
     p = shared_path("models/stories260K/stories260K-f32.gguf");
     if (p) {
-        wick_error e = {{0}};
+        wick_error e = {0};
         wick_model *m = wick_model_load(p, NULL, &e);
         CHECK_MSG(m != NULL, "%s", e.msg);
         if (m) {

@@ -21,7 +21,7 @@ typedef struct ids_t {
 
 static ids_t enc(const tokenizer *t, const char *s, size_t len, bool add_special, bool parse_special) {
     ids_t r = {0};
-    wick_error e = {{0}};
+    wick_error e = {0};
     if (tok_encode(t, s, len, add_special, parse_special, &r.v, &r.n, &e) != 0) {
         fprintf(stderr, "encode failed: %s\n", e.msg);
         r.v = NULL;
@@ -159,7 +159,7 @@ static int run_vocab_cases(const tokenizer *t, const char *name, bool verbose) {
 static tokenizer *load_hf(const char *rel) {
     const char *p = shared_path(rel);
     if (!p) return NULL;
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = tok_load_hf_dir(p, &e);
     CHECK_MSG(t != NULL, "tok_load_hf_dir(%s): %s", rel, e.msg);
     return t;
@@ -168,7 +168,7 @@ static tokenizer *load_hf(const char *rel) {
 static tokenizer *load_gguf_tok(const char *rel) {
     const char *p = shared_path(rel);
     if (!p) return NULL;
-    wick_error e = {{0}};
+    wick_error e = {0};
     gguf_file *f = gguf_open(p, &e);
     CHECK_MSG(f != NULL, "gguf_open(%s): %s", rel, e.msg);
     if (!f) return NULL;
@@ -201,7 +201,7 @@ static void check_stories(tokenizer *t) {
     free(e.v);
     /* decoding */
     ids_t s = enc(t, STORY, strlen(STORY), true, false);
-    wick_error err = {{0}};
+    wick_error err = {0};
     char *d = tok_decode(t, s.v, s.n, true, &err);
     CHECK_STR(d, STORY);
     free(d);
@@ -270,7 +270,7 @@ static void check_qwen(tokenizer *t) {
     /* decoding */
     const char *txt = "Héllo wörld, 你好! \xF0\x9F\x98\x80\n  x";
     ids_t ids = enc(t, txt, strlen(txt), false, false);
-    wick_error err = {{0}};
+    wick_error err = {0};
     char *d = tok_decode(t, ids.v, ids.n, false, &err);
     CHECK_STR(d, txt);
     free(d);
@@ -310,7 +310,7 @@ static void test_llama_cpp_vocabs(void) {
             continue;
         }
         found++;
-        wick_error e = {{0}};
+        wick_error e = {0};
         gguf_file *f = gguf_open(p, &e);
         CHECK_MSG(f != NULL, "%s: %s", rel, e.msg);
         if (!f) continue;
@@ -367,7 +367,7 @@ static void test_wordpiece(void) {
     CHECK_IDS(t, "[CLS]hello[SEP]", false, 101, 7592, 102);
     /* decoding: U+2581 -> ' ', the first one dropped; continuations glued */
     static const int32_t hw[] = {101, 7592, 1010, 2088, 999, 102}, fu[] = {11865, 17875};
-    wick_error e = {{0}};
+    wick_error e = {0};
     char *d = tok_decode(t, hw, 6, false, &e);
     CHECK_STR(d, "[CLS] hello , world ![SEP]");
     free(d);
@@ -492,7 +492,7 @@ static const char *tmp_path(const char *name) {
 }
 
 static tokenizer *via_gguf(const tokenizer *t, const char *name) {
-    wick_error e = {{0}};
+    wick_error e = {0};
     gguf_writer *w = gguf_writer_new();
     int rc = tok_write_gguf(t, 0, w, &e);
     CHECK_MSG(rc == 0, "tok_write_gguf(%s): %s", name, e.msg);
@@ -514,7 +514,7 @@ static tokenizer *via_gguf(const tokenizer *t, const char *name) {
 }
 
 static tokenizer *via_hf(const tokenizer *t, const char *name) {
-    wick_error e = {{0}};
+    wick_error e = {0};
     const char *dir = tmp_path(name);
     char d[512];
     snprintf(d, sizeof d, "%s", dir);
@@ -598,7 +598,7 @@ static void test_roundtrip_llama_spm(void) {
 }
 
 static void test_synthetic(void) {
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = tok_make_synthetic(500, &e);
     CHECK_MSG(t != NULL, "tok_make_synthetic: %s", e.msg);
     if (!t) return;
@@ -656,7 +656,7 @@ static void test_synthetic(void) {
 /* ------------------------------------------------------ hostile input */
 
 static void test_invalid_utf8(void) {
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = tok_make_synthetic(100, &e);
     if (!t) return;
     const char bad[] = "ab\xff\xfe\xc3(\xe2\x82\xf0\x9f\x98 \xed\xa0\x80 \xc0\xaf end\xf4\x90\x80\x80";
@@ -742,7 +742,7 @@ static void fuzz_one(const tokenizer *t, const char *name, bool exact) {
             bad++;
             continue;
         }
-        wick_error e = {{0}};
+        wick_error e = {0};
         char *d = tok_decode(t, ids.v, ids.n, false, &e);
         if (!d) {
             bad++;
@@ -768,7 +768,7 @@ static void fuzz_one(const tokenizer *t, const char *name, bool exact) {
 }
 
 static void test_fuzz(void) {
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = tok_make_synthetic(300, &e);
     if (t) fuzz_one(t, "synthetic", false);
     tok_free(t);
@@ -806,7 +806,7 @@ static void test_hf_json_variants(void) {
     snprintf(d, sizeof d, "%s", dir);
     mkdir(d, 0755);
     snprintf(p, sizeof p, "%s/tokenizer.json", d);
-    wick_error e = {{0}};
+    wick_error e = {0};
     const char *ok_json =
         "{\"added_tokens\":[{\"id\":8,\"content\":\"<mask>\",\"special\":true,\"lstrip\":true,\"rstrip\":false},"
         "{\"id\":9,\"content\":\"[X]\",\"special\":false,\"lstrip\":false,\"rstrip\":true}],"
@@ -985,7 +985,7 @@ static tokenizer *variant(const char *added, const char *norm, const char *pre, 
              "\"decoder\":%s,\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":false,"
              "\"byte_fallback\":true,\"ignore_merges\":%s,\"vocab\":%s,\"merges\":%s}}",
              added, norm, pre, post, dec, ignore_merges ? "true" : "false", VOCAB_A, MERGES_A);
-    wick_error e = {{0}};
+    wick_error e = {0};
     tokenizer *t = NULL;
     if (write_file(p, js) == 0) t = tok_load_hf_dir(d, &e);
     CHECK_MSG(t != NULL, "component variant: %s", e.msg);
@@ -1007,7 +1007,7 @@ static tokenizer *variant(const char *added, const char *norm, const char *pre, 
 #define CHECK_DEC(t, want, ...)                                                                \
     do {                                                                                       \
         const int32_t ids_[] = {__VA_ARGS__};                                                  \
-        wick_error e_ = {{0}};                                                                 \
+        wick_error e_ = {0};                                                                 \
         char *d_ = tok_decode(t, ids_, sizeof ids_ / sizeof ids_[0], false, &e_);              \
         CHECK_STR(d_, want);                                                                   \
         free(d_);                                                                              \
@@ -1166,7 +1166,7 @@ static void test_public_api(void) {
             missing++;
             continue;
         }
-        wick_error e = {{0}};
+        wick_error e = {0};
         wick_tokenizer *t = wick_tokenizer_load(p, &e);
         CHECK_MSG(t != NULL, "wick_tokenizer_load(%s): %s", SOURCES[i], e.msg);
         if (!t) continue;
@@ -1191,7 +1191,7 @@ static void test_public_api(void) {
     if (!loaded) SKIP("no shared tokenizers for the public API test");
     if (missing) SKIP_PART("the public API on %d of the %d tokenizer sources: not found in the shared folder", missing,
                            (int)(sizeof SOURCES / sizeof SOURCES[0]));
-    wick_error e = {{0}};
+    wick_error e = {0};
     CHECK(wick_tokenizer_load("/nonexistent/tokenizer", &e) == NULL && e.msg[0]);
     CHECK(wick_tokenizer_load(NULL, &e) == NULL);
     /* a tokenizer-only dir holding a NUL byte token decodes with its length */
@@ -1232,7 +1232,7 @@ static void test_gguf_hostile(void) {
             const char *m[1] = {"a b"};
             gguf_set_arr_str(w, "tokenizer.ggml.merges", m, 1);
         }
-        wick_error e = {{0}};
+        wick_error e = {0};
         const char *path = tmp_path("hostile.gguf");
         int rc = gguf_write(w, path, &e);
         gguf_writer_free(w);
@@ -1246,7 +1246,7 @@ static void test_gguf_hostile(void) {
         gguf_close(f);
         unlink(path);
     }
-    wick_error e = {{0}};
+    wick_error e = {0};
     CHECK(tok_load_gguf(NULL, &e) == NULL);
 }
 

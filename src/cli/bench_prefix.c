@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "wick.h"
 
@@ -56,12 +57,12 @@ int bench_prefix_cache(wick_model *m, int n_prefix, int n_suffix, int threads, i
         warm[r] = o.res.ttft_ms;
         cached_warm = o.res.cached_tokens;
         if (cache_dir) {
-            double t0 = cli_now_ms();
+            double t0 = wick_now_ms();
             wick_context_free(c);
-            write_ms[r] = cli_now_ms() - t0;
-            t0 = cli_now_ms();
+            write_ms[r] = wick_now_ms() - t0;
+            t0 = wick_now_ms();
             c = wick_context_new(m, &cp, &err);
-            open_ms[r] = cli_now_ms() - t0;
+            open_ms[r] = wick_now_ms() - t0;
             if (!c) {
                 rc = cli_error("bench: %s", err.msg);
                 break;

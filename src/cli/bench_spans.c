@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "wick.h"
 
@@ -90,9 +91,9 @@ int bench_spans(wick_model *m, const char *sizes_s, int threads, int kv_type, in
     if (!c) return cli_error("bench: %s", err.msg);
     /* Steady state: the pool's pages committed first, as a server's are
      * once it has run a while (faulting fresh pages is slow on VMs). */
-    double t_fault = cli_now_ms();
+    double t_fault = wick_now_ms();
     wick_context_prefault(c);
-    t_fault = cli_now_ms() - t_fault;
+    t_fault = wick_now_ms() - t_fault;
     uint64_t x = 0x9E3779B97F4A7C15ull;
     seg prefix = {0};
     int rc = tok(m, "You are a helpful assistant. Answer the question using only the documents below.", true, &prefix);

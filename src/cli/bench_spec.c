@@ -20,6 +20,7 @@
 
 #include <cJSON.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "engine/context.h"
 
@@ -172,12 +173,12 @@ int bench_verify_cost(wick_model *m, int depth, int threads, int repeats, bool j
                 for (int t = 0; t <= k; t++)
                     tok[t] = (int32_t)((t * 131 + p * 7 + r) % vocab), pos[t] = depth + t, seq[t] = 0, want[t] = true;
                 wick_batch b = {.n = k + 1, .tokens = tok, .pos = pos, .seq = seq, .want_logits = want};
-                const double t0 = cli_now_ms();
+                const double t0 = wick_now_ms();
                 if (wick_decode(c, &b, &err) < 0) {
                     wick_context_free(c);
                     return cli_error("bench: %s", err.msg);
                 }
-                const double dt = cli_now_ms() - t0;
+                const double dt = wick_now_ms() - t0;
                 wick_seq_truncate(c, 0, depth);
                 if (p < PASSES) v[k][r * PASSES + p] = dt;
             }

@@ -336,11 +336,6 @@ int cli_run_request(wick_context *c, wick_request *r) {
     return 0;
 }
 
-double cli_now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -76,8 +76,6 @@ void cli_print_json(struct cJSON *o);
 void cli_print_profile(wick_context *c, double sampling_ms, int n_sampled);
 /* "f32"/"f16" → wick_context_params.kv_type; -1 (after printing) if neither. */
 int cli_kv_type(const char *cmd, const char *name);
-/* Monotonic clock in milliseconds. */
-double cli_now_ms(void);
 /* Median and sample standard deviation of v[0, n) (v is not reordered); zeros for n = 0. */
 typedef struct cli_stat {
     double med, sd;

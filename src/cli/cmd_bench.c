@@ -33,9 +33,10 @@
 
 #include <cJSON.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "cli/spec_args.h"
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 #include "engine/context.h"
 #include "engine/sampler.h"
 
@@ -57,9 +58,9 @@ static int32_t rand_token(bench *b) {
 }
 
 static int32_t sample(bench *b, wick_context *c) {
-    double t0 = cli_now_ms();
+    double t0 = wick_now_ms();
     int32_t t = sampler_argmax(wick_logits(c, 0), b->n_vocab);
-    b->sample_ms += cli_now_ms() - t0;
+    b->sample_ms += wick_now_ms() - t0;
     b->n_sampled++;
     return t;
 }
@@ -72,16 +73,16 @@ static double run_prefill(bench *b, wick_context *c, int n, int32_t *toks, int32
     for (int i = 0; i < n; i++) toks[i] = rand_token(b), pos[i] = i, seq[i] = 0;
     const int chunk = c->prefill_chunk > 0 ? c->prefill_chunk : n;
     wick_error err;
-    double t0 = cli_now_ms();
+    double t0 = wick_now_ms();
     for (int i = 0; i < n; i += chunk) {
         /* logits for the last token only: want_logits all false before the last chunk */
         wick_batch bt = {.n = n - i < chunk ? n - i : chunk, .tokens = toks + i, .pos = pos + i, .seq = seq + i,
                          .want_logits = i + chunk < n ? b->none : NULL};
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
     }
-    *prefill_ms = cli_now_ms() - t0;
+    *prefill_ms = wick_now_ms() - t0;
     sample(b, c);
-    return cli_now_ms() - t0;
+    return wick_now_ms() - t0;
 }
 
 /* The bandwidth probe runs in a child process forked once, so that its
@@ -169,7 +170,7 @@ static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, in
         return -1;
     int32_t tok = rand_token(b), sq = 0;
     wick_error err;
-    double total = 0, seg_t0 = cli_now_ms();
+    double total = 0, seg_t0 = wick_now_ms();
     int seg_first = 0;
     if (allowed) allowed[0] = allowed[1] = 0;
     for (int i = 0; i < n; i++) {
@@ -178,7 +179,7 @@ static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, in
         if (wick_decode(c, &bt, &err) < 0) return cli_error("bench: %s", err.msg), -1;
         tok = sample(b, c);
         if (p && (i + 1 == n || (every > 0 && (i + 1) % every == 0))) {
-            const double seg = cli_now_ms() - seg_t0, before = p->gbs[p->n - 1], after = probe(p);
+            const double seg = wick_now_ms() - seg_t0, before = p->gbs[p->n - 1], after = probe(p);
             if (after <= 0) return cli_error("bench: the memory bandwidth probe failed"), -1;
             /* steps seg_first..i attend to depth + j + 1 positions each */
             const double mean_pos = depth + (seg_first + i) / 2.0 + 1;
@@ -186,11 +187,11 @@ static double run_decode(bench *b, wick_context *c, int depth, int32_t *toks, in
             total += seg;
             allowed[0] += bytes / p->bytes_per_token;
             allowed[1] += bytes / (p->bytes_per_token + p->kv_bytes_per_pos * mean_pos);
-            seg_t0 = cli_now_ms();
+            seg_t0 = wick_now_ms();
             seg_first = i + 1;
         }
     }
-    return p ? total : cli_now_ms() - seg_t0;
+    return p ? total : wick_now_ms() - seg_t0;
 }
 
 static int parse_chunks(const char *s, int *out) {
@@ -308,13 +309,13 @@ int cmd_bench(int argc, char **argv) {
      * first writes to each (KV cache, activations) would fault. */
     if (membw_mib > 0 && prober_start(&pb.pr, (size_t)membw_mib << 20, threads) < 0)
         return cli_error("bench: cannot start the memory bandwidth probe (--membw-mib 0 skips it)");
-    double t_load = cli_now_ms();
+    double t_load = wick_now_ms();
     wick_model *m = cli_load_model_dtype("bench", model, dtype);
     if (!m) {
         prober_stop(&pb.pr);
         return 1;
     }
-    t_load = cli_now_ms() - t_load;
+    t_load = wick_now_ms() - t_load;
     wick_model_info info;
     wick_model_get_info(m, &info);
     bench b = {.m = m, .n_vocab = info.n_vocab, .n_tok_vocab = info.tokenizer_vocab, .rng = 42};

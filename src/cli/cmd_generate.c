@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "cli/span_args.h"
 #include "cli/spec_args.h"
@@ -36,12 +37,6 @@ static bool on_token(int32_t token, const char *text, size_t len, void *user) {
     b->len += len;
     b->data[b->len] = 0;
     return true;
-}
-
-static double ms_since(const struct timespec *t0) {
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
 static double rate(int n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; }
@@ -117,8 +112,7 @@ int cmd_generate(int argc, char **argv) {
     char *text = cli_prompt("generate", prompt, file, &len);
     if (!text) return 1;
 
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = wick_now_ms();
     wick_model *m = cli_runtime_model("generate", model, &rt);
     if (!m) {
         free(text);
@@ -149,7 +143,7 @@ int cmd_generate(int argc, char **argv) {
     }
     if (spans ? cli_span_build("generate", m, &sa, text, len, &sr) < 0 : cli_tokenize(m, text, len, !chat, &ids, &n_ids) < 0)
         goto done;
-    double load_ms = ms_since(&t0);
+    double load_ms = wick_now_ms() - t0;
     cli_sampling_apply_model(&sf, m);
     wick_generate_params gp = {.n_predict = n_predict, .sampling = sf.v, .on_token = on_token, .user = &buf,
                                .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every,

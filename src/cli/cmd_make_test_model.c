@@ -2,7 +2,7 @@
  * random-weight model of a real shape (see model/testmodel.h). */
 #include "cli/cli.h"
 #include "model/arch.h"
-#include "model/testmodel.h"
+#include "cli/testmodel.h"
 
 int cmd_make_test_model(int argc, char **argv) {
     test_model_params p = {.arch = NULL, .format = "gguf", .shape = "tiny", .dtype = "f32", .seed = 1};

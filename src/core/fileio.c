@@ -15,14 +15,14 @@
 char *file_read_all(const char *path, size_t *len, wick_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        wick_fail(err, "cannot open %s: %s", path, strerror(errno));
+        wick_fail_code(err, WICK_E_IO, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
         fclose(f);
-        wick_fail(err, "out of memory reading %s", path);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
         return NULL;
     }
     for (;;) {
@@ -34,7 +34,7 @@ char *file_read_all(const char *path, size_t *len, wick_error *err) {
         if (!nb) {
             free(buf);
             fclose(f);
-            wick_fail(err, "out of memory reading %s", path);
+            wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
             return NULL;
         }
         buf = nb;
@@ -42,7 +42,7 @@ char *file_read_all(const char *path, size_t *len, wick_error *err) {
     if (ferror(f)) {
         free(buf);
         fclose(f);
-        wick_fail(err, "read error on %s", path);
+        wick_fail_code(err, WICK_E_IO, "read error on %s", path);
         return NULL;
     }
     fclose(f);
@@ -55,23 +55,23 @@ int file_map_open(file_map *m, const char *path, wick_error *err) {
     m->data = NULL;
     m->size = 0;
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return wick_fail(err, "cannot open %s: %s", path, strerror(errno));
+    if (fd < 0) return wick_fail_code(err, WICK_E_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
-        return wick_fail(err, "cannot stat %s: %s", path, strerror(errno));
+        return wick_fail_code(err, WICK_E_IO, "cannot stat %s: %s", path, strerror(errno));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return wick_fail(err, "%s is not a regular file", path);
+        return wick_fail_code(err, WICK_E_IO, "%s is not a regular file", path);
     }
     if (st.st_size == 0) {
         close(fd);
-        return wick_fail(err, "%s is empty", path);
+        return wick_fail_code(err, WICK_E_FORMAT, "%s is empty", path);
     }
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (p == MAP_FAILED) return wick_fail(err, "cannot map %s: %s", path, strerror(errno));
+    if (p == MAP_FAILED) return wick_fail_code(err, WICK_E_IO, "cannot map %s: %s", path, strerror(errno));
     m->data = p;
     m->size = (size_t)st.st_size;
     return 0;

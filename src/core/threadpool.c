@@ -110,7 +110,7 @@ wick_pool *pool_new(int n_threads, wick_error *err) {
     if (n_threads < 1) n_threads = 1;
     wick_pool *p = calloc(1, sizeof *p);
     if (!p) {
-        wick_fail(err, "thread pool: out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "thread pool: out of memory");
         return NULL;
     }
     p->n_threads = n_threads;
@@ -123,7 +123,7 @@ wick_pool *pool_new(int n_threads, wick_error *err) {
         p->threads = calloc((size_t)(n_threads - 1), sizeof *p->threads);
         if (!p->threads) {
             free(p);
-            wick_fail(err, "thread pool: out of memory");
+            wick_fail_code(err, WICK_E_NO_MEMORY, "thread pool: out of memory");
             return NULL;
         }
     }

@@ -30,7 +30,7 @@ wick_chat *wick_chat_new(wick_context *c, const char *system, const char *templa
     wick_chat *chat = calloc(1, sizeof *chat);
     if (!chat || !(chat->messages = cJSON_CreateArray())) {
         free(chat);
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     chat->c = c;
@@ -85,7 +85,7 @@ char *wick_chat_prompt(wick_chat *chat, const char *user_text, wick_error *err) 
     char *json = cJSON_PrintUnformatted(ctx);
     cJSON_Delete(ctx);
     if (!json) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     char *prompt = chat_template_render(chat->tmpl, json, err);
@@ -128,7 +128,7 @@ int wick_chat_send(wick_chat *chat, const char *user_text, const wick_generate_p
     if (rc < 0) return -1;
     if (n_ids > (size_t)chat->c->n_ctx) {
         free(ids);
-        return wick_fail(err, "conversation is %zu tokens but the context holds %d", n_ids, chat->c->n_ctx);
+        return wick_fail_code(err, WICK_E_TOO_LONG, "conversation is %zu tokens but the context holds %d", n_ids, chat->c->n_ctx);
     }
     reply_buf r = {.user = p};
     wick_generate_params gp = *p;

@@ -10,12 +10,11 @@
 #include "kernels/matmul_float_r16.h"
 #include "kernels/tuning_env.h"
 
-/* Chosen by `wick bench --chunk` sweeps on the Qwen2.5-0.5B shape (2 threads,
- * pp512, two rounds, Zen 5): quantized weights 256 (Q4_K_M 1350 vs 1262 tok/s
- * at 128, Q8_0 1500 vs 1444, Q4_0 1452 vs 1442), float weights 512 (the
- * interleaved F16/BF16 kernels: F16 522 vs 498 at 128, BF16 830 vs 778).
- * `wick serve` keeps 128 (its step is the chunk: the running streams'
- * inter-token latency). */
+/* Prefill chunk (tokens a forward pass): chosen by `wick bench --chunk`
+ * sweeps on the Qwen2.5-0.5B shape (figures in docs/performance.md). Float
+ * weights take longer chunks (their interleaved kernels gain from more rows
+ * per weight read). `wick serve` keeps 128 (its step is the chunk: the
+ * running streams' inter-token latency). */
 #define DEFAULT_PREFILL_CHUNK 256
 #define DEFAULT_PREFILL_CHUNK_FLOAT 512
 #define DEFAULT_MAX_CTX 4096
@@ -41,7 +40,7 @@ wick_context *wick_context_new(wick_model *m, const wick_context_params *p, wick
     }
     wick_context *c = calloc(1, sizeof *c);
     if (!c) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     c->m = m;

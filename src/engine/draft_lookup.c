@@ -39,7 +39,7 @@ static const drafter_ops LOOKUP_OPS = {lookup_propose, NULL, lookup_free};
 drafter *draft_lookup_new(wick_error *err) {
     drafter *d = calloc(1, sizeof *d);
     if (!d) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     d->ops = &LOOKUP_OPS;

@@ -95,7 +95,7 @@ drafter *draft_model_make(const wick_model *m, int n_layers, int n_seq, int n_ct
                           int kv_type, wick_error *err) {
     model_drafter *d = calloc(1, sizeof *d);
     if (!d) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     d->base.ops = &MODEL_OPS;
@@ -111,7 +111,7 @@ drafter *draft_model_make(const wick_model *m, int n_layers, int n_seq, int n_ct
     if (!d->b_tok || !d->b_pos || !d->b_seq || !d->b_want) {
         free(d->b_tok), free(d->b_pos), free(d->b_seq), free(d->b_want);
         free(d);
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     if (kv_cache_init_pool(&d->kv, L, m->hp.n_head_kv, m->hp.head_dim, n_ctx, n_seq, 0, kv_type, err) < 0) {

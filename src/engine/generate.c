@@ -84,17 +84,17 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
         for (int i = 0; i < p->spans->n_spans; i++) n_prompt += p->spans->span_len ? p->spans->span_len[i] : 0;
     }
     if (n_prompt > c->n_ctx)
-        return wick_fail(err, "prompt is %d tokens but the context holds %d (use a larger --ctx)",
-                         n_prompt, c->n_ctx);
+        return wick_fail_code(err, WICK_E_TOO_LONG, "prompt is %d tokens but the context holds %d (use a larger --ctx)",
+                              n_prompt, c->n_ctx);
     const int n_predict = request_clamp_predict(p->n_predict, c->n_ctx, n_prompt);
     if (p->n_predict > n_predict)
-        return wick_fail(err, "-n %d is more than the %d tokens left in the context after the %d-token prompt",
-                         p->n_predict, n_predict, n_prompt);
+        return wick_fail_code(err, WICK_E_TOO_LONG, "-n %d is more than the %d tokens left in the context after the %d-token prompt",
+                              p->n_predict, n_predict, n_prompt);
     gen_state g = {.p = p, .out = malloc(((size_t)n_predict + 1) * sizeof *g.out)};
     wick_sched *s = g.out ? wick_sched_new(c, NULL, err) : NULL;
     if (!s) {
         free(g.out);
-        return g.out ? -1 : wick_fail(err, "out of memory");
+        return g.out ? -1 : wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     wick_request r = {.prompt = prompt, .n_prompt = n_prompt, .n_predict = n_predict, .sampling = p->sampling,
                       .stop = p->stop, .n_stop = p->n_stop, .new_message = p->new_message, .logprobs = -1,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/request.h"
 #include "engine/sched_internal.h"
@@ -40,8 +41,9 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
                          wick_error *err) {
     const int most = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
     if (r->n_predict > most)
-        return wick_fail(err, "%d new tokens requested but only %d fit in the context after the %d-token prompt",
-                         r->n_predict, most, n_prompt);
+        return wick_fail_code(err, WICK_E_TOO_LONG,
+                              "%d new tokens requested but only %d fit in the context after the %d-token prompt",
+                              r->n_predict, most, n_prompt);
     if (r->n_predict < -1) return wick_fail(err, "n_predict must be -1 or more, not %d", r->n_predict);
     if (r->logprobs > WICK_MAX_TOP_LOGPROBS)
         return wick_fail(err, "at most %d top logprobs, not %d", WICK_MAX_TOP_LOGPROBS, r->logprobs);
@@ -85,7 +87,7 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     for (int i = 0; ok && i < r->n_stop; i++) ok = (q->stops[i] = strdup(r->stop[i] ? r->stop[i] : "")) != NULL;
     if (!ok) {
         req_free(q);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     q->r.stop = (const char *const *)q->stops;
     if (text_out_init(&q->text, c->m, q->r.stop, r->n_stop, r->new_message, err) < 0) {
@@ -105,7 +107,7 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     }
     sampler_cfg_init(&q->cfg, &q->r.sampling);
     sampler_rng_seed(&q->rng, r->sampling.seed);
-    q->t_submit = sched_now_ms();
+    q->t_submit = wick_now_ms();
     return 0;
 }
 
@@ -116,7 +118,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     span_plan *plan = NULL;
     int n_prompt = r->n_prompt;
     if (r->spans) {
-        if (!(laid = malloc((size_t)c->n_ctx * sizeof *laid))) return wick_fail(err, "out of memory");
+        if (!(laid = malloc((size_t)c->n_ctx * sizeof *laid))) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         if (!(plan = span_plan_new(c, r->spans, r->cache_salt, laid, &n_prompt, err))) {
             free(laid);
             return -1;
@@ -124,7 +126,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     } else {
         if (n_prompt <= 0 || !r->prompt) return wick_fail(err, "the prompt is empty (no tokens)");
         if (n_prompt > c->n_ctx)
-            return wick_fail(err, "prompt is %d tokens but the context holds %d", n_prompt, c->n_ctx);
+            return wick_fail_code(err, WICK_E_TOO_LONG, "prompt is %d tokens but the context holds %d", n_prompt, c->n_ctx);
     }
     const int32_t *prompt = laid ? laid : r->prompt;
     if (submit_checks(c, r, prompt, n_prompt, err) < 0) {
@@ -136,7 +138,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
     if (!q) {
         free(laid);
         span_plan_free(plan);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     q->plan = plan;
     q->tokens = laid;
@@ -149,7 +151,7 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
 int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     wick_context *c = s->c;
     if (q->r.on_logits) q->r.on_logits(q->r.user, logits, c->m->hp.n_vocab);
-    if (q->n_gen == 0) q->t_first = sched_now_ms();
+    if (q->n_gen == 0) q->t_first = wick_now_ms();
     if (!q->r.ignore_eos && wick_token_is_eog(c->m, id)) return WICK_FINISH_STOP;
     q->tokens[q->n_tokens++] = id;
     q->n_gen++;
@@ -180,9 +182,9 @@ bool req_advance(wick_sched *s, sched_req *q, const float *logits) {
         req_finish(s, q, WICK_FINISH_LENGTH, NULL);
         return false;
     }
-    const double ts = c->profiling ? sched_now_ms() : 0;
+    const double ts = c->profiling ? wick_now_ms() : 0;
     int32_t id = sampler_sample(&c->smp, &q->cfg, logits, q->tokens, q->n_tokens, &q->rng);
-    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += sched_now_ms() - ts;
+    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += wick_now_ms() - ts;
     const int why = req_emit(s, q, id, logits);
     if (why != REQ_GO_ON) {
         req_finish(s, q, why, NULL);
@@ -198,7 +200,7 @@ void req_finish(wick_sched *s, sched_req *q, wick_finish why, const char *error)
     wick_request_result res = {.finish = why, .error = error};
     if (why != WICK_FINISH_ERROR && why != WICK_FINISH_CANCELLED && !q->stopped) res.tail_len = text_out_finish(&q->text, &res.tail);
     if (!res.tail) res.tail = "";
-    double t = sched_now_ms();
+    double t = wick_now_ms();
     res.prompt_tokens = q->n_prompt;
     res.cached_tokens = q->cached_tokens + q->span_hits;
     res.span_cached_tokens = q->span_hits;

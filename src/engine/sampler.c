@@ -40,7 +40,7 @@ int sampler_init(sampler *s, int n_vocab, cpu_isa isa, wick_error *err) {
     s->count = calloc((size_t)n_vocab, sizeof *s->count);
     if (!s->logit || !s->w || !s->val || !s->id || !s->count) {
         sampler_free(s);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     return 0;
 }
@@ -99,7 +99,7 @@ int token_mask_init(token_mask *m, int n_vocab, wick_error *err) {
     m->n_vocab = n_vocab > 0 ? n_vocab : 0;
     const size_t words = ((size_t)m->n_vocab + 63) / 64;
     m->bits = malloc((words ? words : 1) * sizeof *m->bits);
-    if (!m->bits) return wick_fail(err, "out of memory");
+    if (!m->bits) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     token_mask_fill(m, true);
     return 0;
 }

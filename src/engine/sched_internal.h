@@ -103,11 +103,6 @@ struct wick_sched {
     wick_sched_stats st;
 };
 
-static inline double sched_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static inline int sched_blocks_for(int n) { return (n + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE; }
 

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/sched_internal.h"
 
@@ -60,7 +61,7 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
     }
     wick_sched *s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&s->mu, NULL);
@@ -77,7 +78,7 @@ wick_sched *wick_sched_new(wick_context *c, const wick_sched_params *p, wick_err
     const int ok_spec = spec_init(s);
     if (!s->slots || !s->running || ok_batch < 0 || ok_spec < 0) {
         wick_sched_free(s);
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     s->st.n_seq = c->n_seq;
@@ -95,7 +96,7 @@ int64_t sched_enqueue(wick_sched *s, sched_req *q, wick_error *err) {
     if (s->max_queue && s->n_incoming_waiting >= s->max_queue) {
         pthread_mutex_unlock(&s->mu);
         req_free(q);
-        return wick_fail(err, "queue full: %d requests are waiting", s->max_queue);
+        return wick_fail_code(err, WICK_E_QUEUE_FULL, "queue full: %d requests are waiting", s->max_queue);
     }
     q->id = s->next_id++;
     if (s->incoming_tail) s->incoming_tail->next = q;
@@ -211,7 +212,7 @@ static void admit(wick_sched *s) {
         q->n_computed = keep;
         if (!q->ever_admitted) {
             q->ever_admitted = true;
-            q->t_admit = sched_now_ms();
+            q->t_admit = wick_now_ms();
             q->cached_tokens = keep;
             s->st.prompt_tokens += (uint64_t)q->n_prompt;
             s->st.prefix_queries += (uint64_t)(q->plan ? q->plan->n_prefix : q->n_prompt);
@@ -382,7 +383,7 @@ static void *sched_thread(void *arg) {
 
 int wick_sched_start(wick_sched *s, wick_error *err) {
     if (s->started) return 0;
-    if (pthread_create(&s->thread, NULL, sched_thread, s) != 0) return wick_fail(err, "cannot start the scheduler thread");
+    if (pthread_create(&s->thread, NULL, sched_thread, s) != 0) return wick_fail_code(err, WICK_E_INTERNAL, "cannot start the scheduler thread");
     s->started = true;
     return 0;
 }

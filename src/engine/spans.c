@@ -75,7 +75,7 @@ span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char
         total += sp->span_len[k];
     }
     if (total > c->n_ctx) {
-        wick_fail(err, "prompt is %ld tokens (prefix, spans and suffix) but the context holds %d", total, c->n_ctx);
+        wick_fail_code(err, WICK_E_TOO_LONG, "prompt is %ld tokens (prefix, spans and suffix) but the context holds %d", total, c->n_ctx);
         return NULL;
     }
     if (check_ids(c, sp->prefix, sp->n_prefix, "prefix", -1, err) < 0 ||
@@ -88,7 +88,7 @@ span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char
     span_plan *p = calloc(1, sizeof *p);
     if (!p || !(p->spans = calloc((size_t)(sp->n_spans ? sp->n_spans : 1), sizeof *p->spans))) {
         free(p);
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     p->n_prefix = sp->n_prefix;
@@ -129,7 +129,7 @@ span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char
     }
     p->n_anchor = na;
     if (na + longest > c->n_ctx) {
-        wick_fail(err, "anchor (%d tokens) and the longest span (%d) do not fit the context of %d", na, longest, c->n_ctx);
+        wick_fail_code(err, WICK_E_TOO_LONG, "anchor (%d tokens) and the longest span (%d) do not fit the context of %d", na, longest, c->n_ctx);
         span_plan_free(p);
         return NULL;
     }
@@ -148,7 +148,7 @@ span_plan *span_plan_new(const wick_context *c, const wick_spans *sp, const char
     return p;
 oom:
     span_plan_free(p);
-    wick_fail(err, "out of memory");
+    wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     return NULL;
 }
 
@@ -266,7 +266,7 @@ static int place(wick_context *c, const span_seg *g, int src, int seq, wick_erro
     const wick_model *m = c->m;
     const int half = m->hp.rot_dim / 2, rows = g->len - g->blend, n_sets = model_n_rope_sets(m);
     float *cs = malloc(sizeof(float) * (size_t)rows * (size_t)half * 2 * (size_t)n_sets);
-    if (!cs) return wick_fail(err, "out of memory");
+    if (!cs) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     float *sn = cs + (size_t)rows * half * n_sets;
     for (int set = 0; set < n_sets; set++)
         for (int r = 0; r < rows; r++) {
@@ -306,7 +306,7 @@ static int place_and_release(wick_context *c, span_seg *g, int src, int seq, boo
 
 int span_place_cached(wick_context *c, span_plan *p, span_seg *g, int seq, int *hits, int *queries, wick_error *err) {
     kv_cache *kv = &c->kv;
-    if (kv_seq_len(kv, seq) != g->slot + g->blend) return wick_fail(err, "internal: span placed at slot %d, not %d", kv_seq_len(kv, seq), g->slot + g->blend);
+    if (kv_seq_len(kv, seq) != g->slot + g->blend) return wick_fail_code(err, WICK_E_INTERNAL, "internal: span placed at slot %d, not %d", kv_seq_len(kv, seq), g->slot + g->blend);
     if (!kv->pc || c->no_span_cache) return SPAN_MISS;
     const int look = c->span_look;
     const int have = kv_attach_read(kv, look, p->store_root, g->tokens, g->len, true); /* silent: a span's rows */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/sched_internal.h"
 #include "engine/spec_accept.h"
@@ -136,12 +137,12 @@ void spec_advance(wick_sched *s, sched_req *q, int row) {
     const int n = q->n_tokens, k = q->n_draft, V = c->m->hp.n_vocab;
     drafter *d = s->drafters[q->spec_method];
     const float *rows = wick_logits(c, row);
-    const double ts = c->profiling ? sched_now_ms() : 0;
+    const double ts = c->profiling ? wick_now_ms() : 0;
     spec_verify v = {.cfg = &q->cfg, .rows = rows, .hist = q->tokens, .n_hist = n, .k = k,
                      .q = d->point_mass ? NULL : q->q, .pbuf = s->pbuf};
     int32_t next;
     const int j = spec_accept(&c->smp, &v, &q->rng, &next);
-    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += sched_now_ms() - ts;
+    if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += wick_now_ms() - ts;
     q->n_draft = 0;
     q->acc = 0.8 * q->acc + j;
     q->rej = 0.8 * q->rej + (j < k);

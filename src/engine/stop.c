@@ -21,7 +21,7 @@ int stop_init(stop_matcher *m, const char *const *stops, int n_stops, size_t max
     m->work = malloc(m->max_len + max_chunk + 1);
     if (!m->held || !m->work) {
         stop_free(m);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     return 0;
 }

@@ -146,25 +146,25 @@ static int add_entry(st_set *s, int shard, const cJSON *e, const unsigned char *
                      size_t data_size, wick_error *err) {
     const char *path = s->files[shard].path;
     const char *name = e->string;
-    if (!name || !name[0]) return wick_fail(err, "tensor with an empty name in %s", path);
+    if (!name || !name[0]) return wick_fail_code(err, WICK_E_FORMAT, "tensor with an empty name in %s", path);
     if (!cJSON_IsObject(e))
-        return wick_fail(err, "tensor '%s' in %s: header entry is not an object", name, path);
+        return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: header entry is not an object", name, path);
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
     if (!cJSON_IsString(jd) || !jd->valuestring)
-        return wick_fail(err, "tensor '%s' in %s: missing or bad \"dtype\"", name, path);
+        return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: missing or bad \"dtype\"", name, path);
     if (!cJSON_IsArray(js))
-        return wick_fail(err, "tensor '%s' in %s: missing or bad \"shape\"", name, path);
+        return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: missing or bad \"shape\"", name, path);
     if (!cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2)
-        return wick_fail(err, "tensor '%s' in %s: missing or bad \"data_offsets\"", name, path);
+        return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: missing or bad \"data_offsets\"", name, path);
 
     wick_tensor t;
     memset(&t, 0, sizeof t);
     int nd = cJSON_GetArraySize(js);
     if (nd > WICK_MAX_DIMS)
-        return wick_fail(err, "tensor '%s' in %s has %d dims (at most %d supported)", name, path,
-                         nd, WICK_MAX_DIMS);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "tensor '%s' in %s has %d dims (at most %d supported)", name, path,
+                              nd, WICK_MAX_DIMS);
     t.n_dims = nd;
     for (int d = 0; d < WICK_MAX_DIMS; d++) t.ne[d] = 1;
     uint64_t nel = 1;
@@ -173,41 +173,41 @@ static int add_entry(st_set *s, int shard, const cJSON *e, const unsigned char *
     for (const cJSON *x = js->child; x; x = x->next, k++) {
         uint64_t v;
         if (!json_uint(x, &v))
-            return wick_fail(err, "tensor '%s' in %s: shape[%d] is not a non-negative integer",
-                             name, path, k);
+            return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: shape[%d] is not a non-negative integer",
+                                  name, path, k);
         t.ne[nd - 1 - k] = (int64_t)v;
         ovf |= __builtin_mul_overflow(nel, v, &nel);
     }
     uint64_t begin, end;
     if (!json_uint(cJSON_GetArrayItem(jo, 0), &begin) || !json_uint(cJSON_GetArrayItem(jo, 1), &end))
-        return wick_fail(err, "tensor '%s' in %s: data_offsets are not non-negative integers",
-                         name, path);
+        return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: data_offsets are not non-negative integers",
+                              name, path);
     if (begin > end || end > data_size)
-        return wick_fail(err,
-                         "tensor '%s' data out of file bounds (%s): data_offsets [%" PRIu64
-                         ", %" PRIu64 "], data section has %zu bytes",
-                         name, path, begin, end, data_size);
+        return wick_fail_code(err, WICK_E_FORMAT,
+                              "tensor '%s' data out of file bounds (%s): data_offsets [%" PRIu64
+                              ", %" PRIu64 "], data section has %zu bytes",
+                              name, path, begin, end, data_size);
     const st_dtype *dt = dtype_lookup(jd->valuestring);
     if (dt) {
         uint64_t bits;
         ovf |= __builtin_mul_overflow(nel, (uint64_t)dt->bits, &bits);
-        if (ovf) return wick_fail(err, "tensor '%s' in %s: shape size overflows", name, path);
+        if (ovf) return wick_fail_code(err, WICK_E_FORMAT, "tensor '%s' in %s: shape size overflows", name, path);
         if (bits % 8 != 0 || bits / 8 != end - begin)
-            return wick_fail(err,
-                             "tensor '%s' in %s: data_offsets span %" PRIu64
-                             " bytes, but %s x shape needs %" PRIu64 " bits",
-                             name, path, end - begin, dt->name, bits);
+            return wick_fail_code(err, WICK_E_FORMAT,
+                                  "tensor '%s' in %s: data_offsets span %" PRIu64
+                                  " bytes, but %s x shape needs %" PRIu64 " bits",
+                                  name, path, end - begin, dt->name, bits);
     }
     t.type = dt ? dt->wick_type : -1;
     t.data = data + begin;
     t.nbytes = (size_t)(end - begin);
 
-    if (grow_tensors(s, 1)) return wick_fail(err, "out of memory reading %s", path);
+    if (grow_tensors(s, 1)) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
     char *nm = strdup(name), *dn = strdup(jd->valuestring);
     if (!nm || !dn) {
         free(nm);
         free(dn);
-        return wick_fail(err, "out of memory reading %s", path);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
     }
     t.name = nm;
     s->tensors[s->n] = t;
@@ -221,41 +221,41 @@ static int add_entry(st_set *s, int shard, const cJSON *e, const unsigned char *
 /* Map one file and append its tensors. */
 static int load_file(st_set *s, const char *path, wick_error *err) {
     st_shard *f = realloc(s->files, (size_t)(s->n_files + 1) * sizeof *f);
-    if (!f) return wick_fail(err, "out of memory opening %s", path);
+    if (!f) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory opening %s", path);
     s->files = f;
     int shard = s->n_files;
     st_shard *sh = &s->files[shard];
     memset(sh, 0, sizeof *sh);
     sh->path = strdup(path);
-    if (!sh->path) return wick_fail(err, "out of memory opening %s", path);
+    if (!sh->path) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory opening %s", path);
     s->n_files++;
     if (file_map_open(&sh->map, path, err)) return -1;
 
     const unsigned char *p = sh->map.data;
     size_t size = sh->map.size;
-    if (size < 8) return wick_fail(err, "truncated safetensors file %s (no header length)", path);
+    if (size < 8) return wick_fail_code(err, WICK_E_FORMAT, "truncated safetensors file %s (no header length)", path);
     uint64_t hlen;
     memcpy(&hlen, p, 8);
     if (hlen > ST_MAX_HEADER)
-        return wick_fail(err, "safetensors header of %s claims %" PRIu64 " bytes (limit %u)", path,
-                         hlen, ST_MAX_HEADER);
+        return wick_fail_code(err, WICK_E_FORMAT, "safetensors header of %s claims %" PRIu64 " bytes (limit %u)", path,
+                              hlen, ST_MAX_HEADER);
     if (hlen > size - 8)
-        return wick_fail(err,
-                         "truncated safetensors file %s: header of %" PRIu64
-                         " bytes runs past the end of the file (%zu bytes)",
-                         path, hlen, size);
+        return wick_fail_code(err, WICK_E_FORMAT,
+                              "truncated safetensors file %s: header of %" PRIu64
+                              " bytes runs past the end of the file (%zu bytes)",
+                              path, hlen, size);
     if (hlen < 2 || p[8] != '{')
-        return wick_fail(err, "bad safetensors header in %s (not a JSON object)", path);
+        return wick_fail_code(err, WICK_E_FORMAT, "bad safetensors header in %s (not a JSON object)", path);
     /* Parse a NUL-terminated copy so the JSON parser can never read past it. */
     char *text = malloc((size_t)hlen + 1);
-    if (!text) return wick_fail(err, "out of memory reading %s", path);
+    if (!text) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
     memcpy(text, p + 8, (size_t)hlen);
     text[hlen] = 0;
     cJSON *root = cJSON_Parse(text);
     free(text);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return wick_fail(err, "bad safetensors header in %s (invalid JSON)", path);
+        return wick_fail_code(err, WICK_E_FORMAT, "bad safetensors header in %s (invalid JSON)", path);
     }
     const unsigned char *data = p + 8 + hlen;
     size_t data_size = size - 8 - (size_t)hlen;
@@ -263,8 +263,8 @@ static int load_file(st_set *s, const char *path, wick_error *err) {
     for (const cJSON *e = root->child; e && rc == 0; e = e->next) {
         if (e->string && strcmp(e->string, "__metadata__") == 0) {
             if (!cJSON_IsObject(e))
-                rc = wick_fail(err, "bad safetensors header in %s (__metadata__ is not an object)",
-                               path);
+                rc = wick_fail_code(err, WICK_E_FORMAT, "bad safetensors header in %s (__metadata__ is not an object)",
+                                    path);
             continue;
         }
         rc = add_entry(s, shard, e, data, data_size, err);
@@ -276,13 +276,13 @@ static int load_file(st_set *s, const char *path, wick_error *err) {
 /* Build the name index; duplicate names are an error. */
 static int finish(st_set *s, wick_error *err) {
     int j, i;
-    if (index_build(&s->index, s->names, s->n, &j, &i)) return wick_fail(err, "out of memory");
+    if (index_build(&s->index, s->names, s->n, &j, &i)) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     if (j < 0) return 0;
     if (s->shard_of[i] == s->shard_of[j])
-        return wick_fail(err, "duplicate tensor name '%s' in %s", s->names[i],
-                         s->files[s->shard_of[i]].path);
-    return wick_fail(err, "duplicate tensor name '%s' in %s and %s", s->names[i],
-                     s->files[s->shard_of[j]].path, s->files[s->shard_of[i]].path);
+        return wick_fail_code(err, WICK_E_FORMAT, "duplicate tensor name '%s' in %s", s->names[i],
+                              s->files[s->shard_of[i]].path);
+    return wick_fail_code(err, WICK_E_FORMAT, "duplicate tensor name '%s' in %s and %s", s->names[i],
+                          s->files[s->shard_of[j]].path, s->files[s->shard_of[i]].path);
 }
 
 st_set *st_open_file(const char *path, wick_error *err) {
@@ -292,7 +292,7 @@ st_set *st_open_file(const char *path, wick_error *err) {
     }
     st_set *s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory opening %s", path);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory opening %s", path);
         return NULL;
     }
     if (load_file(s, path, err) || finish(s, err)) {
@@ -328,19 +328,19 @@ static st_set *open_index(const char *dir, const char *index_path, wick_error *e
     size_t n_files = 0;
     const cJSON *wm = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     if (!root || !cJSON_IsObject(root) || !cJSON_IsObject(wm)) {
-        wick_fail(err, "bad safetensors index %s (no \"weight_map\" object)", index_path);
+        wick_fail_code(err, WICK_E_FORMAT, "bad safetensors index %s (no \"weight_map\" object)", index_path);
         goto fail;
     }
     int n_entries = cJSON_GetArraySize(wm);
     files = calloc((size_t)n_entries + 1, sizeof *files);
     if (!files) {
-        wick_fail(err, "out of memory reading %s", index_path);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", index_path);
         goto fail;
     }
     for (const cJSON *e = wm->child; e; e = e->next) {
         if (!cJSON_IsString(e) || !e->valuestring || !shard_name_ok(e->valuestring)) {
-            wick_fail(err, "bad safetensors index %s: bad file name for tensor '%s'", index_path,
-                      e->string ? e->string : "");
+            wick_fail_code(err, WICK_E_FORMAT, "bad safetensors index %s: bad file name for tensor '%s'", index_path,
+                           e->string ? e->string : "");
             goto fail;
         }
         bool seen = false;
@@ -348,13 +348,13 @@ static st_set *open_index(const char *dir, const char *index_path, wick_error *e
         if (!seen) files[n_files++] = e->valuestring;
     }
     if (n_files == 0) {
-        wick_fail(err, "safetensors index %s names no files", index_path);
+        wick_fail_code(err, WICK_E_FORMAT, "safetensors index %s names no files", index_path);
         goto fail;
     }
     qsort(files, n_files, sizeof *files, cmp_str);
     s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory reading %s", index_path);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", index_path);
         goto fail;
     }
     for (size_t i = 0; i < n_files; i++) {
@@ -372,13 +372,13 @@ static st_set *open_index(const char *dir, const char *index_path, wick_error *e
         char want[4096];
         if (path_join(want, sizeof want, dir, e->valuestring)) want[0] = 0;
         if (i < 0) {
-            wick_fail(err, "index %s lists tensor '%s' in %s, which does not contain it",
-                      index_path, e->string, e->valuestring);
+            wick_fail_code(err, WICK_E_FORMAT, "index %s lists tensor '%s' in %s, which does not contain it",
+                           index_path, e->string, e->valuestring);
             goto fail;
         }
         if (strcmp(s->files[s->shard_of[i]].path, want) != 0) {
-            wick_fail(err, "index %s lists tensor '%s' in %s, but it is in %s", index_path,
-                      e->string, e->valuestring, s->files[s->shard_of[i]].path);
+            wick_fail_code(err, WICK_E_FORMAT, "index %s lists tensor '%s' in %s, but it is in %s", index_path,
+                           e->string, e->valuestring, s->files[s->shard_of[i]].path);
             goto fail;
         }
     }
@@ -409,7 +409,7 @@ st_set *st_open_dir(const char *dir, wick_error *err) {
         return st_open_file(path, err);
     DIR *d = opendir(dir);
     if (!d) {
-        wick_fail(err, "cannot open directory %s: %s", dir, strerror(errno));
+        wick_fail_code(err, WICK_E_IO, "cannot open directory %s: %s", dir, strerror(errno));
         return NULL;
     }
     int found = 0;
@@ -422,11 +422,11 @@ st_set *st_open_dir(const char *dir, wick_error *err) {
     }
     closedir(d);
     if (found == 0) {
-        wick_fail(err, "no .safetensors file in %s", dir);
+        wick_fail_code(err, WICK_E_NOT_FOUND, "no .safetensors file in %s", dir);
         return NULL;
     }
     if (found > 1) {
-        wick_fail(err, "%s holds %d .safetensors files but no %s", dir, found, ST_INDEX_NAME);
+        wick_fail_code(err, WICK_E_FORMAT, "%s holds %d .safetensors files but no %s", dir, found, ST_INDEX_NAME);
         return NULL;
     }
     return st_open_file(only, err);
@@ -473,8 +473,8 @@ static int check_tensor(st_writer *w, tlist_tensor *tp, const char *name, int ty
     if (!name[0] || strcmp(name, "__metadata__") == 0)
         return wick_fail(err, "st_add_tensor: bad tensor name '%s'", name);
     if (!dtype_st_name(type))
-        return wick_fail(err, "tensor '%s': safetensors writer supports F32, F16 and BF16, not %s",
-                         name, dtype_name(type));
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "tensor '%s': safetensors writer supports F32, F16 and BF16, not %s",
+                              name, dtype_name(type));
     if (n_dims < 0 || n_dims > WICK_MAX_DIMS)
         return wick_fail(err, "tensor '%s': %d dims (must be 0..%d)", name, n_dims, WICK_MAX_DIMS);
     tlist_tensor t = {0};
@@ -593,12 +593,12 @@ static int write_file(const st_writer *w, size_t from, size_t to, const char *pa
     while (!h.oom && (8 + h.len) % 8 != 0) sb_puts(&h, " ");
     if (h.oom) {
         free(h.p);
-        return wick_fail(err, "out of memory writing %s", path);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory writing %s", path);
     }
     FILE *fp = fopen(path, "wb");
     if (!fp) {
         free(h.p);
-        return wick_fail(err, "cannot create %s: %s", path, strerror(errno));
+        return wick_fail_code(err, WICK_E_IO, "cannot create %s: %s", path, strerror(errno));
     }
     uint64_t hlen = h.len;
     bool bad = fwrite(&hlen, 8, 1, fp) != 1 || fwrite(h.p, 1, h.len, fp) != h.len;
@@ -622,7 +622,7 @@ static int write_file(const st_writer *w, size_t from, size_t to, const char *pa
     }
     if (bad) {
         remove(path);
-        return wick_fail(err, "write error on %s: %s", path, strerror(saved));
+        return wick_fail_code(err, WICK_E_IO, "write error on %s: %s", path, strerror(saved));
     }
     return 0;
 }
@@ -635,11 +635,11 @@ int st_write(st_writer *w, const char *path, wick_error *err) {
 int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick_error *err) {
     if (!w || !dir) return wick_fail(err, "st_write_sharded: bad arguments");
     if (!dir_exists(dir) && mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return wick_fail(err, "cannot create directory %s: %s", dir, strerror(errno));
+        return wick_fail_code(err, WICK_E_IO, "cannot create directory %s: %s", dir, strerror(errno));
     /* Greedy packing in insertion order: a shard ends before the tensor that
      * would push it past max_shard_bytes (a larger tensor gets its own). */
     size_t *start = malloc((w->tensors.n + 2) * sizeof *start);
-    if (!start) return wick_fail(err, "out of memory");
+    if (!start) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     size_t n_shards = 0, cur = 0;
     uint64_t total = 0;
     start[0] = 0;
@@ -680,20 +680,20 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
     }
     free(start);
     sb_puts(&idx, "\n  }\n}\n");
-    if (rc == 0 && idx.oom) rc = wick_fail(err, "out of memory writing the index in %s", dir);
+    if (rc == 0 && idx.oom) rc = wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory writing the index in %s", dir);
     if (rc == 0) {
         char path[4096];
         FILE *fp = NULL;
         if (path_join(path, sizeof path, dir, ST_INDEX_NAME))
             rc = wick_fail(err, "path too long: %s/%s", dir, ST_INDEX_NAME);
         else if (!(fp = fopen(path, "wb")))
-            rc = wick_fail(err, "cannot create %s: %s", path, strerror(errno));
+            rc = wick_fail_code(err, WICK_E_IO, "cannot create %s: %s", path, strerror(errno));
         else {
             bool bad = fwrite(idx.p, 1, idx.len, fp) != idx.len;
             if (fclose(fp) != 0) bad = true;
             if (bad) {
                 remove(path);
-                rc = wick_fail(err, "write error on %s", path);
+                rc = wick_fail_code(err, WICK_E_IO, "write error on %s", path);
             }
         }
     }

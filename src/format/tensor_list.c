@@ -17,7 +17,7 @@ static int make_room(tensor_list *l, const char *name, wick_error *err) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
         tlist_tensor *nt = realloc(l->t, cap * sizeof *nt);
-        if (!nt) return wick_fail(err, "out of memory adding tensor '%s'", name);
+        if (!nt) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory adding tensor '%s'", name);
         l->t = nt;
         l->cap = cap;
     }
@@ -29,7 +29,7 @@ int tlist_add_deferred(tensor_list *l, const tlist_tensor *t, const char *name, 
     if (make_room(l, name, err) < 0) return -1;
     tlist_tensor e = *t;
     e.name = strdup(name);
-    if (!e.name) return wick_fail(err, "out of memory adding tensor '%s'", name);
+    if (!e.name) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory adding tensor '%s'", name);
     e.data = NULL;
     e.nbytes = nbytes;
     e.fill = fill;
@@ -43,7 +43,7 @@ const void *tlist_data(const tlist_tensor *t, void **tmp, wick_error *err) {
     if (!t->fill) return t->data;
     void *buf = malloc(t->nbytes ? t->nbytes : 1);
     if (!buf) {
-        wick_fail(err, "out of memory writing tensor '%s' (%zu MiB)", t->name, t->nbytes >> 20);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory writing tensor '%s' (%zu MiB)", t->name, t->nbytes >> 20);
         return NULL;
     }
     if (t->fill(t->fill_ctx, buf, t->nbytes, err) < 0) {
@@ -65,7 +65,7 @@ int tlist_add(tensor_list *l, const tlist_tensor *t, const char *name, const voi
     if (!e.name || !e.data) {
         free(e.name);
         free(e.data);
-        return wick_fail(err, "out of memory adding tensor '%s'", name);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory adding tensor '%s'", name);
     }
     if (nbytes) memcpy(e.data, data, nbytes);
     e.nbytes = nbytes;

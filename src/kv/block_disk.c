@@ -262,7 +262,7 @@ static int scan(block_disk *d, const block_pool *pool, wick_error *err) {
     DIR *dh = fd >= 0 ? fdopendir(fd) : NULL;
     if (!dh) {
         if (fd >= 0) close(fd);
-        return wick_fail(err, "cannot list the cache directory %s (%s)", d->dir, strerror(errno));
+        return wick_fail_code(err, WICK_E_IO, "cannot list the cache directory %s (%s)", d->dir, strerror(errno));
     }
     disk_entry *en = malloc(sizeof *en);
     struct dirent *de;
@@ -295,31 +295,31 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
         return NULL;
     }
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        wick_fail(err, "cannot create the cache directory %s (%s)", dir, strerror(errno));
+        wick_fail_code(err, WICK_E_IO, "cannot create the cache directory %s (%s)", dir, strerror(errno));
         return NULL;
     }
     const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
-        wick_fail(err, "cannot open the cache directory %s (%s)", dir, strerror(errno));
+        wick_fail_code(err, WICK_E_IO, "cannot open the cache directory %s (%s)", dir, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(dfd, &st) != 0) {
-        wick_fail(err, "cannot examine the cache directory %s (%s)", dir, strerror(errno));
+        wick_fail_code(err, WICK_E_IO, "cannot examine the cache directory %s (%s)", dir, strerror(errno));
         close(dfd);
         return NULL;
     }
     if (st.st_uid != geteuid()) {
-        wick_fail(err,
-                  "the cache directory %s belongs to another user (uid %u, not %u): it holds prompts, use one of yours",
-                  dir, (unsigned)st.st_uid, (unsigned)geteuid());
+        wick_fail_code(err, WICK_E_IO,
+                       "the cache directory %s belongs to another user (uid %u, not %u): it holds prompts, use one of yours",
+                       dir, (unsigned)st.st_uid, (unsigned)geteuid());
         close(dfd);
         return NULL;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        wick_fail(err,
-                  "the cache directory %s is writable by its group or others (mode %04o): make it private (chmod 700)",
-                  dir, (unsigned)(st.st_mode & 07777));
+        wick_fail_code(err, WICK_E_IO,
+                       "the cache directory %s is writable by its group or others (mode %04o): make it private (chmod 700)",
+                       dir, (unsigned)(st.st_mode & 07777));
         close(dfd);
         return NULL;
     }
@@ -327,7 +327,7 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
     if (!d || !(d->dir = strdup(dir))) {
         free(d);
         close(dfd);
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     d->dfd = dfd;
@@ -353,8 +353,6 @@ void disk_close(block_disk *d) {
     free(d);
 }
 
-int disk_count(const block_disk *d) { return d ? d->n : 0; }
-const disk_entry *disk_at(const block_disk *d, int i) { return &d->e[i]; }
 uint64_t disk_bytes(const block_disk *d) { return d ? d->total : 0; }
 
 void disk_errors(const block_disk *d, uint64_t counts[WICK_CACHE_ERR_KINDS]) {

@@ -55,12 +55,10 @@ block_disk *disk_open(const char *dir, size_t max_bytes, kv_key identity, const 
                       void *warn_user, wick_error *err);
 void disk_close(block_disk *d);
 
-/* Entries are valid until the next call that writes or loads a block (those
- * may delete entries to make room, or drop a bad one): look them up again by
- * key afterwards, never keep an index. */
-int disk_count(const block_disk *d);
-const disk_entry *disk_at(const block_disk *d, int i);
-/* The entry with this key, or -1. */
+/* The index of the entry with this key, or -1. An index is valid until the
+ * next call that writes or loads a block (those may delete entries to make
+ * room, or drop a bad one): look the key up again afterwards, never keep an
+ * index. */
 int disk_find(const block_disk *d, kv_key key);
 /* Make key's entry the most recently used (the last one deleted to make room). */
 void disk_touch(block_disk *d, kv_key key);

@@ -30,7 +30,7 @@ static void *map_pool(size_t bytes) {
 int bpool_init(block_pool *p, kv_layout layout, int n_blocks, wick_error *err) {
     memset(p, 0, sizeof *p);
     if (layout.type != WICK_F32 && layout.type != WICK_F16)
-        return wick_fail(err, "KV cache type %s is not supported (use F32 or F16)", dtype_name(layout.type));
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "KV cache type %s is not supported (use F32 or F16)", dtype_name(layout.type));
     if (n_blocks < 0) return wick_fail(err, "KV pool of %d blocks", n_blocks);
     p->n_layer = layout.n_layer;
     p->n_kv_heads = layout.n_kv_heads;
@@ -55,7 +55,7 @@ int bpool_init(block_pool *p, kv_layout layout, int n_blocks, wick_error *err) {
     if (!p->base || !p->ref || !p->free_list || !p->meta || !p->tok || !p->slots) {
         const size_t mib = p->map_bytes >> 20;
         bpool_free(p);
-        return wick_fail(err, "out of memory allocating the KV cache (%zu MiB)", mib);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory allocating the KV cache (%zu MiB)", mib);
     }
     /* Hand out low block ids first. */
     for (int i = 0; i < n_blocks; i++) p->free_list[i] = n_blocks - 1 - i;

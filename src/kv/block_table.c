@@ -20,7 +20,7 @@ int btable_init(block_table *t, block_pool *pool, int n_seq, int n_ctx, wick_err
     t->tokens = malloc((size_t)n_seq * (size_t)n_ctx * sizeof *t->tokens);
     if (!t->blocks || !t->n_blocks || !t->len || !t->tokens) {
         btable_free(t);
-        return wick_fail(err, "out of memory allocating the KV cache's sequences");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory allocating the KV cache's sequences");
     }
     return 0;
 }

@@ -23,7 +23,7 @@ struct prefix_cache {
 prefix_cache *prefix_cache_new(block_pool *pool, block_table *tab, kv_key identity, wick_error *err) {
     prefix_cache *pc = calloc(1, sizeof *pc);
     if (!pc) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     const size_t ns = (size_t)tab->n_seq;
@@ -36,7 +36,7 @@ prefix_cache *prefix_cache_new(block_pool *pool, block_table *tab, kv_key identi
     pc->limit = malloc(ns * sizeof *pc->limit);
     if (!pc->root || !pc->chain || !pc->n_reg || !pc->limit) {
         prefix_cache_free(pc);
-        wick_fail(err, "out of memory for the prefix cache");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory for the prefix cache");
         return NULL;
     }
     const kv_key root = block_root(identity, bpool_layout(pool), NULL);

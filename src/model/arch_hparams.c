@@ -298,7 +298,7 @@ cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err
     }
     cJSON *out = cJSON_Parse(a->hf_text_defaults ? a->hf_text_defaults : "{}");
     if (!out) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     const cJSON *e;
@@ -307,7 +307,7 @@ cJSON *arch_hf_text_config(const arch_desc *a, const cJSON *cfg, wick_error *err
         if (!copy || !e->string) {
             cJSON_Delete(copy);
             cJSON_Delete(out);
-            wick_fail(err, "out of memory");
+            wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
             return NULL;
         }
         if (cJSON_GetObjectItemCaseSensitive(out, e->string))

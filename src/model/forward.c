@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "kernels/attention.h"
 #include "kernels/convert.h"
@@ -67,7 +68,7 @@ int forward_scratch_init(forward_scratch *s, const wick_model *m, int max_tokens
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += ALIGN_UP(sizes[i]);
     char *p = aligned_alloc(64, total ? total : 64);
-    if (!p) return wick_fail(err, "out of memory allocating %zu MiB of activation scratch", total >> 20);
+    if (!p) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory allocating %zu MiB of activation scratch", total >> 20);
     s->block = p;
     void **slots[] = {(void **)&s->x, (void **)&s->xb, (void **)&s->out_in, &s->mm, (void **)&s->rope_cs,
                       (void **)&s->rope_sn, NULL};
@@ -204,11 +205,6 @@ static void stage_task(void *arg, int ith, int nth) {
     if (hi > lo) stage_rows(j, (int)lo, (int)hi);
 }
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 /* The op type a stage's time is booked to when profiling (one op per stage then). */
 static int stage_op(unsigned ops) {
@@ -230,7 +226,7 @@ typedef struct fwd {
 
 static void mark(fwd *f, int op) {
     if (!f->prof) return;
-    double t = now_ms();
+    double t = wick_now_ms();
     f->prof->ms[op] += t - f->t;
     f->t = t;
 }
@@ -263,7 +259,7 @@ int forward(const wick_model *m, kv_cache *kv, forward_scratch *s, wick_pool *po
     if (T <= 0 || T > s->max_tokens)
         return wick_fail(err, "batch of %d tokens exceeds the context's batch capacity %d", T,
                          s->max_tokens);
-    fwd f = {m, kv, s, pool, b, o->capture, o->prof, o->prof ? now_ms() : 0};
+    fwd f = {m, kv, s, pool, b, o->capture, o->prof, o->prof ? wick_now_ms() : 0};
 
     attn_params ap = {
         .n_heads = hp->n_head,

@@ -115,7 +115,7 @@ int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_er
             }
             hp->rope_factor = (float)fct;
         } else if (strcmp(stype, "none") != 0) {
-            wick_fail(err, "unsupported RoPE scaling type \"%s\" (%s)", stype, key);
+            wick_fail_code(err, WICK_E_UNSUPPORTED, "unsupported RoPE scaling type \"%s\" (%s)", stype, key);
             free(stype);
             return -1;
         }
@@ -132,13 +132,13 @@ int hparams_from_gguf(hparams *hp, const gguf_file *f, const char *arch, wick_er
     found = gguf_get_int(f, key, &gating, err);
     if (found < 0) return -1;
     if (found == 1 && gating != 1)
-        return wick_fail(err, "unsupported expert gating function %lld (%s); wick routes by softmax", (long long)gating, key);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "unsupported expert gating function %lld (%s); wick routes by softmax", (long long)gating, key);
     snprintf(key, sizeof key, "%s.expert_weights_scale", arch);
     double scale = 1.0;
     found = gguf_get_float(f, key, &scale, err);
     if (found < 0) return -1;
     if (found == 1 && scale != 1.0)
-        return wick_fail(err, "unsupported expert weights scale %g (%s)", scale, key);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "unsupported expert weights scale %g (%s)", scale, key);
     finish(hp);
     return 0;
 }
@@ -233,7 +233,7 @@ static int hf_rope_scaling(hparams *hp, const cJSON *rs, wick_error *err) {
         hp->rope_orig_ctx = (int)orig;
         return 0;
     }
-    return wick_fail(err, "unsupported RoPE scaling type \"%s\" in config.json", type);
+    return wick_fail_code(err, WICK_E_UNSUPPORTED, "unsupported RoPE scaling type \"%s\" in config.json", type);
 }
 
 int hparams_from_hf(hparams *hp, const cJSON *cfg, const char *model_type, wick_error *err) {
@@ -281,7 +281,7 @@ int hparams_validate(const hparams *hp, wick_error *err) {
         return wick_fail(err, "attention heads (%d) must be a multiple of KV heads (%d)",
                          hp->n_head, hp->n_head_kv);
     if (hp->head_dim <= 0 || hp->head_dim > 256 || hp->head_dim % 2 != 0)
-        return wick_fail(err, "head dimension %d is not supported (even, at most 256)", hp->head_dim);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "head dimension %d is not supported (even, at most 256)", hp->head_dim);
     if (hp->rot_dim <= 0 || hp->rot_dim > hp->head_dim || hp->rot_dim % 2 != 0)
         return wick_fail(err, "RoPE dimension %d does not fit head dimension %d", hp->rot_dim,
                          hp->head_dim);
@@ -291,7 +291,7 @@ int hparams_validate(const hparams *hp, wick_error *err) {
         return wick_fail(err, "hyperparameters out of range (layers %d, hidden %d, heads %d)",
                          hp->n_layer, hp->n_embd, hp->n_head);
     if (hp->n_expert < 0 || hp->n_expert > HPARAMS_MAX_EXPERTS)
-        return wick_fail(err, "expert count %d is not supported (at most %d)", hp->n_expert, HPARAMS_MAX_EXPERTS);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "expert count %d is not supported (at most %d)", hp->n_expert, HPARAMS_MAX_EXPERTS);
     if (hp->n_expert > 0) {
         if (hp->n_expert_used <= 0 || hp->n_expert_used > hp->n_expert || hp->n_expert_used > HPARAMS_MAX_EXPERTS_USED)
             return wick_fail(err, "experts used per token %d must be 1..%d (of %d experts)", hp->n_expert_used,

@@ -50,29 +50,29 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
     if (!arch_tensor_name(L->m->arch, name, sizeof name, L->m->format, role, il)) return NULL;
     const wick_tensor *t = find_tensor(L->m, name);
     if (!t) {
-        if (required) wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
+        if (required) wick_fail_code(L->err, WICK_E_FORMAT, "missing tensor '%s' (%s)", name, L->path);
         return NULL;
     }
     if (!dtype_supported(t->type)) {
-        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS",
-                  name, t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
+        wick_fail_code(L->err, WICK_E_UNSUPPORTED, "tensor '%s' has unsupported type %s (%s); wick supports F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS",
+                       name, t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
         return NULL;
     }
     int want_dims = ne1 ? 2 : 1;
     bool ok = t->n_dims == want_dims && t->ne[0] == ne0 && (ne1 == 0 || t->ne[1] == ne1);
     if (!ok) {
         if (ne1)
-            wick_fail(L->err, "tensor '%s' has shape [%lld, %lld], expected [%lld, %lld] (%s)", name,
-                      (long long)t->ne[1], (long long)t->ne[0], (long long)ne1, (long long)ne0,
-                      L->path);
+            wick_fail_code(L->err, WICK_E_FORMAT, "tensor '%s' has shape [%lld, %lld], expected [%lld, %lld] (%s)", name,
+                           (long long)t->ne[1], (long long)t->ne[0], (long long)ne1, (long long)ne0,
+                           L->path);
         else
-            wick_fail(L->err, "tensor '%s' has %d dims (first %lld), expected a vector of %lld (%s)",
-                      name, t->n_dims, (long long)t->ne[0], (long long)ne0, L->path);
+            wick_fail_code(L->err, WICK_E_FORMAT, "tensor '%s' has %d dims (first %lld), expected a vector of %lld (%s)",
+                           name, t->n_dims, (long long)t->ne[0], (long long)ne0, L->path);
         return NULL;
     }
     if (matmul && t->ne[0] % dtype_block_elems(t->type) != 0) {
-        wick_fail(L->err, "tensor '%s' row length %lld is not a multiple of the %s block (%s)",
-                  name, (long long)t->ne[0], dtype_name(t->type), L->path);
+        wick_fail_code(L->err, WICK_E_FORMAT, "tensor '%s' row length %lld is not a multiple of the %s block (%s)",
+                       name, (long long)t->ne[0], dtype_name(t->type), L->path);
         return NULL;
     }
     return aligned_tensor(L, t);
@@ -111,7 +111,7 @@ static const wick_tensor *aligned_tensor(loader *L, const wick_tensor *t) {
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = own(L->m, aligned_alloc(64, (t->nbytes + 63) & ~(size_t)63));
     if (!copy || !data) {
-        wick_fail(L->err, "out of memory");
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     memcpy(data, t->data, t->nbytes);
@@ -130,7 +130,7 @@ static const float *bind_vec(loader *L, tensor_role role, int il, int64_t n, boo
     }
     float *v = own(L->m, malloc((size_t)n * sizeof *v));
     if (!v) {
-        wick_fail(L->err, "out of memory");
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         *failed = true;
         return NULL;
     }
@@ -155,7 +155,7 @@ static const float *bind_norm(loader *L, tensor_role role, int il, int64_t n, bo
 static const wick_tensor *rows_view(loader *L, const wick_tensor *t, int64_t r0, int64_t n) {
     wick_tensor *v = own(L->m, malloc(sizeof *v));
     if (!v) {
-        wick_fail(L->err, "out of memory");
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     const size_t rb = dtype_row_bytes(t->type, t->ne[0]);
@@ -197,24 +197,24 @@ static int rope_frequencies(loader *L) {
         if (lr_short) {
             hp->rope_scaling = ROPE_SCALING_LONGROPE;
             if (hp->rope_orig_ctx <= 0)
-                return wick_fail(L->err, "LongRoPE factors without %s.rope.scaling.original_context_length (%s)",
-                                 m->arch->gguf_arch, L->path);
+                return wick_fail_code(L->err, WICK_E_FORMAT, "LongRoPE factors without %s.rope.scaling.original_context_length (%s)",
+                                      m->arch->gguf_arch, L->path);
         }
     } else if (lr_short) {
         lr_long = lr_short + half;
     }
     if (hp->rope_scaling == ROPE_SCALING_LONGROPE && !lr_short)
-        return wick_fail(L->err, "LongRoPE scaling without its short/long factors (%s)", L->path);
+        return wick_fail_code(L->err, WICK_E_FORMAT, "LongRoPE scaling without its short/long factors (%s)", L->path);
     for (int i = 0; lr_short && i < half; i++)
         if (!(lr_short[i] > 0) || !(lr_long[i] > 0) || !isfinite(lr_short[i]) || !isfinite(lr_long[i]))
-            return wick_fail(L->err, "LongRoPE factors must be positive and finite (%s)", L->path);
+            return wick_fail_code(L->err, WICK_E_FORMAT, "LongRoPE factors must be positive and finite (%s)", L->path);
     const size_t bytes = (size_t)half * sizeof(float);
     m->inv_freq = malloc(bytes);
-    if (!m->inv_freq) return wick_fail(L->err, "out of memory");
+    if (!m->inv_freq) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     hparams_rope_inv_freq(hp, lr_short ? lr_short : freq_factors, m->inv_freq);
     if (freq_factors && hp->rope_scaling == ROPE_SCALING_NONE) hp->rope_scaling = ROPE_SCALING_LLAMA3;
     if (lr_long) {
-        if (!(m->inv_freq_long = own(m, malloc(bytes)))) return wick_fail(L->err, "out of memory");
+        if (!(m->inv_freq_long = own(m, malloc(bytes)))) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         hparams_rope_inv_freq(hp, lr_long, m->inv_freq_long);
     }
     bool local = false;
@@ -223,7 +223,7 @@ static int rope_frequencies(loader *L) {
         hparams h = *hp; /* the local base, unscaled (HF rope_local_base_freq with the default RoPE) */
         h.rope_theta = hp->rope_theta_local;
         h.rope_scaling = ROPE_SCALING_NONE;
-        if (!(m->inv_freq_local = own(m, malloc(bytes)))) return wick_fail(L->err, "out of memory");
+        if (!(m->inv_freq_local = own(m, malloc(bytes)))) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         hparams_rope_inv_freq(&h, NULL, m->inv_freq_local);
     }
     return 0;
@@ -232,23 +232,23 @@ static int rope_frequencies(loader *L) {
 static int bind_weights(loader *L) {
     wick_model *m = L->m;
     hparams *hp = &m->hp;
-    L->err->msg[0] = 0;
+    wick_error_clear(L->err);
     /* The vocabulary size is the embedding's row count. */
     char name[128];
     tensor_name(name, sizeof name, m->format, T_TOK_EMBD, 0);
     const wick_tensor *emb = find_tensor(m, name);
-    if (!emb) return wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
+    if (!emb) return wick_fail_code(L->err, WICK_E_FORMAT, "missing tensor '%s' (%s)", name, L->path);
     if (emb->n_dims != 2)
-        return wick_fail(L->err, "tensor '%s' must be a [vocab, %d] matrix, not %d-D (%s)", name, hp->n_embd,
-                         emb->n_dims, L->path);
+        return wick_fail_code(L->err, WICK_E_FORMAT, "tensor '%s' must be a [vocab, %d] matrix, not %d-D (%s)", name, hp->n_embd,
+                              emb->n_dims, L->path);
     m->tok_embd = bind(L, T_TOK_EMBD, 0, hp->n_embd, emb->ne[1], true, false);
     if (!m->tok_embd) return -1;
     int64_t n_vocab = m->tok_embd->ne[1];
     if (n_vocab <= 0 || n_vocab > (1 << 24))
-        return wick_fail(L->err, "vocabulary size %lld out of range (%s)", (long long)n_vocab, L->path);
+        return wick_fail_code(L->err, WICK_E_FORMAT, "vocabulary size %lld out of range (%s)", (long long)n_vocab, L->path);
     if (hp->n_vocab && hp->n_vocab != n_vocab)
-        return wick_fail(L->err, "vocab_size %d does not match the embedding's %lld rows (%s)",
-                         hp->n_vocab, (long long)n_vocab, L->path);
+        return wick_fail_code(L->err, WICK_E_FORMAT, "vocab_size %d does not match the embedding's %lld rows (%s)",
+                              hp->n_vocab, (long long)n_vocab, L->path);
     hp->n_vocab = (int)n_vocab;
 
     bool failed = false;
@@ -260,7 +260,7 @@ static int bind_weights(loader *L) {
         if (m->format == FORMAT_HF && !hp->tied) {
             char name[128];
             tensor_name(name, sizeof name, m->format, T_OUTPUT, 0);
-            return wick_fail(L->err, "missing tensor '%s' (%s)", name, L->path);
+            return wick_fail_code(L->err, WICK_E_FORMAT, "missing tensor '%s' (%s)", name, L->path);
         }
         m->output = m->tok_embd;
         hp->tied = true;
@@ -270,7 +270,7 @@ static int bind_weights(loader *L) {
 
     int q_dim = model_q_dim(m), kv_dim = model_kv_dim(m);
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
-    if (!m->layers) return wick_fail(L->err, "out of memory");
+    if (!m->layers) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     for (int il = 0; il < hp->n_layer; il++) {
         layer_weights *w = &m->layers[il];
         /* Phi-3 fuses q/k/v and gate/up (split into row views); separate
@@ -334,10 +334,10 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
     char *arch = NULL;
     int found = gguf_get_string(m->gguf, "general.architecture", &arch, err);
     if (found < 0) return -1;
-    if (found == 0) return wick_fail(err, "missing GGUF key general.architecture (%s)", path);
+    if (found == 0) return wick_fail_code(err, WICK_E_FORMAT, "missing GGUF key general.architecture (%s)", path);
     m->arch = arch_by_gguf(arch);
     if (!m->arch) {
-        wick_fail(err, "unknown architecture \"%s\" (%s); wick runs %s", arch, path, arch_list());
+        wick_fail_code(err, WICK_E_UNSUPPORTED, "unknown architecture \"%s\" (%s); wick runs %s", arch, path, arch_list());
         free(arch);
         return -1;
     }
@@ -359,7 +359,7 @@ static int load_gguf(wick_model *m, const char *path, wick_error *err) {
 static int read_longrope_factors(wick_model *m, const cJSON *cfg, wick_error *err) {
     if (m->hp.rope_scaling != ROPE_SCALING_LONGROPE) return 0;
     float *f = own(m, malloc(2 * (size_t)(m->hp.rot_dim / 2) * sizeof *f));
-    if (!f) return wick_fail(err, "out of memory");
+    if (!f) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     if (arch_hf_longrope_factors(&m->hp, cfg, f, err) < 0) return -1;
     m->longrope_factors = f;
     return 0;
@@ -466,13 +466,13 @@ static const wick_tensor *convert_tensor(loader *L, wick_pool *pool, const wick_
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = weight_copy_buffer(L, bytes);
     if (!copy || !data) {
-        wick_fail(L->err, "out of memory converting '%s' to %s (%zu MiB)", t->name, dtype_name(to), bytes >> 20);
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory converting '%s' to %s (%zu MiB)", t->name, dtype_name(to), bytes >> 20);
         return NULL;
     }
     conv_job j = {t, data, to, 0};
     pool_run(pool, conv_task, &j);
     if (j.failed) {
-        wick_fail(L->err, "out of memory converting '%s'", t->name);
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory converting '%s'", t->name);
         return NULL;
     }
     *copy = *t;
@@ -497,7 +497,7 @@ static int run_phase(loader *L, int phase, int (*run)(loader *, map_ctx *), int 
     int rc = run(L, &c);
     L->sizing = false;
     if (rc == 0 && (!weight_arena_init(&L->arena[phase], L->need) || (L->need && !own(L->m, L->arena[phase].base))))
-        rc = wick_fail(L->err, "out of memory for the weights (%zu MiB)", L->need >> 20);
+        rc = wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory for the weights (%zu MiB)", L->need >> 20);
     if (rc == 0) rc = run(L, &c);
     pool_free(pool);
     return rc;
@@ -556,12 +556,12 @@ static const wick_tensor *repack_tensor(loader *L, wick_pool *pool, const wick_t
     wick_tensor *copy = own(L->m, malloc(sizeof *copy));
     void *data = in_place ? (void *)t->data : weight_copy_buffer(L, t->nbytes);
     if (!copy || !data) {
-        wick_fail(L->err, "out of memory repacking '%s' (%zu MiB)", t->name, t->nbytes >> 20);
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory repacking '%s' (%zu MiB)", t->name, t->nbytes >> 20);
         return NULL;
     }
     const int type = matmul_repack(&L->m->tuning, pool, t, data);
     if (type < 0) {
-        wick_fail(L->err, "out of memory repacking '%s'", t->name);
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory repacking '%s'", t->name);
         return NULL;
     }
     *copy = *t;
@@ -622,14 +622,14 @@ static void count_decode_bytes(wick_model *m) {
 wick_model *wick_model_load(const char *path, const wick_model_params *params, wick_error *err) {
     wick_error local;
     if (!err) err = &local;
-    err->msg[0] = 0;
+    wick_error_clear(err);
     if (!path || !*path) {
         wick_fail(err, "no model path given");
         return NULL;
     }
     wick_model *m = calloc(1, sizeof *m);
     if (!m) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     m->converted_type = -1;
@@ -640,12 +640,12 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
     else if (file_exists(path))
         rc = load_gguf(m, path, err);
     else
-        rc = wick_fail(err, "model not found: %s (%s)", path, strerror(ENOENT));
+        rc = wick_fail_code(err, WICK_E_NOT_FOUND, "model not found: %s (%s)", path, strerror(ENOENT));
     if (rc == 0 && m->hp.n_expert > 0 && !m->arch->moe)
-        rc = wick_fail(err, "architecture %s has no mixture-of-experts form, but the file names %d experts (%s)",
-                       m->arch->name, m->hp.n_expert, path);
+        rc = wick_fail_code(err, WICK_E_FORMAT, "architecture %s has no mixture-of-experts form, but the file names %d experts (%s)",
+                            m->arch->name, m->hp.n_expert, path);
     if (rc == 0 && m->arch->moe && m->hp.n_expert <= 0)
-        rc = wick_fail(err, "%s model without an expert count (%s)", m->arch->name, path);
+        rc = wick_fail_code(err, WICK_E_FORMAT, "%s model without an expert count (%s)", m->arch->name, path);
     if (rc == 0) rc = hparams_validate(&m->hp, err);
     if (rc == 0) {
         loader L = {.m = m, .path = path, .err = err};
@@ -654,8 +654,8 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
         if (rc == 0) rc = repack_weights(&L);
     }
     if (rc == 0 && tok_n_vocab(m->tok) > m->hp.n_vocab)
-        rc = wick_fail(err, "tokenizer has %d tokens but the model only %d embeddings (%s)",
-                       tok_n_vocab(m->tok), m->hp.n_vocab, path);
+        rc = wick_fail_code(err, WICK_E_FORMAT, "tokenizer has %d tokens but the model only %d embeddings (%s)",
+                            tok_n_vocab(m->tok), m->hp.n_vocab, path);
     if (rc == 0) {
         model_collect_eog(m);
         if (m->format == FORMAT_HF) rc = model_read_generation_config(m, path, err);

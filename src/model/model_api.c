@@ -130,7 +130,7 @@ int wick_tokenize(const wick_model *m, const char *text, size_t len, bool add_sp
     if (rc < 0) return -1;
     if (n > (size_t)1 << 30) {
         free(ids);
-        return wick_fail(err, "text is too long to tokenize");
+        return wick_fail_code(err, WICK_E_TOO_LONG, "text is too long to tokenize");
     }
     if (rc == 1) return (int)n; /* a lower bound on the count, > cap */
     for (size_t i = 0; i < n && (int)i < cap; i++) out[i] = ids[i];

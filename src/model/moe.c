@@ -66,7 +66,7 @@ int moe_scratch_init(moe_scratch **out, const wick_model *m, int max_tokens, wic
     for (int il = 0; il < hp->n_layer && !any; il++) any = m->layers[il].moe;
     if (!any) return 0;
     moe_scratch *ms = calloc(1, sizeof *ms);
-    if (!ms) return wick_fail(err, "out of memory");
+    if (!ms) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     const int S = max_tokens < MOE_SLICE_TOKENS ? max_tokens : MOE_SLICE_TOKENS;
     const int E = hp->n_expert, k = hp->n_expert_used, D = hp->n_embd, F = hp->n_ff_exp;
     const int Fs = any->shared[0] ? hp->n_ff_shexp : 0;
@@ -100,7 +100,7 @@ int moe_scratch_init(moe_scratch **out, const wick_model *m, int max_tokens, wic
     char *p = aligned_alloc(64, total);
     if (!p) {
         free(ms);
-        return wick_fail(err, "out of memory allocating %zu MiB of mixture-of-experts scratch", total >> 20);
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory allocating %zu MiB of mixture-of-experts scratch", total >> 20);
     }
     ms->block = p;
     for (size_t i = 0; i < n_slots; i++) {

@@ -19,8 +19,8 @@
 static const wick_tensor *check_matrix(loader *L, const char *name, const wick_tensor *t, int64_t ne0, int64_t ne1,
                                        int64_t ne2) {
     if (!dtype_supported(t->type)) {
-        wick_fail(L->err, "tensor '%s' has unsupported type %s (%s)", name,
-                  t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
+        wick_fail_code(L->err, WICK_E_UNSUPPORTED, "tensor '%s' has unsupported type %s (%s)", name,
+                       t->type < 0 ? "(unknown)" : dtype_name(t->type), L->path);
         return NULL;
     }
     const int dims = ne2 ? 3 : 2;
@@ -64,7 +64,7 @@ static const wick_tensor *bind_matrix(loader *L, tensor_role role, int il, int e
 static const wick_tensor *flatten(loader *L, const wick_tensor *t) {
     wick_tensor *f = loader_own(L, malloc(sizeof *f));
     if (!f) {
-        wick_fail(L->err, "out of memory");
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     *f = *t;
@@ -86,7 +86,7 @@ static const float *bind_shared_gate(loader *L, int il, int64_t D) {
     }
     float *v = loader_own(L, malloc((size_t)D * sizeof *v));
     if (!v) {
-        wick_fail(L->err, "out of memory");
+        wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     dequantize_row(t->type, t->data, v, D);
@@ -101,7 +101,7 @@ int moe_bind_layer(loader *L, int il, layer_weights *w) {
     moe_weights *mw = loader_own(L, calloc(1, sizeof *mw));
     const wick_tensor **ptrs = loader_own(L, calloc((size_t)3 * E, sizeof *ptrs));
     wick_tensor *views = loader_own(L, calloc((size_t)3 * E, sizeof *views));
-    if (!mw || !ptrs || !views) return wick_fail(L->err, "out of memory");
+    if (!mw || !ptrs || !views) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     mw->n_expert = E;
     mw->n_used = hp->n_expert_used;
     mw->n_ff = F;

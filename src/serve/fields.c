@@ -25,6 +25,35 @@ int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...) 
     return -1;
 }
 
+int fld_status_of(wick_errcode code) {
+    switch (code) {
+    case WICK_E_INVALID:
+    case WICK_E_TOO_LONG:
+    case WICK_E_UNSUPPORTED: return 400;
+    case WICK_E_NOT_FOUND: return 404;
+    case WICK_E_QUEUE_FULL:
+    case WICK_E_UNAVAILABLE:
+    case WICK_E_CANCELLED: return 503;
+    case WICK_OK:
+    case WICK_E_NO_MEMORY:
+    case WICK_E_IO:
+    case WICK_E_FORMAT:
+    case WICK_E_INTERNAL: break;
+    }
+    return 500;
+}
+
+int fld_fail_wick(fld_error *e, const wick_error *err, const char *param) {
+    fld_fail(e, fld_status_of(err->code), param, "%s", err->msg);
+    if (err->code == WICK_E_TOO_LONG) {
+        snprintf(e->code, sizeof e->code, "context_length_exceeded");
+        e->no_retry = true;
+    } else if (err->code == WICK_E_QUEUE_FULL) {
+        e->retry_after = 1;
+    }
+    return -1;
+}
+
 cJSON *fld_parse_body(const char *body, size_t len, fld_error *e) {
     size_t ok = sbuf_utf8_valid(body, len);
     if (ok != len) {
@@ -306,6 +335,7 @@ int fld_keep_alive(const cJSON *o, const char *key, double *seconds, fld_error *
 
 uint64_t fld_random_seed(void) {
     static _Atomic uint64_t counter;
+    /* the wall clock's nanoseconds as entropy, so seeds differ across restarts */
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 30) ^ (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);

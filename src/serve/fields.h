@@ -26,6 +26,17 @@ typedef struct fld_error {
 int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The HTTP status for a library error code: the one place codes become
+ * statuses. 400 a bad, too long or unsupported request; 404 no such model;
+ * 503 queue full, unavailable or cancelled; 500 the rest (memory, I/O,
+ * file format, internal). */
+int fld_status_of(wick_errcode code);
+/* Fill e from a library error (its message, param may be NULL) with the
+ * status fld_status_of gives and the answer's extras: code
+ * "context_length_exceeded" and no retry for WICK_E_TOO_LONG, Retry-After 1
+ * for WICK_E_QUEUE_FULL. Returns -1. */
+int fld_fail_wick(fld_error *e, const wick_error *err, const char *param);
+
 /* Parse a request body: valid UTF-8, strict JSON (json_strict.h; of
  * duplicate keys the last wins), a JSON object. NULL + e (400). */
 cJSON *fld_parse_body(const char *body, size_t len, fld_error *e);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "engine/request.h"
 #include "serve/server.h"
 
@@ -49,20 +50,13 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .spans = g->spans,
         .spec = g->spec,
     };
-    wick_error err = {{0}};
+    wick_error err = {0};
     job *j = job_submit(l->sched, &r, l->mx, &err);
     if (!j) {
-        if (strncmp(err.msg, "queue full", 10) == 0) {
-            fld_fail(e, 503, NULL, "server busy: %d requests are waiting for model \"%s\"; retry later",
+        fld_fail_wick(e, &err, g->spans ? "prompt" : NULL);
+        if (err.code == WICK_E_QUEUE_FULL) /* the server's words: which model, how many wait */
+            fld_fail(e, e->status, NULL, "server busy: %d requests are waiting for model \"%s\"; retry later",
                      s->cfg.max_queue, l->name);
-            e->retry_after = 1;
-        } else {
-            fld_fail(e, 400, g->spans ? "prompt" : NULL, "%s", err.msg);
-            if (span_over) {
-                snprintf(e->code, sizeof e->code, "context_length_exceeded");
-                e->no_retry = true;
-            }
-        }
     }
     return j;
 }
@@ -73,15 +67,10 @@ void gen_append(job_batch *acc, const job_batch *b) {
     acc->done = b->done;
 }
 
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc) {
     job_batch b = {0};
-    double t0 = mono_s(), checked = t0;
+    double t0 = wick_now_s(), checked = t0;
     int rc = -1;
     for (;;) {
         bool got = job_take(j, &b, 200);
@@ -92,7 +81,7 @@ int gen_collect(serve_server *s, http_call *c, job *j, job_batch *acc) {
                 break;
             }
         }
-        double now = mono_s();
+        double now = wick_now_s();
         /* a poll() per check: cheap, and often enough that a vanished client
          * stops a fast model within a few dozen tokens */
         if (got && now - checked < 0.01) continue;

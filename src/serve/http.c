@@ -16,13 +16,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 
-double http_now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 bool http_peer_gone(int fd) {
     if (fd < 0) return false;
@@ -220,7 +216,7 @@ static enum MHD_Result first_call(http_server *s, struct MHD_Connection *conn, c
     c->hc = ci ? ci->socket_context : NULL;
     c->fd = c->hc ? c->hc->fd : -1;
     c->method = method;
-    c->t0 = http_now_ms();
+    c->t0 = wick_now_ms();
     c->phase = CALL_READING;
     atomic_fetch_add(&s->active, 1);
     *con_cls = c;
@@ -337,7 +333,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                           : " (connection closed)";
         char note[260];
         snprintf(note, sizeof note, "%s%s", c->note, why);
-        s->cfg.log(s->cfg.log_user, c->method, c->path ? c->path : "?", c->status, http_now_ms() - c->t0, note);
+        s->cfg.log(s->cfg.log_user, c->method, c->path ? c->path : "?", c->status, wick_now_ms() - c->t0, note);
     }
     if (c->stream) {
         if (!c->stream_queued) stream_close(c->stream);
@@ -378,7 +374,7 @@ static void defaults(http_config *c) {
 http_server *http_start(const http_config *cfg, wick_error *err) {
     http_server *s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     s->cfg = *cfg;

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "serve/http_internal.h"
 
 #define SWEEP_MS 250
@@ -111,7 +112,7 @@ void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
         memcpy(hc->ip, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
     }
     hc->state = CONN_WAITING;
-    hc->since = http_now_ms();
+    hc->since = wick_now_ms();
     pthread_mutex_lock(&s->cmu);
     list_add(s, hc);
     admit(s, hc);
@@ -121,7 +122,7 @@ void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 void conn_set_state(http_server *s, http_conn *hc, conn_state st) {
     pthread_mutex_lock(&s->cmu);
     hc->state = st;
-    hc->since = http_now_ms();
+    hc->since = wick_now_ms();
     hc->body_seen = 0;
     if (st == CONN_WAITING) hc->bad_url = false; /* the next request's URL is checked anew */
     pthread_mutex_unlock(&s->cmu);
@@ -174,7 +175,7 @@ size_t conn_unescape(void *cls, struct MHD_Connection *conn, char *s) {
 
 /* Close the connections past their deadline (cmu held). */
 static void sweep(http_server *s) {
-    const double now = http_now_ms(), limit = s->cfg.header_timeout_s * 1e3;
+    const double now = wick_now_ms(), limit = s->cfg.header_timeout_s * 1e3;
     for (http_conn *c = s->head; c; c = c->next) {
         if (c->kicked || c->state == CONN_HANDLING) continue;
         double allowed = limit;
@@ -187,6 +188,7 @@ static void *sweeper(void *arg) {
     http_server *s = arg;
     pthread_mutex_lock(&s->cmu);
     while (!s->sweeper_stop) {
+        /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += SWEEP_MS * 1000000L;

@@ -151,7 +151,6 @@ void work_stop(http_server *s);
 /* Run the handler for c (a request thread). */
 void call_run(http_call *c);
 
-double http_now_ms(void);
 /* The peer closed its end (poll on the socket; only while the connection is
  * suspended, so that the socket cannot be closed meanwhile). */
 bool http_peer_gone(int fd);

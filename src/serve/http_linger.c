@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "serve/http_internal.h"
 
 #define LINGER_MS 5000.0
@@ -27,7 +28,7 @@ void linger_add(http_server *s, int fd) {
     if (d >= 0) {
         shutdown(d, SHUT_WR); /* the answer is in the kernel's hands; the client sees its end */
         s->linger_fd[s->n_linger] = d;
-        s->linger_until[s->n_linger] = http_now_ms() + LINGER_MS;
+        s->linger_until[s->n_linger] = wick_now_ms() + LINGER_MS;
         s->n_linger++;
         pthread_cond_signal(&s->lcv);
     }
@@ -62,7 +63,7 @@ static void *lingerer(void *arg) {
         for (nfds_t i = 0; i < n; i++) open[i] = !pf[i].revents || drain(pf[i].fd);
         pthread_mutex_lock(&s->lmu);
         /* entries 0..n-1 are where they were: only this thread removes */
-        const double now = http_now_ms();
+        const double now = wick_now_ms();
         int w = 0;
         for (int i = 0; i < s->n_linger; i++) {
             if ((nfds_t)i < n && (!open[i] || now > s->linger_until[i])) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "serve/http_internal.h"
 
 #define HIGH_WATER (256 * 1024) /* buffered bytes past which the pulling waits */
@@ -130,8 +131,8 @@ static void wake(http_stream *st) {
 /* The server is stopping and this stream has had its grace time. */
 static bool past_grace(const http_stream *st, double *t_stop) {
     if (!atomic_load(&st->srv->stopping)) return false;
-    if (*t_stop == 0) *t_stop = http_now_ms();
-    return http_now_ms() - *t_stop > STOP_GRACE_MS;
+    if (*t_stop == 0) *t_stop = wick_now_ms();
+    return wick_now_ms() - *t_stop > STOP_GRACE_MS;
 }
 
 void stream_run(http_stream *st) {
@@ -142,6 +143,7 @@ void stream_run(http_stream *st) {
         pthread_mutex_lock(&st->mu);
         bool cut = false; /* a client that stops reading cannot hold a stopping server */
         while (!st->closed && st->buf.len - st->off > HIGH_WATER && !(cut = past_grace(st, &t_stop))) {
+            /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 200000000L;

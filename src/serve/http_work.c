@@ -48,6 +48,7 @@ static void *run(void *arg) {
         }
         if (s->closing) break;
         s->n_idle++;
+        /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += IDLE_EXIT_S;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 struct job {
@@ -23,11 +24,6 @@ struct job {
     double t_last; /* time of the last token, for inter-token latency */
 };
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void job_unref_locked(job *j) {
     if (--j->refs > 0) {
@@ -71,7 +67,7 @@ bool job_batch_push(job_batch *b, const wick_token_info *tok, const char *text, 
 
 static bool on_token(void *user, const wick_token_info *tok, const char *text, size_t len) {
     job *j = user;
-    double t = now_s();
+    double t = wick_now_s();
     if (j->mx && tok->index > 0) metrics_observe(&j->mx->itl, t - j->t_last);
     j->t_last = t;
     pthread_mutex_lock(&j->mu);
@@ -111,7 +107,7 @@ static void on_done(void *user, const wick_request_result *r) {
 job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_error *err) {
     job *j = calloc(1, sizeof *j);
     if (!j) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&j->mu, NULL);
@@ -119,7 +115,7 @@ job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_er
     j->refs = 2;
     j->s = s;
     j->mx = mx;
-    j->t_last = now_s();
+    j->t_last = wick_now_s();
     wick_request q = *r;
     q.on_token = on_token;
     q.on_done = on_done;
@@ -140,6 +136,7 @@ bool job_take(job *j, job_batch *b, int timeout_ms) {
     b->text_len = 0;
     pthread_mutex_lock(&j->mu);
     if (j->pend.n == 0 && !j->done && timeout_ms > 0) {
+        /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         long ns = ts.tv_nsec + (long)(timeout_ms % 1000) * 1000000L;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engine/context.h"
 #include "kv/kv_cache.h"
@@ -167,11 +168,6 @@ static char *topic_of(const kv_events_model *m, int port) {
     return t;
 }
 
-static double wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Send the collected events as one message (if there are any). */
 static void batch_send(kv_events_model *m) {
@@ -189,7 +185,7 @@ static void batch_send(kv_events_model *m) {
     size_t h = 0;
     head[h++] = 0x93;
     head[h++] = 0xcb;
-    double ts = wall_now();
+    double ts = wick_wall_s();
     uint64_t bits;
     memcpy(&bits, &ts, sizeof bits);
     put_be(head + h, bits, 8);
@@ -237,7 +233,7 @@ kv_events *kv_events_open(const char *endpoint, const char *topic, const char *h
             free(p->topic);
             free(p);
         }
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&p->mu, NULL);
@@ -286,7 +282,7 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
     kv_events_model *m = calloc(1, sizeof *m);
     if (!m || !(m->name = strdup(name))) {
         free(m);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     m->p = p;
     m->ctx = ctx;
@@ -295,7 +291,7 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
         sbuf_free(&m->b);
         free(m->name);
         free(m);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     kv_set_events(&ctx->kv, on_event, m);
     *out = m;

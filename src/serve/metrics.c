@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
+
 /* vLLM's buckets, with finer low ones for fast CPU models. */
 static const double TTFT_BOUNDS[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
                                      1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
@@ -122,14 +124,13 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
                     v[i].st.kv_block_size, v[i].st.kv_blocks_total, v[i].kv_type ? v[i].kv_type : "auto",
                     v[i].st.n_seq);
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    double now = wick_wall_s();
     family(o, "vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
     for (int i = 0; i < n; i++) {
         sbuf_puts(o, "vllm:lora_requests_info{");
         label(o, v[i].name);
         sbuf_printf(o, ",max_lora=\"0\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"} %.3f\n",
-                    (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+                    now);
     }
     struct {
         const char *metric, *help;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/fileio.h"
 
@@ -55,17 +56,7 @@ struct serve_pool {
     bool loader_started, stop;
 };
 
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
-static double wall_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* ------------------------------------------------------------ discovery */
 
@@ -124,7 +115,7 @@ static mpool_entry *find_locked(const serve_pool *p, const char *name) {
 
 static int add_model(serve_pool *p, const char *path, wick_error *err) {
     char *name = model_name(path);
-    if (!name) return wick_fail(err, "out of memory");
+    if (!name) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     if (!usable_name(name)) {
         wick_fail(err, "%s gives no usable model name (\"%s\": names may not be empty or start with '.'); rename the file",
                   path, name);
@@ -143,7 +134,7 @@ static int add_model(serve_pool *p, const char *path, wick_error *err) {
     if (!e || !(e->path = strdup(path))) {
         free(e);
         free(name);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     e->name = name;
     e->pool = p;
@@ -253,8 +244,8 @@ static uint64_t mem_available(void) {
 /* Load e outside the lock; returns 0 or -1 with e->error. */
 static int load_entry(serve_pool *p, mpool_entry *e) {
     const mpool_config *c = &p->cfg;
-    wick_error err = {{0}};
-    double t0 = mono_s();
+    wick_error err = {0};
+    double t0 = wick_now_s();
     wick_model_params mp = {.dtype = c->dtype};
     wick_model *m = wick_model_load(e->path, &mp, &err);
     wick_context *ctx = NULL;
@@ -332,7 +323,7 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     quant_name(m, &mi, in->quant, sizeof in->quant);
     in->n_params = mi.n_params;
     in->n_ctx_train = mi.n_ctx_train;
-    e->load_ms = (mono_s() - t0) * 1e3;
+    e->load_ms = (wick_now_s() - t0) * 1e3;
     return 0;
 fail:
     snprintf(e->error, sizeof e->error, "%s", err.msg[0] ? err.msg : "load failed");
@@ -394,7 +385,7 @@ static void *loader_main(void *arg) {
     serve_pool *p = arg;
     pthread_mutex_lock(&p->mu);
     while (!p->stop) {
-        double now = mono_s();
+        double now = wick_now_s();
         mpool_entry *expired = NULL, *want = NULL;
         double next = now + 1.0;
         for (int i = 0; i < p->n; i++) {
@@ -430,7 +421,7 @@ static void *loader_main(void *arg) {
             want->state = rc == 0 ? ST_READY : ST_FAILED;
             if (rc == 0) {
                 want->ever_loaded = true;
-                want->last_used = mono_s();
+                want->last_used = wick_now_s();
                 double ka = p->cfg.keep_alive_s;
                 want->expires_at = ka < 0 ? INFINITY : want->last_used + ka;
                 wick_sched_get_stats(want->sched, &want->last);
@@ -439,6 +430,7 @@ static void *loader_main(void *arg) {
             pthread_cond_broadcast(&p->cv);
             continue;
         }
+        /* a deadline for pthread_cond_timedwait, on the clock p->cv was made with */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         double wait = next - now;
@@ -458,7 +450,7 @@ static void *loader_main(void *arg) {
 serve_pool *mpool_new(const mpool_config *cfg, wick_error *err) {
     serve_pool *p = calloc(1, sizeof *p);
     if (!p) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     p->cfg = *cfg;
@@ -511,16 +503,8 @@ void mpool_free(serve_pool *p) {
     free(p);
 }
 
-int mpool_count(const serve_pool *p) { return p->n; }
 kv_events *mpool_kv_events(const serve_pool *p) { return p->cfg.kv_events; }
 const char *mpool_default_name(const serve_pool *p) { return p->n ? p->e[0]->name : ""; }
-
-bool mpool_has(serve_pool *p, const char *name) {
-    pthread_mutex_lock(&p->mu);
-    bool r = find_locked(p, name) != NULL;
-    pthread_mutex_unlock(&p->mu);
-    return r;
-}
 
 int mpool_default_state(serve_pool *p, char *msg, size_t cap) {
     pthread_mutex_lock(&p->mu);
@@ -560,23 +544,21 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
         char names[400];
         list_names_locked(p, names, sizeof names);
         pthread_mutex_unlock(&p->mu);
-        wick_fail(err, "model \"%s\" not found; available: %s", name ? name : "", names);
-        return 404;
+        return wick_fail_code(err, WICK_E_NOT_FOUND, "model \"%s\" not found; available: %s", name ? name : "", names);
     }
     bool waiting = false; /* for a load that this request asked for or found under way */
     unsigned gen = 0;
-    double t0 = mono_s();
+    double t0 = wick_now_s();
     for (;;) {
         if (p->stop) {
             pthread_mutex_unlock(&p->mu);
-            wick_fail(err, "server is shutting down");
-            return 503;
+            return wick_fail_code(err, WICK_E_UNAVAILABLE, "server is shutting down");
         }
         if (e->state == ST_READY) break;
         if (e->state == ST_FAILED && waiting && e->load_gen != gen) {
-            wick_fail(err, "model \"%s\" failed to load: %s", e->name, e->error);
+            wick_fail_code(err, WICK_E_INTERNAL, "model \"%s\" failed to load: %s", e->name, e->error);
             pthread_mutex_unlock(&p->mu);
-            return 500;
+            return -1;
         }
         if (e->state == ST_UNLOADED || (e->state == ST_FAILED && !waiting)) {
             e->want_load = true;
@@ -589,7 +571,7 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
         pthread_cond_wait(&p->cv, &p->mu);
     }
     e->refs++;
-    e->last_used = mono_s();
+    e->last_used = wick_now_s();
     out->e = e;
     out->name = e->name;
     out->model = e->model;
@@ -597,7 +579,7 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
     out->sched = e->sched;
     out->mx = &e->mx;
     out->n_ctx = e->n_ctx;
-    out->load_ms = waiting ? (mono_s() - t0) * 1e3 : 0;
+    out->load_ms = waiting ? (wick_now_s() - t0) * 1e3 : 0;
     pthread_mutex_unlock(&p->mu);
     return 0;
 }
@@ -607,7 +589,7 @@ void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s) {
     pthread_mutex_lock(&p->mu);
     mpool_entry *e = l->e;
     e->refs--;
-    e->last_used = mono_s();
+    e->last_used = wick_now_s();
     double ka = isnan(keep_alive_s) ? p->cfg.keep_alive_s : keep_alive_s;
     e->expires_at = ka < 0 ? INFINITY : e->last_used + ka;
     pthread_cond_broadcast(&p->cv);
@@ -617,7 +599,7 @@ void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s) {
 
 int mpool_list(serve_pool *p, mpool_info *out, int cap) {
     pthread_mutex_lock(&p->mu);
-    double mono = mono_s(), wall = wall_s();
+    double mono = wick_now_s(), wall = wick_wall_s();
     int n = 0;
     for (int i = 0; i < p->n && n < cap; i++) {
         mpool_entry *e = p->e[i];

@@ -75,7 +75,6 @@ void mpool_free(serve_pool *p);
 /* Wake requests waiting for loads with 503; later acquires fail. */
 void mpool_stop(serve_pool *p);
 
-int mpool_count(const serve_pool *p);
 kv_events *mpool_kv_events(const serve_pool *p);
 const char *mpool_default_name(const serve_pool *p);
 /* The default model's state: 1 loaded (or loaded before), 0 loading, -1
@@ -85,15 +84,14 @@ int mpool_default_state(serve_pool *p, char *msg, size_t cap);
 void mpool_preload(serve_pool *p, const char *name);
 
 /* Take a model for one request, loading it first if needed (blocking).
- * name NULL or "" = the default. Returns 0, or an HTTP status with err:
- * 404 (no such model; err lists those there are), 500 (load failed),
- * 503 (shutting down). */
+ * name NULL or "" = the default. Returns 0, or -1 with err: WICK_E_NOT_FOUND
+ * (no such model; err lists those there are), WICK_E_INTERNAL (the load
+ * failed: the server's fault whatever the cause), WICK_E_UNAVAILABLE
+ * (shutting down). */
 int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error *err);
 /* keep_alive_s: how long the model stays loaded once idle; NAN = the
  * default, < 0 = for ever, 0 = unload as soon as idle. */
 void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s);
-/* True if a model of that name exists (loaded or not). */
-bool mpool_has(serve_pool *p, const char *name);
 
 /* Snapshots (up to cap entries; returns how many). */
 int mpool_list(serve_pool *p, mpool_info *out, int cap);

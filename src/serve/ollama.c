@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "serve/fields_known.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
@@ -25,15 +26,10 @@ typedef struct oll_resp {
     double t0;
 } oll_resp;
 
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void head(sbuf *o, const oll_resp *r) {
     char ts[48];
-    reply_rfc3339(reply_wall_now(), ts, sizeof ts);
+    reply_rfc3339(wick_wall_s(), ts, sizeof ts);
     sbuf_puts(o, "{\"model\":");
     sbuf_json_str(o, r->lease.name, strlen(r->lease.name));
     sbuf_printf(o, ",\"created_at\":\"%s\",", ts);
@@ -90,7 +86,7 @@ static int stream_pull(void *ctx, sbuf *o, int timeout_ms) {
     if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with an error line */
     if (!job_take(r->j, &r->b, timeout_ms)) {
         double limit = r->s->cfg.request_timeout_s;
-        if (limit > 0 && mono_s() - r->t0 > limit) job_cancel(r->j);
+        if (limit > 0 && wick_now_s() - r->t0 > limit) job_cancel(r->j);
         return 1;
     }
     keep_ids(r, &r->b);
@@ -201,9 +197,8 @@ static void load_only(serve_server *s, http_call *c, oll_req *q, bool chat) {
     mpool_lease l;
     wick_error err;
     fld_error e = {0};
-    int st = mpool_acquire(s->pool, q->model, &l, &err);
-    if (st) {
-        fld_fail(&e, st, "model", "%s", err.msg);
+    if (mpool_acquire(s->pool, q->model, &l, &err) < 0) {
+        fld_fail_wick(&e, &err, "model");
         reply_ollama_error(c, &e);
         return;
     }
@@ -239,7 +234,7 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
     r->chat = chat;
     r->keep_alive = q->keep_alive;
     r->want_context = want_context;
-    r->t0 = mono_s();
+    r->t0 = wick_now_s();
     if (want_context && (r->ids = malloc(sizeof *r->ids * (size_t)q->g.n_ids))) {
         memcpy(r->ids, q->g.ids, sizeof *r->ids * (size_t)q->g.n_ids);
         r->n_ids = r->cap_ids = q->g.n_ids;
@@ -281,9 +276,8 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
 static int acquire(serve_server *s, http_call *c, oll_req *q, mpool_lease *l) {
     wick_error err;
     fld_error e = {0};
-    int st = mpool_acquire(s->pool, q->model, l, &err);
-    if (!st) return 0;
-    fld_fail(&e, st, "model", "%s", err.msg);
+    if (mpool_acquire(s->pool, q->model, l, &err) == 0) return 0;
+    fld_fail_wick(&e, &err, "model");
     reply_ollama_error(c, &e);
     return -1;
 }

@@ -97,9 +97,8 @@ void oll_show(serve_server *s, http_call *c, cJSON *b) {
     }
     mpool_lease l;
     wick_error err;
-    int st = mpool_acquire(s->pool, name, &l, &err);
-    if (st) {
-        fld_fail(&e, st, "model", "%s", err.msg);
+    if (mpool_acquire(s->pool, name, &l, &err) < 0) {
+        fld_fail_wick(&e, &err, "model");
         reply_ollama_error(c, &e);
         return;
     }

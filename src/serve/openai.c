@@ -188,10 +188,9 @@ int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *
         return -1;
     }
     wick_error err;
-    int st = mpool_acquire(s->pool, name, l, &err);
-    if (st) {
-        fld_fail(&e, st, "model", "%s", err.msg);
-        if (st == 404) not_found_model(c, &e);
+    if (mpool_acquire(s->pool, name, l, &err) < 0) {
+        fld_fail_wick(&e, &err, "model");
+        if (err.code == WICK_E_NOT_FOUND) not_found_model(c, &e);
         else reply_openai_error(c, &e);
         return -1;
     }

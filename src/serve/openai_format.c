@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "serve/openai.h"
 #include "serve/prompt.h"
 
@@ -177,18 +178,13 @@ static void error_event(sbuf *o, const char *msg, const char *type, int code) {
     sbuf_printf(o, ",\"type\":\"%s\",\"param\":null,\"code\":%d}}\n\n", type, code);
 }
 
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
     oai_resp *r = ctx;
     if (r->phase == 2) return 0;
     if (r->phase == 0) {
         r->phase = 1;
-        r->t0 = mono_s();
+        r->t0 = wick_now_s();
         if (r->chat) {
             chunk(r, o, "", 0, NULL, 0, NULL, true);
             return 1;
@@ -197,7 +193,7 @@ int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
     if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with a "cancelled" error event */
     if (!job_take(r->j, &r->b, timeout_ms)) {
         double limit = r->s->cfg.request_timeout_s;
-        if (limit > 0 && mono_s() - r->t0 > limit) job_cancel(r->j);
+        if (limit > 0 && wick_now_s() - r->t0 > limit) job_cancel(r->j);
         return 1;
     }
     /* one chunk per token (with logprobs) or per batch of text */

@@ -55,7 +55,7 @@ static int encode(const wick_model *m, const char *text, size_t len, bool add_sp
     *ids = NULL;
     *n = 0;
     int rc = wick_tokenizer_encode_max(wick_model_tokenizer(m), text, len, add_special, cap, ids, &n_ids, NULL, &err);
-    if (rc < 0) return fld_fail(e, 400, param, "%s", err.msg);
+    if (rc < 0) return fld_fail_wick(e, &err, param);
     if (rc > 0) {
         if (max_ids > 0) return too_long(e, param, max_ids, n_ids);
         return fld_fail(e, 400, param, "the prompt is too long");
@@ -180,7 +180,7 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
     size_t len = 0;
     char *out = chat_template_render_cjson(tmpl, ctx, &len, &err);
     cJSON_Delete(ctx);
-    if (!out) return fld_fail(e, 400, "messages", "%s", err.msg);
+    if (!out) return fld_fail_wick(e, &err, "messages");
     if (o->continue_final_message && i > 0) {
         /* end the prompt right after the last message's text, so the reply continues it */
         const cJSON *last = cJSON_GetArrayItem(o->messages, i - 1);

@@ -66,6 +66,7 @@ void reply_ollama_error(http_call *c, const fld_error *e) {
 
 void reply_new_id(serve_server *s, const char *prefix, char *out, size_t cap) {
     unsigned long long n = atomic_fetch_add(&s->next_id, 1);
+    /* the wall clock's nanoseconds as entropy for the id, so ids differ across restarts */
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     unsigned long long x = ((unsigned long long)t.tv_sec * 1000000007ull) ^ ((unsigned long long)t.tv_nsec << 20) ^
@@ -76,11 +77,6 @@ void reply_new_id(serve_server *s, const char *prefix, char *out, size_t cap) {
     snprintf(out, cap, "%s%016llx%04llx", prefix, x, n & 0xffff);
 }
 
-double reply_wall_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 void reply_rfc3339(double wall_s, char *out, size_t cap) {
     time_t sec = (time_t)wall_s;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "serve/server.h"
 
@@ -74,7 +75,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (cfg->cache_dir && !cfg->no_prefix_cache && prepare_cache_dir(cfg->cache_dir, err) < 0) return NULL;
     serve_server *s = calloc(1, sizeof *s);
     if (!s) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     s->cfg = *cfg;
@@ -82,7 +83,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (!s->cfg.idle_timeout_s) s->cfg.idle_timeout_s = 600;
     if (!s->cfg.max_queue) s->cfg.max_queue = 512;
     if (!s->cfg.parallel) s->cfg.parallel = 8;
-    s->started = reply_wall_now();
+    s->started = wick_wall_s();
     if (origin_policy_init(&s->origins, cfg->allowed_origins, cfg->host) < 0) {
         wick_fail(err, "too many allowed origins (at most %d)", ORIGIN_MAX_PATTERNS);
         free(s);

@@ -34,7 +34,6 @@ void reply_ollama_error(http_call *c, const fld_error *e);
 void reply_new_id(serve_server *s, const char *prefix, char *out, size_t cap);
 /* RFC 3339 UTC time with nanoseconds, as Ollama writes created_at. */
 void reply_rfc3339(double wall_s, char *out, size_t cap);
-double reply_wall_now(void);
 
 /* ---- generation (gen.c) ---- */
 typedef struct gen_params {

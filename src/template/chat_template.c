@@ -66,7 +66,7 @@ cJSON *chat_template_context(const char *conversation_json, const chat_template_
         ctx = cJSON_CreateObject();
         if (!ctx) {
             cJSON_Delete(j);
-            wick_fail(err, "out of memory");
+            wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
             return NULL;
         }
         cJSON_AddItemToObject(ctx, "messages", j);

@@ -627,7 +627,7 @@ char *jinja_render(const jinja_template *t, const cJSON *vars, const jinja_limit
     }
     jctx *I = calloc(1, sizeof *I);
     if (!I) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     I->live.next = I->live.prev = &I->live;

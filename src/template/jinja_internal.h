@@ -1,8 +1,9 @@
 /* jinja_internal.h — the pieces shared by the Jinja interpreter's files:
- * the template arena, tokens (jinja_lex.c), the syntax tree (jinja_parse.c),
- * runtime values and their memory (jinja_value.c), the interpreter state and
- * evaluation entry points (jinja_eval.c), and filters/tests/methods/globals
- * (jinja_builtins.c). Not a public header.
+ * the template arena (jinja_arena.c), tokens (jinja_lex.c), the syntax tree
+ * (jinja_parse.c, jinja_parse_expr.c), runtime values and their memory
+ * (jinja_value.c), the interpreter state and evaluation entry points
+ * (jinja_eval.c), and filters/tests/methods/globals (jinja_builtins.h and the
+ * files it names). Not a public header.
  *
  * Invariants:
  *  - A parsed template owns everything in its arena (tokens' text, nodes,
@@ -108,7 +109,7 @@ typedef struct jframe jframe;
 
 typedef struct jfunc {
     jobj h;
-    int id;  /* builtin id (jinja_builtins.c) */
+    int id;  /* builtin id (enum jbuiltin_id below) */
     jv self; /* bound value, or UNDEF for a global function */
 } jfunc;
 
@@ -330,7 +331,7 @@ struct jinja_template {
     jnodes body;
 };
 
-/* jinja_parse.c: a static string value living in the arena. */
+/* jinja_arena.c: a static string value living in the arena. */
 jv jinja_static_str(jarena *a, const char *s, size_t n);
 
 /* ------------------------------------------------------------ interpreter */
@@ -436,7 +437,7 @@ void jargv_release(jctx *I, jargv *a);
 jv jcall_value(jctx *I, jv fn, jargv *args);
 jv jcall_macro(jctx *I, jmacro *m, jargv *args, jv caller);
 
-/* ---- builtins (jinja_builtins.c) ---- */
+/* ---- builtins (jinja_builtins.h and the files it names) ---- */
 enum jbuiltin_id {
     JB_LOOP_CYCLE = 1, /* loop.cycle(...), self = the index0 */
     JB_RANGE,
@@ -454,7 +455,6 @@ jv jcall_builtin(jctx *I, jfunc *fn, jargv *args);
 bool jcall_method(jctx *I, jv obj, const char *name, jargv *args, jv *out);
 jv japply_filter(jctx *I, const jnode *fnode, jv operand, jframe *f);
 bool japply_test(jctx *I, const jnode *tnode, jv operand, jframe *f);
-bool jtest_by_name(jctx *I, const char *name, jv operand, const jv *args, int nargs);
 jv jbinop(jctx *I, int op, jv a, jv b);
 jv jstr_mod_format(jctx *I, jv fmt, jv args); /* "..." % args */
 

@@ -133,10 +133,10 @@ static void strip_before_tag(const char *s, size_t *ts, size_t *te, char tag_kin
 static int emit_text(lexer *L, size_t ts, size_t te) {
     if (te <= ts) return 0;
     jtok *t = push(L, JT_TEXT, ts);
-    if (!t) return wick_fail(L->err, "out of memory");
+    if (!t) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     t->s = jarena_strndup(L->a, L->s + ts, te - ts);
     t->n = te - ts;
-    return t->s ? 0 : wick_fail(L->err, "out of memory");
+    return t->s ? 0 : wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
 }
 
 /* ---- strings ---- */
@@ -160,7 +160,7 @@ static int lex_string(lexer *L, size_t *p) {
     if (i >= L->len) return lfail(L, start, "unterminated string literal");
     size_t end = i; /* closing quote */
     char *out = jarena_alloc(L->a, end - start + 1);
-    if (!out) return wick_fail(L->err, "out of memory");
+    if (!out) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     size_t o = 0;
     for (i = start + 1; i < end; i++) {
         char c = s[i];
@@ -209,7 +209,7 @@ static int lex_string(lexer *L, size_t *p) {
     }
     out[o] = 0;
     jtok *t = push(L, JT_STRING, start);
-    if (!t) return wick_fail(L->err, "out of memory");
+    if (!t) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     t->s = out;
     t->n = o;
     *p = end + 1;
@@ -252,7 +252,7 @@ static int lex_number(lexer *L, size_t *p) {
     buf[n] = 0;
     if (i - start >= sizeof buf - 1) return lfail(L, start, "number literal too long");
     jtok *t = push(L, is_float ? JT_FLOAT : JT_INT, start);
-    if (!t) return wick_fail(L->err, "out of memory");
+    if (!t) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
     errno = 0;
     if (is_float) {
         t->f = strtod(buf, NULL);
@@ -334,26 +334,26 @@ static int lex_tag(lexer *L, size_t *p, bool block, size_t tag_pos, char *end_mo
         if (block) {
             if ((c == '-' || c == '+') && rest >= 3 && s[i + 1] == '%' && s[i + 2] == '}') {
                 *end_mod = c;
-                if (!push(L, JT_BLOCK_END, i)) return wick_fail(L->err, "out of memory");
+                if (!push(L, JT_BLOCK_END, i)) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
                 *p = i + 3;
                 return 0;
             }
             if (c == '%' && rest >= 2 && s[i + 1] == '}') {
                 *end_mod = 0;
-                if (!push(L, JT_BLOCK_END, i)) return wick_fail(L->err, "out of memory");
+                if (!push(L, JT_BLOCK_END, i)) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
                 *p = i + 2;
                 return 0;
             }
         } else if (depth == 0) {
             if (c == '-' && rest >= 3 && s[i + 1] == '}' && s[i + 2] == '}') {
                 *end_mod = '-';
-                if (!push(L, JT_VAR_END, i)) return wick_fail(L->err, "out of memory");
+                if (!push(L, JT_VAR_END, i)) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
                 *p = i + 3;
                 return 0;
             }
             if (c == '}' && rest >= 2 && s[i + 1] == '}') {
                 *end_mod = 0;
-                if (!push(L, JT_VAR_END, i)) return wick_fail(L->err, "out of memory");
+                if (!push(L, JT_VAR_END, i)) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
                 *p = i + 2;
                 return 0;
             }
@@ -380,10 +380,10 @@ static int lex_tag(lexer *L, size_t *p, bool block, size_t tag_pos, char *end_mo
                                   s[j] == '_' || is_digit(s[j])))
                 j++;
             jtok *t = push(L, JT_NAME, i);
-            if (!t) return wick_fail(L->err, "out of memory");
+            if (!t) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
             t->s = jarena_strndup(L->a, s + i, j - i);
             t->n = j - i;
-            if (!t->s) return wick_fail(L->err, "out of memory");
+            if (!t->s) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
             i = j;
             continue;
         }
@@ -403,7 +403,7 @@ static int lex_tag(lexer *L, size_t *p, bool block, size_t tag_pos, char *end_mo
         int kind = OPS[k].kind;
         if (kind == JT_LPAREN || kind == JT_LBRACKET || kind == JT_LBRACE) depth++;
         if ((kind == JT_RPAREN || kind == JT_RBRACKET || kind == JT_RBRACE) && depth > 0) depth--;
-        if (!push(L, kind, i)) return wick_fail(L->err, "out of memory");
+        if (!push(L, kind, i)) return wick_fail_code(L->err, WICK_E_NO_MEMORY, "out of memory");
         i += strlen(OPS[k].op);
     }
 }
@@ -474,7 +474,7 @@ int jinja_lex(jarena *a, const char *src, size_t len, jtok **toks, size_t *n_tok
     *n_toks = 0;
     /* newline normalization, then drop one trailing "\n" */
     char *s = malloc(len + 1);
-    if (!s) return wick_fail(err, "out of memory");
+    if (!s) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         if (src[i] == '\r') {
@@ -542,7 +542,7 @@ int jinja_lex(jarena *a, const char *src, size_t len, jtok **toks, size_t *n_tok
         }
         bool block = kind == '%';
         if (!push(&L, block ? JT_BLOCK_BEGIN : JT_VAR_BEGIN, tag)) {
-            rc = wick_fail(err, "out of memory");
+            rc = wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
             break;
         }
         size_t p = tag + 2 + ((mod == '-' || mod == '+') ? 1 : 0);
@@ -551,7 +551,7 @@ int jinja_lex(jarena *a, const char *src, size_t len, jtok **toks, size_t *n_tok
         at = (after_tag){em == '-', block && em != '+'};
         pos = p;
     }
-    if (rc == 0 && !push(&L, JT_EOF, n)) rc = wick_fail(err, "out of memory");
+    if (rc == 0 && !push(&L, JT_EOF, n)) rc = wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     free(s);
     if (rc) {
         free(L.t);

@@ -1,10 +1,7 @@
-/* jinja_parse.c — tokens -> syntax tree, the template arena, and
- * jinja_parse/jinja_free.
+/* jinja_parse.c — tokens -> syntax tree: the statements ({% if %}, {% for %},
+ * {% set %}, {% macro %}, ...), and jinja_parse/jinja_free. Expressions are
+ * parsed in jinja_parse_expr.c.
  *
- * The grammar and precedence are Python Jinja2's (lowest first):
- *   a if c else b  <  or  <  and  <  not  <  comparisons (==, !=, <, <=, >, >=,
- *   in, not in; chained)  <  + -  <  ~  <  * / // %  <  **  <  unary - +  <
- *   postfix (.name, [i], [a:b:c], (args))  and then | filter / is test.
  * Node fields by kind (struct jnode):
  *   TEXT cval | OUTPUT a | IF a=cond body orelse | FOR a=target b=iter c=filter
  *   body orelse | SET a=target b=value | SETBLOCK a=target filters body |
@@ -18,676 +15,10 @@
  *   COND a=value-if-true b=cond c=else (NULL = undefined).
  * Nesting deeper than JINJA_MAX_PARSE_DEPTH is a syntax error, so evaluation
  * recursion stays bounded. Errors longjmp out; the arena owns every allocation. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "template/jinja_internal.h"
-
-/* ------------------------------------------------------------------ arena */
-
-struct jarena_chunk {
-    jarena_chunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-};
-
-void *jarena_alloc(jarena *a, size_t n) {
-    n = (n + 15) & ~(size_t)15;
-    jarena_chunk *c = a->head;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        c = malloc(sizeof *c + cap);
-        if (!c) return NULL;
-        c->next = a->head;
-        c->used = 0;
-        c->cap = cap;
-        a->head = c;
-    }
-    void *p = c->data + c->used;
-    c->used += n;
-    memset(p, 0, n);
-    return p;
-}
-
-char *jarena_strndup(jarena *a, const char *s, size_t n) {
-    char *p = jarena_alloc(a, n + 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = 0;
-    }
-    return p;
-}
-
-void jarena_free(jarena *a) {
-    while (a->head) {
-        jarena_chunk *c = a->head;
-        a->head = c->next;
-        free(c);
-    }
-}
-
-jv jinja_static_str(jarena *a, const char *s, size_t n) {
-    jstr *o = jarena_alloc(a, sizeof *o);
-    if (!o) return jv_none();
-    o->h.fixed = 1;
-    o->h.rc = 1;
-    o->h.type = JO_STR;
-    o->s = jarena_strndup(a, s, n);
-    if (!o->s) return jv_none();
-    o->len = o->cap = n;
-    return jv_strobj(o);
-}
-
-/* ----------------------------------------------------------------- parser */
-
-typedef struct parser {
-    jarena *a;
-    const jtok *t;
-    size_t n, i;
-    wick_error *err;
-    int depth, loop_depth;
-    jmp_buf jb;
-} parser;
-
-static _Noreturn void pfail(parser *P, const jtok *t, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static _Noreturn void pfail(parser *P, const jtok *t, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    wick_fail(P->err, "line %d, column %d: %s", t->line, t->col, msg);
-    longjmp(P->jb, 1);
-}
-
-static _Noreturn void poom(parser *P) {
-    wick_fail(P->err, "out of memory");
-    longjmp(P->jb, 1);
-}
-
-static void *palloc(parser *P, size_t n) {
-    void *p = jarena_alloc(P->a, n);
-    if (!p) {
-        wick_fail(P->err, "out of memory");
-        longjmp(P->jb, 1);
-    }
-    return p;
-}
-
-static const jtok *cur(parser *P) { return &P->t[P->i]; }
-static const jtok *peek(parser *P, size_t k) {
-    return P->i + k < P->n ? &P->t[P->i + k] : &P->t[P->n - 1];
-}
-static const jtok *advance(parser *P) {
-    const jtok *t = &P->t[P->i];
-    if (P->i + 1 < P->n) P->i++;
-    return t;
-}
-static bool is_name(const jtok *t, const char *name) {
-    return t->k == JT_NAME && strcmp(t->s, name) == 0;
-}
-static bool skip_name(parser *P, const char *name) {
-    if (!is_name(cur(P), name)) return false;
-    advance(P);
-    return true;
-}
-
-static const char *describe(const jtok *t, char *buf, size_t cap) {
-    if (t->k == JT_NAME) snprintf(buf, cap, "'%s'", t->s);
-    else if (t->k == JT_STRING) snprintf(buf, cap, "string");
-    else if (t->k == JT_INT || t->k == JT_FLOAT) snprintf(buf, cap, "number");
-    else snprintf(buf, cap, "%s", jinja_tok_name(t->k));
-    return buf;
-}
-
-static const jtok *expect(parser *P, int kind, const char *what) {
-    const jtok *t = cur(P);
-    if (t->k != kind) {
-        char b[64];
-        pfail(P, t, "expected %s, got %s", what, describe(t, b, sizeof b));
-    }
-    return advance(P);
-}
-
-static const jtok *expect_name(parser *P) { return expect(P, JT_NAME, "a name"); }
-
-static void enter(parser *P) {
-    if (++P->depth > JINJA_MAX_PARSE_DEPTH)
-        pfail(P, cur(P), "template nested too deeply (more than %d levels)", JINJA_MAX_PARSE_DEPTH);
-}
-static void leave(parser *P) { P->depth--; }
-
-static jnode *mk(parser *P, int kind, const jtok *at) {
-    jnode *n = palloc(P, sizeof *n);
-    n->k = (uint8_t)kind;
-    n->line = at->line;
-    n->col = at->col;
-    return n;
-}
-
-static int depth_of(const jnode *n) { return n ? n->depth : 0; }
-static int max_depth_of(const jnodes *v, int d) {
-    for (int i = 0; i < v->n; i++)
-        if (depth_of(v->v[i]) > d) d = depth_of(v->v[i]);
-    return d;
-}
-
-/* Record the height of an expression node; too tall is a syntax error, which
- * keeps evaluation recursion bounded even for long flat chains (a ~ b ~ c ...). */
-static jnode *fin(parser *P, jnode *n) {
-    int d = depth_of(n->a);
-    const jnode *kids[] = {n->b, n->c, n->d};
-    for (int i = 0; i < 3; i++)
-        if (depth_of(kids[i]) > d) d = depth_of(kids[i]);
-    d = max_depth_of(&n->body, d);
-    d = max_depth_of(&n->orelse, d);
-    if (n->args) {
-        d = max_depth_of(&n->args->pos, d);
-        d = max_depth_of(&n->args->kw, d);
-        if (depth_of(n->args->star) > d) d = depth_of(n->args->star);
-        if (depth_of(n->args->dstar) > d) d = depth_of(n->args->dstar);
-    }
-    if (d + 1 > JINJA_MAX_PARSE_DEPTH) {
-        wick_fail(P->err, "line %d, column %d: expression too deeply nested (more than %d levels)",
-                  n->line, n->col, JINJA_MAX_PARSE_DEPTH);
-        longjmp(P->jb, 1);
-    }
-    n->depth = (uint16_t)(d + 1);
-    return n;
-}
-
-typedef struct nvec {
-    jnode **v;
-    int n, cap;
-} nvec;
-
-static void nvec_push(parser *P, nvec *v, jnode *x) {
-    if (v->n == v->cap) {
-        int nc = v->cap ? v->cap * 2 : 4;
-        jnode **nv = palloc(P, (size_t)nc * sizeof *nv);
-        if (v->n) memcpy(nv, v->v, (size_t)v->n * sizeof *nv);
-        v->v = nv;
-        v->cap = nc;
-    }
-    v->v[v->n++] = x;
-}
-static jnodes nvec_done(nvec *v) { return (jnodes){v->v, v->n}; }
-
-static jnode *parse_expression(parser *P, bool with_condexpr);
-static jnode *parse_or(parser *P);
-static jnode *parse_unary(parser *P, bool with_filter);
-static jnode *parse_primary(parser *P);
-static jnode *parse_postfix(parser *P, jnode *node);
-
-/* ---- expressions ---- */
-
-static bool is_tuple_end(parser *P, const char *const *extra) {
-    const jtok *t = cur(P);
-    if (t->k == JT_VAR_END || t->k == JT_BLOCK_END || t->k == JT_RPAREN || t->k == JT_EOF)
-        return true;
-    for (; extra && *extra; extra++)
-        if (is_name(t, *extra)) return true;
-    return false;
-}
-
-/* a, b, c  (a tuple when there is a comma); explicit: inside parentheses */
-static jnode *parse_tuple(parser *P, bool with_condexpr, const char *const *extra, bool explicit) {
-    const jtok *start = cur(P);
-    nvec items = {0};
-    bool is_tuple = false;
-    for (;;) {
-        if (items.n) expect(P, JT_COMMA, "','");
-        if (is_tuple_end(P, extra)) break;
-        nvec_push(P, &items, parse_expression(P, with_condexpr));
-        if (cur(P)->k == JT_COMMA) is_tuple = true;
-        else break;
-    }
-    if (!is_tuple) {
-        if (items.n) return items.v[0];
-        if (!explicit) {
-            char b[64];
-            pfail(P, cur(P), "expected an expression, got %s", describe(cur(P), b, sizeof b));
-        }
-    }
-    jnode *n = mk(P, JN_TUPLE, start);
-    n->body = nvec_done(&items);
-    return fin(P, n);
-}
-
-static jargs *parse_call_args(parser *P) {
-    expect(P, JT_LPAREN, "'('");
-    jargs *a = palloc(P, sizeof *a);
-    nvec pos = {0}, kw = {0};
-    const char **names = NULL;
-    int ncap = 0;
-    bool first = true;
-    while (cur(P)->k != JT_RPAREN) {
-        if (!first) {
-            expect(P, JT_COMMA, "','");
-            if (cur(P)->k == JT_RPAREN) break;
-        }
-        first = false;
-        const jtok *t = cur(P);
-        if (t->k == JT_MUL) {
-            advance(P);
-            a->star = parse_expression(P, true);
-        } else if (t->k == JT_POW) {
-            advance(P);
-            a->dstar = parse_expression(P, true);
-        } else if (t->k == JT_NAME && peek(P, 1)->k == JT_ASSIGN) {
-            advance(P);
-            advance(P);
-            if (kw.n == ncap) {
-                int nc = ncap ? ncap * 2 : 4;
-                const char **nn = palloc(P, (size_t)nc * sizeof *nn);
-                if (kw.n) memcpy(nn, names, (size_t)kw.n * sizeof *nn);
-                names = nn;
-                ncap = nc;
-            }
-            names[kw.n] = t->s;
-            nvec_push(P, &kw, parse_expression(P, true));
-        } else {
-            if (a->star || a->dstar || kw.n)
-                pfail(P, t, "positional argument after keyword or unpacked arguments");
-            nvec_push(P, &pos, parse_expression(P, true));
-        }
-    }
-    expect(P, JT_RPAREN, "')'");
-    a->pos = nvec_done(&pos);
-    a->kw = nvec_done(&kw);
-    a->kwnames = names;
-    return a;
-}
-
-static const char *parse_dotted_name(parser *P) {
-    const jtok *t = expect_name(P);
-    const char *name = t->s;
-    while (cur(P)->k == JT_DOT && peek(P, 1)->k == JT_NAME) {
-        advance(P);
-        const jtok *u = advance(P);
-        size_t l1 = strlen(name), l2 = strlen(u->s);
-        char *s = palloc(P, l1 + l2 + 2);
-        memcpy(s, name, l1);
-        s[l1] = '.';
-        memcpy(s + l1 + 1, u->s, l2 + 1);
-        name = s;
-    }
-    return name;
-}
-
-/* node | name(args) | name ...  (node may be NULL for filter blocks) */
-static jnode *parse_filter(parser *P, jnode *node, bool start_inline) {
-    while (cur(P)->k == JT_PIPE || start_inline) {
-        if (!start_inline) advance(P);
-        start_inline = false;
-        const jtok *t = cur(P);
-        jnode *f = mk(P, JN_FILTER, t);
-        f->name = parse_dotted_name(P);
-        if (cur(P)->k == JT_LPAREN) {
-            f->args = parse_call_args(P);
-            f->flag2 = true;
-        }
-        f->a = node;
-        node = fin(P, f);
-    }
-    return node;
-}
-
-static jnode *parse_test(parser *P, jnode *node) {
-    const jtok *is = advance(P); /* 'is' */
-    bool negated = skip_name(P, "not");
-    jnode *t = mk(P, JN_TEST, is);
-    t->name = parse_dotted_name(P);
-    t->flag = negated;
-    t->a = node;
-    const jtok *c = cur(P);
-    if (c->k == JT_LPAREN) {
-        t->args = parse_call_args(P);
-        t->flag2 = true;
-    } else if ((c->k == JT_NAME || c->k == JT_STRING || c->k == JT_INT || c->k == JT_FLOAT ||
-                c->k == JT_LPAREN || c->k == JT_LBRACKET || c->k == JT_LBRACE) &&
-               !is_name(c, "else") && !is_name(c, "or") && !is_name(c, "and")) {
-        if (is_name(c, "is")) pfail(P, c, "you cannot chain multiple tests with 'is'");
-        jnode *arg = parse_postfix(P, parse_primary(P));
-        jargs *a = palloc(P, sizeof *a);
-        jnode **v = palloc(P, sizeof *v);
-        v[0] = arg;
-        a->pos = (jnodes){v, 1};
-        t->args = a;
-        t->flag2 = true;
-    }
-    return fin(P, t);
-}
-
-static jnode *parse_subscript(parser *P, jnode *node) {
-    const jtok *t = advance(P);
-    if (t->k == JT_DOT) {
-        const jtok *u = cur(P);
-        if (u->k == JT_NAME) {
-            advance(P);
-            jnode *g = mk(P, JN_GETATTR, t);
-            g->a = node;
-            g->name = u->s;
-            return fin(P, g);
-        }
-        if (u->k == JT_INT) {
-            advance(P);
-            jnode *k = mk(P, JN_CONST, u);
-            k->cval = jv_int(u->i);
-            jnode *g = mk(P, JN_GETITEM, t);
-            g->a = node;
-            g->b = fin(P, k);
-            return fin(P, g);
-        }
-        char b[64];
-        pfail(P, u, "expected a name or number after '.', got %s", describe(u, b, sizeof b));
-    }
-    /* '[' */
-    jnode *start = NULL, *stop = NULL, *step = NULL;
-    if (cur(P)->k != JT_COLON) {
-        start = parse_expression(P, true);
-        if (cur(P)->k != JT_COLON) {
-            if (cur(P)->k == JT_COMMA) pfail(P, cur(P), "tuple subscripts are not supported");
-            expect(P, JT_RBRACKET, "']'");
-            jnode *g = mk(P, JN_GETITEM, t);
-            g->a = node;
-            g->b = start;
-            return fin(P, g);
-        }
-    }
-    advance(P); /* ':' */
-    if (cur(P)->k != JT_RBRACKET && cur(P)->k != JT_COLON) stop = parse_expression(P, true);
-    if (cur(P)->k == JT_COLON) {
-        advance(P);
-        if (cur(P)->k != JT_RBRACKET) step = parse_expression(P, true);
-    }
-    expect(P, JT_RBRACKET, "']'");
-    jnode *s = mk(P, JN_SLICE, t);
-    s->a = node;
-    s->b = start;
-    s->c = stop;
-    s->d = step;
-    return fin(P, s);
-}
-
-static jnode *parse_call(parser *P, jnode *node) {
-    jnode *c = mk(P, JN_CALL, cur(P));
-    c->line = node->line; /* errors of a call point at its callee */
-    c->col = node->col;
-    c->a = node;
-    c->args = parse_call_args(P);
-    return fin(P, c);
-}
-
-static jnode *parse_postfix(parser *P, jnode *node) {
-    for (;;) {
-        int k = cur(P)->k;
-        if (k == JT_DOT || k == JT_LBRACKET) node = parse_subscript(P, node);
-        else if (k == JT_LPAREN) node = parse_call(P, node);
-        else return node;
-    }
-}
-
-static jnode *parse_filter_expr(parser *P, jnode *node) {
-    for (;;) {
-        const jtok *t = cur(P);
-        if (t->k == JT_PIPE) node = parse_filter(P, node, false);
-        else if (is_name(t, "is")) node = parse_test(P, node);
-        else if (t->k == JT_LPAREN) node = parse_call(P, node);
-        else return node;
-    }
-}
-
-static jnode *parse_primary(parser *P) {
-    const jtok *t = cur(P);
-    jnode *n;
-    switch (t->k) {
-    case JT_NAME:
-        advance(P);
-        n = mk(P, JN_CONST, t);
-        if (!strcmp(t->s, "true") || !strcmp(t->s, "True")) n->cval = jv_bool(true);
-        else if (!strcmp(t->s, "false") || !strcmp(t->s, "False")) n->cval = jv_bool(false);
-        else if (!strcmp(t->s, "none") || !strcmp(t->s, "None")) n->cval = jv_none();
-        else {
-            n->k = JN_NAME;
-            n->name = t->s;
-        }
-        return fin(P, n);
-    case JT_STRING: {
-        advance(P);
-        size_t len = t->n;
-        const jtok *u = cur(P);
-        size_t k = 0;
-        while (peek(P, k)->k == JT_STRING) len += peek(P, k++)->n;
-        char *buf = palloc(P, len + 1);
-        memcpy(buf, t->s, t->n);
-        size_t o = t->n;
-        for (; k > 0; k--) {
-            u = advance(P);
-            memcpy(buf + o, u->s, u->n);
-            o += u->n;
-        }
-        n = mk(P, JN_CONST, t);
-        n->cval = jinja_static_str(P->a, buf, len);
-        if (n->cval.k != JV_STR) poom(P);
-        return fin(P, n);
-    }
-    case JT_INT:
-        advance(P);
-        n = mk(P, JN_CONST, t);
-        n->cval = jv_int(t->i);
-        return fin(P, n);
-    case JT_FLOAT:
-        advance(P);
-        n = mk(P, JN_CONST, t);
-        n->cval = jv_float(t->f);
-        return fin(P, n);
-    case JT_LPAREN:
-        advance(P);
-        enter(P);
-        n = parse_tuple(P, true, NULL, true);
-        leave(P);
-        expect(P, JT_RPAREN, "')'");
-        return n;
-    case JT_LBRACKET: {
-        advance(P);
-        enter(P);
-        nvec items = {0};
-        while (cur(P)->k != JT_RBRACKET) {
-            if (items.n) expect(P, JT_COMMA, "','");
-            if (cur(P)->k == JT_RBRACKET) break;
-            nvec_push(P, &items, parse_expression(P, true));
-        }
-        leave(P);
-        expect(P, JT_RBRACKET, "']'");
-        n = mk(P, JN_LIST, t);
-        n->body = nvec_done(&items);
-        return fin(P, n);
-    }
-    case JT_LBRACE: {
-        advance(P);
-        enter(P);
-        nvec keys = {0}, vals = {0};
-        while (cur(P)->k != JT_RBRACE) {
-            if (keys.n) expect(P, JT_COMMA, "','");
-            if (cur(P)->k == JT_RBRACE) break;
-            nvec_push(P, &keys, parse_expression(P, true));
-            expect(P, JT_COLON, "':'");
-            nvec_push(P, &vals, parse_expression(P, true));
-        }
-        leave(P);
-        expect(P, JT_RBRACE, "'}'");
-        n = mk(P, JN_DICT, t);
-        n->body = nvec_done(&keys);
-        n->orelse = nvec_done(&vals);
-        return fin(P, n);
-    }
-    default: {
-        char b[64];
-        pfail(P, t, "unexpected %s", describe(t, b, sizeof b));
-    }
-    }
-}
-
-static jnode *parse_unary(parser *P, bool with_filter) {
-    const jtok *t = cur(P);
-    jnode *node;
-    enter(P);
-    if (t->k == JT_SUB || t->k == JT_ADD) {
-        advance(P);
-        node = mk(P, t->k == JT_SUB ? JN_NEG : JN_POS, t);
-        node->a = parse_unary(P, false);
-        fin(P, node);
-    } else {
-        node = parse_primary(P);
-    }
-    node = parse_postfix(P, node);
-    if (with_filter) node = parse_filter_expr(P, node);
-    leave(P);
-    return node;
-}
-
-static jnode *binop(parser *P, int op, const jtok *at, jnode *a, jnode *b) {
-    jnode *n = mk(P, JN_BINOP, at);
-    n->op = (uint8_t)op;
-    n->a = a;
-    n->b = b;
-    return fin(P, n);
-}
-
-static jnode *parse_pow(parser *P) {
-    jnode *left = parse_unary(P, true);
-    while (cur(P)->k == JT_POW) {
-        const jtok *t = advance(P);
-        left = binop(P, JOP_POW, t, left, parse_unary(P, true));
-    }
-    return left;
-}
-
-static jnode *parse_math2(parser *P) {
-    jnode *left = parse_pow(P);
-    for (;;) {
-        int k = cur(P)->k, op;
-        if (k == JT_MUL) op = JOP_MUL;
-        else if (k == JT_DIV) op = JOP_DIV;
-        else if (k == JT_FLOORDIV) op = JOP_FLOORDIV;
-        else if (k == JT_MOD) op = JOP_MOD;
-        else return left;
-        const jtok *t = advance(P);
-        left = binop(P, op, t, left, parse_pow(P));
-    }
-}
-
-static jnode *parse_concat(parser *P) {
-    jnode *left = parse_math2(P);
-    while (cur(P)->k == JT_TILDE) {
-        const jtok *t = advance(P);
-        left = binop(P, JOP_CONCAT, t, left, parse_math2(P));
-    }
-    return left;
-}
-
-static jnode *parse_math1(parser *P) {
-    jnode *left = parse_concat(P);
-    for (;;) {
-        int k = cur(P)->k;
-        if (k != JT_ADD && k != JT_SUB) return left;
-        const jtok *t = advance(P);
-        left = binop(P, k == JT_ADD ? JOP_ADD : JOP_SUB, t, left, parse_concat(P));
-    }
-}
-
-static jnode *parse_compare(parser *P) {
-    const jtok *start = cur(P);
-    jnode *expr = parse_math1(P);
-    nvec rest = {0};
-    uint8_t ops[64];
-    for (;;) {
-        const jtok *t = cur(P);
-        int op;
-        switch (t->k) {
-        case JT_EQ: op = JOP_EQ; break;
-        case JT_NE: op = JOP_NE; break;
-        case JT_LT: op = JOP_LT; break;
-        case JT_LE: op = JOP_LE; break;
-        case JT_GT: op = JOP_GT; break;
-        case JT_GE: op = JOP_GE; break;
-        default:
-            if (is_name(t, "in")) op = JOP_IN;
-            else if (is_name(t, "not") && is_name(peek(P, 1), "in")) op = JOP_NOTIN;
-            else goto done;
-        }
-        advance(P);
-        if (op == JOP_NOTIN) advance(P);
-        if (rest.n >= (int)sizeof ops) pfail(P, t, "too many chained comparisons");
-        ops[rest.n] = (uint8_t)op;
-        nvec_push(P, &rest, parse_math1(P));
-    }
-done:
-    if (!rest.n) return expr;
-    jnode *n = mk(P, JN_COMPARE, start);
-    n->a = expr;
-    n->body = nvec_done(&rest);
-    n->ops = palloc(P, (size_t)rest.n);
-    memcpy(n->ops, ops, (size_t)rest.n);
-    return fin(P, n);
-}
-
-static jnode *parse_not(parser *P) {
-    if (is_name(cur(P), "not")) {
-        const jtok *t = advance(P);
-        enter(P);
-        jnode *n = mk(P, JN_NOT, t);
-        n->a = parse_not(P);
-        leave(P);
-        return fin(P, n);
-    }
-    return parse_compare(P);
-}
-
-static jnode *parse_and(parser *P) {
-    jnode *left = parse_not(P);
-    while (is_name(cur(P), "and")) {
-        const jtok *t = advance(P);
-        jnode *n = mk(P, JN_AND, t);
-        n->a = left;
-        n->b = parse_not(P);
-        left = fin(P, n);
-    }
-    return left;
-}
-
-static jnode *parse_or(parser *P) {
-    jnode *left = parse_and(P);
-    while (is_name(cur(P), "or")) {
-        const jtok *t = advance(P);
-        jnode *n = mk(P, JN_OR, t);
-        n->a = left;
-        n->b = parse_and(P);
-        left = fin(P, n);
-    }
-    return left;
-}
-
-static jnode *parse_expression(parser *P, bool with_condexpr) {
-    enter(P);
-    jnode *e1 = parse_or(P);
-    while (with_condexpr && is_name(cur(P), "if")) {
-        const jtok *t = advance(P);
-        jnode *n = mk(P, JN_COND, t);
-        n->a = e1;
-        n->b = parse_or(P);
-        if (skip_name(P, "else")) n->c = parse_expression(P, true);
-        e1 = fin(P, n);
-    }
-    leave(P);
-    return e1;
-}
+#include "template/jinja_parser.h"
 
 /* ---- statements ---- */
 
@@ -790,7 +121,7 @@ static void parse_params(parser *P, jnode *m) {
         jnode *def = NULL;
         if (cur(P)->k == JT_ASSIGN) {
             advance(P);
-            def = parse_expression(P, true);
+            def = jparse_expression(P, true);
         } else if (m->n_params && m->params[m->n_params - 1].def) {
             pfail(P, t, "parameter without a default follows a parameter with a default");
         }
@@ -810,7 +141,7 @@ static jnode *parse_statement(parser *P);
 
 static jnode *parse_if(parser *P, const jtok *at) {
     jnode *n = mk(P, JN_IF, at);
-    n->a = parse_tuple(P, true, NULL, false);
+    n->a = jparse_tuple(P, true, NULL, false);
     end_of_statement(P);
     static const char *const ends[] = {"elif", "else", "endif", NULL};
     n->body = parse_body(P, ends, at, "if");
@@ -840,8 +171,8 @@ static jnode *parse_for(parser *P, const jtok *at) {
         pfail(P, cur(P), "expected 'in', got %s", describe(cur(P), b, sizeof b));
     }
     static const char *const iter_end[] = {"recursive", NULL};
-    n->b = parse_tuple(P, false, iter_end, false);
-    if (skip_name(P, "if")) n->c = parse_expression(P, true);
+    n->b = jparse_tuple(P, false, iter_end, false);
+    if (skip_name(P, "if")) n->c = jparse_expression(P, true);
     if (is_name(cur(P), "recursive")) pfail(P, cur(P), "recursive loops are not supported");
     end_of_statement(P);
     static const char *const ends[] = {"endfor", "else", NULL};
@@ -860,10 +191,10 @@ static jnode *parse_for(parser *P, const jtok *at) {
 }
 
 /* The filters of a {% set %} or {% filter %} block, innermost first (the
- * chain parse_filter builds is outermost-last). */
+ * chain jparse_filter builds is outermost-last). */
 static jnodes parse_filter_list(parser *P, bool start_inline) {
     nvec fl = {0};
-    for (jnode *f = parse_filter(P, NULL, start_inline); f; f = f->a) nvec_push(P, &fl, f);
+    for (jnode *f = jparse_filter(P, NULL, start_inline); f; f = f->a) nvec_push(P, &fl, f);
     for (int i = 0; i < fl.n / 2; i++) {
         jnode *x = fl.v[i];
         fl.v[i] = fl.v[fl.n - 1 - i];
@@ -893,7 +224,7 @@ static jnode *parse_set(parser *P, const jtok *at) {
         advance(P);
         jnode *n = mk(P, JN_SET, at);
         n->a = target;
-        n->b = parse_tuple(P, true, NULL, false);
+        n->b = jparse_tuple(P, true, NULL, false);
         end_of_statement(P);
         return n;
     }
@@ -921,7 +252,7 @@ static jnode *parse_macro(parser *P, const jtok *at) {
 static jnode *parse_call_block(parser *P, const jtok *at) {
     jnode *n = mk(P, JN_CALLBLOCK, at);
     if (cur(P)->k == JT_LPAREN) parse_params(P, n);
-    jnode *call = parse_expression(P, true);
+    jnode *call = jparse_expression(P, true);
     if (call->k != JN_CALL) pfail(P, at, "expected a call after 'call'");
     n->a = call;
     parse_callable_body(P, n, at, "call");
@@ -948,7 +279,7 @@ static jnode *parse_with(parser *P, const jtok *at) {
         jnode *s = mk(P, JN_SET, t);
         s->a = parse_assign_target(P, false, false);
         expect(P, JT_ASSIGN, "'='");
-        s->b = parse_expression(P, true);
+        s->b = jparse_expression(P, true);
         nvec_push(P, &sets, s);
     }
     end_of_statement(P);
@@ -1018,7 +349,7 @@ static jnodes parse_body(parser *P, const char *const *ends, const jtok *opener,
         } else if (t->k == JT_VAR_BEGIN) {
             advance(P);
             jnode *n = mk(P, JN_OUTPUT, t);
-            n->a = parse_tuple(P, true, NULL, false);
+            n->a = jparse_tuple(P, true, NULL, false);
             expect(P, JT_VAR_END, "'}}'");
             nvec_push(P, &body, n);
         } else if (t->k == JT_BLOCK_BEGIN) {
@@ -1048,7 +379,7 @@ static int parse_all(parser *P, jnodes *body) {
 jinja_template *jinja_parse(const char *src, size_t len, wick_error *err) {
     jinja_template *t = calloc(1, sizeof *t);
     if (!t) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     jtok *toks = NULL;

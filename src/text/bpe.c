@@ -54,7 +54,7 @@ static int reserve_work(tok_scratch *s, size_t n, wick_error *err) {
         size_t nc = s->syms_cap ? s->syms_cap : 64;
         while (nc < n) nc *= 2;
         bpe_sym *sy = realloc(s->syms, nc * sizeof *sy);
-        if (!sy) return wick_fail(err, "tokenizer: out of memory");
+        if (!sy) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         s->syms = sy;
         s->syms_cap = nc;
     }
@@ -62,7 +62,7 @@ static int reserve_work(tok_scratch *s, size_t n, wick_error *err) {
         size_t nc = s->heap_cap ? s->heap_cap : 64;
         while (nc < 3 * n + 4) nc *= 2;
         bpe_entry *h = realloc(s->heap, nc * sizeof *h);
-        if (!h) return wick_fail(err, "tokenizer: out of memory");
+        if (!h) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         s->heap = h;
         s->heap_cap = nc;
     }
@@ -93,7 +93,7 @@ static void try_pair(const tokenizer *t, tok_scratch *s, const char *p, int32_t 
 }
 
 static int emit(tok_ids *out, int32_t id, wick_error *err) {
-    if (tok_ids_push(out, id)) return wick_fail(err, "tokenizer: out of memory");
+    if (tok_ids_push(out, id)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     return 0;
 }
 
@@ -150,7 +150,7 @@ int tok_bpe_encode_piece(const tokenizer *t, tok_scratch *s, const char *p, size
     struct bpe_cache_slot *sl = &s->cache[h & (BPE_CACHE_SLOTS - 1)];
     if (sl->len == n && sl->hash == h && memcmp(sl->key, p, n) == 0) {
         for (uint32_t i = 0; i < sl->n; i++)
-            if (tok_ids_push(out, s->cache_ids[sl->off + i])) return wick_fail(err, "tokenizer: out of memory");
+            if (tok_ids_push(out, s->cache_ids[sl->off + i])) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         return 0;
     }
     size_t before = out->n;
@@ -209,7 +209,7 @@ static int encode_chunk(const tokenizer *t, tok_scratch *s, const char *p, size_
         if (t->byte_level) {
             if (2 * n + 1 > s->mcap) {
                 char *m = realloc(s->mbuf, 2 * n + 1);
-                if (!m) return wick_fail(err, "tokenizer: out of memory");
+                if (!m) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
                 s->mbuf = m;
                 s->mcap = 2 * n + 1;
             }

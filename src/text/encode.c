@@ -417,7 +417,7 @@ static int encode_with_nspecials(enc *e, const char *text, size_t len, bool firs
             if (rc) return rc;
         }
         if (!sc.found) return 0;
-        if (tok_ids_push(&e->out, sc.id)) return wick_fail(err, "tokenizer: out of memory");
+        if (tok_ids_push(&e->out, sc.id)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         if (over_limit(e, 0, 0)) return 1;
         scan_next(&sc);
     }
@@ -613,7 +613,7 @@ static int encode_run(enc *e, added_scan *sc, wick_error *err) {
         if (q > r) {
             if (over_limit(e, e->plen - e->ctx, e->len - r)) return 1;
             if (tok_normalize_part(t, e->src + r, q - r, r == a, &e->s, err)) return -1;
-            if (reserve_p(e, e->plen + e->s.nlen + 1)) return wick_fail(err, "tokenizer: out of memory");
+            if (reserve_p(e, e->plen + e->s.nlen + 1)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
             memcpy(e->p + e->plen, e->s.nbuf, e->s.nlen);
             e->plen += e->s.nlen;
             e->st.raw_read += q - r;
@@ -679,7 +679,7 @@ int tok_encode_limit(const tokenizer *t, const char *text, size_t len, bool add_
     e.len = len;
     if (len && tok_utf8_valid_prefix(e.src, len) != len) {
         fixed = tok_utf8_sanitize(e.src, len, &e.len);
-        if (!fixed) return wick_fail(err, "tok_encode: out of memory");
+        if (!fixed) return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_encode: out of memory");
         e.src = fixed;
     }
     int rc = 0;
@@ -711,12 +711,12 @@ int tok_encode_limit(const tokenizer *t, const char *text, size_t len, bool add_
             *n_ids = e.lower;
             return 1;
         }
-        if (err && !err->msg[0]) wick_fail(err, "tok_encode: out of memory");
+        if (err && !err->msg[0]) wick_fail_code(err, WICK_E_NO_MEMORY, "tok_encode: out of memory");
         return -1;
     }
     if (!e.out.v) {
         e.out.v = malloc(sizeof(int32_t)); /* a valid pointer even for no ids */
-        if (!e.out.v) return wick_fail(err, "tok_encode: out of memory");
+        if (!e.out.v) return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_encode: out of memory");
     }
     *ids = e.out.v;
     *n_ids = e.out.n;

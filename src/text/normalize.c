@@ -56,7 +56,7 @@ static int unicode_norm(tok_scratch *s, tok_norm_kind kind, wick_error *err) {
     }
     if (reserve(&s->nbuf2, &s->ncap2, (size_t)n + 1)) {
         free(dst);
-        return wick_fail(err, "tokenizer: out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     }
     memcpy(s->nbuf2, dst, (size_t)n);
     free(dst);
@@ -65,7 +65,7 @@ static int unicode_norm(tok_scratch *s, tok_norm_kind kind, wick_error *err) {
 }
 
 static int lowercase(tok_scratch *s, wick_error *err) {
-    if (reserve(&s->nbuf2, &s->ncap2, s->nlen * 2 + 4)) return wick_fail(err, "tokenizer: out of memory");
+    if (reserve(&s->nbuf2, &s->ncap2, s->nlen * 2 + 4)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     size_t o = 0, i = 0;
     while (i < s->nlen) {
         unsigned char c = (unsigned char)s->nbuf[i];
@@ -80,7 +80,7 @@ static int lowercase(tok_scratch *s, wick_error *err) {
         char u[4];
         int m = tok_utf8_encode((uint32_t)lc, u);
         if (reserve(&s->nbuf2, &s->ncap2, o + (size_t)m + (s->nlen - i) * 2 + 4))
-            return wick_fail(err, "tokenizer: out of memory");
+            return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         memcpy(s->nbuf2 + o, u, (size_t)m);
         o += (size_t)m;
         i += (size_t)k;
@@ -97,7 +97,7 @@ static int replace(tok_scratch *s, const tok_norm *n, wick_error *err) {
         count++;
     if (!count) return 0;
     size_t nl = s->nlen - count * n->alen + count * n->blen;
-    if (reserve(&s->nbuf2, &s->ncap2, nl + 1)) return wick_fail(err, "tokenizer: out of memory");
+    if (reserve(&s->nbuf2, &s->ncap2, nl + 1)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     size_t o = 0;
     const char *p = s->nbuf, *e = s->nbuf + s->nlen;
     for (;;) {
@@ -124,7 +124,7 @@ int tok_normalize(const tokenizer *t, const char *text, size_t len, tok_scratch 
 
 int tok_normalize_part(const tokenizer *t, const char *text, size_t len, bool start, tok_scratch *s,
                        wick_error *err) {
-    if (reserve(&s->nbuf, &s->ncap, len + 1)) return wick_fail(err, "tokenizer: out of memory");
+    if (reserve(&s->nbuf, &s->ncap, len + 1)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     memcpy(s->nbuf, text, len);
     s->nlen = len;
     for (int i = 0; i < t->n_norms; i++) {
@@ -143,7 +143,7 @@ int tok_normalize_part(const tokenizer *t, const char *text, size_t len, bool st
         case NORM_PREPEND:
             if (!start) break;
             if (reserve(&s->nbuf2, &s->ncap2, s->nlen + n->alen + 1))
-                return wick_fail(err, "tokenizer: out of memory");
+                return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
             memcpy(s->nbuf2, n->a, n->alen);
             memcpy(s->nbuf2 + n->alen, s->nbuf, s->nlen);
             swap_bufs(s, s->nlen + n->alen);
@@ -163,7 +163,7 @@ int tok_normalize_part(const tokenizer *t, const char *text, size_t len, bool st
         }
         }
     }
-    if (reserve(&s->nbuf, &s->ncap, s->nlen + 1)) return wick_fail(err, "tokenizer: out of memory");
+    if (reserve(&s->nbuf, &s->ncap, s->nlen + 1)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     s->nbuf[s->nlen] = 0;
     return 0;
 }

@@ -212,7 +212,7 @@ static int next_match(const pcre2_code *re, tok_scratch *s, const char *subj, si
                       bool partial, size_t *ms, size_t *me, wick_error *err) {
     if (!s->md) {
         s->md = pcre2_match_data_create(32, NULL);
-        if (!s->md) return wick_fail(err, "tokenizer: out of memory");
+        if (!s->md) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     }
     uint32_t opt = PCRE2_NO_UTF_CHECK | (partial ? PCRE2_PARTIAL_HARD : 0);
     int rc = pcre2_match(re, (PCRE2_SPTR)subj, n, start, opt, s->md, NULL);
@@ -272,7 +272,7 @@ static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert,
                       wick_error *err) {
     out->n = 0;
     out->len = 0;
-    if (pl_append(out, in->buf, in->len)) return wick_fail(err, "tokenizer: out of memory");
+    if (pl_append(out, in->buf, in->len)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     for (size_t i = 0; i < in->n; i++) {
         size_t po = in->p[2 * i], pn = in->p[2 * i + 1];
         const char *subj = in->buf + po - ctx;
@@ -343,7 +343,7 @@ static int step_split(const pcre2_code *re, tok_split_behavior beh, bool invert,
     }
     return 0;
 oom:
-    return wick_fail(err, "tokenizer: out of memory");
+    return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
 }
 
 /* Metaspace: ' ' -> replacement, prepend per scheme, optional split before each replacement.
@@ -388,7 +388,7 @@ static int step_metaspace(const tok_pre *p, bool first, bool cont, tok_piece_lis
     }
     return 0;
 oom:
-    return wick_fail(err, "tokenizer: out of memory");
+    return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
 }
 
 /* ByteLevel add_prefix_space: prepend ' ' to every piece that does not start with one. */
@@ -404,7 +404,7 @@ static int step_prefix_space(tok_piece_list *in, tok_piece_list *out, wick_error
     }
     return 0;
 oom:
-    return wick_fail(err, "tokenizer: out of memory");
+    return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
 }
 
 static void swap_lists(tok_scratch *s) {
@@ -428,7 +428,7 @@ int tok_pretokenize_part(const tokenizer *t, const char *text, size_t len, size_
     s->a.n = 0;
     s->a.len = 0;
     if (pl_append(&s->a, text, len) || pl_push(&s->a, ctx, len - ctx))
-        return wick_fail(err, "tokenizer: out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     if (more && t->n_pres == 0) goto none;
     for (int i = 0; i < t->n_pres; i++) {
         const tok_pre *p = &t->pres[i];

@@ -23,7 +23,7 @@ wick_tokenizer *wick_tokenizer_load(const char *path, wick_error *err) {
     }
     if (dir_exists(path)) return tok_load_hf_dir(path, err);
     if (!file_exists(path)) {
-        wick_fail(err, "%s: no such file or directory", path);
+        wick_fail_code(err, WICK_E_NOT_FOUND, "%s: no such file or directory", path);
         return NULL;
     }
     if (ends_with(path, "tokenizer.json") || ends_with(path, "vocab.json") ||
@@ -32,7 +32,7 @@ wick_tokenizer *wick_tokenizer_load(const char *path, wick_error *err) {
         size_t n = strlen(path);
         char *dir = malloc(n + 2);
         if (!dir) {
-            wick_fail(err, "out of memory");
+            wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
             return NULL;
         }
         memcpy(dir, path, n + 1);

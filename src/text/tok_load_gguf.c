@@ -50,7 +50,7 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
     }
     bool spm = !strcmp(model, "llama"), wpm = !strcmp(model, "bert");
     if (!spm && !wpm && strcmp(model, "gpt2") != 0) {
-        wick_fail(err, "GGUF tokenizer model \"%s\" is not supported (only llama, gpt2, bert)", model);
+        wick_fail_code(err, WICK_E_UNSUPPORTED, "GGUF tokenizer model \"%s\" is not supported (only llama, gpt2, bert)", model);
         goto fail;
     }
     if (gguf_get_string(f, "tokenizer.ggml.pre", &pre, err) < 0) goto fail;
@@ -119,7 +119,7 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
         const char *rx[8];
         int nrx = tok_gguf_pre_regexes(pre, rx, 8);
         if (nrx == 0) {
-            wick_fail(err, "GGUF tokenizer.ggml.pre \"%s\" is not supported", pre ? pre : "");
+            wick_fail_code(err, WICK_E_UNSUPPORTED, "GGUF tokenizer.ggml.pre \"%s\" is not supported", pre ? pre : "");
             goto fail;
         }
         const char *pn = pre && *pre ? pre : "default";
@@ -155,7 +155,7 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
                 cat_cap = (la + lb) * 2 + 16;
                 char *c = realloc(cat, cat_cap);
                 if (!c) {
-                    wick_fail(err, "tokenizer: out of memory");
+                    wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
                     goto fail;
                 }
                 cat = c;

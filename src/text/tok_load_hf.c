@@ -97,7 +97,7 @@ static int add_normalizer(tokenizer *t, const cJSON *n, wick_error *err) {
         const char *pat = pattern_of(n, &rx);
         const char *content = jstr(n, "content");
         if (!pat || !content) return wick_fail(err, "tokenizer.json: Replace needs pattern and content");
-        if (rx) return wick_fail(err, "tokenizer.json: Replace with a Regex pattern is not supported");
+        if (rx) return wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: Replace with a Regex pattern is not supported");
         s.kind = NORM_REPLACE;
         s.a = (char *)pat;
         s.alen = strlen(pat);
@@ -108,7 +108,7 @@ static int add_normalizer(tokenizer *t, const cJSON *n, wick_error *err) {
         s.flag1 = jbool(n, "strip_left", true);
         s.flag2 = jbool(n, "strip_right", true);
     } else {
-        return wick_fail(err, "tokenizer.json: normalizer \"%s\" is not supported", type);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: normalizer \"%s\" is not supported", type);
     }
     return tok_add_norm(t, &s, err);
 }
@@ -138,7 +138,7 @@ static int add_pretokenizer(tokenizer *t, const cJSON *p, wick_error *err) {
         else if (!strcmp(beh, "MergedWithPrevious")) s.behavior = SPLIT_MERGED_PREV;
         else if (!strcmp(beh, "MergedWithNext")) s.behavior = SPLIT_MERGED_NEXT;
         else if (!strcmp(beh, "Contiguous")) s.behavior = SPLIT_CONTIGUOUS;
-        else return wick_fail(err, "tokenizer.json: Split behavior \"%s\" is not supported", beh);
+        else return wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: Split behavior \"%s\" is not supported", beh);
     } else if (!strcmp(type, "ByteLevel")) {
         s.kind = PRE_BYTELEVEL;
         s.add_prefix_space = jbool(p, "add_prefix_space", true);
@@ -166,7 +166,7 @@ static int add_pretokenizer(tokenizer *t, const cJSON *p, wick_error *err) {
         s.kind = PRE_DIGITS;
         s.individual_digits = jbool(p, "individual_digits", false);
     } else {
-        return wick_fail(err, "tokenizer.json: pre_tokenizer \"%s\" is not supported", type);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: pre_tokenizer \"%s\" is not supported", type);
     }
     return tok_add_pre(t, &s, err);
 }
@@ -240,7 +240,7 @@ static int read_decoder(tokenizer *t, const cJSON *d, wick_error *err) {
         const char *pat = pattern_of(d, &rx);
         const char *content = jstr(d, "content");
         if (!pat || !content) return wick_fail(err, "tokenizer.json: Replace decoder needs pattern and content");
-        if (rx) return wick_fail(err, "tokenizer.json: Replace decoder with a Regex pattern is not supported");
+        if (rx) return wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: Replace decoder with a Regex pattern is not supported");
         s.kind = DEC_REPLACE;
         s.a = (char *)pat;
         s.alen = strlen(pat);
@@ -273,7 +273,7 @@ static int read_decoder(tokenizer *t, const cJSON *d, wick_error *err) {
     } else if (!strcmp(type, "ByteLevel")) {
         s.kind = DEC_BYTE_LEVEL;
     } else {
-        return wick_fail(err, "tokenizer.json: decoder \"%s\" is not supported", type);
+        return wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: decoder \"%s\" is not supported", type);
     }
     return tok_add_dec(t, &s, err);
 }
@@ -291,7 +291,7 @@ static int add_merge_str(tokenizer *t, const char *line, size_t n, char **cat, s
     if (la + lb > *cat_cap) {
         size_t nc = (la + lb) * 2 + 16;
         char *c = realloc(*cat, nc);
-        if (!c) return wick_fail(err, "tokenizer: out of memory");
+        if (!c) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         *cat = c;
         *cat_cap = nc;
     }
@@ -310,7 +310,7 @@ static int add_merge_pair(tokenizer *t, const char *sa, const char *sb, char **c
     if (la + lb > *cat_cap) {
         size_t nc = (la + lb) * 2 + 16;
         char *c = realloc(*cat, nc);
-        if (!c) return wick_fail(err, "tokenizer: out of memory");
+        if (!c) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         *cat = c;
         *cat_cap = nc;
     }
@@ -432,7 +432,7 @@ static int apply_config(tokenizer *t, const cJSON *cfg, wick_error *err) {
     if (tmpl) {
         free(t->chat_template);
         t->chat_template = tok_strdup(tmpl);
-        if (!t->chat_template) return wick_fail(err, "tokenizer: out of memory");
+        if (!t->chat_template) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     }
     return 0;
 }
@@ -449,7 +449,7 @@ static tokenizer *load_tokenizer_json(const cJSON *j, const cJSON *cfg, wick_err
     const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
     const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
     if (mtype && strcmp(mtype, "BPE") != 0) {
-        wick_fail(err, "tokenizer.json: model type \"%s\" is not supported (only BPE)", mtype);
+        wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: model type \"%s\" is not supported (only BPE)", mtype);
         return NULL;
     }
     if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges)) {
@@ -459,7 +459,7 @@ static tokenizer *load_tokenizer_json(const cJSON *j, const cJSON *cfg, wick_err
     const char *cont = jstr(model, "continuing_subword_prefix");
     const char *eow = jstr(model, "end_of_word_suffix");
     if ((cont && *cont) || (eow && *eow)) {
-        wick_fail(err, "tokenizer.json: continuing_subword_prefix / end_of_word_suffix are not supported");
+        wick_fail_code(err, WICK_E_UNSUPPORTED, "tokenizer.json: continuing_subword_prefix / end_of_word_suffix are not supported");
         return NULL;
     }
     int64_t mx = max_vocab_id(vocab);

@@ -295,7 +295,7 @@ tokenizer *tok_make_synthetic(int n_merges, wick_error *err) {
     if (tok_finalize(t, err)) goto fail;
     goto done;
 oom:
-    wick_fail(err, "tok_make_synthetic: out of memory");
+    wick_fail_code(err, WICK_E_NO_MEMORY, "tok_make_synthetic: out of memory");
 fail:
     tok_free(t);
     t = NULL;

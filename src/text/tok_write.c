@@ -48,7 +48,7 @@ static const char *gguf_pre_name(const tokenizer *t) {
 
 int tok_write_gguf(const tokenizer *t, int32_t n_rows, gguf_writer *w, wick_error *err) {
     if (!t || !w) return wick_fail(err, "tok_write_gguf: NULL argument");
-    if (t->kind == TOK_KIND_WPM) return wick_fail(err, "writing WordPiece tokenizers is not supported");
+    if (t->kind == TOK_KIND_WPM) return wick_fail_code(err, WICK_E_UNSUPPORTED, "writing WordPiece tokenizers is not supported");
     /* The token list covers every embedding row, as llama.cpp's converter
      * writes it: rows past the tokenizer's ids become unused [PAD<id>] entries
      * (llama.cpp takes the vocabulary size from this list). */
@@ -69,7 +69,7 @@ int tok_write_gguf(const tokenizer *t, int32_t n_rows, gguf_writer *w, wick_erro
     float *scores = malloc((size_t)n * sizeof *scores);
     int rc = -1;
     if (!strs || !lens || !pads || !types || !scores) {
-        wick_fail(err, "tok_write_gguf: out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_gguf: out of memory");
         goto done;
     }
     for (int32_t i = 0; i < n; i++) {
@@ -103,7 +103,7 @@ int tok_write_gguf(const tokenizer *t, int32_t n_rows, gguf_writer *w, wick_erro
     if (!spm) {
         char **ms = malloc((size_t)(t->n_merges ? t->n_merges : 1) * sizeof *ms);
         if (!ms) {
-            wick_fail(err, "tok_write_gguf: out of memory");
+            wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_gguf: out of memory");
             goto done;
         }
         int k = 0;
@@ -116,7 +116,7 @@ int tok_write_gguf(const tokenizer *t, int32_t n_rows, gguf_writer *w, wick_erro
             }
             ms[k] = malloc((size_t)t->len[a] + t->len[b] + 2);
             if (!ms[k]) {
-                wick_fail(err, "tok_write_gguf: out of memory");
+                wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_gguf: out of memory");
                 break;
             }
             memcpy(ms[k], sa, t->len[a]);
@@ -168,7 +168,7 @@ static int cmp_cand(const void *pa, const void *pb) {
 static int derive_merges(const tokenizer *t, cand **out, size_t *n_out, wick_error *err) {
     size_t n = 0, cap = 1024;
     cand *c = malloc(cap * sizeof *c);
-    if (!c) return wick_fail(err, "tok_write_hf: out of memory");
+    if (!c) return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
     for (int32_t id = 0; id < t->n_vocab; id++) {
         if (t->type[id] != TT_NORMAL || t->len[id] < 2 || single_char(t, id)) continue;
         const char *s = tok_text(t, id);
@@ -181,7 +181,7 @@ static int derive_merges(const tokenizer *t, cand **out, size_t *n_out, wick_err
                 cand *nc = realloc(c, cap * sizeof *nc);
                 if (!nc) {
                     free(c);
-                    return wick_fail(err, "tok_write_hf: out of memory");
+                    return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
                 }
                 c = nc;
             }
@@ -443,7 +443,7 @@ static cJSON *tokenizer_json(const tokenizer *t, wick_error *err) {
         char *k = tok_strndup(tok_text(t, id), t->len[id]);
         if (!k) {
             cJSON_Delete(root);
-            wick_fail(err, "tok_write_hf: out of memory");
+            wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
             return NULL;
         }
         cJSON_AddItemToObject(vocab, k, cJSON_CreateNumber(id));
@@ -482,7 +482,7 @@ static void add_token_field(cJSON *o, const char *key, const tokenizer *t, int32
 
 int tok_write_hf(const tokenizer *t, const char *dir, wick_error *err) {
     if (!t || !dir) return wick_fail(err, "tok_write_hf: NULL argument");
-    if (t->kind == TOK_KIND_WPM) return wick_fail(err, "writing WordPiece tokenizers is not supported");
+    if (t->kind == TOK_KIND_WPM) return wick_fail_code(err, WICK_E_UNSUPPORTED, "writing WordPiece tokenizers is not supported");
     char p_json[4096], p_cfg[4096];
     if (path_join(p_json, sizeof p_json, dir, "tokenizer.json") ||
         path_join(p_cfg, sizeof p_cfg, dir, "tokenizer_config.json"))
@@ -492,7 +492,7 @@ int tok_write_hf(const tokenizer *t, const char *dir, wick_error *err) {
     if (!root) return -1;
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    if (!text) return wick_fail(err, "tok_write_hf: out of memory");
+    if (!text) return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
     int rc = write_text(p_json, text, err);
     free(text);
     if (rc) return -1;
@@ -509,7 +509,7 @@ int tok_write_hf(const tokenizer *t, const char *dir, wick_error *err) {
     if (t->chat_template) cJSON_AddStringToObject(cfg, "chat_template", t->chat_template);
     text = cJSON_Print(cfg);
     cJSON_Delete(cfg);
-    if (!text) return wick_fail(err, "tok_write_hf: out of memory");
+    if (!text) return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
     rc = write_text(p_cfg, text, err);
     free(text);
     return rc;

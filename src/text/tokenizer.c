@@ -72,7 +72,7 @@ void tok_scratch_free(tok_scratch *s) {
 tokenizer *tok_new(tok_kind kind, wick_error *err) {
     tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
-        wick_fail(err, "tokenizer: out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         return NULL;
     }
     t->kind = kind;
@@ -95,11 +95,11 @@ int tok_resize(tokenizer *t, int n, wick_error *err) {
     if (ty) t->type = ty;
     uint8_t *fl = realloc(t->flags, (size_t)n);
     if (fl) t->flags = fl;
-    if (!off || !len || !sc || !ty || !fl) return wick_fail(err, "tokenizer: out of memory");
+    if (!off || !len || !sc || !ty || !fl) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     if (!t->arena) {
         t->arena_cap = 4096;
         t->arena = malloc(t->arena_cap);
-        if (!t->arena) return wick_fail(err, "tokenizer: out of memory");
+        if (!t->arena) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         t->arena[0] = 0;
         t->arena_len = 1; /* offset 0 = the empty string */
     }
@@ -123,7 +123,7 @@ int tok_set_token(tokenizer *t, int32_t id, const char *s, size_t len, float sco
         size_t nc = t->arena_cap * 2;
         while (nc < t->arena_len + len + 1) nc *= 2;
         char *a = realloc(t->arena, nc);
-        if (!a) return wick_fail(err, "tokenizer: out of memory");
+        if (!a) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         t->arena = a;
         t->arena_cap = nc;
     }
@@ -144,7 +144,7 @@ int tok_build_map(tokenizer *t, wick_error *err) {
     while (cap * 3 < (size_t)t->n_vocab * 4) cap *= 2;
     t->map_ids = malloc(cap * sizeof *t->map_ids);
     t->map_hash = malloc(cap * sizeof *t->map_hash);
-    if (!t->map_ids || !t->map_hash) return wick_fail(err, "tokenizer: out of memory");
+    if (!t->map_ids || !t->map_hash) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     for (size_t i = 0; i < cap; i++) t->map_ids[i] = -1;
     t->map_cap = cap;
     for (int32_t id = 0; id < t->n_vocab; id++) {
@@ -222,7 +222,7 @@ int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *e
     int32_t dummy;
     if (tok_merge_lookup(t, a, b, &dummy) >= 0) return 0; /* duplicate: keep the first */
     if ((size_t)(t->n_merges + 1) * 4 > t->mcap * 3) {
-        if (merges_rehash(t, t->mcap ? t->mcap * 2 : 1024)) return wick_fail(err, "tokenizer: out of memory");
+        if (merges_rehash(t, t->mcap ? t->mcap * 2 : 1024)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     }
     if (t->n_merges == t->merges_cap) {
         int nc = t->merges_cap ? t->merges_cap * 2 : 1024;
@@ -232,7 +232,7 @@ int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *e
         if (nb) t->merge_b = nb;
         int32_t *nr = realloc(t->merge_res, (size_t)nc * sizeof *nr);
         if (nr) t->merge_res = nr;
-        if (!na || !nb || !nr) return wick_fail(err, "tokenizer: out of memory");
+        if (!na || !nb || !nr) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         t->merges_cap = nc;
     }
     int rank = t->n_merges++;
@@ -260,22 +260,22 @@ static int dup_pair(const char *a, size_t alen, const char *b, size_t blen, char
 
 int tok_add_norm(tokenizer *t, const tok_norm *n, wick_error *err) {
     tok_norm *nn = realloc(t->norms, (size_t)(t->n_norms + 1) * sizeof *nn);
-    if (!nn) return wick_fail(err, "tokenizer: out of memory");
+    if (!nn) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     t->norms = nn;
     tok_norm c = *n;
-    if (dup_pair(n->a, n->alen, n->b, n->blen, &c.a, &c.b)) return wick_fail(err, "tokenizer: out of memory");
+    if (dup_pair(n->a, n->alen, n->b, n->blen, &c.a, &c.b)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     t->norms[t->n_norms++] = c;
     return 0;
 }
 
 int tok_add_pre(tokenizer *t, const tok_pre *p, wick_error *err) {
     tok_pre *np = realloc(t->pres, (size_t)(t->n_pres + 1) * sizeof *np);
-    if (!np) return wick_fail(err, "tokenizer: out of memory");
+    if (!np) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     t->pres = np;
     tok_pre c = *p;
     c.re = NULL;
     c.pattern = p->pattern ? tok_strdup(p->pattern) : NULL;
-    if (p->pattern && !c.pattern) return wick_fail(err, "tokenizer: out of memory");
+    if (p->pattern && !c.pattern) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     if (tok_pre_compile(&c, err)) {
         tok_pre_free(&c);
         return -1;
@@ -286,10 +286,10 @@ int tok_add_pre(tokenizer *t, const tok_pre *p, wick_error *err) {
 
 int tok_add_dec(tokenizer *t, const tok_dec *d, wick_error *err) {
     tok_dec *nd = realloc(t->decs, (size_t)(t->n_decs + 1) * sizeof *nd);
-    if (!nd) return wick_fail(err, "tokenizer: out of memory");
+    if (!nd) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     t->decs = nd;
     tok_dec c = *d;
-    if (dup_pair(d->a, d->alen, d->b, d->blen, &c.a, &c.b)) return wick_fail(err, "tokenizer: out of memory");
+    if (dup_pair(d->a, d->alen, d->b, d->blen, &c.a, &c.b)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     t->decs[t->n_decs++] = c;
     return 0;
 }
@@ -334,7 +334,7 @@ static int build_nspecials(tokenizer *t, wick_error *err) {
     for (int c = 0; c < 257; c++) t->nspecial_start[c] = 0;
     if (!n) return 0;
     special_key *keys = calloc((size_t)n, sizeof *keys);
-    if (!keys) return wick_fail(err, "tokenizer: out of memory");
+    if (!keys) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     tok_scratch sc;
     memset(&sc, 0, sizeof sc);
     int m = 0, rc = 0;
@@ -347,7 +347,7 @@ static int build_nspecials(tokenizer *t, wick_error *err) {
         if (sc.nlen == 0) continue;
         char *txt = tok_strndup(sc.nbuf, sc.nlen);
         if (!txt) {
-            rc = wick_fail(err, "tokenizer: out of memory");
+            rc = wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
             break;
         }
         keys[m++] = (special_key){(unsigned char)txt[0], (uint32_t)sc.nlen, id, txt};
@@ -357,7 +357,7 @@ static int build_nspecials(tokenizer *t, wick_error *err) {
         t->nspecials = malloc((size_t)(m ? m : 1) * sizeof *t->nspecials);
         t->nspecial_text = malloc((size_t)(m ? m : 1) * sizeof *t->nspecial_text);
         t->nspecial_len = malloc((size_t)(m ? m : 1) * sizeof *t->nspecial_len);
-        if (!t->nspecials || !t->nspecial_text || !t->nspecial_len) rc = wick_fail(err, "tokenizer: out of memory");
+        if (!t->nspecials || !t->nspecial_text || !t->nspecial_len) rc = wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     }
     if (rc) {
         for (int i = 0; i < m; i++) free(keys[i].text);
@@ -447,7 +447,7 @@ static int build_joints(tokenizer *t, wick_error *err) {
     size_t cap = 1024;
     while (cap < n * 2) cap *= 2;
     t->joints = calloc(cap, sizeof *t->joints);
-    if (!t->joints) return wick_fail(err, "tokenizer: out of memory");
+    if (!t->joints) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     t->joints_cap = cap;
     for (int32_t id = 0; id < t->n_vocab; id++) {
         const char *s = tok_text(t, id);
@@ -522,7 +522,7 @@ int tok_finalize(tokenizer *t, wick_error *err) {
         special_key *keys = malloc((size_t)n * sizeof *keys);
         if (!t->specials || !keys) {
             free(keys);
-            return wick_fail(err, "tokenizer: out of memory");
+            return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         }
         int m = 0;
         for (int32_t id = 0; id < t->n_vocab; id++)
@@ -836,7 +836,7 @@ static int build_pieces(tokenizer *t, wick_error *err) {
     t->piece_off = malloc(((size_t)t->n_vocab + 1) * sizeof *t->piece_off);
     size_t cap = (size_t)t->n_vocab * 8 + 64, used = 0;
     t->piece_buf = malloc(cap);
-    if (!t->piece_off || !t->piece_buf) return wick_fail(err, "tokenizer: out of memory");
+    if (!t->piece_off || !t->piece_buf) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     for (int32_t id = 0; id < t->n_vocab; id++) {
         t->piece_off[id] = (uint32_t)used;
         int n = piece_uncached(t, id, t->piece_buf + used, cap - used);
@@ -844,7 +844,7 @@ static int build_pieces(tokenizer *t, wick_error *err) {
         if ((size_t)n > cap - used) {
             while ((size_t)n > cap - used) cap *= 2;
             char *b = realloc(t->piece_buf, cap);
-            if (!b) return wick_fail(err, "tokenizer: out of memory");
+            if (!b) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
             t->piece_buf = b;
             piece_uncached(t, id, t->piece_buf + used, cap - used);
         }
@@ -902,7 +902,7 @@ char *tok_decode_len(const tokenizer *t, const int32_t *ids, size_t n, bool skip
     if (out_len) *out_len = len;
     goto done;
 oom:
-    wick_fail(err, "tok_decode: out of memory");
+    wick_fail_code(err, WICK_E_NO_MEMORY, "tok_decode: out of memory");
 done:
     sl_free(&a);
     sl_free(&b);

@@ -63,7 +63,7 @@ static bool is_other(utf8proc_category_t cat) {
 }
 
 static int push(tok_ids *out, int32_t id, wick_error *err) {
-    return tok_ids_push(out, id) ? wick_fail(err, "tokenizer: out of memory") : 0;
+    return tok_ids_push(out, id) ? wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory") : 0;
 }
 
 /* The word in w[0..len): U+2581 then n_chars characters. */
@@ -102,7 +102,7 @@ int tok_wpm_encode(const tokenizer *t, tok_scratch *s, const char *text, size_t 
     size_t need = 3 + 4 * (WPM_MAX_WORD_CHARS + 1);
     if (s->mcap < need) {
         char *b = realloc(s->mbuf, need);
-        if (!b) return wick_fail(err, "tokenizer: out of memory");
+        if (!b) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
         s->mbuf = b;
         s->mcap = need;
     }

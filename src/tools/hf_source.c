@@ -118,7 +118,7 @@ static void add_vector(model_source *s, tensor_role role, const float *v, int n)
 static int add_rope_tensors(model_source *s, wick_error *err) {
     const int half = s->hp.rot_dim / 2;
     if (s->hp.rope_scaling == ROPE_SCALING_LLAMA3) {
-        if (!(s->rope_freqs = malloc((size_t)half * sizeof *s->rope_freqs))) return wick_fail(err, "out of memory");
+        if (!(s->rope_freqs = malloc((size_t)half * sizeof *s->rope_freqs))) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         hparams_rope_freq_factors(&s->hp, s->rope_freqs);
         add_vector(s, T_ROPE_FREQS, s->rope_freqs, half);
     }
@@ -162,7 +162,7 @@ static int map_expert_stack(model_source *s, int il, int kind, bool *used, wick_
     const int E = s->hp.n_expert;
     const tensor_role one = (tensor_role)(T_FFN_GATE_EXP + kind), stack = (tensor_role)(T_FFN_GATE_EXPS + kind);
     const void **parts = calloc((size_t)E, sizeof *parts);
-    if (!parts) return wick_fail(err, "out of memory");
+    if (!parts) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     char hf[256], first[256] = "";
     const wick_tensor *w0 = NULL;
     for (int e = 0; e < E; e++) {
@@ -217,7 +217,7 @@ static int map_hf_tensors(model_source *s, wick_error *err) {
     s->t = calloc((size_t)n_st + 4, sizeof *s->t); /* stacks take fewer; rope tensors at most 3 more */
     if (!used || !s->t) {
         free(used);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     /* the embedding and the RoPE tensors first, then layer by layer, then the other global roles */
     int rc = map_role(s, T_TOK_EMBD, 0, used, err);
@@ -267,7 +267,7 @@ static int read_config(model_source *s, const cJSON *cfg, const char *model_type
     s->named = s->hp;
     if (rc == 0 && s->hp.rope_scaling == ROPE_SCALING_LONGROPE) {
         if (!(s->longrope = malloc(2 * (size_t)(s->hp.rot_dim / 2) * sizeof *s->longrope)))
-            rc = wick_fail(err, "out of memory");
+            rc = wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         else
             rc = arch_hf_longrope_factors(&s->hp, c, s->longrope, err);
     }

@@ -49,7 +49,7 @@ static int open_gguf(model_source *s, const char *path, wick_error *err) {
     s->n_expert = gguf_arch_int(s->gguf, s->arch_name, "expert_count");
     s->n = gguf_n_tensors(s->gguf);
     s->t = calloc((size_t)(s->n ? s->n : 1), sizeof *s->t);
-    if (!s->t) return wick_fail(err, "out of memory");
+    if (!s->t) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     for (int i = 0; i < s->n; i++) {
         const wick_tensor *g = gguf_tensor(s->gguf, i);
         src_tensor *t = &s->t[i];

@@ -92,7 +92,7 @@ static int write_tensor(writer_ctx *c, const src_tensor *t, int type, wick_error
     const size_t need = (size_t)per_chunk * out_rb;
     if (need > c->buf_bytes) {
         char *b = realloc(c->buf, need);
-        if (!b) return wick_fail(err, "out of memory converting '%s'", t->name);
+        if (!b) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory converting '%s'", t->name);
         c->buf = b;
         c->buf_bytes = need;
     }
@@ -104,7 +104,7 @@ static int write_tensor(writer_ctx *c, const src_tensor *t, int type, wick_error
             c->scratch[i] = aligned_alloc(64, ((size_t)cols * sizeof(float) + 63) & ~(size_t)63);
             if (!c->row[i] || !c->scratch[i]) {
                 c->max_cols = 0;
-                return wick_fail(err, "out of memory converting '%s'", t->name);
+                return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory converting '%s'", t->name);
             }
         }
         c->max_cols = cols;
@@ -141,7 +141,7 @@ static int write_model(model_source *s, const int *types, int ftype, const char 
                        quantize_progress_fn progress, void *ud, quantize_report *r, wick_error *err) {
     if (overwrites_input(s, out)) return wick_fail(err, "the output %s would overwrite the input", out);
     gguf_writer *w = gguf_writer_new();
-    if (!w) return wick_fail(err, "out of memory");
+    if (!w) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     int rc = source_write_metadata(s, w, err);
     if (rc == 0) {
         gguf_set_u32(w, "general.quantization_version", 2);
@@ -163,7 +163,7 @@ static int write_model(model_source *s, const int *types, int ftype, const char 
     writer_ctx c = {.n_threads = n_threads};
     c.row = calloc((size_t)n_threads, sizeof *c.row);
     c.scratch = calloc((size_t)n_threads, sizeof *c.scratch);
-    if (rc == 0 && (!c.row || !c.scratch)) rc = wick_fail(err, "out of memory");
+    if (rc == 0 && (!c.row || !c.scratch)) rc = wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     if (rc == 0 && !(c.pool = pool_new(n_threads, err))) rc = -1;
     if (rc == 0 && !(c.stream = gguf_write_begin(w, out, err))) rc = -1;
     for (int i = 0; i < s->n && rc == 0; i++) {
@@ -209,7 +209,7 @@ int model_quantize(const char *in, const char *out, const quantize_params *p, qu
     if (source_open(&s, in, err) < 0) return -1;
     const quant_model m = {s.n_layer, s.n_head, s.n_head_kv, s.n_expert, s.has_output};
     int *types = malloc((size_t)(s.n ? s.n : 1) * sizeof *types);
-    int rc = types ? 0 : wick_fail(err, "out of memory");
+    int rc = types ? 0 : wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     int n_fallback = 0;
     for (int i = 0; i < s.n && rc == 0; i++) {
         const src_tensor *t = &s.t[i];
@@ -247,7 +247,7 @@ int model_convert(const char *hf_dir, const char *out, const char *outtype, int 
     model_source s;
     if (source_open(&s, hf_dir, err) < 0) return -1;
     int *types = malloc((size_t)(s.n ? s.n : 1) * sizeof *types);
-    int rc = types ? 0 : wick_fail(err, "out of memory");
+    int rc = types ? 0 : wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     int count[3] = {0}; /* matrices in F32, F16, BF16 */
     for (int i = 0; i < s.n && rc == 0; i++) {
         const src_tensor *t = &s.t[i];

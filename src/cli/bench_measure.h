@@ -1,7 +1,7 @@
-/* bench.h — measurements for `wick bench`: memory read bandwidth and peak
- * resident memory. Nothing here prints. */
-#ifndef WICK_ENGINE_BENCH_H
-#define WICK_ENGINE_BENCH_H
+/* bench_measure.h — measurements for `wick bench`: memory read bandwidth
+ * and peak resident memory. Nothing here prints. */
+#ifndef WICK_CLI_BENCH_MEASURE_H
+#define WICK_CLI_BENCH_MEASURE_H
 
 #include <stdbool.h>
 #include <stddef.h>

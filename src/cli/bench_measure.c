@@ -1,7 +1,8 @@
-/* bench.c — owns the measurements behind `wick bench` (see bench.h): a
- * multi-threaded streaming read of a large buffer (on transparent huge
- * pages, as the weights are) for the memory bandwidth, and the process's
- * peak RSS. The read sums 64-bit words (mod 2^64) with
+/* bench_measure.c — owns the measurements behind `wick bench` (see
+ * bench_measure.h): a multi-threaded streaming read of a large buffer (on
+ * transparent huge pages, as the weights are) for the memory bandwidth, and
+ * the process's peak RSS. The CLI, the tests and bench/ link it; libwick.a
+ * does not hold it. The read sums 64-bit words (mod 2^64) with
  * 64-byte AVX-512 loads where the CPU has them (narrower loads reach less
  * of the bandwidth), else plain C; both give the same sum. A reading is the
  * best of its passes, which alternate between a plain read and one with
@@ -9,7 +10,7 @@
  * (kernel_tuning.prefetch, as a model load picks it): where those reach more than the hardware
  * prefetchers alone (Zen 5: ~4%), the ceiling is that much higher, so
  * decode is never measured against less than the memory gives. */
-#include "engine/bench.h"
+#include "cli/bench_measure.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "kernels/cpu.h"
@@ -97,11 +99,6 @@ static void bw_task(void *arg, int ith, int nth) {
     if (ith < 64) j->sums[ith] = s;
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 struct bench_membw_buf {
     void *buf;
@@ -118,7 +115,7 @@ bench_membw_buf *bench_membw_new(size_t bytes, int n_threads, wick_error *err) {
     }
     bench_membw_buf *b = calloc(1, sizeof *b);
     if (!b) {
-        wick_fail(err, "out of memory");
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     b->buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -145,9 +142,9 @@ double bench_membw_read(bench_membw_buf *b, int passes) {
     volatile uint64_t sink = 0;
     for (int r = 0; r < (passes > 0 ? passes : 1); r++) {
         b->job.prefetch = r % 2 == 1;
-        double t0 = now_s();
+        double t0 = wick_now_s();
         pool_run(b->pool, bw_task, &b->job);
-        double dt = now_s() - t0;
+        double dt = wick_now_s() - t0;
         for (int i = 0; i < 64; i++) sink += b->job.sums[i];
         if (dt > 0 && b->bytes / dt / 1e9 > best) best = b->bytes / dt / 1e9;
     }

@@ -11,8 +11,8 @@
  * routers and experts (GGUF: 3-D stacks, expert e's slice equal to the HF
  * file's expert e). Tensors are generated while the file is written, one at
  * a time, so even the many-GB qwen3-moe shape needs little memory. */
-#ifndef WICK_MODEL_TESTMODEL_H
-#define WICK_MODEL_TESTMODEL_H
+#ifndef WICK_CLI_TESTMODEL_H
+#define WICK_CLI_TESTMODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>

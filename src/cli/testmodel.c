@@ -1,5 +1,7 @@
-/* testmodel.c — writing random-weight test models (see testmodel.h). */
-#include "model/testmodel.h"
+/* testmodel.c — writing random-weight test models (see testmodel.h). The
+ * CLI (`wick make-test-model`) and the tests link it; libwick.a does not
+ * hold it. */
+#include "cli/testmodel.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -173,7 +175,7 @@ static int fill_rows(const tm_tensor *d, int role, int rows, char *out, wick_err
     /* whole matrix when rows are permuted (q/k: small), else chunks of rows */
     const int chunk = d->permute_heads > 0 ? rows : rows < 256 ? rows : 256;
     float *x = malloc(sizeof(float) * (size_t)chunk * d->cols);
-    if (!x) return wick_fail(err, "out of memory generating a tensor");
+    if (!x) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory generating a tensor");
     for (int r0 = 0; r0 < rows; r0 += chunk) {
         const int n = rows - r0 < chunk ? rows - r0 : chunk;
         stream_floats(&s, x, (size_t)n * d->cols, d->center, d->a);
@@ -220,12 +222,12 @@ static int add_desc(gen *g, const char *name, const tm_tensor *proto, wick_error
     if (g->n_descs == g->cap_descs) {
         size_t cap = g->cap_descs ? 2 * g->cap_descs : 64;
         tm_tensor **nd = realloc(g->descs, cap * sizeof *nd);
-        if (!nd) return wick_fail(err, "out of memory");
+        if (!nd) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         g->descs = nd;
         g->cap_descs = cap;
     }
     tm_tensor *d = malloc(sizeof *d);
-    if (!d) return wick_fail(err, "out of memory");
+    if (!d) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     *d = *proto;
     d->g = g;
     g->descs[g->n_descs++] = d;
@@ -368,7 +370,7 @@ static int add_rope_freqs(gen *g, wick_error *err) {
     if (!base || !scaled) {
         free(base);
         free(scaled);
-        return wick_fail(err, "out of memory");
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     }
     hparams plain = g->hp;
     plain.rope_scaling = ROPE_SCALING_NONE;
@@ -435,7 +437,7 @@ static void gguf_hparams(gen *g, const tokenizer *tok) {
  * wavelength (as Phi-3's do); llama.cpp keeps them as two F32 tensors. */
 static int make_longrope(gen *g, wick_error *err) {
     const int half = g->hp.rot_dim / 2;
-    if (!(g->longrope = malloc(2 * (size_t)half * sizeof *g->longrope))) return wick_fail(err, "out of memory");
+    if (!(g->longrope = malloc(2 * (size_t)half * sizeof *g->longrope))) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     for (int i = 0; i < half; i++) {
         g->longrope[i] = 1.0f + 0.05f * (float)i;
         g->longrope[half + i] = 1.0f + 2.5f * (float)i * (float)i / (float)half;
