@@ -26,4 +26,17 @@ static inline double wick_wall_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The time `ms` milliseconds from now on `clock`, as the absolute deadline
+ * pthread_cond_timedwait takes (on the clock its condition variable was
+ * made with: CLOCK_REALTIME unless set otherwise). */
+static inline struct timespec wick_deadline_ms(clockid_t clock, double ms) {
+    struct timespec t;
+    clock_gettime(clock, &t);
+    if (ms < 0) ms = 0;
+    const long long ns = (long long)t.tv_nsec + (long long)(ms * 1e6);
+    t.tv_sec += (time_t)(ns / 1000000000LL);
+    t.tv_nsec = (long)(ns % 1000000000LL);
+    return t;
+}
+
 #endif

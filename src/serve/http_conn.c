@@ -187,12 +187,8 @@ static void sweep(http_server *s) {
 static void *sweeper(void *arg) {
     http_server *s = arg;
     pthread_mutex_lock(&s->cmu);
-    while (!s->sweeper_stop) {
-        /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += SWEEP_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    while (!bg_thread_stopping(&s->sweeper)) {
+        const struct timespec ts = wick_deadline_ms(CLOCK_REALTIME, SWEEP_MS); /* ccv's clock */
         pthread_cond_timedwait(&s->ccv, &s->cmu, &ts);
         if (s->header_timeout_on) sweep(s);
     }
@@ -202,17 +198,7 @@ static void *sweeper(void *arg) {
 
 int conn_start_sweeper(http_server *s) {
     s->header_timeout_on = s->cfg.header_timeout_s > 0;
-    if (pthread_create(&s->sweeper, NULL, sweeper, s) != 0) return -1;
-    s->sweeper_on = true;
-    return 0;
+    return bg_thread_start(&s->sweeper, &s->cmu, &s->ccv, sweeper, s);
 }
 
-void conn_stop_sweeper(http_server *s) {
-    if (!s->sweeper_on) return;
-    pthread_mutex_lock(&s->cmu);
-    s->sweeper_stop = true;
-    pthread_cond_signal(&s->ccv);
-    pthread_mutex_unlock(&s->cmu);
-    pthread_join(s->sweeper, NULL);
-    s->sweeper_on = false;
-}
+void conn_stop_sweeper(http_server *s) { bg_thread_stop(&s->sweeper); }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/bg_thread.h"
 #include "serve/http.h"
 
 #define HTTP_MAX_HEADERS 16
@@ -124,16 +125,15 @@ struct http_server {
     pthread_cond_t ccv;
     http_conn *head, *tail;
     int n_conn;
-    bool sweeper_on, sweeper_stop, header_timeout_on;
-    pthread_t sweeper;
+    bool header_timeout_on;
+    bg_thread sweeper;
     /* lingering closes */
     pthread_mutex_t lmu;
     pthread_cond_t lcv;
     int linger_fd[LINGER_MAX];
     double linger_until[LINGER_MAX];
     int n_linger;
-    bool linger_on, linger_stop;
-    pthread_t linger_thread;
+    bg_thread linger;
     /* request threads */
     pthread_mutex_t wmu;
     pthread_cond_t wcv;

@@ -23,7 +23,7 @@
 void linger_add(http_server *s, int fd) {
     if (fd < 0) return;
     pthread_mutex_lock(&s->lmu);
-    const bool room = s->linger_on && !s->linger_stop && s->n_linger < LINGER_MAX;
+    const bool room = s->linger.running && !bg_thread_stopping(&s->linger) && s->n_linger < LINGER_MAX;
     int d = room ? dup(fd) : -1;
     if (d >= 0) {
         shutdown(d, SHUT_WR); /* the answer is in the kernel's hands; the client sees its end */
@@ -50,7 +50,7 @@ static void *lingerer(void *arg) {
     http_server *s = arg;
     struct pollfd pf[LINGER_MAX];
     pthread_mutex_lock(&s->lmu);
-    while (!s->linger_stop) {
+    while (!bg_thread_stopping(&s->linger)) {
         if (!s->n_linger) {
             pthread_cond_wait(&s->lcv, &s->lmu);
             continue;
@@ -82,18 +82,6 @@ static void *lingerer(void *arg) {
     return NULL;
 }
 
-int linger_start(http_server *s) {
-    if (pthread_create(&s->linger_thread, NULL, lingerer, s) != 0) return -1;
-    s->linger_on = true;
-    return 0;
-}
+int linger_start(http_server *s) { return bg_thread_start(&s->linger, &s->lmu, &s->lcv, lingerer, s); }
 
-void linger_stop(http_server *s) {
-    if (!s->linger_on) return;
-    pthread_mutex_lock(&s->lmu);
-    s->linger_stop = true;
-    pthread_cond_signal(&s->lcv);
-    pthread_mutex_unlock(&s->lmu);
-    pthread_join(s->linger_thread, NULL);
-    s->linger_on = false;
-}
+void linger_stop(http_server *s) { bg_thread_stop(&s->linger); }

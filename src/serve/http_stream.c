@@ -143,11 +143,7 @@ void stream_run(http_stream *st) {
         pthread_mutex_lock(&st->mu);
         bool cut = false; /* a client that stops reading cannot hold a stopping server */
         while (!st->closed && st->buf.len - st->off > HIGH_WATER && !(cut = past_grace(st, &t_stop))) {
-            /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 200000000L;
-            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            const struct timespec ts = wick_deadline_ms(CLOCK_REALTIME, 200); /* the cv's clock */
             pthread_cond_timedwait(&st->cv, &st->mu, &ts);
         }
         const bool closed = st->closed;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "serve/http_internal.h"
 
 #define IDLE_EXIT_S 30 /* an idle thread beyond the first few ends after this */
@@ -48,10 +49,7 @@ static void *run(void *arg) {
         }
         if (s->closing) break;
         s->n_idle++;
-        /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += IDLE_EXIT_S;
+        const struct timespec ts = wick_deadline_ms(CLOCK_REALTIME, IDLE_EXIT_S * 1e3); /* wcv's clock */
         int rc = 0;
         while (!s->q_head && !s->closing && rc == 0) rc = pthread_cond_timedwait(&s->wcv, &s->wmu, &ts);
         s->n_idle--;

@@ -136,12 +136,7 @@ bool job_take(job *j, job_batch *b, int timeout_ms) {
     b->text_len = 0;
     pthread_mutex_lock(&j->mu);
     if (j->pend.n == 0 && !j->done && timeout_ms > 0) {
-        /* a deadline for pthread_cond_timedwait, on the condition variable's clock (CLOCK_REALTIME) */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long ns = ts.tv_nsec + (long)(timeout_ms % 1000) * 1000000L;
-        ts.tv_sec += timeout_ms / 1000 + ns / 1000000000L;
-        ts.tv_nsec = ns % 1000000000L;
+        const struct timespec ts = wick_deadline_ms(CLOCK_REALTIME, timeout_ms); /* the cv's clock */
         while (j->pend.n == 0 && !j->done)
             if (pthread_cond_timedwait(&j->cv, &j->mu, &ts) != 0) break;
     }

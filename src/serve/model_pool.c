@@ -430,15 +430,10 @@ static void *loader_main(void *arg) {
             pthread_cond_broadcast(&p->cv);
             continue;
         }
-        /* a deadline for pthread_cond_timedwait, on the clock p->cv was made with */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
         double wait = next - now;
         if (wait < 0.01) wait = 0.01;
         if (wait > 1.0) wait = 1.0;
-        long ns = ts.tv_nsec + (long)((wait - (double)(long)wait) * 1e9);
-        ts.tv_sec += (time_t)wait + ns / 1000000000L;
-        ts.tv_nsec = ns % 1000000000L;
+        const struct timespec ts = wick_deadline_ms(CLOCK_MONOTONIC, wait * 1e3); /* the clock p->cv was made with */
         pthread_cond_timedwait(&p->cv, &p->mu, &ts);
     }
     pthread_mutex_unlock(&p->mu);
