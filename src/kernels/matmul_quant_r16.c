@@ -63,16 +63,6 @@ int mmq_r16_of(int base) {
     return -1;
 }
 
-int mmq_r16_main_vectors(int base) {
-    const r16_desc *d = desc_of(base);
-    return d ? d->main_vectors : 0;
-}
-
-bool mmq_r16_has_tail(int base) {
-    const r16_desc *d = desc_of(base);
-    return d && d->tail_at >= 0;
-}
-
 /* File fifth bits (bit j = element j) <-> the plane (byte k bit g = element 4g+k). */
 static uint32_t plane_of(uint32_t h) {
     uint32_t p = 0;

@@ -74,10 +74,6 @@ int mmq_r16_base(int wtype);
 /* The interleaved type of a file type (one of the ten above), or -1. */
 int mmq_r16_of(int base);
 
-/* Vectors in a block's main part; whether it has a tail. */
-int mmq_r16_main_vectors(int base);
-bool mmq_r16_has_tail(int base);
-
 /* Byte offsets within a group of block b's main part and tail (nb blocks):
  * see the pair layout above. */
 static inline size_t mmq_r16_main_at(size_t main_bytes, size_t tail_bytes, int nb, int b) {
