@@ -1,5 +1,5 @@
 /* test_repack.c — tests of the interleaved Q8_0/Q4_0 weight layouts
- * (matmul_repack*.c): the repack (threads, in place), row dequantization,
+ * (matmul_repack.c, matmul_r16*.c): the repack (threads, in place), row dequantization,
  * the scalar twin against the file-layout scalar kernel, the AVX-512
  * kernels against the file-layout AVX-512 kernel and the AVX2 kernels
  * against the scalar one (bit-identical: same integer sums, same float

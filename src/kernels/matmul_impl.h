@@ -1,6 +1,6 @@
 /* matmul_impl.h — internal interface between the matmul dispatcher
- * (matmul.c) and its per-ISA kernels (matmul_scalar.c, matmul_avx2.c,
- * matmul_avx512.c). Not for use outside src/kernels. */
+ * (matmul.c) and its per-ISA kernels (matmul_plain.c, matmul_plain_avx2.c,
+ * matmul_plain_avx512.c). Not for use outside src/kernels. */
 #ifndef WICK_KERNELS_MATMUL_IMPL_H
 #define WICK_KERNELS_MATMUL_IMPL_H
 
@@ -51,6 +51,11 @@ static inline size_t mm_r16_vector_at(int base, int b, int h, int j) {
 static inline size_t mm_r16_scales_at(int base, int b, int h) {
     return mm_r16_block_at(base, b) + 2 * mm_r16_block_bytes(base) + (size_t)h * 32;
 }
+/* Pack a pair of groups (src: 32 consecutive file rows of nb blocks) into
+ * dst; block b of row r of an interleaved matrix w back in the file layout
+ * (matmul_r16.c). */
+void mm_r16_pack_pair(int base, const char *src, char *dst, int nb);
+void mm_r16_unpack_block(int base, const void *w, int nb, int64_t r, int b, void *blk);
 
 /* Up to this many tokens the AVX-512 (and AVX2) kernels of the interleaved layouts
  * stream each pair of 16-row groups once from memory, with software
@@ -62,22 +67,22 @@ static inline size_t mm_r16_scales_at(int base, int b, int h) {
  * row blocks read memory well below its rate. */
 #define MM_STREAM_MAX_N 16
 
-void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+void mm_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);
 #if defined(__x86_64__) || defined(__i386__)
-void mm_rows_r16_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+void mm_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                         int r0, int r1);
-void mm_rows_r16_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
+void mm_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
                       int r0, int r1);
 #endif
 
 /* Same contract as matmul_rows; wtype is one of the five supported types. */
-void mm_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void mm_plain_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                     float *y, int ldy, int r0, int r1);
 #if defined(__x86_64__) || defined(__i386__)
-void mm_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void mm_plain_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                   float *y, int ldy, int r0, int r1);
-void mm_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void mm_plain_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                     float *y, int ldy, int r0, int r1);
 #endif
 

@@ -12,7 +12,7 @@
 #include "kernels/matmul_q8k.h"
 #include "kernels/quant_blocks.h"
 
-bool mmq_handles(int wtype) {
+bool mm_quant_handles(int wtype) {
     switch (wtype) {
     case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
     case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K: case WICK_Q5_K: case WICK_Q6_K: case WICK_IQ4_XS:
@@ -190,7 +190,7 @@ static float dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, co
     return acc;
 }
 
-void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
+void mm_quant_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
                     int r, bool first) {
     for (int i = 0; i < n; i++) {
         float *o = y + (size_t)i * ldy + r;
@@ -198,22 +198,22 @@ void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const 
     }
 }
 
-void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+void mm_quant_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                      int r1) {
     const size_t rb = dtype_row_bytes(wtype, cols);
     const int nb = cols / dtype_block_elems(wtype);
-    for (int r = r0; r < r1; r++) mmq_dot_blocks(wtype, (const char *)w + (size_t)r * rb, 0, nb, cols, xq, n, y, ldy, r, true);
+    for (int r = r0; r < r1; r++) mm_quant_dot_blocks(wtype, (const char *)w + (size_t)r * rb, 0, nb, cols, xq, n, y, ldy, r, true);
 }
 
 /* The file layout's kernels: AVX2 (also on AVX-512 machines, for matrices
  * the interleaved layouts do not take), else the scalar twin. */
-void mmq_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
+void mm_quant_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
     if (r1 <= r0 || n <= 0) return;
 #if defined(__x86_64__) || defined(__i386__)
     if (kt->isa >= ISA_AVX2) {
-        mmq_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
+        mm_quant_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
         return;
     }
 #endif
-    mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+    mm_quant_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
 }

@@ -42,21 +42,21 @@ typedef enum mm_act {
 } mm_act;
 
 /* True for the types these kernels handle. */
-bool mmq_handles(int wtype);
+bool mm_quant_handles(int wtype);
 
-/* Same contract as matmul_rows (matmul.h); wtype one of mmq_handles' types,
- * xq prepared in that type's activation format. mmq_rows picks the kernel
+/* Same contract as matmul_rows (matmul.h); wtype one of mm_quant_handles' types,
+ * xq prepared in that type's activation format. mm_quant_rows picks the kernel
  * of the active ISA. */
-void mmq_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
-void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
+void mm_quant_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
+void mm_quant_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
                      int r1);
 #if defined(__x86_64__) || defined(__i386__)
-void mmq_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
+void mm_quant_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
 #endif
 /* THE DEFINITION for one weight row r (of any type above) over its
  * blocks [b0, b0 + nbk), wb pointing at block b0 in the file layout: y[i*ldy
  * + r] of every token i < n continues from its value (or from 0 if first). */
-void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
+void mm_quant_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
                     int r, bool first);
 
 #endif

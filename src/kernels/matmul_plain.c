@@ -1,4 +1,4 @@
-/* matmul_scalar.c — owns the portable reference matmul kernels, the twin
+/* matmul_plain.c — owns the portable reference matmul kernels, the twin
  * every SIMD kernel is tested against (see matmul.h).
  *
  * Float weights: one dot product per (row, token), accumulated in double.
@@ -48,7 +48,7 @@ static float dot_q4_0_q8_0(const block_q4_0 *w, const block_q8_0 *x, int nb) {
     return s;
 }
 
-void mm_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+void mm_plain_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                     float *y, int ldy, int r0, int r1) {
     const size_t row_bytes = dtype_row_bytes(wtype, cols);
     const int nb = cols / WICK_QK;

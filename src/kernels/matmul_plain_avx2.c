@@ -1,4 +1,4 @@
-/* matmul_avx2.c — owns the AVX2 + FMA + F16C matmul kernels (for x86-64
+/* matmul_plain_avx2.c — owns the AVX2 + FMA + F16C matmul kernels (for x86-64
  * CPUs without AVX-512 VNNI).
  *
  * Register tiles of 4 weight rows × 2 tokens: each weight vector loaded (and
@@ -158,7 +158,7 @@ T256 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, in
     }
 }
 
-T256 void mm_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+T256 void mm_plain_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                        float *y, int ldy, int r0, int r1) {
     switch (wtype) {
     case WICK_F32: frows(WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;

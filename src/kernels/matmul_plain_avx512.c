@@ -1,4 +1,4 @@
-/* matmul_avx512.c — owns the AVX-512 (F, BW, VL, VNNI) matmul kernels.
+/* matmul_plain_avx512.c — owns the AVX-512 (F, BW, VL, VNNI) matmul kernels.
  *
  * Float weights (F32/F16/BF16): rows of at most 256 columns (tiny and
  * draft models) 16 at a time with their sums packed into one vector (fsmall);
@@ -536,7 +536,7 @@ T512 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, in
     }
 }
 
-T512 void mm_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
+T512 void mm_plain_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
                          float *y, int ldy, int r0, int r1) {
     switch (wtype) {
     case WICK_F32: frows(kt, WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
