@@ -24,6 +24,7 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_float_r16.h"
+#include "kernels/matmul_impl.h"
 #include "rng.h"
 
 static uint16_t *make_w(int type, int rows, int cols, int tiny) {
@@ -71,7 +72,7 @@ static void test_kernels(int to) {
                 const size_t ny = (size_t)n * ldy;
                 float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
                 for (size_t i = 0; i < ny; i++) y0[i] = -777.0f;
-                mm_float_r16_rows_scalar(to, wr, cols, x, xq, n, y0, ldy, 0, rows);
+                mm_float_r16_rows_scalar(&(mm_call){tt(), to, wr, cols, x, xq, n, y0, ldy, 0, rows});
                 /* the definition against double precision (inputs as the kernel reads them) */
                 for (int t = 0; t < n && !tiny; t++)
                     for (int r = 0; r < rows; r++) {
@@ -88,7 +89,7 @@ static void test_kernels(int to) {
                 if (have_kernel(to)) {
                     const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                     for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
-                    for (int k = 0; k < 3; k++) matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                    for (int k = 0; k < 3; k++) matmul_rows(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
                     checks++;
                     if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                         fprintf(stderr, "%s layout %d rows %d cols %d n %d: %s differs from the twin\n",

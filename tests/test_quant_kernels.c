@@ -26,6 +26,7 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_impl.h"
 #include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/matmul_quant_r16.h"
@@ -221,9 +222,9 @@ static void test_kernels(void) {
                             for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
                             const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                             for (int k = 0; k < 3; k++) {
-                                if (v == 0) mm_quant_r16_rows_scalar(to, wr, cols, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else if (v == 1) matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                                if (v == 0) mm_quant_r16_rows_scalar(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
+                                else if (v == 1) matmul_rows(&(mm_call){tt(), type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
+                                else matmul_rows(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
                             }
                             checks++;
                             if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)

@@ -1,12 +1,11 @@
-/* matmul.c — owns matmul(): scratch sizing, activation quantization, the
- * split of output rows across the pool, and the choice of kernel per ISA
- * (the kernels themselves are in matmul_plain.c / matmul_plain_avx2.c /
- * matmul_plain_avx512.c). See matmul.h for the contract.
+/* matmul.c — owns matmul() and matmul_multi(): scratch sizing, activation
+ * preparation (quantization), and the split of output rows across the pool;
+ * each range of rows goes to matmul_rows, which runs the kernel the table
+ * gives (matmul_table.c; kernel families in matmul_impl.h). See matmul.h for
+ * the contract.
  *
- * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h.
- * The other block types go to matmul_quant*.c (file layout) and
- * matmul_quant_r16*.c (interleaved), with Q8_0 or Q8_K activations.
- * The interleaved Q8_0/Q4_0 layouts (WICK_*_R16) go to matmul_r16*.c. */
+ * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h; for
+ * the K types, matmul_q8k.h; for BF16_R16, matmul_float_r16.h. */
 #include "kernels/matmul.h"
 
 #include <string.h>
@@ -109,79 +108,6 @@ void matmul_quantize_x(const kernel_tuning *kt, wick_pool *pool, const float *x,
     pool_run(pool, quant_task, &j);
 }
 
-void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                        float *y, int ldy, int r0, int r1) {
-    if (mm_quant_handles(wtype)) {
-        mm_quant_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_quant_r16_base(wtype) >= 0) {
-        mm_quant_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_float_r16_base(wtype) >= 0) {
-        mm_float_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_r16_base(wtype) >= 0) {
-        mm_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    mm_plain_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-}
-
-void matmul_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                 float *y, int ldy, int r0, int r1) {
-    if (r1 <= r0 || n <= 0) return;
-    if (mm_quant_handles(wtype)) {
-        mm_quant_rows(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_quant_r16_base(wtype) >= 0) { /* the other interleaved layouts (matmul_quant_r16*.c) */
-#if defined(__x86_64__) || defined(__i386__)
-        if (kt->isa == ISA_AVX512) mm_quant_r16_rows_avx512(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (kt->isa == ISA_AVX2 && mm_quant_r16_avx2_has(mm_quant_r16_base(wtype)))
-            mm_quant_r16_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else
-#endif
-            mm_quant_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_float_r16_base(wtype) >= 0) { /* F16/BF16 interleaved (matmul_float_r16*.c) */
-#if defined(__x86_64__) || defined(__i386__)
-        if (kt->isa == ISA_AVX512)
-            mm_float_r16_rows_avx512(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        else if (kt->isa >= ISA_AVX2 && mm_float_r16_halves(wtype))
-            mm_float_r16_rows_avx2(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        else
-#endif
-            mm_float_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_r16*.c) */
-#if defined(__x86_64__) || defined(__i386__)
-        if (kt->isa == ISA_AVX512) mm_r16_rows_avx512(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (kt->isa == ISA_AVX2) mm_r16_rows_avx2(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else
-#endif
-            mm_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    switch (kt->isa) {
-    case ISA_AVX512:
-        mm_plain_rows_avx512(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    case ISA_AVX2:
-        mm_plain_rows_avx2(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    default:
-        break;
-    }
-#endif
-    mm_plain_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-}
-
 int matmul_x_kind(int wtype) { return (int)act_of(wtype); }
 
 const void *matmul_prepare_x(const kernel_tuning *kt, wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch) {
@@ -224,9 +150,11 @@ static void multi_range(const mm_multi_job *j, int64_t lo, int64_t hi) {
     for (int i = 0; i < j->nw && lo < hi; i++) {
         const int64_t rows = j->W[i]->ne[1];
         const int64_t a = lo > base ? lo - base : 0, b = hi - base < rows ? hi - base : rows;
-        if (b > a)
-            matmul_rows(j->kt, j->W[i]->type, j->W[i]->data, j->cols, j->x, j->xq, j->n, j->y[i], j->ldy[i],
-                        (int)a, (int)b);
+        if (b > a) {
+            const mm_call c = {.kt = j->kt, .wtype = j->W[i]->type, .w = j->W[i]->data, .cols = j->cols, .x = j->x,
+                               .xq = j->xq, .n = j->n, .y = j->y[i], .ldy = j->ldy[i], .r0 = (int)a, .r1 = (int)b};
+            matmul_rows(&c);
+        }
         base += rows;
     }
 }

@@ -11,6 +11,7 @@
 
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
+#include "kernels/matmul_impl.h"
 
 int mm_float_r16_type(const kernel_tuning *kt, int type, int64_t rows, int64_t cols) {
     if (rows <= 0 || rows % MM_FLOAT_R16_BLOCK_ROWS != 0 || cols <= 0 || cols % 2 != 0) return -1;
@@ -62,8 +63,11 @@ static float dp(float acc, uint16_t w, uint16_t x) {
     return fabsf(r) < FLT_MIN ? copysignf(0.0f, r) : r;
 }
 
-void mm_float_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                         int ldy, int r0, int r1) {
+void mm_float_r16_rows_scalar(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const float *x = c->x;
+    const int wtype = c->wtype, cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
     const int base = mm_float_r16_base(wtype);
     const size_t bb = (size_t)cols * 2 * MM_FLOAT_R16_BLOCK_ROWS;
     uint16_t row[8192];

@@ -67,15 +67,8 @@ void mm_float_r16_row_f32(int wtype, const void *block, int cols, int row, float
 size_t mm_float_r16_xq_bytes(int wtype, int cols, int n);
 void mm_float_r16_prepare_x(int wtype, const float *x, int n, int cols, void *xq);
 
-void mm_float_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                         int ldy, int r0, int r1);
-#if defined(__x86_64__) || defined(__i386__)
-void mm_float_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                         int ldy, int r0, int r1);
-/* AVX-512: every layout (BF16_R16 needs AVX-512 BF16); AVX2: the halves
- * layouts (F16_R16, BF16_R16H). */
-void mm_float_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                       int ldy, int r0, int r1);
-#endif
+/* The kernels, mm_float_r16_rows_* (matmul_impl.h): AVX-512 every layout
+ * (BF16_R16 needs AVX-512 BF16); AVX2 the halves layouts (F16_R16,
+ * BF16_R16H); the scalar twin. */
 
 #endif

@@ -194,12 +194,11 @@ T256 INLINE void rows_of(const kernel_tuning *kt, const int base, const void *w,
     }
 }
 
-T256 void mm_float_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                            int ldy, int r0, int r1) {
-    (void)xq; /* the halves layouts read x itself */
-    if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(kt, WICK_F16, w, cols, x, n, y, ldy, r0, r1);
-    else rows_of(kt, WICK_BF16, w, cols, x, n, y, ldy, r0, r1);
+T256 void mm_float_r16_rows_avx2(const mm_call *c) {
+    /* the halves layouts read x itself, not xq */
+    if (c->r1 <= c->r0 || c->n <= 0) return;
+    if (c->wtype == WICK_F16_R16) rows_of(c->kt, WICK_F16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1);
+    else rows_of(c->kt, WICK_BF16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

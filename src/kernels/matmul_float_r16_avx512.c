@@ -270,12 +270,11 @@ TF INLINE void rows_of(const kernel_tuning *kt, const int lay, const void *w, in
     }
 }
 
-TF void mm_float_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                            int ldy, int r0, int r1) {
-    if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(kt, WICK_F16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
-    else if (wtype == WICK_BF16_R16H) rows_of(kt, WICK_BF16_R16H, w, cols, x, xq, n, y, ldy, r0, r1);
-    else rows_of(kt, WICK_BF16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
+TF void mm_float_r16_rows_avx512(const mm_call *c) {
+    if (c->r1 <= c->r0 || c->n <= 0) return;
+    if (c->wtype == WICK_F16_R16) rows_of(c->kt, WICK_F16_R16, c->w, c->cols, c->x, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else if (c->wtype == WICK_BF16_R16H) rows_of(c->kt, WICK_BF16_R16H, c->w, c->cols, c->x, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else rows_of(c->kt, WICK_BF16_R16, c->w, c->cols, c->x, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

@@ -41,18 +41,8 @@ typedef enum mm_act {
     MM_ACT_BF16 = 3, /* x rounded to BF16 (matmul_float_r16.h) */
 } mm_act;
 
-/* True for the types these kernels handle. */
-bool mm_quant_handles(int wtype);
-
-/* Same contract as matmul_rows (matmul.h); wtype one of mm_quant_handles' types,
- * xq prepared in that type's activation format. mm_quant_rows picks the kernel
- * of the active ISA. */
-void mm_quant_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
-void mm_quant_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                     int r1);
-#if defined(__x86_64__) || defined(__i386__)
-void mm_quant_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
-#endif
+/* The kernels (mm_quant_rows_*: matmul_impl.h) take xq prepared in the
+ * type's activation format. */
 /* THE DEFINITION for one weight row r (of any type above) over its
  * blocks [b0, b0 + nbk), wb pointing at block b0 in the file layout: y[i*ldy
  * + r] of every token i < n continues from its value (or from 0 if first). */

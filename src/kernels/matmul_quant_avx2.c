@@ -319,9 +319,11 @@ T256 INLINE void rows_of(const int type, const void *w, int cols, const void *xq
     }
 }
 
-T256 void mm_quant_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                        int r1) {
-    switch (wtype) {
+T256 void mm_quant_rows_avx2(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
+    switch (c->wtype) {
     case WICK_Q4_1: rows_of(WICK_Q4_1, w, cols, xq, n, y, ldy, r0, r1); break;
     case WICK_Q5_0: rows_of(WICK_Q5_0, w, cols, xq, n, y, ldy, r0, r1); break;
     case WICK_Q5_1: rows_of(WICK_Q5_1, w, cols, xq, n, y, ldy, r0, r1); break;

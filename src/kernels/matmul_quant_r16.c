@@ -118,13 +118,15 @@ void mm_quant_r16_unpack_block(int base, const void *group, int nb, int row, int
     map_block(d, blk, g + mm_quant_r16_main_at(mb, tb, nb, b), g + mm_quant_r16_tail_at(mb, tb, b), row, false);
 }
 
-void mm_quant_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                         int r1) {
-    const int base = mm_quant_r16_base(wtype);
+void mm_quant_r16_rows_scalar(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy;
+    float *y = c->y;
+    const int base = mm_quant_r16_base(c->wtype);
     const int be = dtype_block_elems(base), nb = cols / be;
     const size_t bb = dtype_block_bytes(base), gb = 16 * (size_t)nb * bb;
     char row[16384];
-    for (int r = r0; r < r1; r++) {
+    for (int r = c->r0; r < c->r1; r++) {
         /* the row back in the file layout, a chunk of blocks at a time */
         const int per = (int)(sizeof row / bb);
         for (int b0 = 0; b0 < nb; b0 += per) {

@@ -676,20 +676,19 @@ T512 INLINE void rows_of(const kernel_tuning *kt, const int base, const void *w,
     else decode_rows(kt, base, w, a.nb, gb, &a, n, y, ldy, r0, r1);
 }
 
-T512 void mm_quant_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                              int r1) {
-    if (r1 <= r0 || n <= 0) return;
-    switch (mm_quant_r16_base(wtype)) {
-    case WICK_Q4_1: rows_of(kt, WICK_Q4_1, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_0: rows_of(kt, WICK_Q5_0, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_1: rows_of(kt, WICK_Q5_1, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_IQ4_NL: rows_of(kt, WICK_IQ4_NL, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q4_K: rows_of(kt, WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_K: rows_of(kt, WICK_Q5_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q6_K: rows_of(kt, WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q3_K: rows_of(kt, WICK_Q3_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q2_K: rows_of(kt, WICK_Q2_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_IQ4_XS: rows_of(kt, WICK_IQ4_XS, w, cols, xq, n, y, ldy, r0, r1); break;
+T512 void mm_quant_r16_rows_avx512(const mm_call *c) {
+    if (c->r1 <= c->r0 || c->n <= 0) return;
+    switch (mm_quant_r16_base(c->wtype)) {
+    case WICK_Q4_1: rows_of(c->kt, WICK_Q4_1, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q5_0: rows_of(c->kt, WICK_Q5_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q5_1: rows_of(c->kt, WICK_Q5_1, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_IQ4_NL: rows_of(c->kt, WICK_IQ4_NL, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q4_K: rows_of(c->kt, WICK_Q4_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q5_K: rows_of(c->kt, WICK_Q5_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q6_K: rows_of(c->kt, WICK_Q6_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q3_K: rows_of(c->kt, WICK_Q3_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q2_K: rows_of(c->kt, WICK_Q2_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_IQ4_XS: rows_of(c->kt, WICK_IQ4_XS, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
     default: break;
     }
 }

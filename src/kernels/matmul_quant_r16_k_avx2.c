@@ -259,9 +259,11 @@ T256 INLINE void q6k_run(const int Q, const int C, const char *gp, int nb, int o
     k_run(WICK_Q6_K, Q, C, gp, nb, o0, b0, b1, first, x, full, lanes);
 }
 
-T256 void mm_quant_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                              int r1) {
-    const int type = mm_quant_r16_base(wtype), nb = cols / WICK_QK_K;
+T256 void mm_quant_r16_k_rows_avx2(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
+    const int type = mm_quant_r16_base(c->wtype), nb = cols / WICK_QK_K;
     const bool prefill = n > MM_STREAM_MAX_N;
     const size_t gb = 16 * dtype_row_bytes(type, cols);
     const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 16;

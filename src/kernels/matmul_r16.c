@@ -48,8 +48,10 @@ void mm_r16_unpack_block(int base, const void *w, int nb, int64_t r, int b, void
 
 /* Scalar twin: each row's blocks unpacked and dotted exactly as
  * matmul_plain.c does for the file layout. */
-void mm_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
-                        int r0, int r1) {
+void mm_r16_rows_scalar(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int wtype = c->wtype, cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
     const int base = mm_r16_base(wtype), nb = cols / WICK_QK;
     for (int r = r0; r < r1; r++)
         for (int i = 0; i < n; i++) {

@@ -463,10 +463,9 @@ T512 INLINE void r16_rows(const kernel_tuning *kt, const int base, const void *w
     if (nt) _mm_sfence(); /* ordered before the hand-off that publishes y */
 }
 
-T512 void mm_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y,
-                             int ldy, int r0, int r1) {
-    if (mm_r16_base(wtype) == WICK_Q8_0) r16_rows(kt, WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
-    else r16_rows(kt, WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
+T512 void mm_r16_rows_avx512(const mm_call *c) {
+    if (mm_r16_base(c->wtype) == WICK_Q8_0) r16_rows(c->kt, WICK_Q8_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else r16_rows(c->kt, WICK_Q4_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

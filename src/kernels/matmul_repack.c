@@ -32,14 +32,13 @@ static int any_r16_base(int wtype) {
     return b >= 0 ? b : mm_quant_r16_base(wtype);
 }
 
-/* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and
- * Q4_0 (matmul_r16_avx2.c), those of mm_quant_r16_avx2_has (Q5_0, Q4_K, Q6_K)
- * and the F16/BF16 halves layouts (matmul_float_r16_avx2.c). */
+/* An interleaved layout only where the kernel table has a SIMD kernel for
+ * it under the active ISA (matmul_table.c): AVX-512 every one; AVX2 Q8_0,
+ * Q4_0, Q5_0, Q4_K, Q6_K and the F16/BF16 halves layouts. */
 int matmul_repack_type(const kernel_tuning *kt, const wick_tensor *W) {
     const int to = kt->isa >= ISA_AVX2 ? r16_type(kt, W) : -1;
     if (to < 0) return to;
-    if (kt->isa == ISA_AVX512) return to;
-    return mm_r16_base(to) >= 0 || mm_quant_r16_avx2_has(mm_quant_r16_base(to)) || mm_float_r16_halves(to) ? to : -1;
+    return mm_kernel_simd(kt->isa, to) ? to : -1;
 }
 
 int matmul_repack_unit_rows(int to) {
