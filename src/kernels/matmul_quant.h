@@ -1,8 +1,8 @@
 /* matmul_quant.h — internal interface of the matmul kernels for the block
  * types Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks, against Q8_0
  * activations) and Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (256-element super-blocks,
- * against Q8_K activations, see matmul_q8k.h). Used by the dispatcher in
- * matmul.c and by tests; not for use outside src/kernels and tests.
+ * against Q8_K activations, see matmul_q8k.h), the "quant" family of
+ * matmul_impl.h. Not for use outside src/kernels and tests.
  *
  * THE DEFINITION. Every kernel of every ISA computes, for weight row r and
  * token i, exactly the same float: acc = 0, then per block in order an exact
