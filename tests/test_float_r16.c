@@ -24,6 +24,7 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_float_r16.h"
+#include "kernels/matmul_impl.h"
 #include "rng.h"
 
 static uint16_t *make_w(int type, int rows, int cols, int tiny) {
@@ -40,14 +41,14 @@ static uint16_t *make_w(int type, int rows, int cols, int tiny) {
  * (BF16_R16 with AVX-512 BF16 only), AVX2 for the halves layouts. */
 static bool have_kernel(int to) {
     if (tt()->isa == ISA_AVX512) return to != WICK_BF16_R16 || cpu_get_features()->avx512bf16;
-    return tt()->isa == ISA_AVX2 && mmf_r16_halves(to);
+    return tt()->isa == ISA_AVX2 && mm_float_r16_halves(to);
 }
 
 static void test_kernels(int to) {
     static const int ROWS[] = {64, 128, 320, 576};
     static const int COLS[] = {2, 30, 64, 258, 1030};
     static const int NS[] = {1, 2, 3, 4, 5, 8, 13, 16, 17, 30};
-    const int type = mmf_r16_base(to);
+    const int type = mm_float_r16_base(to);
     wick_error err;
     wick_pool *pools[3] = {NULL, pool_new(2, &err), pool_new(3, &err)};
     int fails = 0, checks = 0, bad_def = 0;
@@ -61,17 +62,17 @@ static void test_kernels(int to) {
                 const size_t bytes = (size_t)rows * cols * 2;
                 uint16_t *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
                 for (int b = 0; b < rows / 64; b++)
-                    mmf_r16_pack_block(to, w + (size_t)b * 64 * cols, (char *)wr + (size_t)b * 64 * cols * 2, cols);
+                    mm_float_r16_pack_block(to, w + (size_t)b * 64 * cols, (char *)wr + (size_t)b * 64 * cols * 2, cols);
                 float *x = malloc(sizeof(float) * (size_t)n * cols);
                 rnd_fill(x, (int64_t)n * cols, 2.0f);
                 if (tiny)
                     for (int i = 0; i < n * cols; i += 5) x[i] *= 1e-38f;
-                void *xq = malloc(mmf_r16_xq_bytes(to, cols, n) + 1);
-                mmf_r16_prepare_x(to, x, n, cols, xq);
+                void *xq = malloc(mm_float_r16_xq_bytes(to, cols, n) + 1);
+                mm_float_r16_prepare_x(to, x, n, cols, xq);
                 const size_t ny = (size_t)n * ldy;
                 float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
                 for (size_t i = 0; i < ny; i++) y0[i] = -777.0f;
-                mmf_r16_rows_scalar(to, wr, cols, x, xq, n, y0, ldy, 0, rows);
+                mm_float_r16_rows_scalar(&(mm_call){tt(), to, wr, cols, x, xq, n, y0, ldy, 0, rows});
                 /* the definition against double precision (inputs as the kernel reads them) */
                 for (int t = 0; t < n && !tiny; t++)
                     for (int r = 0; r < rows; r++) {
@@ -88,7 +89,7 @@ static void test_kernels(int to) {
                 if (have_kernel(to)) {
                     const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                     for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
-                    for (int k = 0; k < 3; k++) matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                    for (int k = 0; k < 3; k++) matmul_rows(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
                     checks++;
                     if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                         fprintf(stderr, "%s layout %d rows %d cols %d n %d: %s differs from the twin\n",
@@ -133,38 +134,38 @@ static void test_bf16(void) {
 static void test_layout(void) {
     static const int LAYOUTS[] = {WICK_F16_R16, WICK_BF16_R16, WICK_BF16_R16H};
     for (int li = 0; li < 3; li++) {
-        const int to = LAYOUTS[li], type = mmf_r16_base(to), rows = 128, cols = 70;
+        const int to = LAYOUTS[li], type = mm_float_r16_base(to), rows = 128, cols = 70;
         uint16_t *w = make_w(type, rows, cols, 0);
         uint16_t *wr = malloc((size_t)rows * cols * 2), back[70];
         float a[70], b[70];
         for (int blk = 0; blk < 2; blk++)
-            mmf_r16_pack_block(to, w + (size_t)blk * 64 * cols, (char *)wr + (size_t)blk * 64 * cols * 2, cols);
+            mm_float_r16_pack_block(to, w + (size_t)blk * 64 * cols, (char *)wr + (size_t)blk * 64 * cols * 2, cols);
         wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, (size_t)rows * cols * 2};
         wick_tensor R = W;
         R.type = to, R.data = wr;
         int bad = 0;
         for (int r = 0; r < rows; r++) {
-            mmf_r16_unpack_row(to, (char *)wr + (size_t)(r / 64) * 64 * cols * 2, cols, r % 64, back);
+            mm_float_r16_unpack_row(to, (char *)wr + (size_t)(r / 64) * 64 * cols * 2, cols, r % 64, back);
             bad += memcmp(back, w + (size_t)r * cols, sizeof back) != 0;
             matmul_weight_row(&W, r, a);
             matmul_weight_row(&R, r, b);
             bad += memcmp(a, b, sizeof a) != 0;
         }
         CHECK_MSG(bad == 0, "%s layout %d: %d rows differ after the repack", dtype_name(type), to, bad);
-        CHECK_INT(mmf_r16_type(tt(), type, 48, 64), -1); /* rows: whole 64-row blocks */
-        CHECK_INT(mmf_r16_type(tt(), type, 16, 63), -1);
+        CHECK_INT(mm_float_r16_type(tt(), type, 48, 64), -1); /* rows: whole 64-row blocks */
+        CHECK_INT(mm_float_r16_type(tt(), type, 16, 63), -1);
         free(w), free(wr);
     }
     /* BF16 takes VDPBF16PS's layout on AMD CPUs with the instruction, else the
      * halves (unless WICK_BF16_KERNEL says otherwise); never without it */
     const cpu_features *f = cpu_get_features();
     const char *bk = getenv("WICK_BF16_KERNEL");
-    if (!bk) CHECK_INT(mmf_r16_type(tt(), WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
+    if (!bk) CHECK_INT(mm_float_r16_type(tt(), WICK_BF16, 64, 64), f->avx512bf16 && f->amd ? WICK_BF16_R16 : WICK_BF16_R16H);
     const bool was = tt()->bf16_dp;
     tt_set_bf16_dp(true);
-    CHECK_INT(mmf_r16_type(tt(), WICK_BF16, 64, 64), f->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
+    CHECK_INT(mm_float_r16_type(tt(), WICK_BF16, 64, 64), f->avx512bf16 ? WICK_BF16_R16 : WICK_BF16_R16H);
     tt_set_bf16_dp(false);
-    CHECK_INT(mmf_r16_type(tt(), WICK_BF16, 64, 64), WICK_BF16_R16H);
+    CHECK_INT(mm_float_r16_type(tt(), WICK_BF16, 64, 64), WICK_BF16_R16H);
     tt_set_bf16_dp(was);
 }
 

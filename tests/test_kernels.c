@@ -281,7 +281,7 @@ static void test_matmul_isas(void) {
                     float *xd = malloc(sizeof(float) * (size_t)n * cols);
                     if (is_q(type)) dequantize_row(WICK_Q8_0, xq, xd, (int64_t)n * cols);
                     else memcpy(xd, x, sizeof(float) * (size_t)n * cols);
-                    matmul_rows_scalar(type, w, cols, x, xq, n, y0, ldy, 0, rows);
+                    matmul_rows_scalar(&(mm_call){tt(), type, w, cols, x, xq, n, y0, ldy, 0, rows});
                     /* the scalar path itself against the dequantized float product */
                     for (int i = 0; i < n; i++)
                         for (int r = 0; r < rows; r++) {
@@ -297,8 +297,8 @@ static void test_matmul_isas(void) {
                         CHECK(tt_set_isa((cpu_isa)isa));
                         /* rows split in two uneven ranges, like two threads would */
                         int mid = rows / 3;
-                        matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, 0, mid);
-                        matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, mid, rows);
+                        matmul_rows(&(mm_call){tt(), type, w, cols, x, xq, n, y1, ldy, 0, mid});
+                        matmul_rows(&(mm_call){tt(), type, w, cols, x, xq, n, y1, ldy, mid, rows});
                         for (int i = 0; i < n; i++) {
                             for (int r = 0; r < rows; r++) {
                                 double a = 0;
@@ -355,10 +355,10 @@ static void test_matmul_int_exact(void) {
                 }
                 matmul_xq_finish(xq, n, cols); /* per-block data of the edited quants */
                 float *y0 = malloc(sizeof(float) * (size_t)n * rows), *y1 = malloc(sizeof(float) * (size_t)n * rows);
-                matmul_rows_scalar(type, w, cols, NULL, xq, n, y0, rows, 0, rows);
+                matmul_rows_scalar(&(mm_call){tt(), type, w, cols, NULL, xq, n, y0, rows, 0, rows});
                 for (int isa = 1; isa < n_isas(); isa++) {
                     tt_set_isa((cpu_isa)isa);
-                    matmul_rows(tt(), type, w, cols, NULL, xq, n, y1, rows, 0, rows);
+                    matmul_rows(&(mm_call){tt(), type, w, cols, NULL, xq, n, y1, rows, 0, rows});
                     for (int i = 0; i < n * rows; i++)
                         if (y0[i] != y1[i] || y0[i] != floorf(y0[i])) {
                             if (bad++ < 5)

@@ -176,7 +176,7 @@ static void test_matmul_isas(void) {
                     dequant_x(xq, n, cols, xd);
                     float *y0 = malloc(sizeof(float) * (size_t)n * ldy), *y1 = malloc(sizeof(float) * (size_t)n * ldy);
                     for (int i = 0; i < n * ldy; i++) y0[i] = y1[i] = -777.0f;
-                    matmul_rows_scalar(WICK_Q6_K, w, cols, x, xq, n, y0, ldy, 0, rows);
+                    matmul_rows_scalar(&(mm_call){tt(), WICK_Q6_K, w, cols, x, xq, n, y0, ldy, 0, rows});
                     double *bound = malloc(sizeof(double) * (size_t)n * rows);
                     for (int i = 0; i < n; i++)
                         for (int r = 0; r < rows; r++) {
@@ -196,8 +196,8 @@ static void test_matmul_isas(void) {
                         CHECK(tt_set_isa((cpu_isa)isa));
                         for (int i = 0; i < n * ldy; i++) y1[i] = -777.0f;
                         const int mid = rows / 3; /* two uneven ranges, like two threads */
-                        matmul_rows(tt(), WICK_Q6_K, w, cols, x, xq, n, y1, ldy, 0, mid);
-                        matmul_rows(tt(), WICK_Q6_K, w, cols, x, xq, n, y1, ldy, mid, rows);
+                        matmul_rows(&(mm_call){tt(), WICK_Q6_K, w, cols, x, xq, n, y1, ldy, 0, mid});
+                        matmul_rows(&(mm_call){tt(), WICK_Q6_K, w, cols, x, xq, n, y1, ldy, mid, rows});
                         for (int i = 0; i < n; i++) {
                             for (int r = 0; r < rows; r++) {
                                 checks++;
@@ -250,7 +250,7 @@ static void test_matmul_extremes(void) {
     for (int isa = 0; isa < n_isas(); isa++) {
         CHECK(tt_set_isa((cpu_isa)isa));
         float y[3 * 4];
-        matmul_rows(tt(), WICK_Q6_K, w, cols, NULL, xq, n, y, rows, 0, rows);
+        matmul_rows(&(mm_call){tt(), WICK_Q6_K, w, cols, NULL, xq, n, y, rows, 0, rows});
         for (int i = 0; i < n; i++)
             for (int r = 0; r < rows; r++) {
                 int64_t want = 0;
@@ -290,7 +290,7 @@ static void test_matmul_pool(void) {
     for (int k = 0; k < 3; k++) ym[k] = malloc(sizeof(float) * n * rows), refm[k] = malloc(sizeof(float) * n * rows);
     void *xq = malloc(mm_q8k_xq_bytes(cols, n));
     mm_q8k_quantize_x(tt(), NULL, x, n, cols, xq);
-    matmul_rows(tt(), WICK_Q6_K, w, cols, x, xq, n, ref, rows, 0, rows);
+    matmul_rows(&(mm_call){tt(), WICK_Q6_K, w, cols, x, xq, n, ref, rows, 0, rows});
     matmul(tt(), pool, &W, x, n, y, rows, scratch);
     CHECK(memcmp(y, ref, sizeof(float) * n * rows) == 0);
     const wick_tensor *Ws[3] = {&W8, &W, &WF};

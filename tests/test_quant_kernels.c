@@ -1,7 +1,7 @@
 /* test_quant_kernels.c — the matmul kernels of Q4_1, Q5_0, Q5_1, IQ4_NL,
  * Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS, and their Q8_K activations: every
  * kernel is THE DEFINITION of matmul_quant.h, so all of them must agree BIT
- * FOR BIT with the scalar twin (mmq_rows_scalar on the file layout):
+ * FOR BIT with the scalar twin (mm_quant_rows_scalar on the file layout):
  *   - the interleaved ("R16") layout's scalar twin and, where the CPU has
  *     it, its AVX-512 kernel, decode (n <= 16) and prefill (n > 16), with
  *     rows split unevenly and at odd boundaries;
@@ -26,6 +26,7 @@
 #include "kernels/convert.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_impl.h"
 #include "kernels/matmul_q8k.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/matmul_quant_r16.h"
@@ -121,9 +122,9 @@ static void test_definition(void) {
         rnd_fill(x, (int64_t)n * cols, 2.0f);
         void *xq = malloc(matmul_scratch_bytes(type, cols, n));
         prepare_x(type, x, n, cols, xq);
-        mmq_dot_blocks(type, w, 0, cols / dtype_block_elems(type), cols, xq, n, y, rows, 0, true);
+        mm_quant_dot_blocks(type, w, 0, cols / dtype_block_elems(type), cols, xq, n, y, rows, 0, true);
         for (int r = 1; r < rows; r++)
-            mmq_dot_blocks(type, (const char *)w + (size_t)r * dtype_row_bytes(type, cols), 0,
+            mm_quant_dot_blocks(type, (const char *)w + (size_t)r * dtype_row_bytes(type, cols), 0,
                            cols / dtype_block_elems(type), cols, xq, n, y, rows, r, true);
         /* the activations as the kernels see them */
         float *xd = malloc(sizeof(float) * (size_t)cols), *wd = malloc(sizeof(float) * (size_t)cols);
@@ -156,8 +157,8 @@ static void test_repack_roundtrip(void) {
         void *w = make_w(type, rows, cols), *wr = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
         wick_tensor W = {"w", type, 2, {cols, rows, 1, 1}, w, bytes};
         const int to = matmul_repack(tt(), NULL, &W, wr);
-        CHECK_INT(to, mmq_r16_of(type));
-        CHECK_INT(mmq_r16_base(to), type);
+        CHECK_INT(to, mm_quant_r16_of(type));
+        CHECK_INT(mm_quant_r16_base(to), type);
         wick_tensor R = W;
         R.type = to, R.data = wr;
         int bad = 0;
@@ -165,7 +166,7 @@ static void test_repack_roundtrip(void) {
         for (int r = 0; r < rows; r++) {
             for (int k = 0; k < 3; k++) {
                 char blk[256];
-                mmq_r16_unpack_block(type, (const char *)wr + (size_t)(r / 16) * 16 * dtype_row_bytes(type, cols), 3,
+                mm_quant_r16_unpack_block(type, (const char *)wr + (size_t)(r / 16) * 16 * dtype_row_bytes(type, cols), 3,
                                      r % 16, k, blk);
                 bad += memcmp(blk, (const char *)w + (size_t)r * dtype_row_bytes(type, cols) + k * dtype_block_bytes(type),
                               dtype_block_bytes(type)) != 0;
@@ -212,7 +213,7 @@ static void test_kernels(void) {
                     float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
                     for (size_t i = 0; i < ny; i++) y0[i] = -777.0f;
                     for (int r = 0; r < rows; r++)
-                        mmq_dot_blocks(type, (const char *)w + (size_t)r * dtype_row_bytes(type, cols), 0, cols / be,
+                        mm_quant_dot_blocks(type, (const char *)w + (size_t)r * dtype_row_bytes(type, cols), 0, cols / be,
                                        cols, xq, n, y0, ldy, r, true);
                     /* the interleaved scalar twin, the file layout per ISA, the interleaved per ISA */
                     for (int isa = 0; isa < n_isas(); isa++) {
@@ -221,9 +222,9 @@ static void test_kernels(void) {
                             for (size_t i = 0; i < ny; i++) y1[i] = -777.0f;
                             const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
                             for (int k = 0; k < 3; k++) {
-                                if (v == 0) mmq_r16_rows_scalar(to, wr, cols, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else if (v == 1) matmul_rows(tt(), type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
-                                else matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                                if (v == 0) mm_quant_r16_rows_scalar(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
+                                else if (v == 1) matmul_rows(&(mm_call){tt(), type, w, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
+                                else matmul_rows(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
                             }
                             checks++;
                             if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)

@@ -1,5 +1,5 @@
 /* test_repack.c — tests of the interleaved Q8_0/Q4_0 weight layouts
- * (matmul_repack*.c): the repack (threads, in place), row dequantization,
+ * (matmul_repack.c, matmul_r16*.c): the repack (threads, in place), row dequantization,
  * the scalar twin against the file-layout scalar kernel, the AVX-512
  * kernels against the file-layout AVX-512 kernel and the AVX2 kernels
  * against the scalar one (bit-identical: same integer sums, same float
@@ -130,18 +130,18 @@ static void test_repack_matmul(void) {
                     float *y0 = aligned_alloc(64, ybytes), *y1 = aligned_alloc(64, ybytes);
                     /* scalar twin == file-layout scalar kernel */
                     for (size_t i = 0; i < ny; i++) y0[i] = y1[i] = -777.0f;
-                    matmul_rows_scalar(type, w, cols, x, xq, n, y0, ldy, 0, rows);
-                    matmul_rows_scalar(to, wr, cols, x, xq, n, y1, ldy, 0, rows);
+                    matmul_rows_scalar(&(mm_call){tt(), type, w, cols, x, xq, n, y0, ldy, 0, rows});
+                    matmul_rows_scalar(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, 0, rows});
                     checks++;
                     fails += memcmp(y0, y1, sizeof(float) * ny) != 0;
                     for (int isa = 0; isa < n_isas(); isa++) {
                         CHECK(tt_set_isa((cpu_isa)isa));
                         /* file layout under this ISA, vs the interleaved one split unevenly */
                         for (size_t i = 0; i < ny; i++) y0[i] = y1[i] = -777.0f;
-                        if (isa == ISA_AVX512) matmul_rows(tt(), type, w, cols, x, xq, n, y0, ldy, 0, rows);
-                        else matmul_rows_scalar(type, w, cols, x, xq, n, y0, ldy, 0, rows);
+                        if (isa == ISA_AVX512) matmul_rows(&(mm_call){tt(), type, w, cols, x, xq, n, y0, ldy, 0, rows});
+                        else matmul_rows_scalar(&(mm_call){tt(), type, w, cols, x, xq, n, y0, ldy, 0, rows});
                         const int cuts[] = {0, rows / 3, rows / 3 + 5 < rows ? rows / 3 + 5 : rows, rows};
-                        for (int k = 0; k < 3; k++) matmul_rows(tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]);
+                        for (int k = 0; k < 3; k++) matmul_rows(&(mm_call){tt(), to, wr, cols, x, xq, n, y1, ldy, cuts[k], cuts[k + 1]});
                         checks++;
                         if (memcmp(y0, y1, sizeof(float) * ny) != 0 && fails++ < 5)
                             fprintf(stderr, "%s rows %d cols %d n %d isa %s: rows differ\n", dtype_name(type), rows,

@@ -22,7 +22,7 @@
 /* The default chunk for m: float weights (F32/F16/BF16) take longer chunks. */
 static int default_prefill_chunk(const wick_model *m) {
     const int t = m->layers[0].wq->type;
-    const bool flt = t == WICK_F32 || t == WICK_F16 || t == WICK_BF16 || mmf_r16_base(t) >= 0;
+    const bool flt = t == WICK_F32 || t == WICK_F16 || t == WICK_BF16 || mm_float_r16_base(t) >= 0;
     return flt ? DEFAULT_PREFILL_CHUNK_FLOAT : DEFAULT_PREFILL_CHUNK;
 }
 

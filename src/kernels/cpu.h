@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) void cpu_prefetch_ahead_unrolled(co
  * core has read waits on that core's copies, most of all in the regime with
  * the most bandwidth (the cores far apart). The one-pass 6-8-token Q4_0
  * decode kernel's sums go out non-temporally under the same flag
- * (matmul_repack_avx512.c). Same values either way. WICK_ACT_NT=0|1
+ * (matmul_r16_avx512.c). Same values either way. WICK_ACT_NT=0|1
  * overrides. */
 
 /* kernel_tuning.claim_units: how many units of rows a decode matmul's thread claims at a time from its

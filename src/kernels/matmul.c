@@ -1,12 +1,11 @@
-/* matmul.c — owns matmul(): scratch sizing, activation quantization, the
- * split of output rows across the pool, and the choice of kernel per ISA
- * (the kernels themselves are in matmul_scalar.c / matmul_avx2.c /
- * matmul_avx512.c). See matmul.h for the contract.
+/* matmul.c — owns matmul() and matmul_multi(): scratch sizing, activation
+ * preparation (quantization), and the split of output rows across the pool;
+ * each range of rows goes to matmul_rows, which runs the kernel the table
+ * gives (matmul_table.c; kernel families in matmul_impl.h). See matmul.h for
+ * the contract.
  *
- * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h.
- * The other block types go to matmul_quant*.c (file layout) and
- * matmul_quant_r16*.c (interleaved), with Q8_0 or Q8_K activations.
- * The interleaved Q8_0/Q4_0 layouts (WICK_*_R16) go to matmul_repack*.c. */
+ * Scratch layout for Q8_0/Q4_0 weights: see mm_xq_* in matmul_impl.h; for
+ * the K types, matmul_q8k.h; for BF16_R16, matmul_float_r16.h. */
 #include "kernels/matmul.h"
 
 #include <string.h>
@@ -24,7 +23,7 @@
 /* The activation format the kernels of a weight type read (matmul_quant.h). */
 static mm_act act_of(int wtype) {
     if (wtype == WICK_BF16_R16) return MM_ACT_BF16;
-    if (mmq_r16_base(wtype) >= 0) wtype = mmq_r16_base(wtype);
+    if (mm_quant_r16_base(wtype) >= 0) wtype = mm_quant_r16_base(wtype);
     switch (wtype) {
     case WICK_Q8_0: case WICK_Q4_0: case WICK_Q8_0_R16: case WICK_Q4_0_R16:
     case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
@@ -40,7 +39,7 @@ size_t matmul_scratch_bytes(int wtype, int cols, int n) {
     switch (act_of(wtype)) {
     case MM_ACT_Q8_K: return mm_q8k_xq_bytes(cols, n);
     case MM_ACT_Q8_0: return mm_xq_bytes(cols, n);
-    case MM_ACT_BF16: return mmf_r16_xq_bytes(wtype, cols, n);
+    case MM_ACT_BF16: return mm_float_r16_xq_bytes(wtype, cols, n);
     default: return 0;
     }
 }
@@ -109,86 +108,13 @@ void matmul_quantize_x(const kernel_tuning *kt, wick_pool *pool, const float *x,
     pool_run(pool, quant_task, &j);
 }
 
-void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                        float *y, int ldy, int r0, int r1) {
-    if (mmq_handles(wtype)) {
-        mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mmq_r16_base(wtype) >= 0) {
-        mmq_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mmf_r16_base(wtype) >= 0) {
-        mmf_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_r16_base(wtype) >= 0) {
-        mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-}
-
-void matmul_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                 float *y, int ldy, int r0, int r1) {
-    if (r1 <= r0 || n <= 0) return;
-    if (mmq_handles(wtype)) {
-        mmq_rows(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mmq_r16_base(wtype) >= 0) { /* the other interleaved layouts (matmul_quant_r16*.c) */
-#if defined(__x86_64__) || defined(__i386__)
-        if (kt->isa == ISA_AVX512) mmq_r16_rows_avx512(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (kt->isa == ISA_AVX2 && mmq_r16_avx2_has(mmq_r16_base(wtype)))
-            mmq_r16_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else
-#endif
-            mmq_r16_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mmf_r16_base(wtype) >= 0) { /* F16/BF16 interleaved (matmul_float_r16*.c) */
-#if defined(__x86_64__) || defined(__i386__)
-        if (kt->isa == ISA_AVX512)
-            mmf_r16_rows_avx512(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        else if (kt->isa >= ISA_AVX2 && mmf_r16_halves(wtype))
-            mmf_r16_rows_avx2(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        else
-#endif
-            mmf_r16_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    }
-    if (mm_r16_base(wtype) >= 0) { /* interleaved layouts (matmul_repack*.c) */
-#if defined(__x86_64__) || defined(__i386__)
-        if (kt->isa == ISA_AVX512) mm_rows_r16_avx512(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else if (kt->isa == ISA_AVX2) mm_rows_r16_avx2(kt, wtype, w, cols, xq, n, y, ldy, r0, r1);
-        else
-#endif
-            mm_rows_r16_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    switch (kt->isa) {
-    case ISA_AVX512:
-        mm_rows_avx512(kt, wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    case ISA_AVX2:
-        mm_rows_avx2(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-        return;
-    default:
-        break;
-    }
-#endif
-    mm_rows_scalar(wtype, w, cols, x, xq, n, y, ldy, r0, r1);
-}
-
 int matmul_x_kind(int wtype) { return (int)act_of(wtype); }
 
 const void *matmul_prepare_x(const kernel_tuning *kt, wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch) {
     switch (act_of(wtype)) {
     case MM_ACT_Q8_0: matmul_quantize_x(kt, pool, x, n, cols, scratch); return scratch;
     case MM_ACT_Q8_K: mm_q8k_quantize_x(kt, pool, x, n, cols, scratch); return scratch;
-    case MM_ACT_BF16: mmf_r16_prepare_x(wtype, x, n, cols, scratch); return scratch;
+    case MM_ACT_BF16: mm_float_r16_prepare_x(wtype, x, n, cols, scratch); return scratch;
     default: return NULL;
     }
 }
@@ -224,9 +150,11 @@ static void multi_range(const mm_multi_job *j, int64_t lo, int64_t hi) {
     for (int i = 0; i < j->nw && lo < hi; i++) {
         const int64_t rows = j->W[i]->ne[1];
         const int64_t a = lo > base ? lo - base : 0, b = hi - base < rows ? hi - base : rows;
-        if (b > a)
-            matmul_rows(j->kt, j->W[i]->type, j->W[i]->data, j->cols, j->x, j->xq, j->n, j->y[i], j->ldy[i],
-                        (int)a, (int)b);
+        if (b > a) {
+            const mm_call c = {.kt = j->kt, .wtype = j->W[i]->type, .w = j->W[i]->data, .cols = j->cols, .x = j->x,
+                               .xq = j->xq, .n = j->n, .y = j->y[i], .ldy = j->ldy[i], .r0 = (int)a, .r1 = (int)b};
+            matmul_rows(&c);
+        }
         base += rows;
     }
 }
@@ -280,7 +208,7 @@ void matmul_multi(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *c
     const int nth = pool_size(pool);
     bool flt_r16 = true, pair_r16 = true;
     for (int i = 0; i < nw; i++) {
-        flt_r16 = flt_r16 && mmf_r16_base(W[i]->type) >= 0;
+        flt_r16 = flt_r16 && mm_float_r16_base(W[i]->type) >= 0;
         pair_r16 = pair_r16 && mm_r16_base(W[i]->type) >= 0;
     }
     int64_t align = flt_r16 ? 64 : pair_r16 ? 32 : 16;
@@ -291,7 +219,7 @@ void matmul_multi(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *c
     steal_set ranges; /* set up only for decode (2 KiB: not zeroed on every call) */
     bool r16 = true; /* interleaved layouts stream up to MM_STREAM_MAX_N tokens (matmul_impl.h) */
     for (int i = 0; i < nw; i++)
-        r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mmq_r16_base(W[i]->type) >= 0 || mmf_r16_base(W[i]->type) >= 0);
+        r16 = r16 && (mm_r16_base(W[i]->type) >= 0 || mm_quant_r16_base(W[i]->type) >= 0 || mm_float_r16_base(W[i]->type) >= 0);
     const int stream_max = r16 && kt->isa >= ISA_AVX2 ? MM_STREAM_MAX_N : MM_DECODE_MAX_N;
     if (n <= stream_max && pool_size(pool) > 1 && steal_init(&ranges, (total + align - 1) / align, nth))
         j.ranges = &ranges;

@@ -49,13 +49,28 @@ int matmul_x_kind(int wtype);
  * float weights). */
 const void *matmul_prepare_x(const kernel_tuning *kt, wick_pool *pool, int wtype, const float *x, int n, int cols, void *scratch);
 
-/* Row-range entry points used by matmul() and by tests comparing ISAs:
- * y[i*ldy + r] for r in [r0, r1). xq is x prepared by matmul_quantize_x (for
- * Q8_0/Q4_0 weights) or NULL (for float weights, which read x). */
-void matmul_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                 float *y, int ldy, int r0, int r1);
-void matmul_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                        float *y, int ldy, int r0, int r1);
+/* One row-range product, the argument every row kernel takes (matmul_impl.h):
+ * y[i*ldy + r] = x_i · W_r for tokens i < n and rows r in [r0, r1). w is the
+ * weight data of type wtype (file layout or interleaved), `cols` columns; xq
+ * is x prepared by matmul_prepare_x (NULL for float weights, which read x).
+ * kt is the tuning the SIMD kernels read (the scalar twins ignore it). */
+typedef struct mm_call {
+    const kernel_tuning *kt;
+    int wtype;
+    const void *w;
+    int cols;
+    const float *x;
+    const void *xq;
+    int n;
+    float *y;
+    int ldy;
+    int r0, r1;
+} mm_call;
+
+/* Row-range entry points used by matmul() and by tests comparing ISAs: the
+ * kernel of c->kt's ISA for c->wtype, and its scalar twin (bit-identical). */
+void matmul_rows(const mm_call *c);
+void matmul_rows_scalar(const mm_call *c);
 
 /* Interleaved layouts of Q8_0/Q4_0 matrices for the AVX-512 VNNI kernels
  * (rows a multiple of 16; same byte size as the file layout; never written

@@ -39,43 +39,36 @@
 #define WICK_BF16_R16H (WICK_DTYPE_COUNT + 22)
 
 /* The file type of WICK_F16_R16 / WICK_BF16_R16 / WICK_BF16_R16H, else -1. */
-static inline int mmf_r16_base(int wtype) {
+static inline int mm_float_r16_base(int wtype) {
     return wtype == WICK_F16_R16 ? WICK_F16 : wtype == WICK_BF16_R16 || wtype == WICK_BF16_R16H ? WICK_BF16 : -1;
 }
 /* Whether a layout holds column halves (F16_R16, BF16_R16H), not pairs. */
-static inline bool mmf_r16_halves(int wtype) { return wtype == WICK_F16_R16 || wtype == WICK_BF16_R16H; }
-#define MMF_R16_BLOCK_ROWS 64
+static inline bool mm_float_r16_halves(int wtype) { return wtype == WICK_F16_R16 || wtype == WICK_BF16_R16H; }
+#define MM_FLOAT_R16_BLOCK_ROWS 64
 
 /* The interleaved type for a matrix of `type` with rows × cols, or -1 (not
  * F16/BF16, rows not a multiple of 64, odd columns). BF16: BF16_R16 on an AMD
  * CPU with AVX-512 BF16 (kernel_tuning.bf16_dp), else BF16_R16H. Regardless
  * of the active ISA: the caller checks that. */
-int mmf_r16_type(const kernel_tuning *kt, int type, int64_t rows, int64_t cols);
+int mm_float_r16_type(const kernel_tuning *kt, int type, int64_t rows, int64_t cols);
 
 /* Byte offset, in a block, of group q's (q < 4) vector of column pair j. */
-static inline size_t mmf_r16_vec_at(int q, int j) { return ((size_t)j * 4 + (size_t)q) * 64; }
+static inline size_t mm_float_r16_vec_at(int q, int j) { return ((size_t)j * 4 + (size_t)q) * 64; }
 
 /* Repack a block's 64 file rows (src) into dst in layout `to`. */
-void mmf_r16_pack_block(int to, const void *src, void *dst, int cols);
+void mm_float_r16_pack_block(int to, const void *src, void *dst, int cols);
 /* Row `row` (< 64) of a block of layout wtype back as its file-layout
  * elements, or as floats. */
-void mmf_r16_unpack_row(int wtype, const void *block, int cols, int row, void *dst);
-void mmf_r16_row_f32(int wtype, const void *block, int cols, int row, float *dst);
+void mm_float_r16_unpack_row(int wtype, const void *block, int cols, int row, void *dst);
+void mm_float_r16_row_f32(int wtype, const void *block, int cols, int row, float *dst);
 
 /* Activation scratch (bytes) and preparation: BF16_R16 reads x rounded to
  * BF16 (n rows of cols); F16_R16 reads x itself (no scratch). */
-size_t mmf_r16_xq_bytes(int wtype, int cols, int n);
-void mmf_r16_prepare_x(int wtype, const float *x, int n, int cols, void *xq);
+size_t mm_float_r16_xq_bytes(int wtype, int cols, int n);
+void mm_float_r16_prepare_x(int wtype, const float *x, int n, int cols, void *xq);
 
-void mmf_r16_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                         int ldy, int r0, int r1);
-#if defined(__x86_64__) || defined(__i386__)
-void mmf_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                         int ldy, int r0, int r1);
-/* AVX-512: every layout (BF16_R16 needs AVX-512 BF16); AVX2: the halves
- * layouts (F16_R16, BF16_R16H). */
-void mmf_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                       int ldy, int r0, int r1);
-#endif
+/* The kernels, mm_float_r16_rows_* (matmul_impl.h): AVX-512 every layout
+ * (BF16_R16 needs AVX-512 BF16); AVX2 the halves layouts (F16_R16,
+ * BF16_R16H); the scalar twin. */
 
 #endif

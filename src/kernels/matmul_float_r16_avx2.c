@@ -1,6 +1,6 @@
 /* matmul_float_r16_avx2.c — owns the AVX2 kernels of the F16/BF16 "halves"
  * interleaved layouts (WICK_F16_R16, WICK_BF16_R16H, matmul_float_r16.h;
- * twin mmf_r16_rows_scalar) for x86-64 CPUs without AVX-512.
+ * twin mm_float_r16_rows_scalar) for x86-64 CPUs without AVX-512.
  *
  * Lane i of a YMM register is row i of an 8-row half ("octet") of a 16-row
  * group, so a token's dot product with 8 rows is one accumulator updated
@@ -41,7 +41,7 @@
 
 /* Group q's pointer: its vector of column pair 0 (pair j's at + j·PAIR). */
 T256 INLINE const char *gptr(const char *w, int cols, int q) {
-    return w + (size_t)(q / 4) * (size_t)cols * 2 * MMF_R16_BLOCK_ROWS + mmf_r16_vec_at(q % 4, 0);
+    return w + (size_t)(q / 4) * (size_t)cols * 2 * MM_FLOAT_R16_BLOCK_ROWS + mm_float_r16_vec_at(q % 4, 0);
 }
 
 /* Octet o of column 2j + h of a group (g: gptr) of F16 or BF16, widened. */
@@ -194,12 +194,11 @@ T256 INLINE void rows_of(const kernel_tuning *kt, const int base, const void *w,
     }
 }
 
-T256 void mmf_r16_rows_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                            int ldy, int r0, int r1) {
-    (void)xq; /* the halves layouts read x itself */
-    if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(kt, WICK_F16, w, cols, x, n, y, ldy, r0, r1);
-    else rows_of(kt, WICK_BF16, w, cols, x, n, y, ldy, r0, r1);
+T256 void mm_float_r16_rows_avx2(const mm_call *c) {
+    /* the halves layouts read x itself, not xq */
+    if (c->r1 <= c->r0 || c->n <= 0) return;
+    if (c->wtype == WICK_F16_R16) rows_of(c->kt, WICK_F16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1);
+    else rows_of(c->kt, WICK_BF16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* matmul_float_r16_avx512.c — owns the AVX-512 kernels of the F16/BF16
- * interleaved layouts (matmul_float_r16.h; twin mmf_r16_rows_scalar).
+ * interleaved layouts (matmul_float_r16.h; twin mm_float_r16_rows_scalar).
  *
  * Lane i of every vector is row i of a 16-row group, so a token's dot product
  * with 16 rows is one accumulator updated column by column in order (THE
@@ -37,7 +37,7 @@
 
 /* Group q's pointer: its vector of column pair 0 (pair j's at + j·PAIR). */
 TF INLINE const char *gptr(const char *w, int cols, int q) {
-    return w + (size_t)(q / 4) * (size_t)cols * 2 * MMF_R16_BLOCK_ROWS + mmf_r16_vec_at(q % 4, 0);
+    return w + (size_t)(q / 4) * (size_t)cols * 2 * MM_FLOAT_R16_BLOCK_ROWS + mm_float_r16_vec_at(q % 4, 0);
 }
 
 /* Half h of a halves-layout pair vector p (column 2j + h of the group's 16
@@ -270,12 +270,11 @@ TF INLINE void rows_of(const kernel_tuning *kt, const int lay, const void *w, in
     }
 }
 
-TF void mmf_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n, float *y,
-                            int ldy, int r0, int r1) {
-    if (r1 <= r0 || n <= 0) return;
-    if (wtype == WICK_F16_R16) rows_of(kt, WICK_F16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
-    else if (wtype == WICK_BF16_R16H) rows_of(kt, WICK_BF16_R16H, w, cols, x, xq, n, y, ldy, r0, r1);
-    else rows_of(kt, WICK_BF16_R16, w, cols, x, xq, n, y, ldy, r0, r1);
+TF void mm_float_r16_rows_avx512(const mm_call *c) {
+    if (c->r1 <= c->r0 || c->n <= 0) return;
+    if (c->wtype == WICK_F16_R16) rows_of(c->kt, WICK_F16_R16, c->w, c->cols, c->x, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else if (c->wtype == WICK_BF16_R16H) rows_of(c->kt, WICK_BF16_R16H, c->w, c->cols, c->x, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else rows_of(c->kt, WICK_BF16_R16, c->w, c->cols, c->x, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

@@ -86,7 +86,9 @@ static void run_units(const grouped_job *j, int64_t u0, int64_t nu) {
         const int64_t a = u0 > k->unit0 ? u0 - k->unit0 : 0, b = end - k->unit0 < units ? end - k->unit0 : units;
         if (b <= a) continue;
         const int64_t r1 = b * ur < rows ? b * ur : rows;
-        matmul_rows(j->kt, k->W->type, k->W->data, (int)k->W->ne[0], k->x, k->xq, k->n, k->y, k->ldy, (int)(a * ur), (int)r1);
+        const mm_call c = {.kt = j->kt, .wtype = k->W->type, .w = k->W->data, .cols = (int)k->W->ne[0], .x = k->x,
+                           .xq = k->xq, .n = k->n, .y = k->y, .ldy = k->ldy, .r0 = (int)(a * ur), .r1 = (int)r1};
+        matmul_rows(&c);
     }
 }
 

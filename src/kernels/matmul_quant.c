@@ -1,7 +1,6 @@
 /* matmul_quant.c — owns the scalar twins of the Q4_1, Q5_0, Q5_1, IQ4_NL,
  * Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS matmul kernels (THE DEFINITION in
- * matmul_quant.h, written out one block at a time) and the choice of kernel
- * per ISA. */
+ * matmul_quant.h, written out one block at a time). */
 #include "kernels/matmul_quant.h"
 
 #include <math.h>
@@ -11,16 +10,6 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/matmul_q8k.h"
 #include "kernels/quant_blocks.h"
-
-bool mmq_handles(int wtype) {
-    switch (wtype) {
-    case WICK_Q4_1: case WICK_Q5_0: case WICK_Q5_1: case WICK_IQ4_NL:
-    case WICK_Q2_K: case WICK_Q3_K: case WICK_Q4_K: case WICK_Q5_K: case WICK_Q6_K: case WICK_IQ4_XS:
-        return true;
-    default:
-        return false;
-    }
-}
 
 /* ---- 32-element blocks against a Q8_0 activation block ---- */
 
@@ -190,7 +179,7 @@ static float dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, co
     return acc;
 }
 
-void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
+void mm_quant_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
                     int r, bool first) {
     for (int i = 0; i < n; i++) {
         float *o = y + (size_t)i * ldy + r;
@@ -198,22 +187,9 @@ void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const 
     }
 }
 
-void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                     int r1) {
-    const size_t rb = dtype_row_bytes(wtype, cols);
-    const int nb = cols / dtype_block_elems(wtype);
-    for (int r = r0; r < r1; r++) mmq_dot_blocks(wtype, (const char *)w + (size_t)r * rb, 0, nb, cols, xq, n, y, ldy, r, true);
-}
-
-/* The file layout's kernels: AVX2 (also on AVX-512 machines, for matrices
- * the interleaved layouts do not take), else the scalar twin. */
-void mmq_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1) {
-    if (r1 <= r0 || n <= 0) return;
-#if defined(__x86_64__) || defined(__i386__)
-    if (kt->isa >= ISA_AVX2) {
-        mmq_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
-#endif
-    mmq_rows_scalar(wtype, w, cols, xq, n, y, ldy, r0, r1);
+void mm_quant_rows_scalar(const mm_call *c) {
+    const size_t rb = dtype_row_bytes(c->wtype, c->cols);
+    const int nb = c->cols / dtype_block_elems(c->wtype);
+    for (int r = c->r0; r < c->r1; r++)
+        mm_quant_dot_blocks(c->wtype, (const char *)c->w + (size_t)r * rb, 0, nb, c->cols, c->xq, c->n, c->y, c->ldy, r, true);
 }

@@ -1,8 +1,8 @@
 /* matmul_quant.h — internal interface of the matmul kernels for the block
  * types Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks, against Q8_0
  * activations) and Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (256-element super-blocks,
- * against Q8_K activations, see matmul_q8k.h). Used by the dispatcher in
- * matmul.c and by tests; not for use outside src/kernels and tests.
+ * against Q8_K activations, see matmul_q8k.h), the "quant" family of
+ * matmul_impl.h. Not for use outside src/kernels and tests.
  *
  * THE DEFINITION. Every kernel of every ISA computes, for weight row r and
  * token i, exactly the same float: acc = 0, then per block in order an exact
@@ -41,22 +41,12 @@ typedef enum mm_act {
     MM_ACT_BF16 = 3, /* x rounded to BF16 (matmul_float_r16.h) */
 } mm_act;
 
-/* True for the types these kernels handle. */
-bool mmq_handles(int wtype);
-
-/* Same contract as matmul_rows (matmul.h); wtype one of mmq_handles' types,
- * xq prepared in that type's activation format. mmq_rows picks the kernel
- * of the active ISA. */
-void mmq_rows(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
-void mmq_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                     int r1);
-#if defined(__x86_64__) || defined(__i386__)
-void mmq_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0, int r1);
-#endif
+/* The kernels (mm_quant_rows_*: matmul_impl.h) take xq prepared in the
+ * type's activation format. */
 /* THE DEFINITION for one weight row r (of any type above) over its
  * blocks [b0, b0 + nbk), wb pointing at block b0 in the file layout: y[i*ldy
  * + r] of every token i < n continues from its value (or from 0 if first). */
-void mmq_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
+void mm_quant_dot_blocks(int wtype, const void *wb, int b0, int nbk, int cols, const void *xq, int n, float *y, int ldy,
                     int r, bool first);
 
 #endif

@@ -1,6 +1,6 @@
 /* matmul_quant_avx2.c — owns the AVX2 kernels of the file-layout Q4_1, Q5_0,
  * Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K and IQ4_XS matrices (twin:
- * mmq_rows_scalar; the arithmetic is THE DEFINITION of matmul_quant.h, so the
+ * mm_quant_rows_scalar; the arithmetic is THE DEFINITION of matmul_quant.h, so the
  * results are the scalar twin's, bit for bit). Also used on AVX-512 machines
  * for matrices the interleaved layouts do not take (rows not a multiple of 16).
  *
@@ -319,9 +319,11 @@ T256 INLINE void rows_of(const int type, const void *w, int cols, const void *xq
     }
 }
 
-T256 void mmq_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                        int r1) {
-    switch (wtype) {
+T256 void mm_quant_rows_avx2(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
+    switch (c->wtype) {
     case WICK_Q4_1: rows_of(WICK_Q4_1, w, cols, xq, n, y, ldy, r0, r1); break;
     case WICK_Q5_0: rows_of(WICK_Q5_0, w, cols, xq, n, y, ldy, r0, r1); break;
     case WICK_Q5_1: rows_of(WICK_Q5_1, w, cols, xq, n, y, ldy, r0, r1); break;

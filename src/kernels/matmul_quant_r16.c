@@ -53,24 +53,14 @@ static const r16_desc *desc_of(int base) {
     return NULL;
 }
 
-int mmq_r16_base(int wtype) {
+int mm_quant_r16_base(int wtype) {
     return wtype >= WICK_Q4_1_R16 && wtype < WICK_R16_END ? DESCS[wtype - WICK_Q4_1_R16].base : -1;
 }
 
-int mmq_r16_of(int base) {
+int mm_quant_r16_of(int base) {
     for (int i = 0; i < N_DESCS; i++)
         if (DESCS[i].base == base) return WICK_Q4_1_R16 + i;
     return -1;
-}
-
-int mmq_r16_main_vectors(int base) {
-    const r16_desc *d = desc_of(base);
-    return d ? d->main_vectors : 0;
-}
-
-bool mmq_r16_has_tail(int base) {
-    const r16_desc *d = desc_of(base);
-    return d && d->tail_at >= 0;
 }
 
 /* File fifth bits (bit j = element j) <-> the plane (byte k bit g = element 4g+k). */
@@ -109,39 +99,41 @@ static void map_block(const r16_desc *d, char *file, char *main, char *tail, int
     }
 }
 
-void mmq_r16_pack_group(int base, const void *src, void *dst, int nb) {
+void mm_quant_r16_pack_group(int base, const void *src, void *dst, int nb) {
     const r16_desc *d = desc_of(base);
     const size_t bb = dtype_block_bytes(base), mb = (size_t)d->main_vectors * 64, tb = d->tail_at >= 0 ? 32 : 0;
     for (int i = 0; i < 16; i++)
         for (int b = 0; b < nb; b++) {
             char blk[256];
             memcpy(blk, (const char *)src + ((size_t)i * nb + b) * bb, bb);
-            map_block(d, blk, (char *)dst + mmq_r16_main_at(mb, tb, nb, b), (char *)dst + mmq_r16_tail_at(mb, tb, b), i,
+            map_block(d, blk, (char *)dst + mm_quant_r16_main_at(mb, tb, nb, b), (char *)dst + mm_quant_r16_tail_at(mb, tb, b), i,
                       true);
         }
 }
 
-void mmq_r16_unpack_block(int base, const void *group, int nb, int row, int b, void *blk) {
+void mm_quant_r16_unpack_block(int base, const void *group, int nb, int row, int b, void *blk) {
     const r16_desc *d = desc_of(base);
     const size_t mb = (size_t)d->main_vectors * 64, tb = d->tail_at >= 0 ? 32 : 0;
     char *g = (char *)group; /* read only: map_block copies out of it */
-    map_block(d, blk, g + mmq_r16_main_at(mb, tb, nb, b), g + mmq_r16_tail_at(mb, tb, b), row, false);
+    map_block(d, blk, g + mm_quant_r16_main_at(mb, tb, nb, b), g + mm_quant_r16_tail_at(mb, tb, b), row, false);
 }
 
-void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                         int r1) {
-    const int base = mmq_r16_base(wtype);
+void mm_quant_r16_rows_scalar(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy;
+    float *y = c->y;
+    const int base = mm_quant_r16_base(c->wtype);
     const int be = dtype_block_elems(base), nb = cols / be;
     const size_t bb = dtype_block_bytes(base), gb = 16 * (size_t)nb * bb;
     char row[16384];
-    for (int r = r0; r < r1; r++) {
+    for (int r = c->r0; r < c->r1; r++) {
         /* the row back in the file layout, a chunk of blocks at a time */
         const int per = (int)(sizeof row / bb);
         for (int b0 = 0; b0 < nb; b0 += per) {
             const int nbk = nb - b0 < per ? nb - b0 : per;
             for (int b = 0; b < nbk; b++)
-                mmq_r16_unpack_block(base, (const char *)w + (size_t)(r / 16) * gb, nb, r % 16, b0 + b, row + (size_t)b * bb);
-            mmq_dot_blocks(base, row, b0, nbk, cols, xq, n, y, ldy, r, b0 == 0);
+                mm_quant_r16_unpack_block(base, (const char *)w + (size_t)(r / 16) * gb, nb, r % 16, b0 + b, row + (size_t)b * bb);
+            mm_quant_dot_blocks(base, row, b0, nbk, cols, xq, n, y, ldy, r, b0 == 0);
         }
     }
 }

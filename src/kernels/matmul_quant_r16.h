@@ -70,48 +70,29 @@ enum {
 };
 
 /* The file type of an interleaved type of this family, or -1. */
-int mmq_r16_base(int wtype);
+int mm_quant_r16_base(int wtype);
 /* The interleaved type of a file type (one of the ten above), or -1. */
-int mmq_r16_of(int base);
-
-/* Vectors in a block's main part; whether it has a tail. */
-int mmq_r16_main_vectors(int base);
-bool mmq_r16_has_tail(int base);
+int mm_quant_r16_of(int base);
 
 /* Byte offsets within a group of block b's main part and tail (nb blocks):
  * see the pair layout above. */
-static inline size_t mmq_r16_main_at(size_t main_bytes, size_t tail_bytes, int nb, int b) {
+static inline size_t mm_quant_r16_main_at(size_t main_bytes, size_t tail_bytes, int nb, int b) {
     const size_t tails = (b | 1) < nb ? 2 : 1;
     return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + tails * tail_bytes + (size_t)(b & 1) * main_bytes;
 }
-static inline size_t mmq_r16_tail_at(size_t main_bytes, size_t tail_bytes, int b) {
+static inline size_t mm_quant_r16_tail_at(size_t main_bytes, size_t tail_bytes, int b) {
     return (size_t)(b >> 1) * 2 * (main_bytes + tail_bytes) + (size_t)(b & 1) * tail_bytes;
 }
 
 /* Repack a group's 16 file rows (src: 16 consecutive rows of nb blocks)
  * into dst, and one block of one row back into the file layout. */
-void mmq_r16_pack_group(int base, const void *src, void *dst, int nb);
-void mmq_r16_unpack_block(int base, const void *group, int nb, int row, int b, void *blk);
+void mm_quant_r16_pack_group(int base, const void *src, void *dst, int nb);
+void mm_quant_r16_unpack_block(int base, const void *group, int nb, int row, int b, void *blk);
 
-/* Scalar twin of the AVX-512 and AVX2 kernels (same contract as matmul_rows). */
-void mmq_r16_rows_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                         int r1);
-#if defined(__x86_64__) || defined(__i386__)
-void mmq_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                         int r1);
-/* AVX2: the types of mmq_r16_avx2_has (Q5_0: matmul_quant_r16_avx2.c, which
- * passes Q4_K and Q6_K on to matmul_quant_r16_k_avx2.c). */
-void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                       int r1);
-/* Q4_K and Q6_K only: reached through mmq_r16_rows_avx2, which checks the type. */
-void mmq_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                         int r1);
-#endif
-
-/* The file types whose interleaved layouts have AVX2 kernels; on AVX2 CPUs
- * the others keep the file layout (matmul_repack_type). */
-static inline bool mmq_r16_avx2_has(int base) {
-    return base == WICK_Q5_0 || base == WICK_Q4_K || base == WICK_Q6_K;
-}
+/* The kernels, mm_quant_r16_rows_* (matmul_impl.h): AVX-512 every type;
+ * AVX2 Q5_0 (matmul_quant_r16_avx2.c) and, as the variant
+ * mm_quant_r16_k_rows_avx2, Q4_K and Q6_K (matmul_quant_r16_k_avx2.c): on
+ * AVX2 CPUs the others keep the file layout (matmul_repack_type asks the
+ * kernel table, matmul_table.c); the scalar twin. */
 
 #endif

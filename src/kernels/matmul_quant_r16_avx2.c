@@ -59,7 +59,7 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
             acc[q][c] = r16_avx2_acc_load(yo, first, full, lanes);
         }
     for (int b = b0; b < b1; b++) {
-        const char *mp = gp + mmq_r16_main_at(MAIN, TAIL, nb, b), *tp = gp + mmq_r16_tail_at(MAIN, TAIL, b);
+        const char *mp = gp + mm_quant_r16_main_at(MAIN, TAIL, nb, b), *tp = gp + mm_quant_r16_tail_at(MAIN, TAIL, b);
         __m256i is[2][CT];
 #pragma GCC unroll 2
         for (int q = 0; q < Q; q++) {
@@ -102,12 +102,10 @@ T256 INLINE void q5_run(const int Q, const int C, const char *gp, int nb, int o0
         }
 }
 
-T256 void mmq_r16_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                            int r1) {
-    if (mmq_r16_base(wtype) != WICK_Q5_0) { /* Q4_K, Q6_K */
-        mmq_r16_k_rows_avx2(wtype, w, cols, xq, n, y, ldy, r0, r1);
-        return;
-    }
+T256 void mm_quant_r16_rows_avx2(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
     const int nb = cols / WICK_QK;
     const bool prefill = n > MM_STREAM_MAX_N;
     r16_avx2_walk16(q5_run, w, 16 * dtype_row_bytes(WICK_Q5_0, cols), nb, xq, sizeof(block_q8_0),

@@ -1,7 +1,7 @@
 /* matmul_quant_r16_avx512.c — owns the AVX-512 VNNI kernels of the
  * interleaved layouts of matmul_quant_r16.h (Q4_1, Q5_0, Q5_1, IQ4_NL and
  * the K types Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS). Twin:
- * mmq_r16_rows_scalar; the arithmetic is THE DEFINITION of matmul_quant.h.
+ * mm_quant_r16_rows_scalar; the arithmetic is THE DEFINITION of matmul_quant.h.
  *
  * Lane i of every vector is row i of a 16-row group. A block is unpacked
  * into "group vectors" of unsigned bytes, vector v holding elements 4v..4v+3
@@ -360,7 +360,7 @@ T512 INLINE void decode_group(const int base, const int C, const int pf, const s
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
-        const char *p = gp + mmq_r16_main_at(mb, tb, nb, b), *tail = gp + mmq_r16_tail_at(mb, tb, b);
+        const char *p = gp + mm_quant_r16_main_at(mb, tb, nb, b), *tail = gp + mm_quant_r16_tail_at(mb, tb, b);
         /* Prefetches first for both families (base is a constant: one branch
          * is compiled). A K super-block's span (2-3.4 KiB) is prefetched at
          * once when the pass has SG tokens (the units of an SG-token pass are
@@ -490,7 +490,7 @@ T512 INLINE void unpack_chunk(const int base, const char *w, size_t gb, int nb, 
         const char *gp = w + (size_t)(g0 + q) * gb;
         for (int kb = 0; kb < nbk; kb++) {
             const int b = b0 + kb;
-            const char *p = gp + mmq_r16_main_at(mb, tb, nb, b), *tail = gp + mmq_r16_tail_at(mb, tb, b);
+            const char *p = gp + mm_quant_r16_main_at(mb, tb, nb, b), *tail = gp + mm_quant_r16_tail_at(mb, tb, b);
             if (!is_k(base)) {
                 cblock *cb = &chunk_buf[q * KCK + kb / 8];
                 a_groups(base, p, cb->G + 8 * (kb % 8));
@@ -676,20 +676,19 @@ T512 INLINE void rows_of(const kernel_tuning *kt, const int base, const void *w,
     else decode_rows(kt, base, w, a.nb, gb, &a, n, y, ldy, r0, r1);
 }
 
-T512 void mmq_r16_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                              int r1) {
-    if (r1 <= r0 || n <= 0) return;
-    switch (mmq_r16_base(wtype)) {
-    case WICK_Q4_1: rows_of(kt, WICK_Q4_1, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_0: rows_of(kt, WICK_Q5_0, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_1: rows_of(kt, WICK_Q5_1, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_IQ4_NL: rows_of(kt, WICK_IQ4_NL, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q4_K: rows_of(kt, WICK_Q4_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q5_K: rows_of(kt, WICK_Q5_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q6_K: rows_of(kt, WICK_Q6_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q3_K: rows_of(kt, WICK_Q3_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q2_K: rows_of(kt, WICK_Q2_K, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_IQ4_XS: rows_of(kt, WICK_IQ4_XS, w, cols, xq, n, y, ldy, r0, r1); break;
+T512 void mm_quant_r16_rows_avx512(const mm_call *c) {
+    if (c->r1 <= c->r0 || c->n <= 0) return;
+    switch (mm_quant_r16_base(c->wtype)) {
+    case WICK_Q4_1: rows_of(c->kt, WICK_Q4_1, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q5_0: rows_of(c->kt, WICK_Q5_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q5_1: rows_of(c->kt, WICK_Q5_1, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_IQ4_NL: rows_of(c->kt, WICK_IQ4_NL, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q4_K: rows_of(c->kt, WICK_Q4_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q5_K: rows_of(c->kt, WICK_Q5_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q6_K: rows_of(c->kt, WICK_Q6_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q3_K: rows_of(c->kt, WICK_Q3_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q2_K: rows_of(c->kt, WICK_Q2_K, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_IQ4_XS: rows_of(c->kt, WICK_IQ4_XS, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
     default: break;
     }
 }

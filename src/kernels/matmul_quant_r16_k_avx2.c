@@ -233,7 +233,7 @@ T256 INLINE void k_run(const int type, const int Q, const int C, const char *gp,
             acc[q][c] = r16_avx2_acc_load(yo, first, full, lanes);
         }
     for (int b = b0; b < b1; b++) {
-        const char *mp = gp + mmq_r16_main_at(mb, tb, nb, b), *tp = gp + mmq_r16_tail_at(mb, tb, b);
+        const char *mp = gp + mm_quant_r16_main_at(mb, tb, nb, b), *tp = gp + mm_quant_r16_tail_at(mb, tb, b);
 #pragma GCC unroll 2
         for (int q = 0; q < Q; q++) {
             if (type == WICK_Q4_K) q4k_block(C, mp, o0 + q, x, b, acc[q]);
@@ -259,9 +259,11 @@ T256 INLINE void q6k_run(const int Q, const int C, const char *gp, int nb, int o
     k_run(WICK_Q6_K, Q, C, gp, nb, o0, b0, b1, first, x, full, lanes);
 }
 
-T256 void mmq_r16_k_rows_avx2(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy, int r0,
-                              int r1) {
-    const int type = mmq_r16_base(wtype), nb = cols / WICK_QK_K;
+T256 void mm_quant_r16_k_rows_avx2(const mm_call *c) {
+    const void *w = c->w, *xq = c->xq;
+    const int cols = c->cols, n = c->n, ldy = c->ldy, r0 = c->r0, r1 = c->r1;
+    float *y = c->y;
+    const int type = mm_quant_r16_base(c->wtype), nb = cols / WICK_QK_K;
     const bool prefill = n > MM_STREAM_MAX_N;
     const size_t gb = 16 * dtype_row_bytes(type, cols);
     const int chunk = prefill ? KC : DCHUNK, rows_per = prefill ? RB : 16;

@@ -1,10 +1,8 @@
 /* matmul_repack.c — owns the decision to use the interleaved ("R16")
  * layouts, the parallel repack at load, and the dequantization of one row
  * (embedding lookups of a tied, repacked token_embd) for every type that has
- * one; and the Q8_0/Q4_0 layouts themselves with the scalar twin of their
- * kernels (the AVX-512 kernels are in matmul_repack_avx512.c, the AVX2 ones
- * in matmul_repack_avx2.c; layout in matmul_impl.h). The other types'
- * layouts are matmul_quant_r16.c's. */
+ * one. The layouts themselves are matmul_r16.c's (Q8_0/Q4_0, described in
+ * matmul_impl.h), matmul_quant_r16.c's and matmul_float_r16.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,74 +15,34 @@
 
 /* The interleaved type of W regardless of the ISA, or -1. */
 static int r16_type(const kernel_tuning *kt, const wick_tensor *W) {
-    if (W && W->ne[2] == 1 && W->ne[3] == 1 && mmf_r16_type(kt, W->type, W->ne[1], W->ne[0]) >= 0)
-        return mmf_r16_type(kt, W->type, W->ne[1], W->ne[0]);
+    if (W && W->ne[2] == 1 && W->ne[3] == 1 && mm_float_r16_type(kt, W->type, W->ne[1], W->ne[0]) >= 0)
+        return mm_float_r16_type(kt, W->type, W->ne[1], W->ne[0]);
     const int be = W ? dtype_block_elems(W->type) : 0;
     if (!W || be <= 1 || W->ne[1] % 16 != 0 || W->ne[1] <= 0 || W->ne[0] % be != 0 || W->ne[0] <= 0 ||
         W->ne[2] != 1 || W->ne[3] != 1)
         return -1;
     if (W->type == WICK_Q8_0 || W->type == WICK_Q4_0) /* groups go in pairs (matmul_impl.h) */
         return W->ne[1] % 32 != 0 ? -1 : W->type == WICK_Q8_0 ? WICK_Q8_0_R16 : WICK_Q4_0_R16;
-    return mmq_r16_of(W->type);
+    return mm_quant_r16_of(W->type);
 }
 
 /* The file type of any interleaved type, or -1. */
 static int any_r16_base(int wtype) {
     const int b = mm_r16_base(wtype);
-    return b >= 0 ? b : mmq_r16_base(wtype);
+    return b >= 0 ? b : mm_quant_r16_base(wtype);
 }
 
-/* AVX-512 has kernels for every interleaved type; AVX2 for Q8_0 and
- * Q4_0 (matmul_repack_avx2.c), those of mmq_r16_avx2_has (Q5_0, Q4_K, Q6_K)
- * and the F16/BF16 halves layouts (matmul_float_r16_avx2.c). */
+/* An interleaved layout only where the kernel table has a SIMD kernel for
+ * it under the active ISA (matmul_table.c): AVX-512 every one; AVX2 Q8_0,
+ * Q4_0, Q5_0, Q4_K, Q6_K and the F16/BF16 halves layouts. */
 int matmul_repack_type(const kernel_tuning *kt, const wick_tensor *W) {
     const int to = kt->isa >= ISA_AVX2 ? r16_type(kt, W) : -1;
     if (to < 0) return to;
-    if (kt->isa == ISA_AVX512) return to;
-    return mm_r16_base(to) >= 0 || mmq_r16_avx2_has(mmq_r16_base(to)) || mmf_r16_halves(to) ? to : -1;
+    return mm_kernel_simd(kt->isa, to) ? to : -1;
 }
 
 int matmul_repack_unit_rows(int to) {
-    return mmf_r16_base(to) >= 0 ? MMF_R16_BLOCK_ROWS : mm_r16_base(to) >= 0 ? 32 : 16;
-}
-
-/* Byte k of row i of group h (row 16h + i of the pair) in block b lies at
- * vector_at(b, h, k/4) + i*4 + k%4 of the pair; its scale at
- * scales_at(b, h) + 2*i. */
-static void pack_pair(int base, const char *src, char *dst, int nb) {
-    const size_t bb = base == WICK_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
-    const int nd = base == WICK_Q8_0 ? 8 : 4; /* dwords of quants per block */
-    const size_t rb = bb * (size_t)nb;
-    const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
-    for (int r = 0; r < 32; r++) {
-        const char *row = src + (size_t)r * rb;
-        const int h = r / 16, i = r % 16;
-        for (int b = 0; b < nb; b++) {
-            const char *blk = row + (size_t)b * bb;
-            memcpy(dst + mm_r16_scales_at(base, b, h) + (size_t)i * 2, blk, 2);
-            for (int j = 0; j < nd; j++) {
-                uint32_t v;
-                memcpy(&v, blk + 2 + 4 * j, 4);
-                v ^= flip;
-                memcpy(dst + mm_r16_vector_at(base, b, h, j) + (size_t)i * 4, &v, 4);
-            }
-        }
-    }
-}
-
-/* Block b of row r of a repacked matrix, back in the file layout. */
-static void unpack_block(int base, const void *w, int nb, int64_t r, int b, void *blk) {
-    const char *pp = (const char *)w + (size_t)(r / 32) * 32 * dtype_row_bytes(base, (int64_t)nb * WICK_QK);
-    const int h = (int)(r / 16 % 2), i = (int)(r % 16), nd = base == WICK_Q8_0 ? 8 : 4;
-    const uint32_t flip = base == WICK_Q8_0 ? 0x80808080u : 0;
-    char *o = blk;
-    memcpy(o, pp + mm_r16_scales_at(base, b, h) + (size_t)i * 2, 2);
-    for (int j = 0; j < nd; j++) {
-        uint32_t v;
-        memcpy(&v, pp + mm_r16_vector_at(base, b, h, j) + (size_t)i * 4, 4);
-        v ^= flip;
-        memcpy(o + 2 + 4 * j, &v, 4);
-    }
+    return mm_float_r16_base(to) >= 0 ? MM_FLOAT_R16_BLOCK_ROWS : mm_r16_base(to) >= 0 ? 32 : 16;
 }
 
 typedef struct repack_job {
@@ -110,9 +68,9 @@ static void repack_task(void *arg, int ith, int nth) {
     for (int64_t g = lo; g < hi; g++) {
         const char *s = j->src + (size_t)g * gb;
         if (tmp) s = memcpy(tmp, s, gb);
-        if (j->base == WICK_F16 || j->base == WICK_BF16) mmf_r16_pack_block(j->to, s, j->dst + (size_t)g * gb, j->nb);
-        else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) pack_pair(j->base, s, j->dst + (size_t)g * gb, j->nb);
-        else mmq_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        if (j->base == WICK_F16 || j->base == WICK_BF16) mm_float_r16_pack_block(j->to, s, j->dst + (size_t)g * gb, j->nb);
+        else if (j->base == WICK_Q8_0 || j->base == WICK_Q4_0) mm_r16_pack_pair(j->base, s, j->dst + (size_t)g * gb, j->nb);
+        else mm_quant_r16_pack_group(j->base, s, j->dst + (size_t)g * gb, j->nb);
     }
     free(tmp);
 }
@@ -128,10 +86,10 @@ int matmul_repack(const kernel_tuning *kt, wick_pool *pool, const wick_tensor *W
 
 void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
     const int64_t cols = W->ne[0];
-    if (mmf_r16_base(W->type) >= 0) {
-        const int fb = mmf_r16_base(W->type);
-        const int64_t B = MMF_R16_BLOCK_ROWS;
-        mmf_r16_row_f32(W->type, (const char *)W->data + (size_t)(r / B) * (size_t)B * dtype_row_bytes(fb, cols), (int)cols,
+    if (mm_float_r16_base(W->type) >= 0) {
+        const int fb = mm_float_r16_base(W->type);
+        const int64_t B = MM_FLOAT_R16_BLOCK_ROWS;
+        mm_float_r16_row_f32(W->type, (const char *)W->data + (size_t)(r / B) * (size_t)B * dtype_row_bytes(fb, cols), (int)cols,
                         (int)(r % B), dst);
         return;
     }
@@ -145,7 +103,7 @@ void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
         const char *g = (const char *)W->data + (size_t)(r / 16) * 16 * dtype_row_bytes(base, cols);
         for (int b = 0; b < nb; b++) {
             char blk[256];
-            mmq_r16_unpack_block(base, g, nb, (int)(r % 16), b, blk);
+            mm_quant_r16_unpack_block(base, g, nb, (int)(r % 16), b, blk);
             dequantize_row(base, blk, dst + (size_t)b * be, be);
         }
         return;
@@ -153,38 +111,7 @@ void matmul_weight_row(const wick_tensor *W, int64_t r, float *dst) {
     const int nb = (int)(cols / WICK_QK);
     for (int b = 0; b < nb; b++) {
         block_q8_0 blk; /* large enough for either block type */
-        unpack_block(base, W->data, nb, r, b, &blk);
+        mm_r16_unpack_block(base, W->data, nb, r, b, &blk);
         dequantize_row(base, &blk, dst + (size_t)b * WICK_QK, WICK_QK);
     }
-}
-
-/* Scalar twin: each row's blocks unpacked and dotted exactly as
- * matmul_scalar.c does for the file layout. */
-void mm_rows_r16_scalar(int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
-                        int r0, int r1) {
-    const int base = mm_r16_base(wtype), nb = cols / WICK_QK;
-    for (int r = r0; r < r1; r++)
-        for (int i = 0; i < n; i++) {
-            const block_q8_0 *x = (const block_q8_0 *)xq + (size_t)i * nb;
-            float s = 0.0f;
-            for (int b = 0; b < nb; b++) {
-                union {
-                    block_q8_0 q8;
-                    block_q4_0 q4;
-                } u;
-                unpack_block(base, w, nb, r, b, &u);
-                int32_t is = 0;
-                if (base == WICK_Q8_0) {
-                    for (int e = 0; e < WICK_QK; e++) is += (int32_t)u.q8.qs[e] * x[b].qs[e];
-                } else {
-                    const block_q4_0 *w4 = &u.q4;
-                    for (int e = 0; e < WICK_QK / 2; e++) {
-                        is += ((w4->qs[e] & 15) - 8) * (int32_t)x[b].qs[e];
-                        is += ((w4->qs[e] >> 4) - 8) * (int32_t)x[b].qs[e + WICK_QK / 2];
-                    }
-                }
-                s += (float)is * (fp16_to_f32(u.q8.d) * fp16_to_f32(x[b].d));
-            }
-            y[(size_t)i * ldy + r] = s;
-        }
 }

@@ -1,5 +1,5 @@
 /* r16_avx2.h — helpers shared by the AVX2 kernels of the interleaved layouts
- * (matmul_repack_avx2.c, matmul_quant_r16_avx2.c, matmul_quant_r16_k_avx2.c):
+ * (matmul_r16_avx2.c, matmul_quant_r16_avx2.c, matmul_quant_r16_k_avx2.c):
  * the broadcast of 4 activation bytes, the barrier that keeps an integer sum
  * chain in order, the lane mask of an 8-row half ("octet"), the load and
  * store of an octet's sums under it, and the row walk of the 16-row group

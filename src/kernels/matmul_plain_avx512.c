@@ -1,4 +1,4 @@
-/* matmul_avx512.c — owns the AVX-512 (F, BW, VL, VNNI) matmul kernels.
+/* matmul_plain_avx512.c — owns the AVX-512 (F, BW, VL, VNNI) matmul kernels.
  *
  * Float weights (F32/F16/BF16): rows of at most 256 columns (tiny and
  * draft models) 16 at a time with their sums packed into one vector (fsmall);
@@ -536,19 +536,19 @@ T512 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, in
     }
 }
 
-T512 void mm_rows_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                         float *y, int ldy, int r0, int r1) {
-    switch (wtype) {
-    case WICK_F32: frows(kt, WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_F16:
-        if (kt->f16_halves) frows(kt, WT_F16_HALVES, w, cols, x, n, y, ldy, r0, r1);
-        else frows(kt, WICK_F16, w, cols, x, n, y, ldy, r0, r1);
-        break;
-    case WICK_BF16: frows(kt, WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_Q8_0: qrows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q4_0: qrows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1); break;
+T512 void mm_plain_rows_avx512(const mm_call *c) {
+    switch (c->wtype) {
+    case WICK_F32: frows(c->kt, WICK_F32, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_F16: frows(c->kt, WICK_F16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_BF16: frows(c->kt, WICK_BF16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q8_0: qrows(WICK_Q8_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q4_0: qrows(WICK_Q4_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
     default: break;
     }
+}
+
+T512 void mm_plain_f16h_rows_avx512(const mm_call *c) {
+    frows(c->kt, WT_F16_HALVES, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

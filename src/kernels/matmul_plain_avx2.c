@@ -1,4 +1,4 @@
-/* matmul_avx2.c — owns the AVX2 + FMA + F16C matmul kernels (for x86-64
+/* matmul_plain_avx2.c — owns the AVX2 + FMA + F16C matmul kernels (for x86-64
  * CPUs without AVX-512 VNNI).
  *
  * Register tiles of 4 weight rows × 2 tokens: each weight vector loaded (and
@@ -158,14 +158,13 @@ T256 INLINE void qrows(const int wt, const void *w, int cols, const void *xq, in
     }
 }
 
-T256 void mm_rows_avx2(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                       float *y, int ldy, int r0, int r1) {
-    switch (wtype) {
-    case WICK_F32: frows(WICK_F32, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_F16: frows(WICK_F16, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_BF16: frows(WICK_BF16, w, cols, x, n, y, ldy, r0, r1); break;
-    case WICK_Q8_0: qrows(WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1); break;
-    case WICK_Q4_0: qrows(WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1); break;
+T256 void mm_plain_rows_avx2(const mm_call *c) {
+    switch (c->wtype) {
+    case WICK_F32: frows(WICK_F32, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_F16: frows(WICK_F16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_BF16: frows(WICK_BF16, c->w, c->cols, c->x, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q8_0: qrows(WICK_Q8_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
+    case WICK_Q4_0: qrows(WICK_Q4_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1); break;
     default: break;
     }
 }

@@ -1,6 +1,6 @@
-/* matmul_repack_avx512.c — owns the AVX-512 VNNI matmul kernels for the
+/* matmul_r16_avx512.c — owns the AVX-512 VNNI matmul kernels for the
  * interleaved Q8_0/Q4_0 layouts (WICK_Q8_0_R16 / WICK_Q4_0_R16, layout in
- * matmul_impl.h; scalar twin in matmul_repack.c).
+ * matmul_impl.h; scalar twin in matmul_r16.c).
  *
  * Lane i of a 16-row group's vectors belongs to row i: per 32-column block,
  * 8 (Q8_0) or 4 (Q4_0, split into low/high nibbles) 64-byte vectors, and
@@ -9,7 +9,7 @@
  * Σ (u - off)·x = Σ u·x - off·Σx (off = 128 or 8) uses the block sums
  * prepared with the activations. Then one int->float conversion and one FMA
  * per block and 16 rows, in block order: the same integer sums and float
- * operations as the file-layout AVX-512 kernel (matmul_avx512.c), so results
+ * operations as the file-layout AVX-512 kernel (matmul_plain_avx512.c), so results
  * are bit-identical to it.
  *
  * Decode (n <= MM_STREAM_MAX_N) streams each pair of groups once (one
@@ -463,10 +463,9 @@ T512 INLINE void r16_rows(const kernel_tuning *kt, const int base, const void *w
     if (nt) _mm_sfence(); /* ordered before the hand-off that publishes y */
 }
 
-T512 void mm_rows_r16_avx512(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y,
-                             int ldy, int r0, int r1) {
-    if (mm_r16_base(wtype) == WICK_Q8_0) r16_rows(kt, WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
-    else r16_rows(kt, WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
+T512 void mm_r16_rows_avx512(const mm_call *c) {
+    if (mm_r16_base(c->wtype) == WICK_Q8_0) r16_rows(c->kt, WICK_Q8_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else r16_rows(c->kt, WICK_Q4_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

@@ -1,6 +1,6 @@
-/* matmul_repack_avx2.c — owns the AVX2 kernels for the interleaved Q8_0/Q4_0
+/* matmul_r16_avx2.c — owns the AVX2 kernels for the interleaved Q8_0/Q4_0
  * layouts (WICK_Q8_0_R16 / WICK_Q4_0_R16, layout in matmul_impl.h; scalar
- * twin in matmul_repack.c), for x86-64 CPUs without AVX-512 VNNI.
+ * twin in matmul_r16.c), for x86-64 CPUs without AVX-512 VNNI.
  *
  * A 64-byte vector of the layout holds 16 rows' 4-byte column groups; its
  * two 32-byte halves ("octets", 8 rows each) are one YMM register, lane i =
@@ -427,10 +427,9 @@ T256 INLINE void r16a_rows(const kernel_tuning *kt, const int base, const void *
     }
 }
 
-T256 void mm_rows_r16_avx2(const kernel_tuning *kt, int wtype, const void *w, int cols, const void *xq, int n, float *y, int ldy,
-                           int r0, int r1) {
-    if (mm_r16_base(wtype) == WICK_Q8_0) r16a_rows(kt, WICK_Q8_0, w, cols, xq, n, y, ldy, r0, r1);
-    else r16a_rows(kt, WICK_Q4_0, w, cols, xq, n, y, ldy, r0, r1);
+T256 void mm_r16_rows_avx2(const mm_call *c) {
+    if (mm_r16_base(c->wtype) == WICK_Q8_0) r16a_rows(c->kt, WICK_Q8_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
+    else r16a_rows(c->kt, WICK_Q4_0, c->w, c->cols, c->xq, c->n, c->y, c->ldy, c->r0, c->r1);
 }
 
 #endif

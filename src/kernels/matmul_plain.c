@@ -1,4 +1,4 @@
-/* matmul_scalar.c — owns the portable reference matmul kernels, the twin
+/* matmul_plain.c — owns the portable reference matmul kernels, the twin
  * every SIMD kernel is tested against (see matmul.h).
  *
  * Float weights: one dot product per (row, token), accumulated in double.
@@ -48,11 +48,14 @@ static float dot_q4_0_q8_0(const block_q4_0 *w, const block_q8_0 *x, int nb) {
     return s;
 }
 
-void mm_rows_scalar(int wtype, const void *w, int cols, const float *x, const void *xq, int n,
-                    float *y, int ldy, int r0, int r1) {
+void mm_plain_rows_scalar(const mm_call *c) {
+    const int wtype = c->wtype, cols = c->cols, n = c->n, ldy = c->ldy;
+    const void *w = c->w, *xq = c->xq;
+    const float *x = c->x;
+    float *y = c->y;
     const size_t row_bytes = dtype_row_bytes(wtype, cols);
     const int nb = cols / WICK_QK;
-    for (int r = r0; r < r1; r++) {
+    for (int r = c->r0; r < c->r1; r++) {
         const void *wrow = (const char *)w + (size_t)r * row_bytes;
         for (int i = 0; i < n; i++) {
             float v;
