@@ -16,18 +16,8 @@
 #include "core/threadpool.h"
 #include "kernels/attention.h"
 #include "kernels/convert.h"
-#include "kernels/tuning_env.h"
 
-/* The kernels' tuning: the CPU's, with the environment's overrides (as a model load picks it). */
-static const kernel_tuning *bench_kt(void) {
-    static kernel_tuning t;
-    static int ready;
-    if (!ready) {
-        t = kernel_tuning_from_env(cpu_get_features());
-        ready = 1;
-    }
-    return &t;
-}
+#include "bench_tuning.h"
 #include "bench_util.h"
 
 #define MAX_S 64
