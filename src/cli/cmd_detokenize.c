@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/buf.h"
 
 /* "1,2,3", "1 2 3" or "[1, 2, 3]" -> ids (malloc'd). -1 after printing. */
 static int parse_ids(const char *s, int32_t **out, size_t *n) {
@@ -30,15 +31,10 @@ static int parse_ids(const char *s, int32_t **out, size_t *n) {
             *out = NULL;
             return cli_error("detokenize: bad token id list \"%s\" (want e.g. 1,2,3)", s), -1;
         }
-        if (*n == cap) {
-            cap *= 2;
-            int32_t *g = realloc(*out, cap * sizeof *g);
-            if (!g) {
-                free(*out);
-                *out = NULL;
-                return cli_error("out of memory"), -1;
-            }
-            *out = g;
+        if (!GROW_ARRAY(*out, *n + 1, &cap)) {
+            free(*out);
+            *out = NULL;
+            return cli_error("out of memory"), -1;
         }
         (*out)[(*n)++] = (int32_t)v;
         p = end;

@@ -1,12 +1,14 @@
 /* cmd_generate.c — `wick generate`: prompt in, generated text streamed out
  * (or one JSON object with --json). */
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 #include "cli/cli.h"
 #include "cli/span_args.h"
@@ -26,13 +28,7 @@ static bool on_token(int32_t token, const char *text, size_t len, void *user) {
         fflush(stdout);
         return true;
     }
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 4096) + len;
-        char *d = realloc(b->data, cap);
-        if (!d) return false;
-        b->data = d;
-        b->cap = cap;
-    }
+    if (len > SIZE_MAX - 1 - b->len || !GROW_ARRAY(b->data, b->len + len + 1, &b->cap)) return false;
     memcpy(b->data + b->len, text, len);
     b->len += len;
     b->data[b->len] = 0;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/tensor.h"
@@ -219,13 +220,7 @@ static int tm_fill(void *ctx, void *dst, size_t nbytes, wick_error *err) {
 static int add_desc(gen *g, const char *name, const tm_tensor *proto, wick_error *err) {
     if (!dtype_row_bytes(proto->type, proto->cols))
         return wick_fail(err, "tensor %s: %d columns do not fit %s blocks", name, proto->cols, dtype_name(proto->type));
-    if (g->n_descs == g->cap_descs) {
-        size_t cap = g->cap_descs ? 2 * g->cap_descs : 64;
-        tm_tensor **nd = realloc(g->descs, cap * sizeof *nd);
-        if (!nd) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
-        g->descs = nd;
-        g->cap_descs = cap;
-    }
+    if (!GROW_ARRAY(g->descs, g->n_descs + 1, &g->cap_descs)) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     tm_tensor *d = malloc(sizeof *d);
     if (!d) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
     *d = *proto;

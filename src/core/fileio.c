@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 
 char *file_read_all(const char *path, size_t *len, wick_error *err) {
@@ -18,37 +19,27 @@ char *file_read_all(const char *path, size_t *len, wick_error *err) {
         wick_fail_code(err, WICK_E_IO, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
-        return NULL;
-    }
+    wbuf b = {0};
     for (;;) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) {
-            free(buf);
+        /* room for as much again as is read so far (64 KiB at first): the buffer doubles */
+        if (!wbuf_reserve(&b, b.len ? b.len : (size_t)1 << 16)) {
+            wbuf_free(&b);
             fclose(f);
             wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory reading %s", path);
             return NULL;
         }
-        buf = nb;
+        size_t room = b.cap - 1 - b.len, got = fread(b.data + b.len, 1, room, f);
+        b.len += got;
+        if (got < room) break;
     }
     if (ferror(f)) {
-        free(buf);
+        wbuf_free(&b);
         fclose(f);
         wick_fail_code(err, WICK_E_IO, "read error on %s", path);
         return NULL;
     }
     fclose(f);
-    buf[n] = 0;
-    if (len) *len = n;
-    return buf;
+    return wbuf_take(&b, len); /* NUL-terminated; not NULL, as the memory is there */
 }
 
 int file_map_open(file_map *m, const char *path, wick_error *err) {

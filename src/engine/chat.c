@@ -2,9 +2,11 @@
  * renders it with the chat template, and relies on the KV prefix reuse of
  * wick_generate so each turn prefills only its new tokens. */
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "engine/context.h"
 #include "engine/request.h"
@@ -101,13 +103,7 @@ typedef struct reply_buf {
 
 static bool collect(int32_t token, const char *text, size_t len, void *arg) {
     reply_buf *r = arg;
-    if (r->len + len + 1 > r->cap) {
-        size_t cap = (r->cap + len + 1) * 2;
-        char *d = realloc(r->data, cap);
-        if (!d) return false;
-        r->data = d;
-        r->cap = cap;
-    }
+    if (len > SIZE_MAX - 1 - r->len || !GROW_ARRAY(r->data, r->len + len + 1, &r->cap)) return false;
     memcpy(r->data + r->len, text, len);
     r->len += len;
     r->data[r->len] = 0;

@@ -5,10 +5,12 @@
  * stop strings held back, optionally gathered `stream_every` tokens at a time.
  * n_predict 0 only prefills (so wick_logits gives the prompt's last logits);
  * a negative one runs until the context is full (request_clamp_predict). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "engine/context.h"
 #include "engine/request.h"
@@ -37,13 +39,7 @@ static bool deliver(gen_state *g, const char *text, size_t len, bool force) {
     const wick_generate_params *p = g->p;
     if (!p->on_token || g->stop_cb) return !g->stop_cb;
     if (p->stream_every <= 1) return len ? p->on_token(g->last, text, len, p->user) : true;
-    if (g->n_batch + len > g->cap_batch) {
-        size_t cap = (g->cap_batch + len) * 2;
-        char *b = realloc(g->batch, cap);
-        if (!b) return false;
-        g->batch = b;
-        g->cap_batch = cap;
-    }
+    if (len > SIZE_MAX - g->n_batch || !GROW_ARRAY(g->batch, g->n_batch + len, &g->cap_batch)) return false;
     memcpy(g->batch + g->n_batch, text, len);
     g->n_batch += len;
     if (!force && ++g->n_batched < p->stream_every) return true;

@@ -12,42 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "format/gguf_internal.h"
 #include "format/tensor_list.h"
 
-typedef struct wbuf {
-    unsigned char *p;
-    size_t len, cap;
-    bool oom;
-} wbuf;
-
-static void wb_put(wbuf *b, const void *src, size_t n) {
-    if (b->oom || n == 0) return;
-    if (n > SIZE_MAX - b->len) {
-        b->oom = true;
-        return;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n) cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, src, n);
-    b->len += n;
-}
-static void wb_u32(wbuf *b, uint32_t v) { wb_put(b, &v, 4); }
-static void wb_u64(wbuf *b, uint64_t v) { wb_put(b, &v, 8); }
+static void wb_u32(wbuf *b, uint32_t v) { wbuf_put(b, &v, 4); }
+static void wb_u64(wbuf *b, uint64_t v) { wbuf_put(b, &v, 8); }
 static void wb_str(wbuf *b, const char *s, size_t len) {
     wb_u64(b, len);
-    wb_put(b, s, len);
+    wbuf_put(b, s, len);
 }
 
 typedef struct wkv {
@@ -70,7 +45,7 @@ void gguf_writer_free(gguf_writer *w) {
     if (!w) return;
     for (size_t i = 0; i < w->n_kv; i++) {
         free(w->kv[i].key);
-        free(w->kv[i].enc.p);
+        free(w->kv[i].enc.data);
     }
     free(w->kv);
     tlist_free(&w->tensors);
@@ -86,30 +61,24 @@ static void writer_fail(gguf_writer *w, const char *what, const char *key) {
 /* Store enc (taken over) under key, replacing an earlier value in place. */
 static void set_encoded(gguf_writer *w, const char *key, wbuf *enc) {
     if (!key || enc->oom) {
-        free(enc->p);
+        free(enc->data);
         if (w) writer_fail(w, key ? "out of memory" : "NULL key", key);
         return;
     }
     for (size_t i = 0; i < w->n_kv; i++)
         if (strcmp(w->kv[i].key, key) == 0) {
-            free(w->kv[i].enc.p);
+            free(w->kv[i].enc.data);
             w->kv[i].enc = *enc;
             return;
         }
-    if (w->n_kv == w->cap_kv) {
-        size_t cap = w->cap_kv ? 2 * w->cap_kv : 16;
-        wkv *kv = realloc(w->kv, cap * sizeof *kv);
-        if (!kv) {
-            free(enc->p);
-            writer_fail(w, "out of memory", key);
-            return;
-        }
-        w->kv = kv;
-        w->cap_kv = cap;
+    if (!GROW_ARRAY(w->kv, w->n_kv + 1, &w->cap_kv)) {
+        free(enc->data);
+        writer_fail(w, "out of memory", key);
+        return;
     }
     char *k = strdup(key);
     if (!k) {
-        free(enc->p);
+        free(enc->data);
         writer_fail(w, "out of memory", key);
         return;
     }
@@ -122,7 +91,7 @@ static void set_scalar(gguf_writer *w, const char *key, gguf_vtype t, const void
     if (!w) return;
     wbuf b = {0};
     wb_u32(&b, t);
-    wb_put(&b, v, gguf_vtype_size(t));
+    wbuf_put(&b, v, gguf_vtype_size(t));
     set_encoded(w, key, &b);
 }
 
@@ -192,7 +161,7 @@ void gguf_set_arr(gguf_writer *w, const char *key, gguf_vtype elem_type, const v
     wb_u32(&b, GGUF_ARRAY);
     wb_u32(&b, elem_type);
     wb_u64(&b, n);
-    wb_put(&b, data, n * es);
+    wbuf_put(&b, data, n * es);
     set_encoded(w, key, &b);
 }
 
@@ -349,8 +318,8 @@ static uint32_t writer_alignment(const gguf_writer *w, const char *path, wick_er
     for (size_t i = 0; i < w->n_kv; i++) {
         if (strcmp(w->kv[i].key, "general.alignment") != 0) continue;
         uint32_t t, a = 0;
-        memcpy(&t, w->kv[i].enc.p, 4);
-        if (t == GGUF_UINT32) memcpy(&a, w->kv[i].enc.p + 4, 4);
+        memcpy(&t, w->kv[i].enc.data, 4);
+        if (t == GGUF_UINT32) memcpy(&a, w->kv[i].enc.data + 4, 4);
         if (t != GGUF_UINT32 || a == 0 || a > (1u << 30) || (a & (a - 1))) {
             wick_fail(err, "cannot write %s: general.alignment must be a power-of-two uint32", path);
             return 0;
@@ -372,7 +341,7 @@ static void write_header(const gguf_writer *w, fout *o, uint32_t align) {
         uint64_t klen = strlen(w->kv[i].key);
         out_put(o, &klen, 8);
         out_put(o, w->kv[i].key, (size_t)klen);
-        out_put(o, w->kv[i].enc.p, w->kv[i].enc.len);
+        out_put(o, w->kv[i].enc.data, w->kv[i].enc.len);
     }
     uint64_t off = 0;
     for (size_t i = 0; i < w->tensors.n; i++) {

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/name_index.h"
 #include "core/fileio.h"
@@ -87,7 +88,8 @@ typedef struct st_shard {
 struct st_set {
     st_shard *files;
     int n_files;
-    int n, cap;
+    int n;
+    size_t cap;
     wick_tensor *tensors;
     char **names;
     char **dtypes;
@@ -115,20 +117,13 @@ void st_close(st_set *s) {
 }
 
 static int grow_tensors(st_set *s, int extra) {
-    if (extra <= s->cap - s->n) return 0;
     if (extra > INT_MAX / 2 - s->n) return -1;
-    int cap = s->cap ? s->cap : 64;
-    while (cap - s->n < extra) cap *= 2;
-    wick_tensor *t = realloc(s->tensors, (size_t)cap * sizeof *t);
-    if (t) s->tensors = t;
-    char **n = realloc(s->names, (size_t)cap * sizeof *n);
-    if (n) s->names = n;
-    char **d = realloc(s->dtypes, (size_t)cap * sizeof *d);
-    if (d) s->dtypes = d;
-    int *so = realloc(s->shard_of, (size_t)cap * sizeof *so);
-    if (so) s->shard_of = so;
-    if (!t || !n || !d || !so) return -1;
-    s->cap = cap;
+    /* four arrays, one capacity: each grows the same way from the same start */
+    size_t need = (size_t)s->n + (size_t)extra, ct = s->cap, cn = s->cap, cd = s->cap, cs = s->cap;
+    if (!GROW_ARRAY(s->tensors, need, &ct) || !GROW_ARRAY(s->names, need, &cn) || !GROW_ARRAY(s->dtypes, need, &cd) ||
+        !GROW_ARRAY(s->shard_of, need, &cs))
+        return -1;
+    s->cap = ct;
     return 0;
 }
 
@@ -512,97 +507,70 @@ int st_add_tensor_deferred(st_writer *w, const char *name, int type, int n_dims,
     return tlist_add_deferred(&w->tensors, &t, name, nbytes, fill, ctx, err);
 }
 
-/* A growable text buffer for JSON headers. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_u64(sbuf *b, uint64_t v) {
+static void sb_u64(wbuf *b, uint64_t v) {
     char tmp[24];
     int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
-    sb_put(b, tmp, (size_t)n);
+    wbuf_put(b, tmp, (size_t)n);
 }
 
 /* A JSON string literal: quotes, backslashes and control bytes escaped;
  * other bytes (UTF-8) copied as they are. */
-static void sb_json_str(sbuf *b, const char *s) {
-    sb_put(b, "\"", 1);
+static void sb_json_str(wbuf *b, const char *s) {
+    wbuf_put(b, "\"", 1);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
-            sb_put(b, e, 2);
+            wbuf_put(b, e, 2);
         } else if (c < 0x20) {
             char e[8];
             snprintf(e, sizeof e, "\\u%04x", c);
-            sb_put(b, e, 6);
+            wbuf_put(b, e, 6);
         } else {
-            sb_put(b, (const char *)&c, 1);
+            wbuf_put(b, (const char *)&c, 1);
         }
     }
-    sb_put(b, "\"", 1);
+    wbuf_put(b, "\"", 1);
 }
 
 /* Write tensors [from, to) as one safetensors file. */
 static int write_file(const st_writer *w, size_t from, size_t to, const char *path,
                       wick_error *err) {
-    sbuf h = {0};
-    sb_puts(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
+    wbuf h = {0};
+    wbuf_puts(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
     uint64_t off = 0;
     for (size_t i = from; i < to; i++) {
         const tlist_tensor *t = &w->tensors.t[i];
-        sb_puts(&h, ",");
+        wbuf_puts(&h, ",");
         sb_json_str(&h, t->name);
-        sb_puts(&h, ":{\"dtype\":\"");
-        sb_puts(&h, dtype_st_name(t->type));
-        sb_puts(&h, "\",\"shape\":[");
+        wbuf_puts(&h, ":{\"dtype\":\"");
+        wbuf_puts(&h, dtype_st_name(t->type));
+        wbuf_puts(&h, "\",\"shape\":[");
         for (int d = t->n_dims - 1; d >= 0; d--) {
             sb_u64(&h, (uint64_t)t->ne[d]);
-            if (d) sb_puts(&h, ",");
+            if (d) wbuf_puts(&h, ",");
         }
-        sb_puts(&h, "],\"data_offsets\":[");
+        wbuf_puts(&h, "],\"data_offsets\":[");
         sb_u64(&h, off);
-        sb_puts(&h, ",");
+        wbuf_puts(&h, ",");
         off += t->nbytes;
         sb_u64(&h, off);
-        sb_puts(&h, "]}");
+        wbuf_puts(&h, "]}");
     }
-    sb_puts(&h, "}");
-    while (!h.oom && (8 + h.len) % 8 != 0) sb_puts(&h, " ");
+    wbuf_puts(&h, "}");
+    while (!h.oom && (8 + h.len) % 8 != 0) wbuf_puts(&h, " ");
     if (h.oom) {
-        free(h.p);
+        wbuf_free(&h);
         return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory writing %s", path);
     }
     FILE *fp = fopen(path, "wb");
     if (!fp) {
-        free(h.p);
+        wbuf_free(&h);
         return wick_fail_code(err, WICK_E_IO, "cannot create %s: %s", path, strerror(errno));
     }
     uint64_t hlen = h.len;
-    bool bad = fwrite(&hlen, 8, 1, fp) != 1 || fwrite(h.p, 1, h.len, fp) != h.len;
-    free(h.p);
+    bool bad = fwrite(&hlen, 8, 1, fp) != 1 || fwrite(h.data, 1, h.len, fp) != h.len;
+    wbuf_free(&h);
     for (size_t i = from; i < to && !bad; i++) {
         const tlist_tensor *t = &w->tensors.t[i];
         void *tmp;
@@ -658,10 +626,10 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
         free(start);
         return wick_fail(err, "st_write_sharded: %zu shards is too many", n_shards);
     }
-    sbuf idx = {0};
-    sb_puts(&idx, "{\n  \"metadata\": {\"total_size\": ");
+    wbuf idx = {0};
+    wbuf_puts(&idx, "{\n  \"metadata\": {\"total_size\": ");
     sb_u64(&idx, total);
-    sb_puts(&idx, "},\n  \"weight_map\": {");
+    wbuf_puts(&idx, "},\n  \"weight_map\": {");
     int rc = 0;
     for (size_t s = 0; s < n_shards && rc == 0; s++) {
         char name[64], path[4096];
@@ -672,14 +640,14 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
         }
         rc = write_file(w, start[s], start[s + 1], path, err);
         for (size_t i = start[s]; i < start[s + 1]; i++) {
-            sb_puts(&idx, i ? ",\n    " : "\n    ");
+            wbuf_puts(&idx, i ? ",\n    " : "\n    ");
             sb_json_str(&idx, w->tensors.t[i].name);
-            sb_puts(&idx, ": ");
+            wbuf_puts(&idx, ": ");
             sb_json_str(&idx, name);
         }
     }
     free(start);
-    sb_puts(&idx, "\n  }\n}\n");
+    wbuf_puts(&idx, "\n  }\n}\n");
     if (rc == 0 && idx.oom) rc = wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory writing the index in %s", dir);
     if (rc == 0) {
         char path[4096];
@@ -689,7 +657,7 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
         else if (!(fp = fopen(path, "wb")))
             rc = wick_fail_code(err, WICK_E_IO, "cannot create %s: %s", path, strerror(errno));
         else {
-            bool bad = fwrite(idx.p, 1, idx.len, fp) != idx.len;
+            bool bad = fwrite(idx.data, 1, idx.len, fp) != idx.len;
             if (fclose(fp) != 0) bad = true;
             if (bad) {
                 remove(path);
@@ -697,6 +665,6 @@ int st_write_sharded(st_writer *w, const char *dir, size_t max_shard_bytes, wick
             }
         }
     }
-    free(idx.p);
+    wbuf_free(&idx);
     return rc;
 }

@@ -10,17 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
+
 static int make_room(tensor_list *l, const char *name, wick_error *err) {
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->t[i].name, name) == 0)
             return wick_fail(err, "duplicate tensor name '%s'", name);
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        tlist_tensor *nt = realloc(l->t, cap * sizeof *nt);
-        if (!nt) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory adding tensor '%s'", name);
-        l->t = nt;
-        l->cap = cap;
-    }
+    if (!GROW_ARRAY(l->t, l->n + 1, &l->cap))
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory adding tensor '%s'", name);
     return 0;
 }
 

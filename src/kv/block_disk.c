@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 
 #define MAGIC "WICKKVB1"
@@ -42,7 +44,8 @@ struct block_disk {
     kv_key identity;
     int32_t layout[5];
     disk_entry *e;
-    int n, cap;
+    int n;
+    size_t cap;
     uint64_t stamp;
     _Atomic uint64_t errs[WICK_CACHE_ERR_KINDS]; /* read by other threads (metrics) */
     bool told[WICK_CACHE_ERR_KINDS];             /* the callback has had this kind */
@@ -186,13 +189,7 @@ static int open_block(const block_disk *d, const char *name, struct stat *st, co
 }
 
 static int add_entry(block_disk *d, const disk_entry *en) {
-    if (d->n == d->cap) {
-        int cap = d->cap ? d->cap * 2 : 64;
-        disk_entry *e = realloc(d->e, (size_t)cap * sizeof *e);
-        if (!e) return -1;
-        d->e = e;
-        d->cap = cap;
-    }
+    if (d->n == INT_MAX || !GROW_ARRAY(d->e, (size_t)d->n + 1, &d->cap)) return -1;
     d->e[d->n++] = *en;
     d->total += en->bytes;
     return 0;

@@ -3,6 +3,7 @@
  * shape), load the tokenizer; the end-of-generation ids and sampling
  * defaults come from gen_config.c. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/threadpool.h"
@@ -81,15 +83,9 @@ static const wick_tensor *bind(loader *L, tensor_role role, int il, int64_t ne0,
 /* Keep p (malloc'd) until the model is freed; NULL if p is NULL or on OOM. */
 static void *own(wick_model *m, void *p) {
     if (!p) return NULL;
-    if (m->n_owned == m->cap_owned) {
-        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
-        void **o = realloc(m->owned, (size_t)cap * sizeof *o);
-        if (!o) {
-            free(p);
-            return NULL;
-        }
-        m->owned = o;
-        m->cap_owned = cap;
+    if (m->n_owned == INT_MAX || !GROW_ARRAY(m->owned, (size_t)m->n_owned + 1, &m->cap_owned)) {
+        free(p);
+        return NULL;
     }
     m->owned[m->n_owned++] = p;
     return p;

@@ -79,7 +79,8 @@ struct wick_model {
     uint64_t identity[2]; /* what decides the KV a token gets, but the tokens (model_compute_identity) */
 
     void **owned; /* allocations the model frees: f32 vectors, realigned tensors */
-    int n_owned, cap_owned;
+    int n_owned;
+    size_t cap_owned;
 };
 
 /* XXH3-128 of the architecture, hyperparameters, RoPE frequencies, the type

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "serve/json_strict.h"
-#include "serve/sbuf.h"
+#include "serve/json_out.h"
 
 int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...) {
     e->status = status;
@@ -55,7 +55,7 @@ int fld_fail_wick(fld_error *e, const wick_error *err, const char *param) {
 }
 
 cJSON *fld_parse_body(const char *body, size_t len, fld_error *e) {
-    size_t ok = sbuf_utf8_valid(body, len);
+    size_t ok = utf8_valid_len(body, len);
     if (ok != len) {
         fld_fail(e, 400, NULL, "request body is not valid UTF-8 (byte %zu)", ok);
         return NULL;

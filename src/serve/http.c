@@ -102,9 +102,9 @@ void http_reply(http_call *c, int status, const char *content_type, const char *
     set_answer(c, status, content_type, b, len);
 }
 
-void http_reply_sbuf(http_call *c, int status, const char *content_type, sbuf *b) {
+void http_reply_wbuf(http_call *c, int status, const char *content_type, wbuf *b) {
     size_t len;
-    char *data = sbuf_take(b, &len);
+    char *data = wbuf_take(b, &len);
     set_answer(c, status, content_type, data, len);
 }
 

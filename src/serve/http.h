@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "serve/sbuf.h"
+#include "core/buf.h"
 #include "wick.h"
 
 typedef struct http_server http_server;
@@ -74,14 +74,14 @@ void http_add_header(http_call *c, const char *name, const char *value);
 /* A whole response; body is copied. */
 void http_reply(http_call *c, int status, const char *content_type, const char *body, size_t len);
 /* Take the buffer's data as the body (b is emptied). */
-void http_reply_sbuf(http_call *c, int status, const char *content_type, sbuf *b);
+void http_reply_wbuf(http_call *c, int status, const char *content_type, wbuf *b);
 
 /* A streamed response. pull appends the next bytes to out, waiting at most
  * timeout_ms for them: it returns 1 (more may follow), 0 (the stream ends
  * after what it appended) or -1 (abort the connection). fin is called once
  * when the response is done with, whether it completed or the client left
  * (aborted = true then). */
-typedef int (*http_pull_fn)(void *ctx, sbuf *out, int timeout_ms);
+typedef int (*http_pull_fn)(void *ctx, wbuf *out, int timeout_ms);
 typedef void (*http_fin_fn)(void *ctx, bool aborted);
 void http_reply_stream(http_call *c, int status, const char *content_type, http_pull_fn pull,
                        http_fin_fn fin, void *ctx);

@@ -29,7 +29,7 @@ struct http_stream {
     http_pull_fn pull;
     http_fin_fn fin;
     void *ctx;
-    sbuf buf;
+    wbuf buf;
     size_t off;      /* bytes of buf handed to libmicrohttpd */
     bool ended;      /* no more bytes will come */
     bool failed;     /* the stream ends with an error (the connection is cut) */
@@ -60,7 +60,7 @@ void stream_unref(http_stream *st) {
     if (!last) return;
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->cv);
-    sbuf_free(&st->buf);
+    wbuf_free(&st->buf);
     free(st);
 }
 
@@ -75,7 +75,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max) {
         memcpy(out, st->buf.data + st->off, n);
         st->off += n;
         if (st->off == st->buf.len) {
-            sbuf_reset(&st->buf);
+            wbuf_reset(&st->buf);
             st->off = 0;
         }
         pthread_cond_signal(&st->cv);
@@ -136,7 +136,7 @@ static bool past_grace(const http_stream *st, double *t_stop) {
 }
 
 void stream_run(http_stream *st) {
-    sbuf tmp = {0};
+    wbuf tmp = {0};
     bool aborted = false;
     double t_stop = 0;
     for (;;) {
@@ -152,10 +152,10 @@ void stream_run(http_stream *st) {
             aborted = true;
             break;
         }
-        sbuf_reset(&tmp);
+        wbuf_reset(&tmp);
         const int rc = st->pull(st->ctx, &tmp, 200);
         pthread_mutex_lock(&st->mu);
-        if (tmp.len) sbuf_put(&st->buf, tmp.data, tmp.len);
+        if (tmp.len) wbuf_put(&st->buf, tmp.data, tmp.len);
         if (rc <= 0 || tmp.oom || st->buf.oom) {
             st->ended = true;
             st->failed = rc < 0 || tmp.oom || st->buf.oom;
@@ -174,7 +174,7 @@ void stream_run(http_stream *st) {
             break;
         }
     }
-    sbuf_free(&tmp);
+    wbuf_free(&tmp);
     st->fin(st->ctx, aborted);
     pthread_mutex_lock(&st->mu);
     if (!st->ended) {

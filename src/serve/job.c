@@ -4,10 +4,12 @@
 #include "serve/job.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 #include "core/error.h"
 
@@ -40,21 +42,8 @@ static void job_unref_locked(job *j) {
 }
 
 bool job_batch_push(job_batch *b, const wick_token_info *tok, const char *text, size_t len) {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 16;
-        job_event *e = realloc(b->ev, cap * sizeof *e);
-        if (!e) return false;
-        b->ev = e;
-        b->cap = cap;
-    }
-    if (b->text_len + len + 1 > b->text_cap) {
-        size_t cap = b->text_cap ? b->text_cap : 256;
-        while (cap < b->text_len + len + 1) cap *= 2;
-        char *t = realloc(b->text, cap);
-        if (!t) return false;
-        b->text = t;
-        b->text_cap = cap;
-    }
+    if (!GROW_ARRAY(b->ev, b->n + 1, &b->cap)) return false;
+    if (len > SIZE_MAX - 1 - b->text_len || !GROW_ARRAY(b->text, b->text_len + len + 1, &b->text_cap)) return false;
     job_event *e = &b->ev[b->n++];
     e->tok = *tok;
     e->off = b->text_len;

@@ -3,7 +3,7 @@
  * model's scheduler thread publishes through it), the message sequence
  * counter, and per attached model the msgpack encoding of one scheduler
  * step's events, sent on the prefix cache's FLUSH. The msgpack encoders are
- * the few this format needs, written here, into the serve layer's sbuf. */
+ * the few this format needs, written here, into the serve layer's wbuf. */
 #include "serve/kv_events.h"
 
 #include <errno.h>
@@ -17,11 +17,11 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "engine/context.h"
 #include "kv/kv_cache.h"
-#include "serve/sbuf.h"
 
 struct kv_events {
     void *zctx, *sock;
@@ -42,7 +42,7 @@ struct kv_events_model {
     char *name;
     char *topic;        /* built at the first send (the port is known by then) */
     int topic_port;     /* the port in topic */
-    sbuf b;             /* MP_HEAD bytes of room, then the events (b.oom: one did not fit,
+    wbuf b;             /* MP_HEAD bytes of room, then the events (b.oom: one did not fit,
                          * and the batch is replaced) */
     uint32_t n_events;
 };
@@ -58,7 +58,7 @@ static void mp_tagged(kv_events_model *m, uint8_t tag, uint64_t v, int bytes) {
     uint8_t o[9];
     o[0] = tag;
     put_be(o + 1, v, bytes);
-    sbuf_put(&m->b, (const char *)o, 1 + (size_t)bytes);
+    wbuf_put(&m->b, (const char *)o, 1 + (size_t)bytes);
 }
 
 static void mp_nil(kv_events_model *m) { mp_tagged(m, 0xc0, 0, 0); }
@@ -81,7 +81,7 @@ static size_t mp_array_head(uint8_t *o, uint32_t n) {
 
 static void mp_array(kv_events_model *m, uint32_t n) {
     uint8_t o[5];
-    sbuf_put(&m->b, (const char *)o, mp_array_head(o, n));
+    wbuf_put(&m->b, (const char *)o, mp_array_head(o, n));
 }
 
 static void mp_uint(kv_events_model *m, uint64_t v) {
@@ -111,16 +111,16 @@ static void mp_str(kv_events_model *m, const char *s) {
     if (n < 32) mp_tagged(m, (uint8_t)(0xa0 | n), 0, 0);
     else if (n <= 0xff) mp_tagged(m, 0xd9, n, 1);
     else mp_tagged(m, 0xda, n, 2);
-    sbuf_put(&m->b, s, n);
+    wbuf_put(&m->b, s, n);
 }
 
 /* --------------------------------------------------------------- batch */
 
 static void batch_reset(kv_events_model *m) {
     static const char room[MP_HEAD];
-    sbuf_reset(&m->b);
+    wbuf_reset(&m->b);
     m->b.oom = false;
-    sbuf_put(&m->b, room, MP_HEAD);
+    wbuf_put(&m->b, room, MP_HEAD);
     m->n_events = 0;
 }
 
@@ -288,7 +288,7 @@ int kv_events_attach(kv_events *p, wick_context *ctx, const char *name, kv_event
     m->ctx = ctx;
     batch_reset(m);
     if (m->b.oom) {
-        sbuf_free(&m->b);
+        wbuf_free(&m->b);
         free(m->name);
         free(m);
         return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
@@ -305,6 +305,6 @@ void kv_events_detach(kv_events_model *m) {
     batch_send(m);
     free(m->topic);
     free(m->name);
-    sbuf_free(&m->b);
+    wbuf_free(&m->b);
     free(m);
 }

@@ -53,52 +53,52 @@ void metrics_request_done(metrics_model *m, const wick_request_result *r) {
     }
 }
 
-static void family(sbuf *o, const char *name, const char *type, const char *help) {
-    sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+static void family(wbuf *o, const char *name, const char *type, const char *help) {
+    wbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* model_name="<name>" with the name escaped as Prometheus label values are */
-static void label(sbuf *o, const char *name) {
-    sbuf_puts(o, "model_name=\"");
+static void label(wbuf *o, const char *name) {
+    wbuf_puts(o, "model_name=\"");
     for (const char *p = name; *p; p++) {
-        if (*p == '"' || *p == '\\') sbuf_put(o, "\\", 1);
-        if (*p == '\n') sbuf_puts(o, "\\n");
-        else sbuf_put(o, p, 1);
+        if (*p == '"' || *p == '\\') wbuf_put(o, "\\", 1);
+        if (*p == '\n') wbuf_puts(o, "\\n");
+        else wbuf_put(o, p, 1);
     }
-    sbuf_puts(o, "\"");
+    wbuf_puts(o, "\"");
 }
 
-static void gauge_line(sbuf *o, const char *metric, const char *name, double v) {
-    sbuf_printf(o, "%s{", metric);
+static void gauge_line(wbuf *o, const char *metric, const char *name, double v) {
+    wbuf_printf(o, "%s{", metric);
     label(o, name);
-    sbuf_printf(o, "} %.9g\n", v);
+    wbuf_printf(o, "} %.9g\n", v);
 }
 
-static void counter_line(sbuf *o, const char *metric, const char *name, uint64_t v) {
-    sbuf_printf(o, "%s{", metric);
+static void counter_line(wbuf *o, const char *metric, const char *name, uint64_t v) {
+    wbuf_printf(o, "%s{", metric);
     label(o, name);
-    sbuf_printf(o, "} %llu\n", (unsigned long long)v);
+    wbuf_printf(o, "} %llu\n", (unsigned long long)v);
 }
 
-static void hist_lines(sbuf *o, const char *metric, const char *name, const metrics_hist *h) {
+static void hist_lines(wbuf *o, const char *metric, const char *name, const metrics_hist *h) {
     uint64_t cum = 0;
     for (int i = 0; i <= h->n_bounds; i++) {
         cum += atomic_load_explicit(&h->counts[i], memory_order_relaxed);
-        sbuf_printf(o, "%s_bucket{", metric);
+        wbuf_printf(o, "%s_bucket{", metric);
         label(o, name);
-        if (i < h->n_bounds) sbuf_printf(o, ",le=\"%g\"} %llu\n", h->bounds[i], (unsigned long long)cum);
-        else sbuf_printf(o, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+        if (i < h->n_bounds) wbuf_printf(o, ",le=\"%g\"} %llu\n", h->bounds[i], (unsigned long long)cum);
+        else wbuf_printf(o, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
     }
-    sbuf_printf(o, "%s_sum{", metric);
+    wbuf_printf(o, "%s_sum{", metric);
     label(o, name);
-    sbuf_printf(o, "} %.6f\n", (double)atomic_load(&h->sum_us) / 1e6);
+    wbuf_printf(o, "} %.6f\n", (double)atomic_load(&h->sum_us) / 1e6);
     /* _count equals the +Inf bucket, read once above */
-    sbuf_printf(o, "%s_count{", metric);
+    wbuf_printf(o, "%s_count{", metric);
     label(o, name);
-    sbuf_printf(o, "} %llu\n", (unsigned long long)cum);
+    wbuf_printf(o, "} %llu\n", (unsigned long long)cum);
 }
 
-void metrics_render(sbuf *o, const metrics_view *v, int n) {
+void metrics_render(wbuf *o, const metrics_view *v, int n) {
     family(o, "vllm:num_requests_running", "gauge", "Number of requests in model execution batches.");
     for (int i = 0; i < n; i++) gauge_line(o, "vllm:num_requests_running", v[i].name, v[i].st.running);
     family(o, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
@@ -116,9 +116,9 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
     for (int i = 0; i < n; i++) gauge_line(o, "wick:prefix_cache_blocks", v[i].name, v[i].st.prefix_blocks);
     family(o, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig.");
     for (int i = 0; i < n; i++) {
-        sbuf_puts(o, "vllm:cache_config_info{");
+        wbuf_puts(o, "vllm:cache_config_info{");
         label(o, v[i].name);
-        sbuf_printf(o,
+        wbuf_printf(o,
                     ",block_size=\"%d\",num_gpu_blocks=\"%d\",num_cpu_blocks=\"0\",cache_dtype=\"%s\","
                     "enable_prefix_caching=\"True\",max_num_seqs=\"%d\"} 1\n",
                     v[i].st.kv_block_size, v[i].st.kv_blocks_total, v[i].kv_type ? v[i].kv_type : "auto",
@@ -127,9 +127,9 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
     double now = wick_wall_s();
     family(o, "vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
     for (int i = 0; i < n; i++) {
-        sbuf_puts(o, "vllm:lora_requests_info{");
+        wbuf_puts(o, "vllm:lora_requests_info{");
         label(o, v[i].name);
-        sbuf_printf(o, ",max_lora=\"0\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"} %.3f\n",
+        wbuf_printf(o, ",max_lora=\"0\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"} %.3f\n",
                     now);
     }
     struct {
@@ -169,9 +169,9 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
            "Cache-folder failures: files skipped, blocks unreadable or corrupt at read-back, blocks not written.");
     for (int i = 0; i < n; i++)
         for (int k = 0; k < WICK_CACHE_ERR_KINDS; k++) {
-            sbuf_puts(o, "wick:cache_disk_errors_total{");
+            wbuf_puts(o, "wick:cache_disk_errors_total{");
             label(o, v[i].name);
-            sbuf_printf(o, ",kind=\"%s\"} %llu\n", wick_cache_error_name((wick_cache_error)k),
+            wbuf_printf(o, ",kind=\"%s\"} %llu\n", wick_cache_error_name((wick_cache_error)k),
                         (unsigned long long)v[i].disk_errors[k]);
         }
     family(o, "vllm:request_success_total", "counter", "Count of successfully processed requests.");
@@ -179,9 +179,9 @@ void metrics_render(sbuf *o, const metrics_view *v, int n) {
         const char *reasons[2] = {"stop", "length"};
         uint64_t vals[2] = {atomic_load(&v[i].m->success_stop), atomic_load(&v[i].m->success_length)};
         for (int r = 0; r < 2; r++) {
-            sbuf_puts(o, "vllm:request_success_total{");
+            wbuf_puts(o, "vllm:request_success_total{");
             label(o, v[i].name);
-            sbuf_printf(o, ",finished_reason=\"%s\"} %llu\n", reasons[r], (unsigned long long)vals[r]);
+            wbuf_printf(o, ",finished_reason=\"%s\"} %llu\n", reasons[r], (unsigned long long)vals[r]);
         }
     }
     struct {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "serve/sbuf.h"
+#include "core/buf.h"
 #include "wick.h"
 
 #define METRICS_MAX_BUCKETS 32
@@ -42,6 +42,6 @@ typedef struct metrics_view {
     uint64_t disk_errors[WICK_CACHE_ERR_KINDS]; /* cache-folder failures by kind, all loads */
 } metrics_view;
 
-void metrics_render(sbuf *out, const metrics_view *v, int n);
+void metrics_render(wbuf *out, const metrics_view *v, int n);
 
 #endif

@@ -2,14 +2,17 @@
  * /api/chat, NDJSON-streamed (the default) or whole, with Ollama's final
  * object (done_reason, durations in nanoseconds, counts, context), model
  * load/unload requests (an empty prompt or message list) and keep_alive. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 #include "serve/fields_known.h"
+#include "serve/json_out.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
 #include "text/tokenizer.h"
@@ -22,65 +25,60 @@ typedef struct oll_resp {
     bool chat, want_context, ended;
     double keep_alive; /* NAN = default */
     int32_t *ids;      /* prompt, then generated ids appended (for "context") */
-    int n_ids, cap_ids;
+    int n_ids;
+    size_t cap_ids;
     double t0;
 } oll_resp;
 
 
-static void head(sbuf *o, const oll_resp *r) {
+static void head(wbuf *o, const oll_resp *r) {
     char ts[48];
     reply_rfc3339(wick_wall_s(), ts, sizeof ts);
-    sbuf_puts(o, "{\"model\":");
-    sbuf_json_str(o, r->lease.name, strlen(r->lease.name));
-    sbuf_printf(o, ",\"created_at\":\"%s\",", ts);
+    wbuf_puts(o, "{\"model\":");
+    json_put_str(o, r->lease.name, strlen(r->lease.name));
+    wbuf_printf(o, ",\"created_at\":\"%s\",", ts);
 }
 
-static void body_text(sbuf *o, const oll_resp *r, const char *text, size_t len) {
+static void body_text(wbuf *o, const oll_resp *r, const char *text, size_t len) {
     if (r->chat) {
-        sbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
-        sbuf_json_str(o, text, len);
-        sbuf_puts(o, "}");
+        wbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
+        json_put_str(o, text, len);
+        wbuf_puts(o, "}");
     } else {
-        sbuf_puts(o, "\"response\":");
-        sbuf_json_str(o, text, len);
+        wbuf_puts(o, "\"response\":");
+        json_put_str(o, text, len);
     }
 }
 
 static void keep_ids(oll_resp *r, const job_batch *b) {
     if (!r->want_context) return;
-    if (r->n_ids + (int)b->n > r->cap_ids) {
-        int cap = (r->n_ids + (int)b->n) * 2;
-        int32_t *ids = realloc(r->ids, sizeof *ids * (size_t)cap);
-        if (!ids) return;
-        r->ids = ids;
-        r->cap_ids = cap;
-    }
+    if (b->n > (size_t)(INT_MAX - r->n_ids) || !GROW_ARRAY(r->ids, (size_t)r->n_ids + b->n, &r->cap_ids)) return;
     for (size_t i = 0; i < b->n; i++) r->ids[r->n_ids++] = b->ev[i].tok.id;
 }
 
 /* The final object's fields after "done":true. */
-static void final_fields(sbuf *o, const oll_resp *r, const job_result *res) {
-    sbuf_printf(o, ",\"done_reason\":\"%s\"", gen_finish_name(res->finish));
+static void final_fields(wbuf *o, const oll_resp *r, const job_result *res) {
+    wbuf_printf(o, ",\"done_reason\":\"%s\"", gen_finish_name(res->finish));
     if (r->want_context) {
-        sbuf_puts(o, ",\"context\":[");
-        for (int i = 0; i < r->n_ids; i++) sbuf_printf(o, i ? ",%d" : "%d", r->ids[i]);
-        sbuf_puts(o, "]");
+        wbuf_puts(o, ",\"context\":[");
+        for (int i = 0; i < r->n_ids; i++) wbuf_printf(o, i ? ",%d" : "%d", r->ids[i]);
+        wbuf_puts(o, "]");
     }
     double load = r->lease.load_ms;
-    sbuf_printf(o,
+    wbuf_printf(o,
                 ",\"total_duration\":%.0f,\"load_duration\":%.0f,\"prompt_eval_count\":%d,"
                 "\"prompt_eval_duration\":%.0f,\"eval_count\":%d,\"eval_duration\":%.0f}\n",
                 (load + res->total_ms) * 1e6, load * 1e6, res->prompt_tokens - res->cached_tokens,
                 res->prefill_ms * 1e6, res->generated_tokens, res->decode_ms * 1e6);
 }
 
-static void error_line(sbuf *o, const char *msg) {
-    sbuf_puts(o, "{\"error\":");
-    sbuf_json_str(o, msg, strlen(msg));
-    sbuf_puts(o, "}\n");
+static void error_line(wbuf *o, const char *msg) {
+    wbuf_puts(o, "{\"error\":");
+    json_put_str(o, msg, strlen(msg));
+    wbuf_puts(o, "}\n");
 }
 
-static int stream_pull(void *ctx, sbuf *o, int timeout_ms) {
+static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     oll_resp *r = ctx;
     if (r->ended) return 0;
     if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with an error line */
@@ -94,7 +92,7 @@ static int stream_pull(void *ctx, sbuf *o, int timeout_ms) {
         if (!r->b.ev[i].len) continue;
         head(o, r);
         body_text(o, r, r->b.text + r->b.ev[i].off, r->b.ev[i].len);
-        sbuf_puts(o, ",\"done\":false}\n");
+        wbuf_puts(o, ",\"done\":false}\n");
     }
     if (!r->b.done) return 1;
     r->ended = true;
@@ -109,7 +107,7 @@ static int stream_pull(void *ctx, sbuf *o, int timeout_ms) {
     }
     head(o, r);
     body_text(o, r, res->tail ? res->tail : "", res->tail_len);
-    sbuf_puts(o, ",\"done\":true");
+    wbuf_puts(o, ",\"done\":true");
     final_fields(o, r, res);
     return 0;
 }
@@ -204,14 +202,14 @@ static void load_only(serve_server *s, http_call *c, oll_req *q, bool chat) {
     }
     bool unload = q->keep_alive == 0;
     oll_resp r = {.s = s, .lease = l, .chat = chat};
-    sbuf o = {0};
+    wbuf o = {0};
     head(&o, &r);
-    if (chat) sbuf_puts(&o, "\"message\":{\"role\":\"assistant\",\"content\":\"\"},");
-    else sbuf_puts(&o, "\"response\":\"\",");
-    sbuf_printf(&o, "\"done\":true,\"done_reason\":\"%s\"}", unload ? "unload" : "load");
+    if (chat) wbuf_puts(&o, "\"message\":{\"role\":\"assistant\",\"content\":\"\"},");
+    else wbuf_puts(&o, "\"response\":\"\",");
+    wbuf_printf(&o, "\"done\":true,\"done_reason\":\"%s\"}", unload ? "unload" : "load");
     http_note(c, "model=%s %s", l.name, unload ? "unload" : "load");
     mpool_release(s->pool, &l, q->keep_alive);
-    http_reply_sbuf(c, 200, "application/json", &o);
+    http_reply_wbuf(c, 200, "application/json", &o);
 }
 
 static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool chat, bool want_context) {
@@ -237,7 +235,8 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
     r->t0 = wick_now_s();
     if (want_context && (r->ids = malloc(sizeof *r->ids * (size_t)q->g.n_ids))) {
         memcpy(r->ids, q->g.ids, sizeof *r->ids * (size_t)q->g.n_ids);
-        r->n_ids = r->cap_ids = q->g.n_ids;
+        r->n_ids = q->g.n_ids;
+        r->cap_ids = (size_t)q->g.n_ids;
     }
     if (q->stream) {
         http_reply_stream(c, 200, "application/x-ndjson", stream_pull, stream_fin, r);
@@ -252,17 +251,17 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
             reply_ollama_error(c, &e);
         } else {
             keep_ids(r, &acc);
-            sbuf text = {0}, o = {0};
-            sbuf_put(&text, acc.text ? acc.text : "", acc.text_len);
-            sbuf_put(&text, res->tail ? res->tail : "", res->tail_len);
+            wbuf text = {0}, o = {0};
+            wbuf_put(&text, acc.text ? acc.text : "", acc.text_len);
+            wbuf_put(&text, res->tail ? res->tail : "", res->tail_len);
             head(&o, r);
             body_text(&o, r, text.data ? text.data : "", text.len);
-            sbuf_puts(&o, ",\"done\":true");
+            wbuf_puts(&o, ",\"done\":true");
             final_fields(&o, r, res);
-            sbuf_free(&text);
+            wbuf_free(&text);
             http_note(c, "model=%s prompt=%d cached=%d gen=%d", l->name, res->prompt_tokens, res->cached_tokens,
                       res->generated_tokens);
-            http_reply_sbuf(c, 200, "application/json", &o);
+            http_reply_wbuf(c, 200, "application/json", &o);
         }
     } else {
         if (http_stopping(s->http)) fld_fail(&e, 503, NULL, "server is shutting down");

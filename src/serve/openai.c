@@ -165,11 +165,11 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
             fld_fail(&e, 503, NULL, "request cancelled (timeout or server shutting down)");
             reply_openai_error(c, &e);
         } else {
-            sbuf out = {0};
+            wbuf out = {0};
             oai_format_whole(r, &acc, res, &out);
             http_note(c, "model=%s prompt=%d cached=%d%s gen=%d", lease->name, res->prompt_tokens,
                       res->cached_tokens, r->spans ? " spans" : "", res->generated_tokens);
-            http_reply_sbuf(c, 200, "application/json", &out);
+            http_reply_wbuf(c, 200, "application/json", &out);
         }
     } else {
         if (http_stopping(s->http)) fld_fail(&e, 503, NULL, "server is shutting down");

@@ -35,9 +35,9 @@ typedef struct oai_resp {
 void oai_chat_run(serve_server *s, http_call *c, cJSON *body, bool prefill_only);
 
 /* The whole answer (non-streaming) into out. */
-void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, sbuf *out);
+void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, wbuf *out);
 /* Stream pull (http_pull_fn) and end (http_fin_fn) over an oai_resp. */
-int oai_stream_pull(void *ctx, sbuf *out, int timeout_ms);
+int oai_stream_pull(void *ctx, wbuf *out, int timeout_ms);
 void oai_stream_fin(void *ctx, bool aborted);
 
 #endif

@@ -9,177 +9,178 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "serve/json_out.h"
 #include "serve/openai.h"
 #include "serve/prompt.h"
 
-static void piece_json(sbuf *o, const wick_model *m, int32_t id, bool bytes) {
-    sbuf p = {0};
+static void piece_json(wbuf *o, const wick_model *m, int32_t id, bool bytes) {
+    wbuf p = {0};
     prompt_piece(m, id, &p);
-    sbuf_puts(o, "\"token\":");
-    sbuf_json_str(o, p.data ? p.data : "", p.len);
+    wbuf_puts(o, "\"token\":");
+    json_put_str(o, p.data ? p.data : "", p.len);
     if (bytes) {
-        sbuf_puts(o, ",\"bytes\":[");
-        for (size_t i = 0; i < p.len; i++) sbuf_printf(o, i ? ",%u" : "%u", (unsigned char)p.data[i]);
-        sbuf_puts(o, "]");
+        wbuf_puts(o, ",\"bytes\":[");
+        for (size_t i = 0; i < p.len; i++) wbuf_printf(o, i ? ",%u" : "%u", (unsigned char)p.data[i]);
+        wbuf_puts(o, "]");
     }
-    sbuf_free(&p);
+    wbuf_free(&p);
 }
 
 /* {"content":[{token, logprob, bytes, top_logprobs:[...]}, ...]} */
-static void chat_logprobs(sbuf *o, const wick_model *m, const job_event *ev, size_t n) {
-    sbuf_puts(o, "{\"content\":[");
+static void chat_logprobs(wbuf *o, const wick_model *m, const job_event *ev, size_t n) {
+    wbuf_puts(o, "{\"content\":[");
     for (size_t i = 0; i < n; i++) {
         const wick_token_info *t = &ev[i].tok;
-        sbuf_puts(o, i ? ",{" : "{");
+        wbuf_puts(o, i ? ",{" : "{");
         piece_json(o, m, t->id, true);
-        sbuf_puts(o, ",\"logprob\":");
-        sbuf_json_num(o, t->logprob);
-        sbuf_puts(o, ",\"top_logprobs\":[");
+        wbuf_puts(o, ",\"logprob\":");
+        json_put_num(o, t->logprob);
+        wbuf_puts(o, ",\"top_logprobs\":[");
         for (int k = 0; k < t->n_top; k++) {
-            sbuf_puts(o, k ? ",{" : "{");
+            wbuf_puts(o, k ? ",{" : "{");
             piece_json(o, m, t->top_ids[k], true);
-            sbuf_puts(o, ",\"logprob\":");
-            sbuf_json_num(o, t->top_logprobs[k]);
-            sbuf_puts(o, "}");
+            wbuf_puts(o, ",\"logprob\":");
+            json_put_num(o, t->top_logprobs[k]);
+            wbuf_puts(o, "}");
         }
-        sbuf_puts(o, "]}");
+        wbuf_puts(o, "]}");
     }
-    sbuf_puts(o, "]}");
+    wbuf_puts(o, "]}");
 }
 
 /* {"tokens":[...],"token_logprobs":[...],"top_logprobs":[{piece: lp}],"text_offset":[...]} */
-static void completion_logprobs(sbuf *o, const wick_model *m, const job_event *ev, size_t n, long long base) {
-    sbuf p = {0};
-    sbuf_puts(o, "{\"tokens\":[");
+static void completion_logprobs(wbuf *o, const wick_model *m, const job_event *ev, size_t n, long long base) {
+    wbuf p = {0};
+    wbuf_puts(o, "{\"tokens\":[");
     for (size_t i = 0; i < n; i++) {
-        sbuf_reset(&p);
+        wbuf_reset(&p);
         prompt_piece(m, ev[i].tok.id, &p);
-        if (i) sbuf_puts(o, ",");
-        sbuf_json_str(o, p.data ? p.data : "", p.len);
+        if (i) wbuf_puts(o, ",");
+        json_put_str(o, p.data ? p.data : "", p.len);
     }
-    sbuf_puts(o, "],\"token_logprobs\":[");
+    wbuf_puts(o, "],\"token_logprobs\":[");
     for (size_t i = 0; i < n; i++) {
-        if (i) sbuf_puts(o, ",");
-        sbuf_json_num(o, ev[i].tok.logprob);
+        if (i) wbuf_puts(o, ",");
+        json_put_num(o, ev[i].tok.logprob);
     }
-    sbuf_puts(o, "],\"top_logprobs\":[");
-    sbuf keys[WICK_MAX_TOP_LOGPROBS] = {{0}};
+    wbuf_puts(o, "],\"top_logprobs\":[");
+    wbuf keys[WICK_MAX_TOP_LOGPROBS] = {{0}};
     for (size_t i = 0; i < n; i++) {
-        sbuf_puts(o, i ? ",{" : "{");
+        wbuf_puts(o, i ? ",{" : "{");
         for (int k = 0; k < ev[i].tok.n_top; k++) {
-            sbuf_reset(&p);
+            wbuf_reset(&p);
             prompt_piece(m, ev[i].tok.top_ids[k], &p);
-            sbuf *key = &keys[k];
-            sbuf_reset(key);
-            sbuf_json_str(key, p.data ? p.data : "", p.len);
+            wbuf *key = &keys[k];
+            wbuf_reset(key);
+            json_put_str(key, p.data ? p.data : "", p.len);
             /* pieces that are not whole UTF-8 characters may print alike ("\uFFFD"):
              * a key seen before in this object becomes "bytes:\\xHH..." (OpenAI's form) */
             for (int q = 0; q < k; q++) {
                 if (keys[q].len != key->len || memcmp(keys[q].data, key->data, key->len) != 0) continue;
-                sbuf_reset(key);
-                sbuf_puts(key, "\"bytes:");
-                for (size_t b = 0; b < p.len; b++) sbuf_printf(key, "\\\\x%02x", (unsigned char)p.data[b]);
-                if (!p.len) sbuf_printf(key, "%d", ev[i].tok.top_ids[k]);
-                sbuf_puts(key, "\"");
+                wbuf_reset(key);
+                wbuf_puts(key, "\"bytes:");
+                for (size_t b = 0; b < p.len; b++) wbuf_printf(key, "\\\\x%02x", (unsigned char)p.data[b]);
+                if (!p.len) wbuf_printf(key, "%d", ev[i].tok.top_ids[k]);
+                wbuf_puts(key, "\"");
                 break;
             }
-            if (k) sbuf_puts(o, ",");
-            sbuf_put(o, key->data, key->len);
-            sbuf_puts(o, ":");
-            sbuf_json_num(o, ev[i].tok.top_logprobs[k]);
+            if (k) wbuf_puts(o, ",");
+            wbuf_put(o, key->data, key->len);
+            wbuf_puts(o, ":");
+            json_put_num(o, ev[i].tok.top_logprobs[k]);
         }
-        sbuf_puts(o, "}");
+        wbuf_puts(o, "}");
     }
-    for (int k = 0; k < WICK_MAX_TOP_LOGPROBS; k++) sbuf_free(&keys[k]);
-    sbuf_puts(o, "],\"text_offset\":[");
-    for (size_t i = 0; i < n; i++) sbuf_printf(o, i ? ",%lld" : "%lld", base + (long long)ev[i].off);
-    sbuf_puts(o, "]}");
-    sbuf_free(&p);
+    for (int k = 0; k < WICK_MAX_TOP_LOGPROBS; k++) wbuf_free(&keys[k]);
+    wbuf_puts(o, "],\"text_offset\":[");
+    for (size_t i = 0; i < n; i++) wbuf_printf(o, i ? ",%lld" : "%lld", base + (long long)ev[i].off);
+    wbuf_puts(o, "]}");
+    wbuf_free(&p);
 }
 
 /* span_cached_tokens (span requests only): the cached tokens that were
  * spans placed from the span cache */
-static void usage_json(sbuf *o, const oai_resp *r, const job_result *res) {
-    sbuf_printf(o,
+static void usage_json(wbuf *o, const oai_resp *r, const job_result *res) {
+    wbuf_printf(o,
                 "{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
                 "\"prompt_tokens_details\":{\"cached_tokens\":%d",
                 res->prompt_tokens, res->generated_tokens, res->prompt_tokens + res->generated_tokens,
                 res->cached_tokens);
-    if (r->spans) sbuf_printf(o, ",\"span_cached_tokens\":%d", res->span_cached_tokens);
-    sbuf_puts(o, "}}");
+    if (r->spans) wbuf_printf(o, ",\"span_cached_tokens\":%d", res->span_cached_tokens);
+    wbuf_puts(o, "}}");
 }
 
-static void head(sbuf *o, const oai_resp *r, bool whole) {
-    sbuf_printf(o, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", r->id,
+static void head(wbuf *o, const oai_resp *r, bool whole) {
+    wbuf_printf(o, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", r->id,
                 r->chat ? (whole ? "chat.completion" : "chat.completion.chunk") : "text_completion", r->created);
-    sbuf_json_str(o, r->lease.name, strlen(r->lease.name));
-    sbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
+    json_put_str(o, r->lease.name, strlen(r->lease.name));
+    wbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
 }
 
-void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, sbuf *o) {
+void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, wbuf *o) {
     const wick_model *m = r->lease.model;
     head(o, r, true);
-    sbuf_puts(o, ",\"choices\":[{\"index\":0,");
-    sbuf *text = &(sbuf){0};
-    sbuf_put(text, acc->text ? acc->text : "", acc->text_len);
-    if (res->tail_len) sbuf_put(text, res->tail, res->tail_len);
+    wbuf_puts(o, ",\"choices\":[{\"index\":0,");
+    wbuf *text = &(wbuf){0};
+    wbuf_put(text, acc->text ? acc->text : "", acc->text_len);
+    if (res->tail_len) wbuf_put(text, res->tail, res->tail_len);
     if (r->chat) {
-        sbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
-        sbuf_json_str(o, text->data ? text->data : "", text->len);
-        sbuf_puts(o, "},\"logprobs\":");
+        wbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
+        json_put_str(o, text->data ? text->data : "", text->len);
+        wbuf_puts(o, "},\"logprobs\":");
         if (r->logprobs >= 0) chat_logprobs(o, m, acc->ev, acc->n);
-        else sbuf_puts(o, "null");
+        else wbuf_puts(o, "null");
     } else {
-        sbuf_puts(o, "\"text\":");
-        sbuf_json_str(o, text->data ? text->data : "", text->len);
-        sbuf_puts(o, ",\"logprobs\":");
+        wbuf_puts(o, "\"text\":");
+        json_put_str(o, text->data ? text->data : "", text->len);
+        wbuf_puts(o, ",\"logprobs\":");
         if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, 0);
-        else sbuf_puts(o, "null");
+        else wbuf_puts(o, "null");
     }
-    sbuf_free(text);
-    sbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
+    wbuf_free(text);
+    wbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
     usage_json(o, r, res);
-    sbuf_puts(o, "}");
+    wbuf_puts(o, "}");
 }
 
 /* One choice chunk: text (may be empty), events for logprobs, finish reason or NULL. */
-static void chunk(oai_resp *r, sbuf *o, const char *text, size_t len, const job_event *ev, size_t n,
+static void chunk(oai_resp *r, wbuf *o, const char *text, size_t len, const job_event *ev, size_t n,
                   const char *finish, bool role) {
-    sbuf_puts(o, "data: ");
+    wbuf_puts(o, "data: ");
     head(o, r, false);
-    sbuf_puts(o, ",\"choices\":[{\"index\":0,");
+    wbuf_puts(o, ",\"choices\":[{\"index\":0,");
     if (r->chat) {
-        sbuf_puts(o, "\"delta\":{");
-        if (role) sbuf_puts(o, "\"role\":\"assistant\",\"content\":\"\"");
+        wbuf_puts(o, "\"delta\":{");
+        if (role) wbuf_puts(o, "\"role\":\"assistant\",\"content\":\"\"");
         else if (len || !finish) {
-            sbuf_puts(o, "\"content\":");
-            sbuf_json_str(o, text, len);
+            wbuf_puts(o, "\"content\":");
+            json_put_str(o, text, len);
         }
-        sbuf_puts(o, "},\"logprobs\":");
+        wbuf_puts(o, "},\"logprobs\":");
         if (r->logprobs >= 0 && n) chat_logprobs(o, r->lease.model, ev, n);
-        else sbuf_puts(o, "null");
+        else wbuf_puts(o, "null");
     } else {
-        sbuf_puts(o, "\"text\":");
-        sbuf_json_str(o, text, len);
-        sbuf_puts(o, ",\"logprobs\":");
+        wbuf_puts(o, "\"text\":");
+        json_put_str(o, text, len);
+        wbuf_puts(o, ",\"logprobs\":");
         if (r->logprobs >= 0 && n) completion_logprobs(o, r->lease.model, ev, n, (long long)r->text_off - (long long)ev[0].off);
-        else sbuf_puts(o, "null");
+        else wbuf_puts(o, "null");
         r->text_off += len;
     }
-    if (finish) sbuf_printf(o, ",\"finish_reason\":\"%s\"}]", finish);
-    else sbuf_puts(o, ",\"finish_reason\":null}]");
-    if (r->include_usage) sbuf_puts(o, ",\"usage\":null");
-    sbuf_puts(o, "}\n\n");
+    if (finish) wbuf_printf(o, ",\"finish_reason\":\"%s\"}]", finish);
+    else wbuf_puts(o, ",\"finish_reason\":null}]");
+    if (r->include_usage) wbuf_puts(o, ",\"usage\":null");
+    wbuf_puts(o, "}\n\n");
 }
 
-static void error_event(sbuf *o, const char *msg, const char *type, int code) {
-    sbuf_puts(o, "data: {\"error\":{\"message\":");
-    sbuf_json_str(o, msg, strlen(msg));
-    sbuf_printf(o, ",\"type\":\"%s\",\"param\":null,\"code\":%d}}\n\n", type, code);
+static void error_event(wbuf *o, const char *msg, const char *type, int code) {
+    wbuf_puts(o, "data: {\"error\":{\"message\":");
+    json_put_str(o, msg, strlen(msg));
+    wbuf_printf(o, ",\"type\":\"%s\",\"param\":null,\"code\":%d}}\n\n", type, code);
 }
 
 
-int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
+int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     oai_resp *r = ctx;
     if (r->phase == 2) return 0;
     if (r->phase == 0) {
@@ -214,14 +215,14 @@ int oai_stream_pull(void *ctx, sbuf *o, int timeout_ms) {
     } else {
         chunk(r, o, res->tail ? res->tail : "", res->tail_len, NULL, 0, gen_finish_name(res->finish), false);
         if (r->include_usage) {
-            sbuf_puts(o, "data: ");
+            wbuf_puts(o, "data: ");
             head(o, r, false);
-            sbuf_puts(o, ",\"choices\":[],\"usage\":");
+            wbuf_puts(o, ",\"choices\":[],\"usage\":");
             usage_json(o, r, res);
-            sbuf_puts(o, "}\n\n");
+            wbuf_puts(o, "}\n\n");
         }
     }
-    sbuf_puts(o, "data: [DONE]\n\n");
+    wbuf_puts(o, "data: [DONE]\n\n");
     return 0;
 }
 

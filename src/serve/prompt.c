@@ -91,7 +91,7 @@ static int norm_content(cJSON *msg, int i, fld_error *e) {
     if (!c || cJSON_IsNull(c) || cJSON_IsString(c)) return 0;
     if (!cJSON_IsArray(c))
         return fld_fail(e, 400, "messages", "messages[%d].content must be a string or an array of parts", i);
-    sbuf s = {0};
+    wbuf s = {0};
     int k = 0;
     const cJSON *part;
     cJSON_ArrayForEach(part, c) {
@@ -99,13 +99,13 @@ static int norm_content(cJSON *msg, int i, fld_error *e) {
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
         if (cJSON_IsString(part)) text = part;
         else if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 || !cJSON_IsString(text)) {
-            sbuf_free(&s);
+            wbuf_free(&s);
             return fld_fail(e, 400, "messages", "messages[%d]: only text content parts are supported", i);
         }
-        if (k++) sbuf_put(&s, "\n", 1);
-        sbuf_puts(&s, text->valuestring);
+        if (k++) wbuf_put(&s, "\n", 1);
+        wbuf_puts(&s, text->valuestring);
     }
-    char *joined = sbuf_take(&s, NULL);
+    char *joined = wbuf_take(&s, NULL);
     if (!joined) return fld_fail(e, 500, NULL, "out of memory");
     cJSON_ReplaceItemInObjectCaseSensitive(msg, "content", cJSON_CreateString(joined));
     free(joined);
@@ -220,15 +220,15 @@ int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, i
     return 0;
 }
 
-void prompt_piece(const wick_model *m, int32_t id, sbuf *out) {
+void prompt_piece(const wick_model *m, int32_t id, wbuf *out) {
     char buf[256];
     int l = wick_token_piece(m, id, buf, sizeof buf);
     if (l < 0) return;
     if ((size_t)l <= sizeof buf) {
-        sbuf_put(out, buf, (size_t)l);
+        wbuf_put(out, buf, (size_t)l);
         return;
     }
     char *big = malloc((size_t)l);
-    if (big && wick_token_piece(m, id, big, (size_t)l) == l) sbuf_put(out, big, (size_t)l);
+    if (big && wick_token_piece(m, id, big, (size_t)l) == l) wbuf_put(out, big, (size_t)l);
     free(big);
 }

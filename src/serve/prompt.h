@@ -7,8 +7,8 @@
 #include <cJSON.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "serve/fields.h"
-#include "serve/sbuf.h"
 #include "wick.h"
 
 /* A completion prompt: a string, a one-string array, an array of token ids,
@@ -49,6 +49,6 @@ int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, i
                 fld_error *e);
 
 /* The bytes token id stands for (may be a partial UTF-8 character). */
-void prompt_piece(const wick_model *m, int32_t id, sbuf *out);
+void prompt_piece(const wick_model *m, int32_t id, wbuf *out);
 
 #endif

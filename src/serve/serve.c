@@ -10,29 +10,30 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "serve/json_out.h"
 #include "serve/server.h"
 
 /* Append s to out with every byte a terminal or a log reader could take for
  * something else escaped: control characters (newlines, ANSI escapes, C1
  * controls), DEL, backslash and bytes that are not UTF-8 become \xNN (or
  * \\). */
-static void log_escape(sbuf *out, const char *s) {
+static void log_escape(wbuf *out, const char *s) {
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         unsigned char ch = (unsigned char)s[i];
-        size_t ok = ch >= 0x80 ? sbuf_utf8_valid(s + i, n - i < 4 ? n - i : 4) : 0;
+        size_t ok = ch >= 0x80 ? utf8_valid_len(s + i, n - i < 4 ? n - i : 4) : 0;
         const bool c1 = ch == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] < 0xA0; /* U+0080-U+009F: controls */
         if (ch >= 0x80 && ok > 0 && !c1) { /* one whole UTF-8 character */
             size_t len = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2;
             if (ok >= len) {
-                sbuf_put(out, s + i, len);
+                wbuf_put(out, s + i, len);
                 i += len;
                 continue;
             }
         }
-        if (ch == '\\') sbuf_puts(out, "\\\\");
-        else if (ch < 0x20 || ch == 0x7f || ch >= 0x80) sbuf_printf(out, "\\x%02x", ch);
-        else sbuf_put(out, s + i, 1);
+        if (ch == '\\') wbuf_puts(out, "\\\\");
+        else if (ch < 0x20 || ch == 0x7f || ch >= 0x80) wbuf_printf(out, "\\x%02x", ch);
+        else wbuf_put(out, s + i, 1);
         i++;
     }
 }
@@ -40,17 +41,17 @@ static void log_escape(sbuf *out, const char *s) {
 static void access_log(void *user, const char *method, const char *path, int status, double ms,
                        const char *note) {
     serve_server *s = user;
-    sbuf line = {0};
+    wbuf line = {0};
     log_escape(&line, method);
-    sbuf_puts(&line, " ");
+    wbuf_puts(&line, " ");
     log_escape(&line, path);
-    sbuf_printf(&line, " %d %.1f ms", status, ms);
+    wbuf_printf(&line, " %d %.1f ms", status, ms);
     if (note[0]) {
-        sbuf_puts(&line, " ");
+        wbuf_puts(&line, " ");
         log_escape(&line, note);
     }
     if (line.data && !line.oom) s->cfg.log(s->cfg.log_user, line.data);
-    sbuf_free(&line);
+    wbuf_free(&line);
 }
 
 /* The cache folder: created 0700 when missing; refused when it is not a

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
+
 int span_chat_detect(const cJSON *messages, fld_error *e) {
     int found = 0, i = 0;
     const cJSON *msg;
@@ -113,14 +115,9 @@ int span_chat_build(const wick_model *m, const prompt_chat_opts *o, span_req *r,
         int ni = 0;
         if (prompt_encode(m, t + plen, sl, 0, &ids, &ni, e) < 0 || span_req_add(r, ids, ni, "messages", what, e) < 0)
             goto done;
-        if (jlen + sl + 1 > jcap) {
-            while (jlen + sl + 1 > jcap) jcap *= 2;
-            char *g = realloc(joined, jcap);
-            if (!g) {
-                fld_fail(e, 500, NULL, "out of memory");
-                goto done;
-            }
-            joined = g;
+        if (!GROW_ARRAY(joined, jlen + sl + 1, &jcap)) {
+            fld_fail(e, 500, NULL, "out of memory");
+            goto done;
         }
         memcpy(joined + jlen, t + plen, sl);
         jlen += sl;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "serve/prompt.h"
 
 static const cJSON *get(const cJSON *o, const char *key) {
@@ -56,18 +57,13 @@ int span_req_add(span_req *r, int32_t *ids, int n, const char *param, const char
         free(ids);
         return fld_fail(e, 400, param, "too many spans: at most %d per request", SPAN_REQ_MAX_SPANS);
     }
-    if (r->n_spans == r->cap_spans) {
-        int cap = r->cap_spans ? r->cap_spans * 2 : 8;
-        int32_t **s = realloc(r->spans, sizeof *s * (size_t)cap);
-        if (s) r->spans = s;
-        int *l = s ? realloc(r->span_len, sizeof *l * (size_t)cap) : NULL;
-        if (l) r->span_len = l;
-        if (!s || !l) {
-            free(ids);
-            return fld_fail(e, 500, NULL, "out of memory");
-        }
-        r->cap_spans = cap;
+    /* two arrays, one capacity: each grows the same way from the same start */
+    size_t cap_s = r->cap_spans, cap_l = r->cap_spans, need = (size_t)r->n_spans + 1;
+    if (!GROW_ARRAY(r->spans, need, &cap_s) || !GROW_ARRAY(r->span_len, need, &cap_l)) {
+        free(ids);
+        return fld_fail(e, 500, NULL, "out of memory");
     }
+    r->cap_spans = cap_s;
     r->spans[r->n_spans] = ids;
     r->span_len[r->n_spans++] = n;
     return 0;

@@ -20,7 +20,8 @@ typedef struct span_req {
     int n_prefix, n_suffix, n_anchor;
     int32_t **spans;
     int *span_len;
-    int n_spans, cap_spans;
+    int n_spans;
+    size_t cap_spans;
     wick_spans v; /* over the arrays above; valid after span_req_finish */
 } span_req;
 

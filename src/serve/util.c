@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/json_out.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
 
@@ -25,9 +26,9 @@ void util_health(serve_server *s, http_call *c) {
 void util_metrics(serve_server *s, http_call *c) {
     metrics_view v[256];
     int n = mpool_metrics(s->pool, v, 256);
-    sbuf o = {0};
+    wbuf o = {0};
     metrics_render(&o, v, n);
-    http_reply_sbuf(c, 200, "text/plain; version=0.0.4; charset=utf-8", &o);
+    http_reply_wbuf(c, 200, "text/plain; version=0.0.4; charset=utf-8", &o);
 }
 
 void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
@@ -53,25 +54,25 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
         reply_openai_error(c, &e);
         return;
     }
-    sbuf o = {0}, p = {0};
-    sbuf_puts(&o, "{\"tokens\":[");
+    wbuf o = {0}, p = {0};
+    wbuf_puts(&o, "{\"tokens\":[");
     for (int i = 0; i < n; i++) {
-        if (i) sbuf_puts(&o, ",");
+        if (i) wbuf_puts(&o, ",");
         if (pieces) {
-            sbuf_reset(&p);
+            wbuf_reset(&p);
             prompt_piece(l.model, ids[i], &p);
-            sbuf_printf(&o, "{\"id\":%d,\"piece\":", ids[i]);
-            sbuf_json_str(&o, p.data ? p.data : "", p.len);
-            sbuf_puts(&o, "}");
+            wbuf_printf(&o, "{\"id\":%d,\"piece\":", ids[i]);
+            json_put_str(&o, p.data ? p.data : "", p.len);
+            wbuf_puts(&o, "}");
         } else {
-            sbuf_printf(&o, "%d", ids[i]);
+            wbuf_printf(&o, "%d", ids[i]);
         }
     }
-    sbuf_printf(&o, "],\"count\":%d,\"max_model_len\":%d}", n, l.n_ctx);
+    wbuf_printf(&o, "],\"count\":%d,\"max_model_len\":%d}", n, l.n_ctx);
     mpool_release(s->pool, &l, NAN);
-    sbuf_free(&p);
+    wbuf_free(&p);
     free(ids);
-    http_reply_sbuf(c, 200, "application/json", &o);
+    http_reply_wbuf(c, 200, "application/json", &o);
 }
 
 void util_detokenize(serve_server *s, http_call *c, cJSON *b) {
@@ -111,10 +112,10 @@ void util_detokenize(serve_server *s, http_call *c, cJSON *b) {
         reply_openai_error(c, &e);
         return;
     }
-    sbuf o = {0};
-    sbuf_puts(&o, "{\"content\":");
-    sbuf_json_str(&o, text, len);
-    sbuf_puts(&o, "}");
+    wbuf o = {0};
+    wbuf_puts(&o, "{\"content\":");
+    json_put_str(&o, text, len);
+    wbuf_puts(&o, "}");
     free(text);
-    http_reply_sbuf(c, 200, "application/json", &o);
+    http_reply_wbuf(c, 200, "application/json", &o);
 }

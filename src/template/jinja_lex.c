@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "template/jinja_internal.h"
 
@@ -67,13 +68,7 @@ static int lfail(lexer *L, size_t pos, const char *fmt, ...) {
 }
 
 static jtok *push(lexer *L, int kind, size_t pos) {
-    if (L->n == L->cap) {
-        size_t nc = L->cap ? L->cap * 2 : 256;
-        jtok *t = realloc(L->t, nc * sizeof *t);
-        if (!t) return NULL;
-        L->t = t;
-        L->cap = nc;
-    }
+    if (!GROW_ARRAY(L->t, L->n + 1, &L->cap)) return NULL;
     jtok *t = &L->t[L->n++];
     memset(t, 0, sizeof *t);
     t->k = (uint8_t)kind;

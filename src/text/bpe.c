@@ -9,9 +9,11 @@
  *    concatenated text is a token; highest token score first.
  * Ties go to the leftmost pair. A heap entry is stale when either symbol was
  * merged away or grew since it was pushed (detected by the byte size). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
@@ -50,22 +52,8 @@ static bpe_entry heap_pop(tok_scratch *s) {
 }
 
 static int reserve_work(tok_scratch *s, size_t n, wick_error *err) {
-    if (n > s->syms_cap) {
-        size_t nc = s->syms_cap ? s->syms_cap : 64;
-        while (nc < n) nc *= 2;
-        bpe_sym *sy = realloc(s->syms, nc * sizeof *sy);
-        if (!sy) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        s->syms = sy;
-        s->syms_cap = nc;
-    }
-    if (3 * n + 4 > s->heap_cap) {
-        size_t nc = s->heap_cap ? s->heap_cap : 64;
-        while (nc < 3 * n + 4) nc *= 2;
-        bpe_entry *h = realloc(s->heap, nc * sizeof *h);
-        if (!h) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        s->heap = h;
-        s->heap_cap = nc;
-    }
+    if (n > (SIZE_MAX - 4) / 3 || !GROW_ARRAY(s->syms, n, &s->syms_cap) || !GROW_ARRAY(s->heap, 3 * n + 4, &s->heap_cap))
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     return 0;
 }
 
@@ -207,12 +195,8 @@ static int encode_chunk(const tokenizer *t, tok_scratch *s, const char *p, size_
     if (t->ignore_merges && t->model == MODEL_BPE_RANK) {
         int32_t id;
         if (t->byte_level) {
-            if (2 * n + 1 > s->mcap) {
-                char *m = realloc(s->mbuf, 2 * n + 1);
-                if (!m) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-                s->mbuf = m;
-                s->mcap = 2 * n + 1;
-            }
+            if (n > (SIZE_MAX - 1) / 2 || !GROW_ARRAY(s->mbuf, 2 * n + 1, &s->mcap))
+                return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
             size_t o = 0;
             for (size_t i = 0; i < n; i++) o += (size_t)tok_byte_to_utf8((unsigned char)p[i], s->mbuf + o);
             id = tok_find_n(t, s->mbuf, o);

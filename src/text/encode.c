@@ -17,6 +17,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
@@ -510,14 +511,7 @@ static int encode_pending(enc *e, bool first, bool cont, bool more, size_t *used
 }
 
 static int reserve_p(enc *e, size_t need) {
-    if (need <= e->pcap) return 0;
-    size_t nc = e->pcap ? e->pcap : 256;
-    while (nc < need) nc *= 2;
-    char *b = realloc(e->p, nc);
-    if (!b) return -1;
-    e->p = b;
-    e->pcap = nc;
-    return 0;
+    return GROW_ARRAY(e->p, need, &e->pcap) ? 0 : -1;
 }
 
 /* Drop the first `used` pending bytes (after `prefix` bytes of ByteLevel prefix space

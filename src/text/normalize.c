@@ -5,18 +5,12 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
 static int reserve(char **buf, size_t *cap, size_t need) {
-    if (need <= *cap) return 0;
-    size_t nc = *cap ? *cap : 256;
-    while (nc < need) nc *= 2;
-    char *b = realloc(*buf, nc);
-    if (!b) return -1;
-    *buf = b;
-    *cap = nc;
-    return 0;
+    return GROW_ARRAY(*buf, need, cap) ? 0 : -1;
 }
 
 /* swap nbuf and nbuf2 after writing the result into nbuf2 */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
@@ -172,24 +173,11 @@ void tok_pre_free(tok_pre *p) {
 /* ------------------------------------------------------------ piece lists */
 
 static int pl_reserve_buf(tok_piece_list *l, size_t need) {
-    if (need <= l->cap) return 0;
-    size_t nc = l->cap ? l->cap : 256;
-    while (nc < need) nc *= 2;
-    char *b = realloc(l->buf, nc);
-    if (!b) return -1;
-    l->buf = b;
-    l->cap = nc;
-    return 0;
+    return GROW_ARRAY(l->buf, need, &l->cap) ? 0 : -1;
 }
 
 static int pl_push(tok_piece_list *l, size_t off, size_t len) {
-    if (l->n == l->pcap) {
-        size_t nc = l->pcap ? l->pcap * 2 : 64;
-        size_t *p = realloc(l->p, nc * 2 * sizeof *p);
-        if (!p) return -1;
-        l->p = p;
-        l->pcap = nc;
-    }
+    if (!grow_array(&l->p, 2 * sizeof *l->p, l->n + 1, &l->pcap)) return -1; /* (offset, length) pairs */
     l->p[2 * l->n] = off;
     l->p[2 * l->n + 1] = len;
     l->n++;
@@ -231,13 +219,7 @@ static int next_match(const pcre2_code *re, tok_scratch *s, const char *subj, si
 }
 
 static int push_seg(tok_scratch *s, size_t a, size_t b, bool is_match) {
-    if (s->n_seg == s->seg_cap) {
-        size_t nc = s->seg_cap ? s->seg_cap * 2 : 64;
-        size_t *ns = realloc(s->seg, nc * 3 * sizeof *ns);
-        if (!ns) return -1;
-        s->seg = ns;
-        s->seg_cap = nc;
-    }
+    if (!grow_array(&s->seg, 3 * sizeof *s->seg, s->n_seg + 1, &s->seg_cap)) return -1; /* triples */
     s->seg[3 * s->n_seg] = a;
     s->seg[3 * s->n_seg + 1] = b;
     s->seg[3 * s->n_seg + 2] = is_match;

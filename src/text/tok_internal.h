@@ -129,7 +129,8 @@ struct wick_tokenizer {
     size_t map_cap; /* power of two */
 
     /* merges */
-    int n_merges, merges_cap;
+    int n_merges;
+    size_t merges_cap;
     int32_t *merge_a, *merge_b, *merge_res; /* by rank */
     int32_t *mslots; /* pair (merge_a, merge_b) -> rank; -1 = empty; at most 3/4 full */
     size_t mcap;     /* power of two */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
@@ -151,14 +152,9 @@ tokenizer *tok_load_gguf(const gguf_file *f, wick_error *err) {
             size_t la = (size_t)(sp - m->ptr), lb = (size_t)m->len - la - 1;
             int32_t a = tok_find_n(t, m->ptr, la), b = tok_find_n(t, sp + 1, lb);
             if (a < 0 || b < 0) continue;
-            if (la + lb > cat_cap) {
-                cat_cap = (la + lb) * 2 + 16;
-                char *c = realloc(cat, cat_cap);
-                if (!c) {
-                    wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-                    goto fail;
-                }
-                cat = c;
+            if (!GROW_ARRAY(cat, la + lb, &cat_cap)) {
+                wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
+                goto fail;
             }
             memcpy(cat, m->ptr, la);
             memcpy(cat + la, sp + 1, lb);

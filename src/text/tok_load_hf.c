@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "text/tok_internal.h"
@@ -288,13 +289,7 @@ static int add_merge_str(tokenizer *t, const char *line, size_t n, char **cat, s
     size_t la = (size_t)(sp - line), lb = n - la - 1;
     int32_t a = tok_find_n(t, line, la), b = tok_find_n(t, sp + 1, lb);
     if (a < 0 || b < 0) return 0; /* a merge of unknown tokens can never apply */
-    if (la + lb > *cat_cap) {
-        size_t nc = (la + lb) * 2 + 16;
-        char *c = realloc(*cat, nc);
-        if (!c) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        *cat = c;
-        *cat_cap = nc;
-    }
+    if (!GROW_ARRAY(*cat, la + lb, cat_cap)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     memcpy(*cat, line, la);
     memcpy(*cat + la, sp + 1, lb);
     int32_t r = tok_find_n(t, *cat, la + lb);
@@ -307,13 +302,7 @@ static int add_merge_pair(tokenizer *t, const char *sa, const char *sb, char **c
     size_t la = strlen(sa), lb = strlen(sb);
     int32_t a = tok_find_n(t, sa, la), b = tok_find_n(t, sb, lb);
     if (a < 0 || b < 0) return 0;
-    if (la + lb > *cat_cap) {
-        size_t nc = (la + lb) * 2 + 16;
-        char *c = realloc(*cat, nc);
-        if (!c) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        *cat = c;
-        *cat_cap = nc;
-    }
+    if (!GROW_ARRAY(*cat, la + lb, cat_cap)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     memcpy(*cat, sa, la);
     memcpy(*cat + la, sb, lb);
     int32_t r = tok_find_n(t, *cat, la + lb);

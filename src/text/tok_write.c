@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/buf.h"
 #include "core/fileio.h"
 #include "text/tok_internal.h"
 
@@ -176,14 +177,9 @@ static int derive_merges(const tokenizer *t, cand **out, size_t *n_out, wick_err
              k += (uint32_t)tok_utf8_len((unsigned char)s[k])) {
             int32_t a = tok_find_n(t, s, k), b = tok_find_n(t, s + k, t->len[id] - k);
             if (a < 0 || b < 0) continue;
-            if (n == cap) {
-                cap *= 2;
-                cand *nc = realloc(c, cap * sizeof *nc);
-                if (!nc) {
-                    free(c);
-                    return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
-                }
-                c = nc;
+            if (!GROW_ARRAY(c, n + 1, &cap)) {
+                free(c);
+                return wick_fail_code(err, WICK_E_NO_MEMORY, "tok_write_hf: out of memory");
             }
             c[n++] = (cand){t->scores[id], id, a, b};
         }

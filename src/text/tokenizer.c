@@ -2,9 +2,11 @@
  * table, finalization, and the piece / decode entry points (encoding is
  * encode.c). */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
@@ -39,13 +41,7 @@ static uint64_t mix64(uint64_t x) {
 }
 
 int tok_ids_push(tok_ids *a, int32_t id) {
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 64;
-        int32_t *v = realloc(a->v, nc * sizeof *v);
-        if (!v) return -1;
-        a->v = v;
-        a->cap = nc;
-    }
+    if (!GROW_ARRAY(a->v, a->n + 1, &a->cap)) return -1;
     a->v[a->n++] = id;
     return 0;
 }
@@ -119,14 +115,8 @@ int tok_set_token(tokenizer *t, int32_t id, const char *s, size_t len, float sco
     if (id < 0 || id >= t->n_vocab) return wick_fail(err, "tokenizer: token id %d out of range", id);
     if (len > (1u << 20)) return wick_fail(err, "tokenizer: token %d is too long", id);
     if (t->arena_len + len + 1 > UINT32_MAX) return wick_fail(err, "tokenizer: vocabulary too large");
-    if (t->arena_len + len + 1 > t->arena_cap) {
-        size_t nc = t->arena_cap * 2;
-        while (nc < t->arena_len + len + 1) nc *= 2;
-        char *a = realloc(t->arena, nc);
-        if (!a) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        t->arena = a;
-        t->arena_cap = nc;
-    }
+    if (!GROW_ARRAY(t->arena, t->arena_len + len + 1, &t->arena_cap))
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     memcpy(t->arena + t->arena_len, s, len);
     t->arena[t->arena_len + len] = 0;
     t->off[id] = (uint32_t)t->arena_len;
@@ -224,17 +214,11 @@ int tok_add_merge(tokenizer *t, int32_t a, int32_t b, int32_t res, wick_error *e
     if ((size_t)(t->n_merges + 1) * 4 > t->mcap * 3) {
         if (merges_rehash(t, t->mcap ? t->mcap * 2 : 1024)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     }
-    if (t->n_merges == t->merges_cap) {
-        int nc = t->merges_cap ? t->merges_cap * 2 : 1024;
-        int32_t *na = realloc(t->merge_a, (size_t)nc * sizeof *na);
-        if (na) t->merge_a = na;
-        int32_t *nb = realloc(t->merge_b, (size_t)nc * sizeof *nb);
-        if (nb) t->merge_b = nb;
-        int32_t *nr = realloc(t->merge_res, (size_t)nc * sizeof *nr);
-        if (nr) t->merge_res = nr;
-        if (!na || !nb || !nr) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        t->merges_cap = nc;
-    }
+    /* three arrays, one capacity: each grows the same way from the same start */
+    size_t ca = t->merges_cap, cb = t->merges_cap, cr = t->merges_cap, need = (size_t)t->n_merges + 1;
+    if (!GROW_ARRAY(t->merge_a, need, &ca) || !GROW_ARRAY(t->merge_b, need, &cb) || !GROW_ARRAY(t->merge_res, need, &cr))
+        return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
+    t->merges_cap = ca;
     int rank = t->n_merges++;
     t->merge_a[rank] = a;
     t->merge_b[rank] = b;
@@ -638,14 +622,7 @@ static void sl_free(str_list *l) {
 }
 
 static int sl_bytes(str_list *l, const char *s, size_t n) {
-    if (l->len + n + 1 > l->cap) {
-        size_t nc = l->cap ? l->cap : 256;
-        while (nc < l->len + n + 1) nc *= 2;
-        char *b = realloc(l->buf, nc);
-        if (!b) return -1;
-        l->buf = b;
-        l->cap = nc;
-    }
+    if (n > SIZE_MAX - 1 - l->len || !GROW_ARRAY(l->buf, l->len + n + 1, &l->cap)) return -1;
     if (n) memcpy(l->buf + l->len, s, n);
     l->len += n;
     if (l->n) l->p[2 * (l->n - 1) + 1] += n;
@@ -655,13 +632,7 @@ static int sl_bytes(str_list *l, const char *s, size_t n) {
 /* start a new (empty) string */
 static int sl_new(str_list *l) {
     if (!l->buf && sl_bytes(l, "", 0)) return -1; /* a buffer even for empty strings */
-    if (l->n == l->pcap) {
-        size_t nc = l->pcap ? l->pcap * 2 : 16;
-        size_t *p = realloc(l->p, nc * 2 * sizeof *p);
-        if (!p) return -1;
-        l->p = p;
-        l->pcap = nc;
-    }
+    if (!grow_array(&l->p, 2 * sizeof *l->p, l->n + 1, &l->pcap)) return -1; /* (offset, length) pairs */
     l->p[2 * l->n] = l->len;
     l->p[2 * l->n + 1] = 0;
     l->n++;
@@ -842,10 +813,8 @@ static int build_pieces(tokenizer *t, wick_error *err) {
         int n = piece_uncached(t, id, t->piece_buf + used, cap - used);
         if (n < 0) n = 0;
         if ((size_t)n > cap - used) {
-            while ((size_t)n > cap - used) cap *= 2;
-            char *b = realloc(t->piece_buf, cap);
-            if (!b) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-            t->piece_buf = b;
+            if (!GROW_ARRAY(t->piece_buf, used + (size_t)n, &cap))
+                return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
             piece_uncached(t, id, t->piece_buf + used, cap - used);
         }
         used += (size_t)n;

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "text/tok_internal.h"
 
@@ -100,12 +101,7 @@ int tok_wpm_encode(const tokenizer *t, tok_scratch *s, const char *text, size_t 
                    wick_error *err) {
     /* the word buffer (s->mbuf): U+2581 + up to WPM_MAX_WORD_CHARS + 1 characters */
     size_t need = 3 + 4 * (WPM_MAX_WORD_CHARS + 1);
-    if (s->mcap < need) {
-        char *b = realloc(s->mbuf, need);
-        if (!b) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
-        s->mbuf = b;
-        s->mcap = need;
-    }
+    if (!GROW_ARRAY(s->mbuf, need, &s->mcap)) return wick_fail_code(err, WICK_E_NO_MEMORY, "tokenizer: out of memory");
     char *w = s->mbuf;
     memcpy(w, META, 3);
     size_t wl = 3, nch = 0;
