@@ -1,0 +1,307 @@
+/* regex.c — the term store of byte regular expressions: hash-consing,
+ * simplifying constructors, nullability and memoized derivatives (regex.h).
+ * UTF-8 ranges and the pattern syntax are in regex_utf8.c and
+ * regex_parse.c. */
+#include "grammar/regex.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "grammar/regex_internal.h"
+
+#define FIRST_INDEX 1024 /* slots of the hash-consing index at first (a power of two) */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t node_hash(const rx_store *s, const rx_node *n) {
+    uint64_t h = mix(n->kind, (uint64_t)(uint32_t)n->a);
+    h = mix(h, (uint64_t)(uint32_t)n->b);
+    h = mix(h, ((uint64_t)(uint32_t)n->min << 32) | (uint32_t)n->max);
+    for (int i = 0; i < 4; i++) h = mix(h, n->set.w[i]);
+    if (n->kind == RXK_OR)
+        for (int32_t i = 0; i < n->b; i++) h = mix(h, (uint64_t)(uint32_t)s->args[n->a + i]);
+    return h;
+}
+
+static bool node_equal(const rx_store *s, const rx_node *x, const rx_node *y) {
+    if (x->kind != y->kind || x->min != y->min || x->max != y->max) return false;
+    if (memcmp(&x->set, &y->set, sizeof x->set) != 0) return false;
+    if (x->kind == RXK_OR)
+        return x->b == y->b && memcmp(s->args + x->a, s->args + y->a, sizeof(rx_id) * (size_t)x->b) == 0;
+    return x->a == y->a && x->b == y->b;
+}
+
+static bool index_grow(rx_store *s) {
+    const size_t cap = s->index_cap ? s->index_cap * 2 : FIRST_INDEX;
+    rx_id *idx = malloc(sizeof *idx * cap);
+    if (!idx) return false;
+    for (size_t i = 0; i < cap; i++) idx[i] = -1;
+    for (size_t id = 0; id < s->n; id++) {
+        size_t j = s->nodes[id].hash & (cap - 1);
+        while (idx[j] >= 0) j = (j + 1) & (cap - 1);
+        idx[j] = (rx_id)id;
+    }
+    free(s->index);
+    s->index = idx;
+    s->index_cap = cap;
+    return true;
+}
+
+/* The id of a node equal to *n, added when new. For RXK_OR, n->a indexes the
+ * alternatives at the end of s->args (taken back when the node exists). */
+static rx_id intern(rx_store *s, rx_node *n) {
+    if (s->oom) return RX_NOTHING;
+    n->hash = node_hash(s, n);
+    if ((s->n + 1) * 2 > s->index_cap && !index_grow(s)) goto oom;
+    size_t j = n->hash & (s->index_cap - 1);
+    for (; s->index[j] >= 0; j = (j + 1) & (s->index_cap - 1)) {
+        const rx_node *o = &s->nodes[s->index[j]];
+        if (o->hash == n->hash && node_equal(s, o, n)) {
+            if (n->kind == RXK_OR) s->n_args = (size_t)n->a; /* the copy is not needed */
+            return s->index[j];
+        }
+    }
+    if (s->n >= RX_INF - 1 || !GROW_ARRAY(s->nodes, s->n + 1, &s->nodes_cap)) goto oom;
+    s->nodes[s->n] = *n;
+    s->index[j] = (rx_id)s->n;
+    return (rx_id)s->n++;
+oom:
+    s->oom = true;
+    return RX_NOTHING;
+}
+
+rx_store *rx_store_new(void) {
+    rx_store *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    rx_node nothing = {.kind = RXK_NOTHING}, eps = {.kind = RXK_EPSILON, .nullable = true};
+    if (intern(s, &nothing) != RX_NOTHING || intern(s, &eps) != RX_EPSILON) {
+        rx_store_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void rx_store_free(rx_store *s) {
+    if (!s) return;
+    free(s->nodes);
+    free(s->args);
+    free(s->index);
+    free(s->memo_key);
+    free(s->memo_val);
+    free(s);
+}
+
+size_t rx_store_size(const rx_store *s) { return s->n; }
+bool rx_store_ok(const rx_store *s) { return !s->oom; }
+
+bool rx_nullable(const rx_store *s, rx_id r) { return s->nodes[r].nullable; }
+
+rx_id rx_bytes(rx_store *s, const rx_byteset *set) {
+    if (!(set->w[0] | set->w[1] | set->w[2] | set->w[3])) return RX_NOTHING;
+    rx_node n = {.kind = RXK_BYTES, .set = *set};
+    return intern(s, &n);
+}
+
+rx_id rx_byte_range(rx_store *s, unsigned lo, unsigned hi) {
+    rx_byteset set = {{0}};
+    rx_byteset_add_range(&set, lo, hi);
+    return rx_bytes(s, &set);
+}
+
+rx_id rx_literal(rx_store *s, const void *bytes, size_t n) {
+    const uint8_t *b = bytes;
+    rx_id r = RX_EPSILON;
+    for (size_t i = n; i-- > 0;) r = rx_concat(s, rx_byte_range(s, b[i], b[i]), r);
+    return r;
+}
+
+rx_id rx_concat(rx_store *s, rx_id a, rx_id b) {
+    if (a == RX_NOTHING || b == RX_NOTHING) return RX_NOTHING;
+    if (a == RX_EPSILON) return b;
+    if (b == RX_EPSILON) return a;
+    const rx_node *na = &s->nodes[a];
+    if (na->kind == RXK_CONCAT) { /* kept right-nested: (x y) b = x (y b) */
+        const rx_id x = na->a, y = na->b;
+        return rx_concat(s, x, rx_concat(s, y, b));
+    }
+    rx_node n = {.kind = RXK_CONCAT, .a = a, .b = b, .nullable = na->nullable && s->nodes[b].nullable};
+    return intern(s, &n);
+}
+
+static int cmp_id(const void *x, const void *y) {
+    const rx_id a = *(const rx_id *)x, b = *(const rx_id *)y;
+    return (a > b) - (a < b);
+}
+
+/* The alternatives in list[0..n) (it is reordered): flattened, ∅ dropped,
+ * byte sets merged into one, sorted and deduplicated, ε dropped when
+ * another alternative is nullable. */
+static rx_id or_list(rx_store *s, rx_id *list, size_t n) {
+    if (s->oom) return RX_NOTHING;
+    rx_id *flat = NULL;
+    size_t nf = 0, cap = 0;
+    rx_byteset set = {{0}};
+    bool has_set = false, eps = false, other_nullable = false;
+    for (size_t i = 0; i < n; i++) {
+        const rx_node *x = &s->nodes[list[i]];
+        const size_t k = x->kind == RXK_OR ? (size_t)x->b : 1;
+        if (!GROW_ARRAY(flat, nf + k, &cap)) {
+            free(flat);
+            s->oom = true;
+            return RX_NOTHING;
+        }
+        for (size_t j = 0; j < k; j++) {
+            const rx_id e = x->kind == RXK_OR ? s->args[x->a + (int32_t)j] : list[i];
+            const rx_node *ne = &s->nodes[e];
+            if (e == RX_NOTHING) continue;
+            if (e == RX_EPSILON) {
+                eps = true;
+                continue;
+            }
+            if (ne->kind == RXK_BYTES) {
+                for (int w = 0; w < 4; w++) set.w[w] |= ne->set.w[w];
+                has_set = true;
+                continue;
+            }
+            other_nullable |= ne->nullable;
+            flat[nf++] = e;
+        }
+    }
+    if (has_set) {
+        const rx_id b = rx_bytes(s, &set);
+        if (!GROW_ARRAY(flat, nf + 1, &cap)) s->oom = true;
+        else flat[nf++] = b;
+    }
+    if (eps && !other_nullable) {
+        if (!GROW_ARRAY(flat, nf + 1, &cap)) s->oom = true;
+        else flat[nf++] = RX_EPSILON;
+    }
+    rx_id r = RX_NOTHING;
+    if (s->oom) goto out;
+    qsort(flat, nf, sizeof *flat, cmp_id);
+    size_t u = 0;
+    for (size_t i = 0; i < nf; i++)
+        if (!u || flat[u - 1] != flat[i]) flat[u++] = flat[i];
+    if (u <= 1) {
+        r = u ? flat[0] : RX_NOTHING;
+        goto out;
+    }
+    if (!GROW_ARRAY(s->args, s->n_args + u, &s->args_cap)) {
+        s->oom = true;
+        goto out;
+    }
+    bool nullable = false;
+    for (size_t i = 0; i < u; i++) {
+        s->args[s->n_args + i] = flat[i];
+        nullable |= s->nodes[flat[i]].nullable;
+    }
+    rx_node node = {.kind = RXK_OR, .a = (int32_t)s->n_args, .b = (int32_t)u, .nullable = nullable};
+    s->n_args += u;
+    r = intern(s, &node);
+out:
+    free(flat);
+    return r;
+}
+
+rx_id rx_or(rx_store *s, rx_id a, rx_id b) {
+    if (a == b) return a;
+    rx_id l[2] = {a, b};
+    return or_list(s, l, 2);
+}
+
+rx_id rx_repeat(rx_store *s, rx_id a, int32_t min, int32_t max) {
+    if (min < 0 || max < min) return RX_NOTHING;
+    if (max == 0 || a == RX_EPSILON) return RX_EPSILON;
+    if (a == RX_NOTHING) return min == 0 ? RX_EPSILON : RX_NOTHING;
+    if (min == 1 && max == 1) return a;
+    const rx_node *na = &s->nodes[a];
+    if (na->kind == RXK_REPEAT && na->min == 0 && na->max == RX_INF && min <= 1 && max == RX_INF) return a; /* (x*)* */
+    rx_node n = {.kind = RXK_REPEAT, .a = a, .min = min, .max = max, .nullable = min == 0 || na->nullable};
+    return intern(s, &n);
+}
+
+/* ---- derivatives ---- */
+
+static bool memo_get(const rx_store *s, uint64_t key, rx_id *out) {
+    if (!s->memo_cap) return false;
+    for (size_t j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (s->memo_cap - 1);; j = (j + 1) & (s->memo_cap - 1)) {
+        if (s->memo_key[j] == 0) return false;
+        if (s->memo_key[j] == key) {
+            *out = s->memo_val[j];
+            return true;
+        }
+    }
+}
+
+static void memo_put_at(uint64_t *keys, rx_id *vals, size_t cap, uint64_t key, rx_id v) {
+    size_t j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);
+    while (keys[j] != 0 && keys[j] != key) j = (j + 1) & (cap - 1);
+    keys[j] = key;
+    vals[j] = v;
+}
+
+static void memo_put(rx_store *s, uint64_t key, rx_id v) {
+    if ((s->memo_n + 1) * 2 > s->memo_cap) {
+        const size_t cap = s->memo_cap ? s->memo_cap * 2 : 4096;
+        uint64_t *k = calloc(cap, sizeof *k);
+        rx_id *v2 = malloc(cap * sizeof *v2);
+        if (!k || !v2) {
+            free(k), free(v2);
+            return; /* a memo is an optimisation: carry on without it */
+        }
+        for (size_t i = 0; i < s->memo_cap; i++)
+            if (s->memo_key[i]) memo_put_at(k, v2, cap, s->memo_key[i], s->memo_val[i]);
+        free(s->memo_key), free(s->memo_val);
+        s->memo_key = k, s->memo_val = v2, s->memo_cap = cap;
+    }
+    size_t before = 0;
+    rx_id old;
+    if (!memo_get(s, key, &old)) before = 1;
+    memo_put_at(s->memo_key, s->memo_val, s->memo_cap, key, v);
+    s->memo_n += before;
+}
+
+rx_id rx_deriv(rx_store *s, rx_id r, uint8_t c) {
+    if (r <= RX_EPSILON || s->oom) return RX_NOTHING;
+    const uint64_t key = ((uint64_t)(uint32_t)r << 8 | c) + 1; /* never 0: 0 marks an empty slot */
+    rx_id out;
+    if (memo_get(s, key, &out)) return out;
+    const rx_node n = s->nodes[r]; /* a copy: constructors may move the array */
+    switch (n.kind) {
+    case RXK_BYTES: out = rx_byteset_has(&n.set, c) ? RX_EPSILON : RX_NOTHING; break;
+    case RXK_CONCAT: {
+        const rx_id head = rx_concat(s, rx_deriv(s, n.a, c), n.b);
+        out = s->nodes[n.a].nullable ? rx_or(s, head, rx_deriv(s, n.b, c)) : head;
+        break;
+    }
+    case RXK_OR: {
+        rx_id *d = malloc(sizeof *d * (size_t)n.b);
+        if (!d) {
+            s->oom = true;
+            return RX_NOTHING;
+        }
+        for (int32_t i = 0; i < n.b; i++) d[i] = rx_deriv(s, s->args[n.a + i], c);
+        out = or_list(s, d, (size_t)n.b);
+        free(d);
+        break;
+    }
+    case RXK_REPEAT: {
+        const int32_t min = n.min > 0 ? n.min - 1 : 0, max = n.max == RX_INF ? RX_INF : n.max - 1;
+        out = rx_concat(s, rx_deriv(s, n.a, c), rx_repeat(s, n.a, min, max));
+        break;
+    }
+    default: out = RX_NOTHING; break;
+    }
+    if (!s->oom) memo_put(s, key, out);
+    return out;
+}
+
+bool rx_matches(rx_store *s, rx_id r, const void *bytes, size_t n) {
+    const uint8_t *b = bytes;
+    for (size_t i = 0; i < n && r != RX_NOTHING; i++) r = rx_deriv(s, r, b[i]);
+    return rx_nullable(s, r);
+}

@@ -1,0 +1,36 @@
+/* token_trie.h — the vocabulary as a byte trie laid out flat in depth-first
+ * order, built once per tokenizer: a token mask is a walk of it that skips
+ * a whole subtree when the automaton refuses the byte leading into it, so
+ * the work grows with the prefixes the grammar admits, not with the
+ * vocabulary. Special and control tokens are not in the trie (they never
+ * match grammar text); the caller decides about end-of-generation tokens. */
+#ifndef WICK_GRAMMAR_TOKEN_TRIE_H
+#define WICK_GRAMMAR_TOKEN_TRIE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grammar/regex.h"
+
+typedef struct token_trie token_trie;
+
+/* The bytes of token id (*len of them) into buf (cap bytes), or false to
+ * leave the id out (special/control tokens, empty pieces). */
+typedef bool (*token_bytes_fn)(void *ctx, int32_t id, uint8_t *buf, size_t cap, size_t *len);
+
+token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wick_error *err);
+void token_trie_free(token_trie *t);
+int32_t token_trie_vocab(const token_trie *t);
+size_t token_trie_nodes(const token_trie *t);
+
+/* A bitset of n_vocab bits (bit i: token i allowed), 64 bits a word. */
+static inline size_t token_mask_words(int32_t n_vocab) { return ((size_t)n_vocab + 63) / 64; }
+static inline bool token_mask_has(const uint64_t *m, int32_t id) { return (m[id >> 6] >> (id & 63)) & 1; }
+
+/* Sets in mask (token_mask_words words, cleared first) every token whose
+ * bytes lead r to a live state (one from which some continuation matches):
+ * the tokens a regular expression allows next. */
+void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask);
+
+#endif

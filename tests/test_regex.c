@@ -1,0 +1,196 @@
+/* test_regex.c — the derivative regex engine (src/grammar/regex*.c) against
+ * PCRE2 as the independent reference: whole-string matches of fixed and
+ * random patterns over random strings (ASCII and multi-byte characters);
+ * errors named for constructs with no regular meaning; and the vocabulary
+ * trie's token masks against matching every token's bytes one by one. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "core/error.h"
+#include "grammar/regex.h"
+#include "grammar/token_trie.h"
+#include "rng.h"
+
+/* PCRE2's whole-string match of subject: 1, 0, or -1 when PCRE2 refuses the pattern. */
+static int pcre_full(const char *pat, const char *subj, size_t n) {
+    int ec;
+    PCRE2_SIZE eo;
+    pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+    pcre2_set_compile_extra_options(cc, PCRE2_EXTRA_ALT_BSUX); /* \u{...}, as ECMAScript */
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_ANCHORED | PCRE2_ENDANCHORED |
+                                       PCRE2_DOLLAR_ENDONLY,
+                                   &ec, &eo, cc);
+    pcre2_compile_context_free(cc);
+    if (!re) return -1;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    const int rc = pcre2_match(re, (PCRE2_SPTR)subj, n, 0, 0, md, NULL);
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return rc >= 0;
+}
+
+static int wick_full(const char *pat, const char *subj, size_t n) {
+    rx_store *s = rx_store_new();
+    wick_error err = {0};
+    const rx_id r = rx_parse(s, pat, strlen(pat), &err);
+    const int m = r < 0 ? -1 : rx_matches(s, r, subj, n);
+    rx_store_free(s);
+    return m;
+}
+
+static void agree(const char *pat, const char *subj) {
+    const int want = pcre_full(pat, subj, strlen(subj)), got = wick_full(pat, subj, strlen(subj));
+    CHECK_MSG(want == got, "/%s/ on \"%s\": pcre2 %d, wick %d", pat, subj, want, got);
+}
+
+static void test_fixed(void) {
+    static const char *pats[] = {
+        "abc", "a|b|c", "a*", "a+b?", "(ab)*c", "[a-c]{2,3}", "[^a]*", "a{0}", "a{3}", "a{2,}", "(a|ab)(c|bcd)",
+        "\\d+(\\.\\d+)?", "[\\w-]+@[\\w-]+\\.com", "\\s*x\\s*", "é+", "[à-ÿ]+", "中.文", "[^\"\\\\]*",
+        "\\u00e9|\\x41", "\\u{1F600}", "^ab$", "(?:a|b)+", "(?<n>a)b", ".{2}", "[.]", "a\\.b", "x{,3}",
+        "[\\d\\s]+", "[^\\d]", "\\D\\W\\S", "(a?){3}", "((a*)*b)*", "[a\\-z]", "[-a]", "[a-]", "[]a]"};
+    static const char *subjs[] = {"", "a", "b", "abc", "aaa", "ab", "abcd", "abbcd", "12.5", "1.", "x@y.com",
+                                  "  x ", "éé", "àÿ", "中a文", "中\n文", "q\"", "é", "A", "😀", "x{,3}", "1 2",
+                                  "aa", "c", "\t", "a.b", "axb", "-", "]", "]a", "z", "a-", "ab", "bab",
+                                  "aaab", "ababc", "x"};
+    for (size_t i = 0; i < sizeof pats / sizeof *pats; i++)
+        for (size_t j = 0; j < sizeof subjs / sizeof *subjs; j++) agree(pats[i], subjs[j]);
+}
+
+/* A random pattern over a small alphabet (so matches are frequent). */
+static void rand_pattern(char *out, size_t cap, int depth) {
+    static const char *atoms[] = {"a", "b", "c", "é", "[ab]", "[^a]", ".", "\\d", "1", "[a-cé]"};
+    char l[256] = "", r[256] = "";
+    const uint32_t k = depth > 3 ? rnd_u32() % 2 : rnd_u32() % 6;
+    switch (k) {
+    case 0: case 1: snprintf(out, cap, "%s", atoms[rnd_u32() % 10]); return;
+    case 2:
+        rand_pattern(l, sizeof l, depth + 1), rand_pattern(r, sizeof r, depth + 1);
+        snprintf(out, cap, "%s%s", l, r);
+        return;
+    case 3:
+        rand_pattern(l, sizeof l, depth + 1), rand_pattern(r, sizeof r, depth + 1);
+        snprintf(out, cap, "(?:%s|%s)", l, r);
+        return;
+    case 4: {
+        static const char *q[] = {"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"};
+        rand_pattern(l, sizeof l, depth + 1);
+        snprintf(out, cap, "(?:%s)%s", l, q[rnd_u32() % 7]);
+        return;
+    }
+    default:
+        rand_pattern(l, sizeof l, depth + 1);
+        snprintf(out, cap, "(%s)", l);
+        return;
+    }
+}
+
+static void rand_subject(char *out, size_t cap) {
+    static const char *ch[] = {"a", "b", "c", "é", "1", "x", "\n"};
+    const int n = (int)(rnd_u32() % 7);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) strncat(out, ch[rnd_u32() % 7], cap - strlen(out) - 1);
+}
+
+static void test_random(void) {
+    char pat[256], subj[64];
+    int mism = 0;
+    for (int i = 0; i < 400; i++) {
+        rand_pattern(pat, sizeof pat, 0);
+        rx_store *s = rx_store_new();
+        const rx_id r = rx_parse(s, pat, strlen(pat), NULL);
+        CHECK_MSG(r >= 0, "/%s/ refused", pat);
+        for (int j = 0; j < 40 && r >= 0; j++) {
+            rand_subject(subj, sizeof subj);
+            const int want = pcre_full(pat, subj, strlen(subj)), got = rx_matches(s, r, subj, strlen(subj));
+            if (want != got && mism++ < 10) fprintf(stderr, "/%s/ on \"%s\": pcre2 %d, wick %d\n", pat, subj, want, got);
+            CHECK(want == got);
+        }
+        rx_store_free(s);
+    }
+}
+
+static void refused(const char *pat, const char *what) {
+    rx_store *s = rx_store_new();
+    wick_error err = {0};
+    const rx_id r = rx_parse(s, pat, strlen(pat), &err);
+    CHECK_MSG(r < 0 && strstr(err.msg, what), "/%s/: %d, \"%s\" (want \"%s\")", pat, r, err.msg, what);
+    rx_store_free(s);
+}
+
+static void test_errors(void) {
+    refused("(a)\\1", "backreference");
+    refused("a(?=b)", "lookaround");
+    refused("a(?!b)", "lookaround");
+    refused("(?<=a)b", "lookaround");
+    refused("\\bword", "word boundar");
+    refused("(?i)a", "flags");
+    refused("*a", "nothing to repeat");
+    refused("a**", "nothing to repeat");
+    refused("a{2}{3}", "nothing to repeat");
+    refused("a++", "possessive");
+    refused("(ab", "missing )");
+    refused("ab)", "unmatched )");
+    refused("[ab", "unterminated");
+    refused("[b-a]", "out of order");
+    refused("a{3,2}", "out of order");
+    refused("a^", "^");
+    refused("\\p{L}", "property");
+}
+
+/* A vocabulary of random pieces (some multi-byte, some duplicated, some left out). */
+typedef struct vocab {
+    char piece[3000][8];
+} vocab;
+
+static bool vocab_bytes(void *ctx, int32_t id, uint8_t *buf, size_t cap, size_t *len) {
+    const vocab *v = ctx;
+    if (id % 97 == 5) return false; /* "special" */
+    *len = strlen(v->piece[id]);
+    if (*len > cap) return false;
+    memcpy(buf, v->piece[id], *len);
+    return true;
+}
+
+static void test_trie_masks(void) {
+    static vocab v;
+    static const char *ch[] = {"a", "b", "1", "2", "\"", " ", "{", "é"};
+    for (int i = 0; i < 3000; i++) {
+        v.piece[i][0] = 0;
+        const int n = 1 + (int)(rnd_u32() % 3);
+        for (int k = 0; k < n; k++) strcat(v.piece[i], ch[rnd_u32() % 8]);
+    }
+    token_trie *t = token_trie_new(3000, vocab_bytes, &v, NULL);
+    CHECK(t != NULL);
+    if (!t) return;
+    static const char *pats[] = {"[ab]+", "\\d{1,3}", "\"[^\"]*\"", "\\{ *\"a\" *\\}", "é?1+", "(a|b1)*2"};
+    uint64_t mask[token_mask_words(3000)];
+    for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
+        rx_store *s = rx_store_new();
+        const rx_id r = rx_parse(s, pats[i], strlen(pats[i]), NULL);
+        token_trie_mask_regex(t, s, r, mask);
+        int bad = 0, allowed = 0;
+        for (int32_t id = 0; id < 3000; id++) {
+            rx_id x = r;
+            for (const char *p = v.piece[id]; *p && x != RX_NOTHING; p++) x = rx_deriv(s, x, (uint8_t)*p);
+            const bool want = id % 97 != 5 && x != RX_NOTHING;
+            bad += want != token_mask_has(mask, id);
+            allowed += want;
+        }
+        CHECK_MSG(bad == 0, "/%s/: %d tokens wrong of %d allowed", pats[i], bad, allowed);
+        CHECK(allowed > 0);
+        rx_store_free(s);
+    }
+    token_trie_free(t);
+}
+
+int main(void) {
+    RUN(test_fixed);
+    RUN(test_random);
+    RUN(test_errors);
+    RUN(test_trie_masks);
+    return check_summary("test_regex");
+}
