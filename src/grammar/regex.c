@@ -92,6 +92,8 @@ void rx_store_free(rx_store *s) {
     free(s->index);
     free(s->memo_key);
     free(s->memo_val);
+    free(s->row_of);
+    free(s->rows);
     free(s);
 }
 
@@ -304,4 +306,22 @@ bool rx_matches(rx_store *s, rx_id r, const void *bytes, size_t n) {
     const uint8_t *b = bytes;
     for (size_t i = 0; i < n && r != RX_NOTHING; i++) r = rx_deriv(s, r, b[i]);
     return rx_nullable(s, r);
+}
+
+rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c) {
+    const rx_id d = rx_deriv(s, r, c);
+    if (s->oom) return d;
+    if ((size_t)r >= s->row_of_cap) {
+        size_t cap = s->row_of_cap;
+        if (!GROW_ARRAY(s->row_of, (size_t)r + 1, &cap)) return d; /* the table is an optimisation */
+        for (size_t i = s->row_of_cap; i < cap; i++) s->row_of[i] = -1;
+        s->row_of_cap = cap;
+    }
+    if (s->row_of[r] < 0) {
+        if (!GROW_ARRAY(s->rows, (s->n_rows + 1) * 256, &s->rows_cap)) return d;
+        for (size_t i = 0; i < 256; i++) s->rows[s->n_rows * 256 + i] = -1;
+        s->row_of[r] = (int32_t)s->n_rows++;
+    }
+    s->rows[(size_t)s->row_of[r] * 256 + c] = d;
+    return d;
 }

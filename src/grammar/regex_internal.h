@@ -26,7 +26,23 @@ struct rx_store {
     uint64_t *memo_key; /* derivative memo: (id << 8 | byte) + 1 -> id; 0 empty */
     rx_id *memo_val;
     size_t memo_n, memo_cap;
+    int32_t *row_of; /* DFA table: per term, its row in rows, or -1 (row_of_cap entries) */
+    size_t row_of_cap;
+    rx_id *rows; /* 256 transitions a row, -1 not yet computed */
+    size_t n_rows, rows_cap;
     bool oom;
 };
+
+/* The slow path of rx_next: the derivative, filed in r's row. */
+rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c);
+
+/* The DFA transition from state r by byte c: a table lookup once computed. */
+static inline rx_id rx_next(rx_store *s, rx_id r, uint8_t c) {
+    if ((size_t)r < s->row_of_cap && s->row_of[r] >= 0) {
+        const rx_id v = s->rows[(size_t)s->row_of[r] * 256 + c];
+        if (v >= 0) return v;
+    }
+    return rx_next_slow(s, r, c);
+}
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "grammar/regex_internal.h"
 
 #define PIECE_MAX 4096 /* bytes of the longest token piece taken */
 
@@ -131,7 +132,7 @@ void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *
     const trie_node *nodes = t->nodes;
     for (size_t p = 1; p < t->n_nodes;) {
         const trie_node *nd = &nodes[p];
-        const rx_id ns = rx_deriv(s, stack[nd->depth - 1], nd->byte);
+        const rx_id ns = rx_next(s, stack[nd->depth - 1], nd->byte);
         if (ns == RX_NOTHING) {
             p += nd->subtree;
             continue;
