@@ -187,10 +187,34 @@ static void test_trie_masks(void) {
     token_trie_free(t);
 }
 
+/* Random bytes as patterns: an expression or a named error, never a crash. */
+static void test_garbage(void) {
+    static const char alphabet[] = "ab()[]{}|*+?^$.\\-,0123dwsuxkpb:<>=!\xc3\xa9\xff";
+    char pat[24];
+    int errors = 0;
+    for (int i = 0; i < 20000; i++) {
+        const int n = (int)(rnd_u32() % sizeof pat);
+        for (int k = 0; k < n; k++) pat[k] = alphabet[rnd_u32() % (sizeof alphabet - 1)];
+        rx_store *s = rx_store_new();
+        wick_error err = {0};
+        const rx_id r = rx_parse(s, pat, (size_t)n, &err);
+        if (r < 0) {
+            errors++;
+            CHECK(err.msg[0] != 0);
+        } else {
+            CHECK(rx_store_ok(s));
+            (void)rx_matches(s, r, pat, (size_t)n);
+        }
+        rx_store_free(s);
+    }
+    CHECK(errors > 0 && errors < 20000);
+}
+
 int main(void) {
     RUN(test_fixed);
     RUN(test_random);
     RUN(test_errors);
     RUN(test_trie_masks);
+    RUN(test_garbage);
     return check_summary("test_regex");
 }
