@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grammar/regex.h"
+#include "grammar/token_slices.h"
 #include "grammar/token_trie.h"
 #include "text/tokenizer.h"
 #include "wick.h"
@@ -41,8 +42,12 @@ int main(int argc, char **argv) {
     printf("vocab %d, trie %zu nodes, built in %.1f ms\n", nv, token_trie_nodes(trie), (now_s() - t0) * 1e3);
     static const char *pats[] = {"-?(0|[1-9][0-9]*)(\\.[0-9]+)?", "\"[^\"\\\\\\x00-\\x1f]*\"", "(true|false|null)",
                                  "[^\"\\\\\\x00-\\x1f]*\"", "[\\s\\S]*"};
+    t0 = now_s();
+    token_slices *ts = token_slices_new(nv, piece, tk, token_slices_json, 3, &err);
+    if (!ts) return 1;
+    printf("JSON slices built in %.1f ms\n", (now_s() - t0) * 1e3);
     uint64_t *mask = malloc(sizeof *mask * token_mask_words(nv));
-    double *ts = malloc(sizeof *ts * (size_t)reps);
+    double *tm = malloc(sizeof *tm * (size_t)reps), *tms = malloc(sizeof *tms * (size_t)reps);
     for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
         rx_store *s = rx_store_new();
         const rx_id r = rx_parse(s, pats[i], strlen(pats[i]), &err);
@@ -50,18 +55,30 @@ int main(int argc, char **argv) {
         for (int k = 0; k < reps; k++) {
             t0 = now_s();
             token_trie_mask_regex(trie, s, r, mask);
-            ts[k] = (now_s() - t0) * 1e6;
+            tm[k] = (now_s() - t0) * 1e6;
         }
         for (int id = 0; id < nv; id++) allowed += token_mask_has(mask, id);
         double mx = 0;
-        for (int k = 1; k < reps; k++) mx = ts[k] > mx ? ts[k] : mx;
-        const double first = ts[0];
+        for (int k = 1; k < reps; k++) mx = tm[k] > mx ? tm[k] : mx;
+        const double first = tm[0];
         printf("%-36s allowed %6d  first %8.0f us  median %8.0f us  max %8.0f us  terms %zu\n", pats[i], allowed, first,
-               median(ts + 1, reps - 1), mx, rx_store_size(s));
+               median(tm + 1, reps - 1), mx, rx_store_size(s));
+        rx_id terms[3];
+        token_slices_terms(ts, s, terms);
+        for (int k = 0; k < reps; k++) {
+            t0 = now_s();
+            token_slices_mask_regex(ts, s, terms, r, mask);
+            tms[k] = (now_s() - t0) * 1e6;
+        }
+        int allowed2 = 0;
+        for (int id = 0; id < nv; id++) allowed2 += token_mask_has(mask, id);
+        printf("%-36s allowed %6d  sliced: first %8.0f us  median %8.0f us\n", "", allowed2, tms[0], median(tms + 1, reps - 1));
         rx_store_free(s);
     }
-    free(ts);
+    free(tm);
+    free(tms);
     free(mask);
+    token_slices_free(ts);
     token_trie_free(trie);
     wick_tokenizer_free(tk);
     return 0;

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "core/error.h"
 #include "grammar/regex.h"
+#include "grammar/token_slices.h"
 #include "grammar/token_trie.h"
 #include "rng.h"
 
@@ -184,6 +185,32 @@ static void test_trie_masks(void) {
         CHECK(allowed > 0);
         rx_store_free(s);
     }
+    token_trie_free(t);
+    /* sliced masks are the same masks */
+    static const char *slices[] = {"[ab]{1,2}", "[^\"]{1,3}", "[^{]+"};
+    token_slices *ts = token_slices_new(3000, vocab_bytes, &v, slices, 3, NULL);
+    t = token_trie_new(3000, vocab_bytes, &v, NULL);
+    CHECK(ts != NULL && t != NULL);
+    static const char *more[] = {"[ab]+", "[^\"]*\"", "[\\s\\S]*", "[ab1 ]*", "\\d{1,3}", "[^{]*", "a{0,2}b?"};
+    uint64_t plain[token_mask_words(3000)];
+    for (size_t i = 0; ts && t && i < sizeof more / sizeof *more; i++) {
+        rx_store *s = rx_store_new();
+        rx_id terms[3];
+        const rx_id r = rx_parse(s, more[i], strlen(more[i]), NULL);
+        CHECK(r >= 0 && token_slices_terms(ts, s, terms) == 0);
+        token_trie_mask_regex(t, s, r, plain);
+        token_slices_mask_regex(ts, s, terms, r, mask);
+        CHECK_MSG(memcmp(plain, mask, sizeof mask) == 0, "/%s/: sliced mask differs", more[i]);
+        rx_store_free(s);
+    }
+    /* containment */
+    rx_store *s = rx_store_new();
+    const rx_id a = rx_parse(s, "[a-c]+", 6, NULL), b = rx_parse(s, "[a-z]*", 6, NULL), c = rx_parse(s, "a{1,3}", 6, NULL);
+    CHECK(rx_contains(s, b, a) && !rx_contains(s, a, b) && rx_contains(s, a, c) && !rx_contains(s, c, a));
+    const rx_id q = rx_parse(s, "[a-z]*\"", 7, NULL);
+    CHECK(!rx_contains(s, q, a) && rx_contains_prefixes(s, q, a) && !rx_contains_prefixes(s, c, a));
+    rx_store_free(s);
+    token_slices_free(ts);
     token_trie_free(t);
 }
 

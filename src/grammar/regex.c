@@ -325,3 +325,64 @@ rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c) {
     s->rows[(size_t)s->row_of[r] * 256 + c] = d;
     return d;
 }
+
+#define CONTAINS_BUDGET 1024 /* state pairs rx_contains explores before it gives up (answering no) */
+
+/* A pair (small's state, big's state) seen by rx_contains. */
+static bool pair_seen(uint64_t *set, size_t cap, uint64_t key) {
+    for (size_t j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);; j = (j + 1) & (cap - 1)) {
+        if (set[j] == key) return true;
+        if (set[j] == 0) {
+            set[j] = key;
+            return false;
+        }
+    }
+}
+
+/* Walks the pairs of states the strings of small's language reach in both:
+ * contained unless some string is accepted by small and not by big (or, for
+ * prefixes, leads big to ∅: every other term has a non-empty language). */
+static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
+    enum { CAP = 4 * CONTAINS_BUDGET };
+    uint64_t *seen = calloc(CAP, sizeof *seen);
+    rx_id(*todo)[2] = malloc(sizeof *todo * CONTAINS_BUDGET);
+    bool ok = seen && todo;
+    size_t n = 0, head = 0;
+    if (ok) {
+        todo[n][0] = small, todo[n][1] = big, n++;
+        pair_seen(seen, CAP, ((uint64_t)(uint32_t)small << 32 | (uint32_t)big) + 1);
+    }
+    while (ok && head < n) {
+        const rx_id a = todo[head][0], b = todo[head][1];
+        head++;
+        if (!prefix && rx_nullable(s, a) && !rx_nullable(s, b)) ok = false;
+        for (int c = 0; c < 256 && ok; c++) {
+            const rx_id a2 = rx_next(s, a, (uint8_t)c);
+            if (a2 == RX_NOTHING) continue;
+            const rx_id b2 = rx_next(s, b, (uint8_t)c);
+            if (b2 == RX_NOTHING) ok = false;
+            else if (!pair_seen(seen, CAP, ((uint64_t)(uint32_t)a2 << 32 | (uint32_t)b2) + 1)) {
+                if (n == CONTAINS_BUDGET) ok = false;
+                else todo[n][0] = a2, todo[n][1] = b2, n++;
+            }
+        }
+    }
+    free(seen);
+    free(todo);
+    return ok && !s->oom;
+}
+
+static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
+    if (small == RX_NOTHING || big == small) return true;
+    if (big == RX_NOTHING) return false;
+    /* apart from the derivatives' keys (below 2^40) */
+    const uint64_t key = 1ull << 63 | (uint64_t)prefix << 62 | (uint64_t)(uint32_t)big << 31 | (uint32_t)small;
+    rx_id v;
+    if (memo_get(s, key, &v)) return v != 0;
+    const bool r = contains_walk(s, big, small, prefix);
+    memo_put(s, key, r);
+    return r;
+}
+
+bool rx_contains(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, false); }
+bool rx_contains_prefixes(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, true); }

@@ -64,6 +64,13 @@ rx_id rx_deriv(rx_store *s, rx_id r, uint8_t c);
 /* Does r match the whole of bytes[0..n)? (walks derivatives) */
 bool rx_matches(rx_store *s, rx_id r, const void *bytes, size_t n);
 
+/* Is every string of small's language in big's? 1 yes; 0 no, or not decided
+ * within the budget of state pairs explored (memoized). */
+bool rx_contains(rx_store *s, rx_id big, rx_id small);
+/* Is every string of small's language a prefix of a string of big's (every
+ * one leads big to a live state)? 1 yes; 0 no or not decided (memoized). */
+bool rx_contains_prefixes(rx_store *s, rx_id big, rx_id small);
+
 /* Compile pattern (an ECMAScript/PCRE-style regular expression: literals,
  * ., classes with ranges and \d \w \s, escapes \xHH \uHHHH \u{H..}, groups
  * (capturing and (?:), alternation, * + ? {m} {m,} {m,n} and their lazy

@@ -127,6 +127,10 @@ size_t token_trie_nodes(const token_trie *t) { return t->n_nodes; }
 
 void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask) {
     memset(mask, 0, sizeof *mask * token_mask_words(t->n_vocab));
+    token_trie_add_regex(t, s, r, mask);
+}
+
+void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask) {
     rx_id stack[PIECE_MAX + 1];
     stack[0] = r;
     const trie_node *nodes = t->nodes;

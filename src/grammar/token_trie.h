@@ -32,5 +32,7 @@ static inline bool token_mask_has(const uint64_t *m, int32_t id) { return (m[id 
  * bytes lead r to a live state (one from which some continuation matches):
  * the tokens a regular expression allows next. */
 void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask);
+/* The same tokens added to mask (nothing cleared). */
+void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask);
 
 #endif
