@@ -113,3 +113,6 @@ void token_slices_mask_regex(const token_slices *ts, rx_store *s, const rx_id *t
         }
     }
 }
+
+const token_trie *token_slices_trie(const token_slices *ts, int i) { return ts->trie[i]; }
+const uint64_t *token_slices_bits(const token_slices *ts, int i) { return ts->bits[i]; }

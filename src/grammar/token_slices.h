@@ -31,4 +31,8 @@ int token_slices_terms(const token_slices *ts, rx_store *s, rx_id *terms);
  * when every string of its language is a prefix of one of r's. */
 void token_slices_mask_regex(const token_slices *ts, rx_store *s, const rx_id *terms, rx_id r, uint64_t *mask);
 
+/* Slice i's trie and tokens (i up to token_slices_count: the last is the rest). */
+const token_trie *token_slices_trie(const token_slices *ts, int i);
+const uint64_t *token_slices_bits(const token_slices *ts, int i);
+
 #endif

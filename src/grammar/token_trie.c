@@ -149,3 +149,26 @@ void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *m
         p++;
     }
 }
+
+void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), void (*pop)(void *ctx, size_t n),
+                     void *ctx, uint64_t *mask) {
+    size_t depth = 0; /* bytes pushed: the path to the node before p */
+    for (size_t p = 1; p < t->n_nodes;) {
+        const trie_node *nd = &t->nodes[p];
+        if (depth >= nd->depth) { /* back up to nd's parent */
+            pop(ctx, depth - (nd->depth - 1u));
+            depth = nd->depth - 1u;
+        }
+        if (!push(ctx, nd->byte)) {
+            p += nd->subtree;
+            continue;
+        }
+        depth = nd->depth;
+        for (uint32_t k = 0; k < nd->tok_n; k++) {
+            const int32_t id = t->ids[nd->tok_first + k];
+            mask[id >> 6] |= 1ull << (id & 63);
+        }
+        p++;
+    }
+    pop(ctx, depth);
+}

@@ -35,4 +35,10 @@ void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *
 /* The same tokens added to mask (nothing cleared). */
 void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask);
 
+/* Adds to mask the tokens whose every byte push accepts, walking the trie:
+ * push(ctx, byte) steps a recognizer (false: refused, nothing changed),
+ * pop(ctx, n) takes back its last n bytes; it ends where it started. */
+void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), void (*pop)(void *ctx, size_t n),
+                     void *ctx, uint64_t *mask);
+
 #endif

@@ -1,0 +1,225 @@
+/* earley.c — the scannerless Earley parser (earley.h). Items of all sets
+ * lie in one array, set k from set_start[k]; completion and prediction
+ * follow Aycock and Horspool (a predicted nullable nonterminal also
+ * advances the predicting item), so no set is revisited. */
+#include "grammar/earley.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/error.h"
+#include "grammar/regex_internal.h"
+
+typedef struct item {
+    int32_t rule, dot, origin;
+    rx_id term; /* the terminal at dot read so far, or -1 (dot at a nonterminal or the end) */
+} item;
+
+struct earley {
+    const cfg *g;
+    item *items;
+    size_t n_items, items_cap;
+    size_t *set_start; /* set k: items[set_start[k] .. next set's start or n_items) */
+    size_t n_sets, sets_cap;
+    /* the set being built: item index by hash, valid while stamp == epoch */
+    uint32_t *slot_item, *slot_stamp;
+    size_t slots; /* a power of two */
+    uint32_t epoch;
+    bool failed;
+};
+
+static rx_id term_at(const cfg *g, int32_t rule, int32_t dot) {
+    const cfg_rule *r = &g->rules[rule];
+    if (dot >= r->len) return -1;
+    const cfg_sym s = g->syms[r->rhs + dot];
+    return cfg_is_terminal(s) ? cfg_term_of(s) : -1;
+}
+
+static uint64_t item_hash(const item *it) {
+    uint64_t h = (uint64_t)(uint32_t)it->rule * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uint32_t)it->dot * 0xc2b2ae3d27d4eb4full + (h >> 29);
+    h ^= (uint64_t)(uint32_t)it->origin * 0x165667b19e3779f9ull + (h >> 31);
+    h ^= (uint64_t)(uint32_t)it->term * 0xff51afd7ed558ccdull + (h >> 27);
+    return h ^ (h >> 33);
+}
+
+static bool slots_grow(earley *e) {
+    const size_t slots = e->slots ? e->slots * 2 : 256;
+    uint32_t *it = malloc(sizeof *it * slots), *st = calloc(slots, sizeof *st);
+    if (!it || !st) {
+        free(it), free(st);
+        return false;
+    }
+    free(e->slot_item), free(e->slot_stamp);
+    e->slot_item = it, e->slot_stamp = st, e->slots = slots, e->epoch = 1;
+    if (!e->n_sets) return true;
+    /* re-file the current set's items */
+    const size_t s0 = e->set_start[e->n_sets - 1];
+    for (size_t i = s0; i < e->n_items; i++) {
+        size_t j = item_hash(&e->items[i]) & (slots - 1);
+        while (st[j] == e->epoch) j = (j + 1) & (slots - 1);
+        st[j] = e->epoch, it[j] = (uint32_t)i;
+    }
+    return true;
+}
+
+/* Adds an item to the current (last) set unless it is there. */
+static void add(earley *e, int32_t rule, int32_t dot, int32_t origin, rx_id term) {
+    if (e->failed) return;
+    const item x = {rule, dot, origin, term};
+    const size_t s0 = e->set_start[e->n_sets - 1];
+    if ((e->n_items - s0 + 1) * 2 > e->slots && !slots_grow(e)) goto oom;
+    size_t j = item_hash(&x) & (e->slots - 1);
+    for (; e->slot_stamp[j] == e->epoch; j = (j + 1) & (e->slots - 1)) {
+        const item *y = &e->items[e->slot_item[j]];
+        if (y->rule == rule && y->dot == dot && y->origin == origin && y->term == term) return;
+    }
+    if (e->n_items >= UINT32_MAX || !GROW_ARRAY(e->items, e->n_items + 1, &e->items_cap)) goto oom;
+    e->items[e->n_items] = x;
+    e->slot_stamp[j] = e->epoch, e->slot_item[j] = (uint32_t)e->n_items;
+    e->n_items++;
+    return;
+oom:
+    e->failed = true;
+}
+
+static void advance(earley *e, const item *it) { add(e, it->rule, it->dot + 1, it->origin, term_at(e->g, it->rule, it->dot + 1)); }
+
+/* Completes and predicts over the current set until nothing is added. */
+static void closure(earley *e) {
+    const cfg *g = e->g;
+    const int32_t k = (int32_t)e->n_sets - 1;
+    for (size_t i = e->set_start[k]; i < e->n_items && !e->failed; i++) {
+        const item it = e->items[i];
+        const cfg_rule *ru = &g->rules[it.rule];
+        if (it.dot == ru->len) { /* complete: advance the items of the origin set waiting for lhs */
+            const size_t a = e->set_start[it.origin];
+            for (size_t j = a; j < (it.origin == k ? e->n_items : e->set_start[it.origin + 1]); j++) {
+                const item w = e->items[j];
+                const cfg_rule *rw = &g->rules[w.rule];
+                if (w.dot < rw->len && g->syms[rw->rhs + w.dot] == ru->lhs) advance(e, &w);
+            }
+            continue;
+        }
+        const cfg_sym s = g->syms[ru->rhs + it.dot];
+        if (cfg_is_terminal(s)) { /* a terminal that may end here */
+            if (rx_nullable(g->rx, it.term)) advance(e, &it);
+            continue;
+        }
+        for (int32_t r = g->first_rule[s]; r < g->first_rule[s + 1]; r++) add(e, r, 0, k, term_at(g, r, 0));
+        if (g->nullable[s]) advance(e, &it);
+    }
+}
+
+static bool open_set(earley *e) {
+    if (!GROW_ARRAY(e->set_start, e->n_sets + 1, &e->sets_cap)) return false;
+    e->set_start[e->n_sets++] = e->n_items;
+    if (++e->epoch == 0) { /* the stamps wrapped: clear them */
+        memset(e->slot_stamp, 0, sizeof *e->slot_stamp * e->slots);
+        e->epoch = 1;
+    }
+    return true;
+}
+
+earley *earley_new(const cfg *g, wick_error *err) {
+    if (!g->finished) {
+        wick_fail(err, "grammar not finished");
+        return NULL;
+    }
+    earley *e = calloc(1, sizeof *e);
+    if (!e || !slots_grow(e)) goto oom;
+    e->g = g;
+    if (!open_set(e)) goto oom;
+    for (int32_t r = g->first_rule[g->start]; r < g->first_rule[g->start + 1]; r++) add(e, r, 0, 0, term_at(g, r, 0));
+    closure(e);
+    if (e->failed) goto oom;
+    return e;
+oom:
+    earley_free(e);
+    wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory starting the grammar's parser");
+    return NULL;
+}
+
+void earley_free(earley *e) {
+    if (!e) return;
+    free(e->items);
+    free(e->set_start);
+    free(e->slot_item);
+    free(e->slot_stamp);
+    free(e);
+}
+
+bool earley_push(earley *e, uint8_t c) {
+    if (e->failed) return false;
+    const size_t from = e->set_start[e->n_sets - 1], to = e->n_items;
+    if (!open_set(e)) {
+        e->failed = true;
+        return false;
+    }
+    rx_store *rx = e->g->rx;
+    for (size_t i = from; i < to; i++) {
+        const item it = e->items[i];
+        if (it.term < 0) continue;
+        const rx_id t = rx_next(rx, it.term, c);
+        if (t != RX_NOTHING) add(e, it.rule, it.dot, it.origin, t);
+    }
+    if (e->n_items > e->set_start[e->n_sets - 1]) closure(e);
+    if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
+        e->n_items = e->set_start[--e->n_sets];
+        return false;
+    }
+    return true;
+}
+
+void earley_pop(earley *e, size_t n) {
+    if (n > e->n_sets - 1) n = e->n_sets - 1;
+    if (!n) return;
+    e->n_sets -= n;
+    e->n_items = e->set_start[e->n_sets]; /* the removed sets' items; new sets get a new hash epoch */
+}
+
+size_t earley_depth(const earley *e) { return e->n_sets - 1; }
+bool earley_failed(const earley *e) { return e->failed; }
+
+bool earley_accepting(const earley *e) {
+    const cfg *g = e->g;
+    for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++) {
+        const item *it = &e->items[i];
+        const cfg_rule *r = &g->rules[it->rule];
+        if (it->origin == 0 && r->lhs == g->start && it->dot == r->len) return true;
+    }
+    return false;
+}
+
+static bool push_cb(void *ctx, uint8_t c) { return earley_push(ctx, c); }
+static void pop_cb(void *ctx, size_t n) { earley_pop(ctx, n); }
+
+void earley_mask(earley *e, const token_trie *t, uint64_t *mask) {
+    memset(mask, 0, sizeof *mask * token_mask_words(token_trie_vocab(t)));
+    token_trie_walk(t, push_cb, pop_cb, e, mask);
+}
+
+/* Does some item of the current set read a terminal whose continuations
+ * include every string of `slice` (so every token of it keeps the parse live)? */
+static bool slice_inside_terminal(earley *e, rx_id slice) {
+    for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++) {
+        const rx_id t = e->items[i].term;
+        if (t >= 0 && rx_contains_prefixes(e->g->rx, t, slice)) return true;
+    }
+    return false;
+}
+
+void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
+    const int n = token_slices_count(ts);
+    const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
+    memset(mask, 0, sizeof *mask * words);
+    for (int i = 0; i <= n; i++) {
+        if (i < n && slice_inside_terminal(e, terms[i])) {
+            const uint64_t *b = token_slices_bits(ts, i);
+            for (size_t w = 0; w < words; w++) mask[w] |= b[w];
+        } else {
+            token_trie_walk(token_slices_trie(ts, i), push_cb, pop_cb, e, mask);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+/* test_earley.c — the scannerless Earley parser (src/grammar/earley.c) on
+ * a JSON grammar written as a cfg with regex terminals: random valid JSON
+ * accepted (whole, and every prefix live), known invalid texts refused at
+ * the first byte that makes them so, push/pop returning to the same state,
+ * and its token masks against pushing each token's bytes one at a time. */
+#include <stdint.h>
+
+#include "check.h"
+#include "grammar/cfg.h"
+#include "grammar/earley.h"
+#include "grammar/token_trie.h"
+#include "rng.h"
+
+static rx_id term(cfg *g, const char *re) { return rx_parse(g->rx, re, strlen(re), NULL); }
+
+static cfg_sym lit(cfg *g, const char *s) { return cfg_terminal(rx_literal(g->rx, s, strlen(s))); }
+
+static cfg *json_grammar(void) {
+    cfg *g = cfg_new();
+    const int32_t element = cfg_nonterm(g), value = cfg_nonterm(g), object = cfg_nonterm(g),
+                  members = cfg_nonterm(g), member = cfg_nonterm(g), array = cfg_nonterm(g),
+                  elements = cfg_nonterm(g);
+    const cfg_sym ws = cfg_terminal(term(g, "[ \\t\\n\\r]*"));
+    const cfg_sym str = cfg_terminal(term(g, "\"([^\"\\\\\\x00-\\x1f]|\\\\([\"\\\\/bfnrt]|u[0-9a-fA-F]{4}))*\""));
+    const cfg_sym num = cfg_terminal(term(g, "-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?"));
+    const cfg_sym lb = lit(g, "{"), rb = lit(g, "}"), ls = lit(g, "["), rs = lit(g, "]"), comma = lit(g, ","),
+                  colon = lit(g, ":");
+    cfg_add_rule(g, element, (cfg_sym[]){ws, value, ws}, 3);
+    cfg_add_rule(g, value, (cfg_sym[]){object}, 1);
+    cfg_add_rule(g, value, (cfg_sym[]){array}, 1);
+    cfg_add_rule(g, value, (cfg_sym[]){str}, 1);
+    cfg_add_rule(g, value, (cfg_sym[]){num}, 1);
+    cfg_add_rule(g, value, (cfg_sym[]){lit(g, "true")}, 1);
+    cfg_add_rule(g, value, (cfg_sym[]){lit(g, "false")}, 1);
+    cfg_add_rule(g, value, (cfg_sym[]){lit(g, "null")}, 1);
+    cfg_add_rule(g, object, (cfg_sym[]){lb, ws, rb}, 3);
+    cfg_add_rule(g, object, (cfg_sym[]){lb, members, rb}, 3);
+    cfg_add_rule(g, members, (cfg_sym[]){member}, 1);
+    cfg_add_rule(g, members, (cfg_sym[]){members, comma, member}, 3);
+    cfg_add_rule(g, member, (cfg_sym[]){ws, str, ws, colon, element}, 5);
+    cfg_add_rule(g, array, (cfg_sym[]){ls, ws, rs}, 3);
+    cfg_add_rule(g, array, (cfg_sym[]){ls, elements, rs}, 3);
+    cfg_add_rule(g, elements, (cfg_sym[]){element}, 1);
+    cfg_add_rule(g, elements, (cfg_sym[]){elements, comma, element}, 3);
+    CHECK(cfg_finish(g, element, NULL) == 0);
+    return g;
+}
+
+/* Pushes s; returns the bytes taken before the first refused one. */
+static size_t feed(earley *e, const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n && earley_push(e, (uint8_t)s[i])) i++;
+    return i;
+}
+
+static void rand_json(char *out, size_t cap, int depth) {
+    static const char *atoms[] = {"0", "-12.5e+3", "true", "false", "null", "\"\"", "\"a\\\"b\\u00e9\"", "\"é中\"", "7"};
+    const uint32_t k = depth > 3 ? 0 : rnd_u32() % 4;
+    const char *ws = rnd_u32() % 3 ? "" : " \n";
+    if (k <= 1) {
+        snprintf(out, cap, "%s%s%s", ws, atoms[rnd_u32() % 9], ws);
+        return;
+    }
+    const int n = (int)(rnd_u32() % 4);
+    size_t len = (size_t)snprintf(out, cap, "%s", k == 2 ? "[" : "{");
+    for (int i = 0; i < n && len + 1 < cap; i++) {
+        char sub[512];
+        rand_json(sub, sizeof sub, depth + 1);
+        len += (size_t)snprintf(out + len, cap - len, "%s%s%s%s", i ? "," : "", k == 3 ? "\"k\"" : "",
+                                k == 3 ? ws : "", k == 3 ? ":" : "");
+        if (len < cap) len += (size_t)snprintf(out + len, cap - len, "%s", sub);
+    }
+    if (len < cap) snprintf(out + len, cap - len, "%s", k == 2 ? "]" : "}");
+}
+
+static void test_json(void) {
+    cfg *g = json_grammar();
+    earley *e = earley_new(g, NULL);
+    CHECK(e != NULL);
+    if (!e) return;
+    char doc[4096];
+    for (int i = 0; i < 300; i++) {
+        rand_json(doc, sizeof doc, 0);
+        const size_t n = strlen(doc);
+        const size_t took = feed(e, doc, n);
+        CHECK_MSG(took == n && earley_accepting(e), "valid JSON refused at %zu: %s", took, doc);
+        earley_pop(e, took);
+        CHECK(earley_depth(e) == 0);
+    }
+    static const struct {
+        const char *text;
+        size_t bad_at; /* the first refused byte, or the length when only the end is wrong */
+    } bad[] = {{"01", 1}, {"[1,]", 3}, {"{\"a\" 1}", 5}, {"tru", 3}, {"\"a\nb\"", 2}, {"[1 2]", 3},
+               {"{,}", 1}, {"-", 1}, {"1.", 2}, {"\"\\x\"", 2}, {"[[]", 3}, {"nul1", 3}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const size_t n = strlen(bad[i].text), took = feed(e, bad[i].text, n);
+        CHECK_MSG(took == bad[i].bad_at && !(took == n && earley_accepting(e)), "%s: took %zu", bad[i].text, took);
+        earley_pop(e, took);
+    }
+    earley_free(e);
+    cfg_free(g);
+}
+
+typedef struct vocab {
+    char piece[2000][8];
+} vocab;
+
+static bool vocab_bytes(void *ctx, int32_t id, uint8_t *buf, size_t cap, size_t *len) {
+    const vocab *v = ctx;
+    *len = strlen(v->piece[id]);
+    if (!*len || *len > cap) return false;
+    memcpy(buf, v->piece[id], *len);
+    return true;
+}
+
+static void test_masks(void) {
+    static vocab v;
+    static const char *ch[] = {"{", "}", "[", "]", "\"", "a", ",", ":", " ", "1", "0", "-", "t", "rue", "é"};
+    for (int i = 0; i < 2000; i++) {
+        v.piece[i][0] = 0;
+        const int n = 1 + (int)(rnd_u32() % 3);
+        for (int k = 0; k < n && strlen(v.piece[i]) + 3 < sizeof v.piece[i]; k++) strcat(v.piece[i], ch[rnd_u32() % 15]);
+    }
+    token_trie *t = token_trie_new(2000, vocab_bytes, &v, NULL);
+    cfg *g = json_grammar();
+    earley *e = earley_new(g, NULL);
+    static const char *slice_res[] = {"[a1 ]{1,2}", "[^\"\\\\]{1,3}", "[^\"\\\\]+"};
+    token_slices *ts = token_slices_new(2000, vocab_bytes, &v, slice_res, 3, NULL);
+    rx_id terms[3];
+    CHECK(t && e && ts && token_slices_terms(ts, g->rx, terms) == 0);
+    if (!t || !e || !ts) return;
+    static const char *prefixes[] = {"", "{", "{\"a", "{\"a\":", "[1", "[1,", "[t", "-", "{\"a\": [", "\"é"};
+    uint64_t mask[token_mask_words(2000)];
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        const size_t n = strlen(prefixes[i]);
+        CHECK(feed(e, prefixes[i], n) == n);
+        earley_mask(e, t, mask);
+        CHECK(earley_depth(e) == n);
+        int wrong = 0, allowed = 0;
+        for (int32_t id = 0; id < 2000; id++) {
+            const size_t m = strlen(v.piece[id]), took = feed(e, v.piece[id], m);
+            earley_pop(e, took);
+            wrong += (took == m) != token_mask_has(mask, id);
+            allowed += took == m;
+        }
+        CHECK_MSG(wrong == 0, "after \"%s\": %d tokens wrong (%d allowed)", prefixes[i], wrong, allowed);
+        CHECK(allowed > 0);
+        uint64_t sliced[token_mask_words(2000)];
+        earley_mask_sliced(e, ts, terms, sliced);
+        CHECK_MSG(memcmp(sliced, mask, sizeof mask) == 0, "after \"%s\": the sliced mask differs", prefixes[i]);
+        earley_pop(e, n);
+    }
+    earley_free(e);
+    cfg_free(g);
+    token_trie_free(t);
+    token_slices_free(ts);
+}
+
+int main(void) {
+    RUN(test_json);
+    RUN(test_masks);
+    return check_summary("test_earley");
+}
