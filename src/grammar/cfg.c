@@ -35,7 +35,7 @@ int cfg_add_rule(cfg *g, int32_t lhs, const cfg_sym *rhs, int32_t len) {
     if (!GROW_ARRAY(g->rules, g->n_rules + 1, &g->rules_cap) ||
         !GROW_ARRAY(g->syms, g->n_syms + (size_t)len, &g->syms_cap))
         return -1;
-    memcpy(g->syms + g->n_syms, rhs, sizeof *rhs * (size_t)len);
+    if (len) memcpy(g->syms + g->n_syms, rhs, sizeof *rhs * (size_t)len);
     g->rules[g->n_rules++] = (cfg_rule){.lhs = lhs, .rhs = (int32_t)g->n_syms, .len = len};
     g->n_syms += (size_t)len;
     g->finished = false;
