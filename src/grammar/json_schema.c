@@ -1,0 +1,596 @@
+/* json_schema.c — a JSON Schema compiled to a cfg whose sentences are the
+ * JSON texts of the schema's instances (a subset of them: object properties
+ * in the schema's order, enum/const values in their compact spelling). It
+ * never admits an invalid instance: a keyword whose meaning it cannot keep
+ * exactly is a compile error naming the keyword and its schema path.
+ *
+ * Supported: true/{} and false, type (and arrays of types), enum, const,
+ * properties, required, additionalProperties (bool or schema; absent means
+ * allowed unless strict), items, prefixItems, minItems, maxItems, anyOf,
+ * allOf with one member, $ref to #/$defs/... and #/definitions/... (and #),
+ * minLength, maxLength, pattern, format (date, time, date-time, uuid, ipv4,
+ * email), and the annotations that do not constrain (title, description,
+ * $schema, $id, default, examples, $comment). */
+#include "grammar/json_schema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/error.h"
+
+#define MAX_DEPTH 64
+
+typedef struct jsc {
+    cfg *g;
+    const cJSON *root;
+    json_schema_opts o;
+    wick_error *err;
+    bool failed;
+    char path[512];
+    cfg_sym ws;       /* whitespace between tokens: a terminal (ε when compact) */
+    int32_t any;      /* any JSON value, built on first use (-1) */
+    rx_id str_char;   /* one character of a JSON string, escapes included */
+    /* $ref targets compiled: their nonterminals */
+    const cJSON **ref_node;
+    int32_t *ref_sym;
+    size_t n_refs, refs_cap, refs_cap2;
+    int depth;
+} jsc;
+
+static int32_t fail(jsc *c, const char *fmt, const char *what) {
+    char where[sizeof c->path + 2];
+    snprintf(where, sizeof where, "#%s", c->path);
+    if (!c->failed) wick_fail(c->err, fmt, what, where);
+    c->failed = true;
+    return -1;
+}
+
+static rx_id re(jsc *c, const char *pattern) { return rx_parse(c->g->rx, pattern, strlen(pattern), NULL); }
+static cfg_sym term(rx_id t) { return cfg_terminal(t); }
+static cfg_sym lit(jsc *c, const char *s) { return term(rx_literal(c->g->rx, s, strlen(s))); }
+
+static int32_t nonterm(jsc *c) {
+    const int32_t n = cfg_nonterm(c->g);
+    if (n < 0) c->failed = true;
+    return n;
+}
+
+static void rule(jsc *c, int32_t lhs, const cfg_sym *rhs, int32_t n) {
+    /* ε terminals are left out of right sides */
+    cfg_sym buf[16];
+    int32_t k = 0;
+    for (int32_t i = 0; i < n && k < 16; i++)
+        if (!(cfg_is_terminal(rhs[i]) && cfg_term_of(rhs[i]) == RX_EPSILON)) buf[k++] = rhs[i];
+    if (cfg_add_rule(c->g, lhs, buf, k) < 0) c->failed = true;
+}
+
+static void rule_empty(jsc *c, int32_t lhs) {
+    if (cfg_add_rule(c->g, lhs, NULL, 0) < 0) c->failed = true;
+}
+
+#define RULE(c, lhs, ...) rule((c), (lhs), (cfg_sym[]){__VA_ARGS__}, (int32_t)(sizeof((cfg_sym[]){__VA_ARGS__}) / sizeof(cfg_sym)))
+
+/* ---- the generic JSON value ---- */
+
+static const char *NUMBER_RE = "-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?";
+static const char *INTEGER_RE = "-?(0|[1-9][0-9]*)";
+
+static cfg_sym string_sym(jsc *c) { return term(rx_concat(c->g->rx, re(c, "\""), rx_concat(c->g->rx, rx_repeat(c->g->rx, c->str_char, 0, RX_INF), re(c, "\"")))); }
+
+static int32_t any_value(jsc *c) {
+    if (c->any >= 0) return c->any;
+    const int32_t v = nonterm(c), obj = nonterm(c), members = nonterm(c), arr = nonterm(c), elems = nonterm(c);
+    if (c->failed) return -1;
+    c->any = v;
+    const cfg_sym ws = c->ws, str = string_sym(c);
+    RULE(c, v, obj);
+    RULE(c, v, arr);
+    RULE(c, v, str);
+    RULE(c, v, term(re(c, NUMBER_RE)));
+    RULE(c, v, term(re(c, "true|false|null")));
+    RULE(c, obj, lit(c, "{"), ws, lit(c, "}"));
+    RULE(c, obj, lit(c, "{"), ws, members, ws, lit(c, "}"));
+    RULE(c, members, str, ws, lit(c, ":"), ws, v);
+    RULE(c, members, members, ws, lit(c, ","), ws, str, ws, lit(c, ":"), ws, v);
+    RULE(c, arr, lit(c, "["), ws, lit(c, "]"));
+    RULE(c, arr, lit(c, "["), ws, elems, ws, lit(c, "]"));
+    RULE(c, elems, v);
+    RULE(c, elems, elems, ws, lit(c, ","), ws, v);
+    return v;
+}
+
+/* ---- strings ---- */
+
+static cfg_sym string_schema(jsc *c, const cJSON *s) {
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(s, "minLength"), *mx = cJSON_GetObjectItemCaseSensitive(s, "maxLength");
+    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(s, "pattern"), *fmt = cJSON_GetObjectItemCaseSensitive(s, "format");
+    rx_store *rx = c->g->rx;
+    rx_id body;
+    if (pat) {
+        if (!cJSON_IsString(pat)) return fail(c, "%s must be a string (%s)", "pattern");
+        const char *p = pat->valuestring;
+        const size_t n = strlen(p);
+        /* the pattern over the string's characters; unanchored ends may be anything */
+        const bool a0 = n && p[0] == '^', a1 = n > 1 && p[n - 1] == '$' && p[n - 2] != '\\';
+        wick_error e2 = {0};
+        rx_id r = rx_parse(rx, p, n, &e2);
+        if (r < 0) {
+            char what[300];
+            snprintf(what, sizeof what, "pattern: %.250s", e2.msg);
+            return fail(c, "%s (%s)", what);
+        }
+        /* only patterns over characters that need no escape in JSON are kept exact */
+        const rx_id plain = re(c, "[^\"\\\\\\x00-\\x1f]*");
+        if (!rx_contains(rx, plain, r)) return fail(c, "%s: a pattern that matches quotes, backslashes or control characters is not supported (%s)", "pattern");
+        const rx_id anyc = rx_repeat(rx, re(c, "[^\"\\\\\\x00-\\x1f]"), 0, RX_INF);
+        if (!a0) r = rx_concat(rx, anyc, r);
+        if (!a1) r = rx_concat(rx, r, anyc);
+        body = r;
+        if (mn || mx) return fail(c, "%s together with pattern is not supported (%s)", "minLength/maxLength");
+    } else if (fmt) {
+        static const struct {
+            const char *name, *re;
+        } formats[] = {
+            {"date", "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"},
+            {"time", "([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"},
+            {"date-time", "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"},
+            {"uuid", "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"},
+            {"ipv4", "((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"},
+            {"email", "[a-zA-Z0-9_+-]+(\\.[a-zA-Z0-9_+-]+)*@[a-zA-Z0-9-]+(\\.[a-zA-Z0-9-]+)*\\.[a-zA-Z]{2,}"},
+        };
+        if (!cJSON_IsString(fmt)) return fail(c, "%s must be a string (%s)", "format");
+        body = -1;
+        for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+            if (strcmp(fmt->valuestring, formats[i].name) == 0) body = re(c, formats[i].re);
+        if (body < 0) {
+            char what[160];
+            snprintf(what, sizeof what, "format \"%.100s\"", fmt->valuestring);
+            return fail(c, "%s is not supported (%s)", what);
+        }
+        if (mn || mx) return fail(c, "%s together with format is not supported (%s)", "minLength/maxLength");
+    } else {
+        const double lo = cJSON_IsNumber(mn) ? mn->valuedouble : 0, hi = cJSON_IsNumber(mx) ? mx->valuedouble : -1;
+        if ((mn && !cJSON_IsNumber(mn)) || (mx && !cJSON_IsNumber(mx)) || lo < 0 || lo > 100000 || hi > 100000 ||
+            (hi >= 0 && hi < lo))
+            return fail(c, "%s: bad bounds (%s)", "minLength/maxLength");
+        body = rx_repeat(rx, c->str_char, (int32_t)lo, hi < 0 ? RX_INF : (int32_t)hi);
+    }
+    return term(rx_concat(rx, re(c, "\""), rx_concat(rx, body, re(c, "\""))));
+}
+
+/* ---- compiling a schema ---- */
+
+static cfg_sym compile(jsc *c, const cJSON *s);
+
+static void path_push(jsc *c, size_t *mark, const char *seg) {
+    *mark = strlen(c->path);
+    snprintf(c->path + *mark, sizeof c->path - *mark, "/%s", seg);
+}
+static void path_pop(jsc *c, size_t mark) { c->path[mark] = 0; }
+
+static cfg_sym compile_at(jsc *c, const cJSON *s, const char *seg) {
+    size_t m;
+    path_push(c, &m, seg);
+    const cfg_sym r = compile(c, s);
+    path_pop(c, m);
+    return r;
+}
+
+/* A JSON string literal of name (as cJSON prints it). */
+static cfg_sym key_literal(jsc *c, const char *name) {
+    cJSON *j = cJSON_CreateString(name);
+    char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+    const cfg_sym r = t ? lit(c, t) : (c->failed = true, -1);
+    free(t);
+    cJSON_Delete(j);
+    return r;
+}
+
+/* ---- keys other than the declared ones ---- */
+
+/* The code points of UTF-8 text s (n of them at most cap); -1 when invalid. */
+static int decode(const char *s, uint32_t *out, int cap) {
+    const uint8_t *u = (const uint8_t *)s;
+    int k = 0;
+    while (*u) {
+        const int n = u[0] < 0x80 ? 1 : u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 0;
+        if (!n || k == cap) return -1;
+        uint32_t c = n == 1 ? u[0] : u[0] & (0x7F >> n);
+        for (int i = 1; i < n; i++) {
+            if ((u[i] & 0xC0) != 0x80) return -1;
+            c = c << 6 | (u[i] & 63);
+        }
+        out[k++] = c;
+        u += n;
+    }
+    return k;
+}
+
+/* A free key's characters: no escapes (so every key has one spelling). */
+static bool plain_char(uint32_t c) { return c >= 0x20 && c != '"' && c != '\\'; }
+
+static int cmp_u32(const void *a, const void *b) {
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Plain characters other than the sorted, distinct cps[0..k). */
+static rx_id plain_except(jsc *c, const uint32_t *cps, int k) {
+    static const uint32_t gaps[][2] = {{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x10FFFF}};
+    rx_store *rx = c->g->rx;
+    rx_id r = RX_NOTHING;
+    for (int gi = 0; gi < 3; gi++) {
+        uint32_t lo = gaps[gi][0];
+        for (int i = 0; i < k; i++) {
+            if (cps[i] < lo || cps[i] > gaps[gi][1]) continue;
+            if (cps[i] > lo) r = rx_or(rx, r, rx_codepoints(rx, lo, cps[i] - 1));
+            lo = cps[i] + 1;
+        }
+        if (lo <= gaps[gi][1]) r = rx_or(rx, r, rx_codepoints(rx, lo, gaps[gi][1]));
+    }
+    return r;
+}
+
+typedef struct name_cps {
+    uint32_t cp[256];
+    int n;
+} name_cps;
+
+/* Plain strings that are none of names[0..m) (all sharing their first d characters). */
+static rx_id not_in(jsc *c, const name_cps *names, int m, int d) {
+    rx_store *rx = c->g->rx;
+    bool ends = false;
+    uint32_t next[256];
+    int k = 0;
+    for (int i = 0; i < m; i++) {
+        if (names[i].n == d) ends = true;
+        else if (k < 256) next[k++] = names[i].cp[d];
+    }
+    qsort(next, (size_t)k, sizeof *next, cmp_u32);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+        if (!u || next[u - 1] != next[i]) next[u++] = next[i];
+    rx_id r = ends ? RX_NOTHING : RX_EPSILON;
+    r = rx_or(rx, r, rx_concat(rx, plain_except(c, next, u), rx_repeat(rx, plain_except(c, NULL, 0), 0, RX_INF)));
+    for (int j = 0; j < u; j++) {
+        name_cps *sub = malloc(sizeof *sub * (size_t)m);
+        int sm = 0;
+        for (int i = 0; sub && i < m; i++)
+            if (names[i].n > d && names[i].cp[d] == next[j]) sub[sm++] = names[i];
+        if (!sub) {
+            c->failed = true;
+            return RX_NOTHING;
+        }
+        r = rx_or(rx, r, rx_concat(rx, rx_codepoints(rx, next[j], next[j]), not_in(c, sub, sm, d + 1)));
+        free(sub);
+    }
+    return r;
+}
+
+/* A JSON string key, unescaped, that is not a declared property name. */
+static cfg_sym free_key(jsc *c, const cJSON *props) {
+    const int n = props ? cJSON_GetArraySize(props) : 0;
+    name_cps *names = calloc((size_t)(n ? n : 1), sizeof *names);
+    if (!names) return fail(c, "%s (%s)", "out of memory");
+    int m = 0;
+    for (const cJSON *p = props ? props->child : NULL; p; p = p->next) {
+        const int k = decode(p->string, names[m].cp, 256);
+        if (k < 0) {
+            free(names);
+            return fail(c, "%s: a property name over 256 characters or not UTF-8 (%s)", "properties");
+        }
+        bool plain = true;
+        for (int i = 0; i < k; i++) plain = plain && plain_char(names[m].cp[i]);
+        if (plain) names[m++].n = k; /* a name with escaped characters cannot be spelled by a free key */
+    }
+    rx_store *rx = c->g->rx;
+    const rx_id body = not_in(c, names, m, 0);
+    free(names);
+    return term(rx_concat(rx, re(c, "\""), rx_concat(rx, body, re(c, "\""))));
+}
+
+static cfg_sym object_schema(jsc *c, const cJSON *s) {
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(s, "required");
+    const cJSON *addl = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties");
+    if (props && !cJSON_IsObject(props)) return fail(c, "%s must be an object (%s)", "properties");
+    if (req && !cJSON_IsArray(req)) return fail(c, "%s must be an array (%s)", "required");
+    const int n = props ? cJSON_GetArraySize(props) : 0;
+    /* required names must be declared: an undeclared one would need any key */
+    for (const cJSON *r = req ? req->child : NULL; r; r = r->next)
+        if (!cJSON_IsString(r) || !cJSON_GetObjectItemCaseSensitive(props, r->valuestring))
+            return fail(c, "%s: a required property not in properties is not supported (%s)", "required");
+    bool extra = !c->o.strict, extra_schema = false;
+    cfg_sym extra_val = 0;
+    if (addl) {
+        if (cJSON_IsBool(addl)) extra = cJSON_IsTrue(addl);
+        else {
+            extra = extra_schema = true;
+            extra_val = compile_at(c, addl, "additionalProperties");
+        }
+    }
+    const cfg_sym ws = c->ws, comma = lit(c, ","), colon = lit(c, ":");
+    /* A[i]: properties i.. with a comma before the first; B[i]: the same with none */
+    int32_t *A = malloc(sizeof *A * (size_t)(n + 1)), *B = malloc(sizeof *B * (size_t)(n + 1));
+    if (!A || !B) {
+        free(A), free(B);
+        return fail(c, "%s (%s)", "out of memory");
+    }
+    for (int i = 0; i <= n; i++) A[i] = nonterm(c), B[i] = nonterm(c);
+    if (extra) { /* more keys after the declared ones, none of them a declared name */
+        const int32_t more = nonterm(c);
+        const cfg_sym v = extra_schema ? extra_val : any_value(c);
+        const cfg_sym key = free_key(c, props);
+        rule_empty(c, A[n]);
+        RULE(c, A[n], ws, comma, ws, key, ws, colon, ws, v, A[n]);
+        rule_empty(c, B[n]);
+        RULE(c, B[n], key, ws, colon, ws, v, more);
+        RULE(c, more, A[n]);
+    } else {
+        rule_empty(c, A[n]);
+        rule_empty(c, B[n]);
+    }
+    int i = n - 1;
+    const cJSON **list = malloc(sizeof *list * (size_t)(n ? n : 1));
+    int k = 0;
+    for (const cJSON *p = props ? props->child : NULL; p && list; p = p->next) list[k++] = p;
+    for (; i >= 0 && list && !c->failed; i--) {
+        const cJSON *p = list[i];
+        bool required = false;
+        for (const cJSON *r = req ? req->child : NULL; r; r = r->next)
+            if (cJSON_IsString(r) && strcmp(r->valuestring, p->string) == 0) required = true;
+        char seg[300];
+        snprintf(seg, sizeof seg, "properties/%.250s", p->string);
+        const cfg_sym v = compile_at(c, p, seg), key = key_literal(c, p->string);
+        if (c->failed) break;
+        RULE(c, B[i], key, ws, colon, ws, v, A[i + 1]);
+        RULE(c, A[i], ws, comma, ws, key, ws, colon, ws, v, A[i + 1]);
+        if (!required) {
+            RULE(c, B[i], B[i + 1]);
+            RULE(c, A[i], A[i + 1]);
+        }
+    }
+    const int32_t obj = nonterm(c);
+    RULE(c, obj, lit(c, "{"), ws, B[0], ws, lit(c, "}"));
+    free(list);
+    free(A);
+    free(B);
+    return c->failed ? -1 : obj;
+}
+
+static cfg_sym array_schema(jsc *c, const cJSON *s) {
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items"), *prefix = cJSON_GetObjectItemCaseSensitive(s, "prefixItems");
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(s, "minItems"), *mx = cJSON_GetObjectItemCaseSensitive(s, "maxItems");
+    if (cJSON_IsArray(items)) { /* the older drafts' tuple form */
+        prefix = items;
+        items = cJSON_GetObjectItemCaseSensitive(s, "additionalItems");
+    }
+    const int np = prefix ? cJSON_GetArraySize(prefix) : 0;
+    const int lo = cJSON_IsNumber(mn) ? mn->valueint : 0, hi = cJSON_IsNumber(mx) ? mx->valueint : -1;
+    if (lo < 0 || lo > 10000 || hi > 10000 || (hi >= 0 && hi < lo)) return fail(c, "%s: bad bounds (%s)", "minItems/maxItems");
+    if (np && (lo > np || (hi >= 0 && hi < np))) return fail(c, "%s with prefixItems is not supported (%s)", "minItems/maxItems");
+    cfg_sym item = 0; /* a symbol: terminals are negative, so no sentinel */
+    bool more = true;
+    if (items && cJSON_IsBool(items)) more = cJSON_IsTrue(items);
+    if (items && !cJSON_IsBool(items)) item = compile_at(c, items, "items");
+    else if (more) item = any_value(c);
+    if (c->failed) return -1;
+    const cfg_sym ws = c->ws, comma = lit(c, ",");
+    const int32_t arr = nonterm(c);
+    if (np) { /* the prefix in full (lo <= np checked), then more items */
+        const int32_t tail = nonterm(c);
+        rule_empty(c, tail);
+        if (more) RULE(c, tail, ws, comma, ws, item, tail);
+        int32_t next = tail;
+        for (int i = np - 1; i >= 0; i--) {
+            char seg[32];
+            snprintf(seg, sizeof seg, "prefixItems/%d", i);
+            const cfg_sym v = compile_at(c, cJSON_GetArrayItem(prefix, i), seg);
+            const int32_t here = nonterm(c);
+            if (i) RULE(c, here, ws, comma, ws, v, next);
+            else RULE(c, here, v, next);
+            next = here;
+        }
+        RULE(c, arr, lit(c, "["), ws, next, ws, lit(c, "]"));
+        return c->failed ? -1 : arr;
+    }
+    if (!more || hi == 0) {
+        RULE(c, arr, lit(c, "["), ws, lit(c, "]"));
+        return c->failed ? -1 : arr;
+    }
+    /* lo..hi items: first item then (lo-1 .. hi-1) more */
+    const int32_t rest = nonterm(c), unit = nonterm(c);
+    RULE(c, unit, ws, comma, ws, item);
+    const int mlo = lo > 0 ? lo - 1 : 0, mhi = hi < 0 ? -1 : hi - 1;
+    /* rest: unit^mlo then up to (mhi - mlo) optional units (or any) */
+    int32_t opt = nonterm(c);
+    const int32_t opt_top = opt;
+    if (mhi < 0) {
+        rule_empty(c, opt);
+        RULE(c, opt, unit, opt);
+    } else {
+        for (int k = 0; k < mhi - mlo; k++) {
+            const int32_t nx = nonterm(c);
+            rule_empty(c, opt);
+            RULE(c, opt, unit, nx);
+            opt = nx;
+        }
+        rule_empty(c, opt);
+    }
+    cfg_sym *rhs = malloc(sizeof *rhs * (size_t)(mlo + 1));
+    if (!rhs) return fail(c, "%s (%s)", "out of memory");
+    for (int k = 0; k < mlo; k++) rhs[k] = unit;
+    rhs[mlo] = opt_top;
+    if (cfg_add_rule(c->g, rest, rhs, mlo + 1) < 0) c->failed = true;
+    free(rhs);
+    RULE(c, arr, lit(c, "["), ws, item, rest, ws, lit(c, "]"));
+    if (lo == 0) RULE(c, arr, lit(c, "["), ws, lit(c, "]"));
+    return c->failed ? -1 : arr;
+}
+
+static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
+    if (strcmp(type, "string") == 0) return string_schema(c, s);
+    if (strcmp(type, "number") == 0) return term(re(c, NUMBER_RE));
+    if (strcmp(type, "integer") == 0) return term(re(c, INTEGER_RE));
+    if (strcmp(type, "boolean") == 0) return term(re(c, "true|false"));
+    if (strcmp(type, "null") == 0) return lit(c, "null");
+    if (strcmp(type, "object") == 0) return object_schema(c, s);
+    if (strcmp(type, "array") == 0) return array_schema(c, s);
+    char what[120];
+    snprintf(what, sizeof what, "type \"%.60s\"", type);
+    return fail(c, "%s is not a JSON Schema type (%s)", what);
+}
+
+/* The keywords the compiler honours or may ignore (annotations). */
+static bool known_keyword(const char *k) {
+    static const char *ok[] = {"type", "enum", "const", "properties", "required", "additionalProperties", "items",
+                               "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "allOf", "$ref",
+                               "$defs", "definitions", "minLength", "maxLength", "pattern", "format", "title",
+                               "description", "$schema", "$id", "default", "examples", "$comment", "nullable"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (strcmp(k, ok[i]) == 0) return true;
+    return false;
+}
+
+static cfg_sym ref_schema(jsc *c, const char *ref) {
+    const cJSON *t = NULL;
+    if (strcmp(ref, "#") == 0) t = c->root;
+    else if (strncmp(ref, "#/$defs/", 8) == 0)
+        t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c->root, "$defs"), ref + 8);
+    else if (strncmp(ref, "#/definitions/", 14) == 0)
+        t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c->root, "definitions"), ref + 14);
+    if (!t) {
+        char what[300];
+        snprintf(what, sizeof what, "$ref \"%.250s\"", ref);
+        return fail(c, "%s: not found or not supported (%s)", what);
+    }
+    for (size_t i = 0; i < c->n_refs; i++)
+        if (c->ref_node[i] == t) return c->ref_sym[i];
+    const int32_t n = nonterm(c); /* filed before compiling: recursion refers to it */
+    if (n < 0 || !GROW_ARRAY(c->ref_node, c->n_refs + 1, &c->refs_cap) ||
+        !GROW_ARRAY(c->ref_sym, c->n_refs + 1, &c->refs_cap2))
+        return fail(c, "%s (%s)", "out of memory");
+    c->ref_node[c->n_refs] = t, c->ref_sym[c->n_refs] = n, c->n_refs++;
+    char saved[sizeof c->path];
+    memcpy(saved, c->path, sizeof saved);
+    snprintf(c->path, sizeof c->path, "%s", ref + 1); /* paths are kept without the leading # */
+    const cfg_sym body = compile(c, t);
+    memcpy(c->path, saved, sizeof saved);
+    if (body < 0 && c->failed) return -1;
+    RULE(c, n, body);
+    return n;
+}
+
+static cfg_sym compile(jsc *c, const cJSON *s) {
+    if (c->failed) return -1;
+    if (++c->depth > MAX_DEPTH) return fail(c, "%s (%s)", "schema nested too deeply");
+    cfg_sym out = -1;
+    if (cJSON_IsTrue(s)) out = any_value(c);
+    else if (cJSON_IsFalse(s)) out = fail(c, "%s: the schema false admits no value (%s)", "false");
+    else if (!cJSON_IsObject(s)) out = fail(c, "%s: a schema must be an object or a boolean (%s)", "schema");
+    else {
+        for (const cJSON *k = s->child; k && !c->failed; k = k->next)
+            if (!known_keyword(k->string)) {
+                char what[160];
+                snprintf(what, sizeof what, "keyword \"%.100s\"", k->string);
+                out = fail(c, "%s is not supported (%s)", what);
+            }
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref"), *en = cJSON_GetObjectItemCaseSensitive(s, "enum"),
+                    *cn = cJSON_GetObjectItemCaseSensitive(s, "const"), *any = cJSON_GetObjectItemCaseSensitive(s, "anyOf"),
+                    *all = cJSON_GetObjectItemCaseSensitive(s, "allOf"), *type = cJSON_GetObjectItemCaseSensitive(s, "type");
+        const int kinds = !!ref + !!en + !!cn + !!any + !!all;
+        if (c->failed) {
+        } else if (kinds > 1 || (kinds && type && !en && !cn)) {
+            out = fail(c, "%s: several of $ref, enum, const, anyOf, allOf, type in one schema are not supported (%s)", "combination");
+        } else if (ref) {
+            out = cJSON_IsString(ref) ? ref_schema(c, ref->valuestring) : fail(c, "%s must be a string (%s)", "$ref");
+        } else if (en || cn) { /* each value in its compact spelling (a type beside it must hold for each: not checked, so refused) */
+            if (type) out = fail(c, "%s beside enum/const is not supported (%s)", "type");
+            else {
+                const int32_t n = nonterm(c);
+                const cJSON *v = en ? (cJSON_IsArray(en) ? en->child : NULL) : cn;
+                if (en && !cJSON_IsArray(en)) out = fail(c, "%s must be an array (%s)", "enum");
+                for (; v && !c->failed; v = en ? v->next : NULL) {
+                    char *t = cJSON_PrintUnformatted(v);
+                    if (!t) c->failed = true;
+                    else RULE(c, n, lit(c, t));
+                    free(t);
+                }
+                if (!c->failed && en && !en->child) out = fail(c, "%s: an empty enum admits no value (%s)", "enum");
+                else if (!c->failed) out = n;
+            }
+        } else if (any || all) {
+            const cJSON *list = any ? any : all;
+            if (!cJSON_IsArray(list) || !list->child) out = fail(c, "%s must be a non-empty array (%s)", any ? "anyOf" : "allOf");
+            else if (all && list->child->next) out = fail(c, "%s with more than one schema is not supported (%s)", "allOf");
+            else {
+                const int32_t n = nonterm(c);
+                int i = 0;
+                for (const cJSON *m = list->child; m && !c->failed; m = m->next, i++) {
+                    char seg[32];
+                    snprintf(seg, sizeof seg, "%s/%d", any ? "anyOf" : "allOf", i);
+                    const cfg_sym v = compile_at(c, m, seg);
+                    if (!c->failed) RULE(c, n, v);
+                }
+                out = c->failed ? -1 : n;
+            }
+        } else if (cJSON_IsString(type)) {
+            out = typed(c, s, type->valuestring);
+            const cJSON *nl = cJSON_GetObjectItemCaseSensitive(s, "nullable");
+            if (cJSON_IsTrue(nl) && !c->failed) {
+                const int32_t n = nonterm(c);
+                RULE(c, n, out);
+                RULE(c, n, lit(c, "null"));
+                out = n;
+            }
+        } else if (cJSON_IsArray(type)) {
+            const int32_t n = nonterm(c);
+            for (const cJSON *t = type->child; t && !c->failed; t = t->next) {
+                if (!cJSON_IsString(t)) out = fail(c, "%s: type names must be strings (%s)", "type");
+                else {
+                    const cfg_sym v = typed(c, s, t->valuestring);
+                    if (!c->failed) RULE(c, n, v);
+                }
+            }
+            if (!c->failed) out = n;
+        } else if (type) {
+            out = fail(c, "%s must be a string or an array (%s)", "type");
+        } else {
+            /* no type: keywords of one kind imply it; none at all: any value */
+            if (cJSON_GetObjectItemCaseSensitive(s, "properties") || cJSON_GetObjectItemCaseSensitive(s, "required") ||
+                cJSON_GetObjectItemCaseSensitive(s, "additionalProperties"))
+                out = fail(c, "%s: object keywords without \"type\": \"object\" are not supported (%s)", "type");
+            else if (cJSON_GetObjectItemCaseSensitive(s, "items") || cJSON_GetObjectItemCaseSensitive(s, "prefixItems") ||
+                     cJSON_GetObjectItemCaseSensitive(s, "minItems") || cJSON_GetObjectItemCaseSensitive(s, "maxItems"))
+                out = fail(c, "%s: array keywords without \"type\": \"array\" are not supported (%s)", "type");
+            else if (cJSON_GetObjectItemCaseSensitive(s, "minLength") || cJSON_GetObjectItemCaseSensitive(s, "maxLength") ||
+                     cJSON_GetObjectItemCaseSensitive(s, "pattern") || cJSON_GetObjectItemCaseSensitive(s, "format"))
+                out = fail(c, "%s: string keywords without \"type\": \"string\" are not supported (%s)", "type");
+            else
+                out = any_value(c);
+        }
+    }
+    c->depth--;
+    return c->failed ? -1 : out;
+}
+
+int json_schema_compile(cfg *g, const cJSON *schema, const json_schema_opts *opts, wick_error *err) {
+    jsc c = {.g = g, .root = schema, .err = err, .any = -1};
+    if (opts) c.o = *opts;
+    c.ws = term(c.o.flexible_ws ? re(&c, "[ \\t\\n\\r]*") : RX_EPSILON);
+    /* one character: \\u escapes of surrogates are left out, so that a length in characters
+     * is a count of these units (a pair would be two units for one character) */
+    c.str_char = re(&c, "[^\"\\\\\\x00-\\x1f]|\\\\([\"\\\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))");
+    const int32_t start = nonterm(&c);
+    const cfg_sym top = compile(&c, schema);
+    int rc = -1;
+    if (!c.failed) {
+        RULE(&c, start, c.ws, top, c.ws);
+        rc = c.failed ? wick_fail_code(err, WICK_E_NO_MEMORY, "json schema: out of memory") : cfg_finish(g, start, err);
+    }
+    free(c.ref_node);
+    free(c.ref_sym);
+    return rc;
+}

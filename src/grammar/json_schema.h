@@ -1,0 +1,20 @@
+/* json_schema.h — JSON Schema compiled to a cfg (json_schema.c says which
+ * keywords are supported; any other is an error naming it and its path). */
+#ifndef WICK_GRAMMAR_JSON_SCHEMA_H
+#define WICK_GRAMMAR_JSON_SCHEMA_H
+
+#include <cJSON.h>
+#include <stdbool.h>
+
+#include "grammar/cfg.h"
+
+typedef struct json_schema_opts {
+    bool strict;      /* additionalProperties absent means false (OpenAI's strict: true) */
+    bool flexible_ws; /* JSON whitespace allowed between tokens; else none (compact) */
+} json_schema_opts;
+
+/* Adds the schema's rules to g (empty, from cfg_new) and finishes it; -1
+ * with err ("json schema: <keyword> ... (<schema path>)") when not supported. */
+int json_schema_compile(cfg *g, const cJSON *schema, const json_schema_opts *opts, wick_error *err);
+
+#endif

@@ -1,0 +1,143 @@
+/* test_json_schema.c — JSON Schemas (src/grammar/json_schema.c) compiled
+ * and run by the Earley parser: instances each schema must accept, texts it
+ * must refuse (invalid instances, other spellings it does not produce), and
+ * the errors naming an unsupported keyword and its path. */
+#include <stdint.h>
+
+#include "check.h"
+#include "core/error.h"
+#include "grammar/earley.h"
+#include "grammar/json_schema.h"
+
+/* 1 accepted, 0 refused, -1 the schema did not compile (message in err). */
+static int run(const char *schema, const char *text, bool strict, bool ws, wick_error *err) {
+    cJSON *s = cJSON_Parse(schema);
+    if (!s) return -2;
+    cfg *g = cfg_new();
+    json_schema_opts o = {.strict = strict, .flexible_ws = ws};
+    int r = -1;
+    if (json_schema_compile(g, s, &o, err) == 0) {
+        earley *e = earley_new(g, NULL);
+        size_t i = 0, n = strlen(text);
+        while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
+        r = e && i == n && earley_accepting(e);
+        earley_free(e);
+    }
+    cfg_free(g);
+    cJSON_Delete(s);
+    return r;
+}
+
+typedef struct jcase {
+    const char *schema, *text;
+    int want;
+} jcase;
+
+static void check_cases(const jcase *cs, size_t n, bool strict, bool ws) {
+    for (size_t i = 0; i < n; i++) {
+        wick_error err = {0};
+        const int got = run(cs[i].schema, cs[i].text, strict, ws, &err);
+        CHECK_MSG(got == cs[i].want, "%s on %s: %d (want %d) %s", cs[i].schema, cs[i].text, got, cs[i].want, err.msg);
+    }
+}
+
+static void test_types(void) {
+    static const jcase cs[] = {
+        {"{\"type\":\"integer\"}", "-12", 1},
+        {"{\"type\":\"integer\"}", "1.5", 0},
+        {"{\"type\":\"integer\"}", "01", 0},
+        {"{\"type\":\"number\"}", "1.5e-3", 1},
+        {"{\"type\":\"boolean\"}", "false", 1},
+        {"{\"type\":\"null\"}", "null", 1},
+        {"{\"type\":[\"string\",\"null\"]}", "null", 1},
+        {"{\"type\":[\"string\",\"null\"]}", "\"a\\\"b\"", 1},
+        {"{\"type\":[\"string\",\"null\"]}", "1", 0},
+        {"{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}", "\"ab\"", 1},
+        {"{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}", "\"a\"", 0},
+        {"{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}", "\"é\\n中\"", 1},
+        {"{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}", "\"abcd\"", 0},
+        {"{\"type\":\"string\",\"pattern\":\"^[a-z]+[0-9]$\"}", "\"abc1\"", 1},
+        {"{\"type\":\"string\",\"pattern\":\"^[a-z]+[0-9]$\"}", "\"abc\"", 0},
+        {"{\"type\":\"string\",\"pattern\":\"[0-9]{3}\"}", "\"x123y\"", 1},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2024-02-29\"", 1},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2024-13-01\"", 0},
+        {"{\"type\":\"string\",\"format\":\"uuid\"}", "\"123e4567-e89b-12d3-a456-426614174000\"", 1},
+        {"{\"enum\":[\"red\",1,null,{\"a\":[true]}]}", "{\"a\":[true]}", 1},
+        {"{\"enum\":[\"red\",1,null,{\"a\":[true]}]}", "\"blue\"", 0},
+        {"{\"const\":\"x\"}", "\"x\"", 1},
+        {"{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"boolean\"}]}", "true", 1},
+        {"{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"boolean\"}]}", "\"true\"", 0},
+        {"true", "[{\"a\":1},\"x\",null]", 1},
+        {"{}", "{\"k\":[1,2,{\"z\":false}]}", 1},
+        {"{\"type\":\"string\",\"nullable\":true}", "null", 1},
+    };
+    check_cases(cs, sizeof cs / sizeof *cs, false, false);
+}
+
+static void test_objects_arrays(void) {
+#define PERSON                                                                                       \
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"age\":{\"type\":\"integer\"}}," \
+    "\"required\":[\"name\"]}"
+    static const jcase strict[] = {
+        {PERSON, "{\"name\":\"Al\",\"age\":3}", 1},
+        {PERSON, "{\"name\":\"Al\"}", 1},
+        {PERSON, "{\"age\":3}", 0},
+        {PERSON, "{\"name\":\"Al\",\"age\":3,\"x\":1}", 0},
+        {PERSON, "{\"name\":\"Al\",\"age\":\"3\"}", 0},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":3}", "[1,2]", 1},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":3}", "[1]", 0},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":3}", "[1,2,3,4]", 0},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}", "[]", 1},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}", "[1,\"a\"]", 0},
+        {"{\"type\":\"array\",\"prefixItems\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"items\":false}", "[\"a\",1]", 1},
+        {"{\"type\":\"array\",\"prefixItems\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"items\":false}", "[\"a\",1,2]", 0},
+        {"{\"$defs\":{\"n\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},\"next\":{\"$ref\":\"#/$defs/n\"}},"
+         "\"required\":[\"v\"]}},\"$ref\":\"#/$defs/n\"}",
+         "{\"v\":1,\"next\":{\"v\":2,\"next\":{\"v\":3}}}", 1},
+        {"{\"$defs\":{\"n\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},\"next\":{\"$ref\":\"#/$defs/n\"}},"
+         "\"required\":[\"v\"]}},\"$ref\":\"#/$defs/n\"}",
+         "{\"v\":1,\"next\":{\"next\":{\"v\":3}}}", 0},
+    };
+    check_cases(strict, sizeof strict / sizeof *strict, true, false);
+    static const jcase loose[] = {
+        {PERSON, "{\"name\":\"Al\",\"age\":3,\"x\":[1]}", 1},
+        {PERSON, "{\"name\":\"Al\",\"nam\":1,\"names\":2}", 1},
+        {PERSON, "{\"name\":\"Al\",\"name\":1}", 0}, /* a declared name is not a free key */
+        {PERSON, "{\"name\":\"Al\",\"age\":1,\"age\":2}", 0},
+        {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}", "{\"a\":1,\"b\":2}", 1},
+        {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}", "{\"a\":\"1\"}", 0},
+    };
+    check_cases(loose, sizeof loose / sizeof *loose, false, false);
+    static const jcase spaced[] = {
+        {PERSON, " { \"name\" : \"Al\" ,\n \"age\": 3 } ", 1},
+        {PERSON, "{\"name\":\"Al\"}", 1},
+    };
+    check_cases(spaced, sizeof spaced / sizeof *spaced, true, true);
+    static const jcase compact[] = {{PERSON, "{ \"name\":\"Al\"}", 0}};
+    check_cases(compact, 1, true, false);
+}
+
+static void refused(const char *schema, const char *what) {
+    wick_error err = {0};
+    const int r = run(schema, "", false, false, &err);
+    CHECK_MSG(r == -1 && strstr(err.msg, what), "%s: %d, \"%s\" (want \"%s\")", schema, r, err.msg, what);
+}
+
+static void test_errors(void) {
+    refused("{\"type\":\"integer\",\"minimum\":3}", "keyword \"minimum\" is not supported (#)");
+    refused("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":\"hostname\"}}}",
+            "format \"hostname\" is not supported (#/properties/a)");
+    refused("{\"oneOf\":[{\"type\":\"integer\"}]}", "keyword \"oneOf\"");
+    refused("{\"$ref\":\"#/$defs/missing\"}", "$ref \"#/$defs/missing\"");
+    refused("false", "false");
+    refused("{\"type\":\"strin\"}", "type \"strin\"");
+    refused("{\"type\":\"string\",\"pattern\":\"(a)\\\\1\"}", "backreference");
+    refused("{\"enum\":[]}", "empty enum");
+}
+
+int main(void) {
+    RUN(test_types);
+    RUN(test_objects_arrays);
+    RUN(test_errors);
+    return check_summary("test_json_schema");
+}
