@@ -47,6 +47,13 @@ static void test_types(void) {
         {"{\"type\":\"integer\"}", "1.5", 0},
         {"{\"type\":\"integer\"}", "01", 0},
         {"{\"type\":\"number\"}", "1.5e-3", 1},
+        {"{\"type\":\"integer\",\"minimum\":-5,\"exclusiveMaximum\":100}", "99", 1},
+        {"{\"type\":\"integer\",\"minimum\":-5,\"exclusiveMaximum\":100}", "100", 0},
+        {"{\"type\":\"integer\",\"minimum\":-5,\"exclusiveMaximum\":100}", "-5", 1},
+        {"{\"type\":\"integer\",\"minimum\":-5,\"exclusiveMaximum\":100}", "-6", 0},
+        {"{\"type\":\"integer\",\"minimum\":1.5}", "1", 0},
+        {"{\"type\":\"integer\",\"minimum\":1.5}", "2", 1},
+        {"{\"type\":\"integer\",\"exclusiveMinimum\":0}", "0", 0},
         {"{\"type\":\"boolean\"}", "false", 1},
         {"{\"type\":\"null\"}", "null", 1},
         {"{\"type\":[\"string\",\"null\"]}", "null", 1},
@@ -124,7 +131,9 @@ static void refused(const char *schema, const char *what) {
 }
 
 static void test_errors(void) {
-    refused("{\"type\":\"integer\",\"minimum\":3}", "keyword \"minimum\" is not supported (#)");
+    refused("{\"type\":\"integer\",\"multipleOf\":3}", "keyword \"multipleOf\" is not supported (#)");
+    refused("{\"type\":\"number\",\"minimum\":0.5}", "on a number");
+    refused("{\"type\":\"integer\",\"minimum\":3,\"maximum\":2}", "admit no integer");
     refused("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":\"hostname\"}}}",
             "format \"hostname\" is not supported (#/properties/a)");
     refused("{\"oneOf\":[{\"type\":\"integer\"}]}", "keyword \"oneOf\"");

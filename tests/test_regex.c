@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "core/error.h"
+#include "grammar/int_range.h"
 #include "grammar/regex.h"
 #include "grammar/token_slices.h"
 #include "grammar/token_trie.h"
@@ -237,11 +238,42 @@ static void test_garbage(void) {
     CHECK(errors > 0 && errors < 20000);
 }
 
+/* Integer ranges against every integer near the bounds. */
+static void test_int_ranges(void) {
+    static const int64_t ends[] = {-1000, -101, -100, -99, -10, -9, -1, 0, 1, 9, 10, 99, 100, 101, 999, 1000, 12345};
+    const int ne = (int)(sizeof ends / sizeof *ends);
+    int wrong = 0;
+    for (int i = -1; i < ne; i++)
+        for (int j = -1; j < ne; j++) {
+            const bool has_lo = i >= 0, has_hi = j >= 0;
+            const int64_t lo = has_lo ? ends[i] : 0, hi = has_hi ? ends[j] : 0;
+            rx_store *s = rx_store_new();
+            const rx_id r = rx_int_range(s, has_lo, lo, has_hi, hi);
+            for (int64_t v = -1300; v <= 13000; v += v > 1200 || v < -1200 ? 37 : 1) {
+                char t[32];
+                snprintf(t, sizeof t, "%lld", (long long)v);
+                const bool want = (!has_lo || v >= lo) && (!has_hi || v <= hi);
+                wrong += rx_matches(s, r, t, strlen(t)) != want;
+            }
+            static const char *never[] = {"-0", "01", "+1", "", "-", "00"};
+            for (size_t k = 0; k < sizeof never / sizeof *never; k++) wrong += rx_matches(s, r, never[k], strlen(never[k]));
+            rx_store_free(s);
+        }
+    CHECK_INT(wrong, 0);
+    rx_store *s = rx_store_new(); /* far bounds */
+    const rx_id big = rx_int_range(s, true, 5, false, 0), neg = rx_int_range(s, false, 0, true, -3);
+    CHECK(rx_matches(s, big, "123456789012345678901234567890", 30) && !rx_matches(s, big, "4", 1));
+    CHECK(rx_matches(s, neg, "-99999999999999999999999", 24) && !rx_matches(s, neg, "-2", 2));
+    CHECK(rx_matches(s, rx_int_range(s, true, INT64_MIN, true, INT64_MAX), "-9223372036854775808", 20));
+    rx_store_free(s);
+}
+
 int main(void) {
     RUN(test_fixed);
     RUN(test_random);
     RUN(test_errors);
     RUN(test_trie_masks);
     RUN(test_garbage);
+    RUN(test_int_ranges);
     return check_summary("test_regex");
 }

@@ -9,16 +9,18 @@
  * allowed unless strict), items, prefixItems, minItems, maxItems, anyOf,
  * allOf with one member, $ref to #/$defs/... and #/definitions/... (and #),
  * minLength, maxLength, pattern, format (date, time, date-time, uuid, ipv4,
- * email), and the annotations that do not constrain (title, description,
+ * email), minimum/maximum/exclusive* on integers, and the annotations that do not constrain (title, description,
  * $schema, $id, default, examples, $comment). */
 #include "grammar/json_schema.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "grammar/int_range.h"
 
 #define MAX_DEPTH 64
 
@@ -430,10 +432,57 @@ static cfg_sym array_schema(jsc *c, const cJSON *s) {
     return c->failed ? -1 : arr;
 }
 
+/* The bound keywords of a number schema: their presence, and the integer
+ * range they leave (integers only: the bounds rounded inwards). */
+static bool has_bounds(const cJSON *s) {
+    static const char *k[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+    for (int i = 0; i < 4; i++)
+        if (cJSON_GetObjectItemCaseSensitive(s, k[i])) return true;
+    return false;
+}
+
+static cfg_sym integer_schema(jsc *c, const cJSON *s) {
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(s, "minimum"), *mx = cJSON_GetObjectItemCaseSensitive(s, "maximum");
+    const cJSON *xmn = cJSON_GetObjectItemCaseSensitive(s, "exclusiveMinimum"), *xmx = cJSON_GetObjectItemCaseSensitive(s, "exclusiveMaximum");
+    if (!has_bounds(s)) return term(re(c, INTEGER_RE));
+    bool has_lo = false, has_hi = false;
+    double lo = 0, hi = 0;
+    const double lim = 9e18;
+    if (mn) {
+        if (!cJSON_IsNumber(mn)) return fail(c, "%s must be a number (%s)", "minimum");
+        has_lo = true, lo = ceil(mn->valuedouble);
+        if (cJSON_IsTrue(xmn) && lo == mn->valuedouble) lo += 1; /* draft 4: exclusiveMinimum: true */
+    }
+    if (mx) {
+        if (!cJSON_IsNumber(mx)) return fail(c, "%s must be a number (%s)", "maximum");
+        has_hi = true, hi = floor(mx->valuedouble);
+        if (cJSON_IsTrue(xmx) && hi == mx->valuedouble) hi -= 1;
+    }
+    if (cJSON_IsNumber(xmn)) {
+        const double v = floor(xmn->valuedouble) + 1;
+        if (!has_lo || v > lo) lo = v;
+        has_lo = true;
+    }
+    if (cJSON_IsNumber(xmx)) {
+        const double v = ceil(xmx->valuedouble) - 1;
+        if (!has_hi || v < hi) hi = v;
+        has_hi = true;
+    }
+    if ((xmn && !cJSON_IsNumber(xmn) && !cJSON_IsBool(xmn)) || (xmx && !cJSON_IsNumber(xmx) && !cJSON_IsBool(xmx)))
+        return fail(c, "%s must be a number (%s)", "exclusiveMinimum/exclusiveMaximum");
+    if ((has_lo && (lo < -lim || lo > lim)) || (has_hi && (hi < -lim || hi > lim)))
+        return fail(c, "%s: bounds beyond 9e18 are not supported (%s)", "minimum/maximum");
+    const rx_id r = rx_int_range(c->g->rx, has_lo, (int64_t)lo, has_hi, (int64_t)hi);
+    if (r == RX_NOTHING) return fail(c, "%s: the bounds admit no integer (%s)", "minimum/maximum");
+    return term(r);
+}
+
 static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
     if (strcmp(type, "string") == 0) return string_schema(c, s);
-    if (strcmp(type, "number") == 0) return term(re(c, NUMBER_RE));
-    if (strcmp(type, "integer") == 0) return term(re(c, INTEGER_RE));
+    if (strcmp(type, "number") == 0)
+        return has_bounds(s) ? fail(c, "%s on a number (not an integer) is not supported (%s)", "minimum/maximum")
+                             : term(re(c, NUMBER_RE));
+    if (strcmp(type, "integer") == 0) return integer_schema(c, s);
     if (strcmp(type, "boolean") == 0) return term(re(c, "true|false"));
     if (strcmp(type, "null") == 0) return lit(c, "null");
     if (strcmp(type, "object") == 0) return object_schema(c, s);
@@ -448,7 +497,8 @@ static bool known_keyword(const char *k) {
     static const char *ok[] = {"type", "enum", "const", "properties", "required", "additionalProperties", "items",
                                "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "allOf", "$ref",
                                "$defs", "definitions", "minLength", "maxLength", "pattern", "format", "title",
-                               "description", "$schema", "$id", "default", "examples", "$comment", "nullable"};
+                               "description", "$schema", "$id", "default", "examples", "$comment", "nullable",
+                               "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         if (strcmp(k, ok[i]) == 0) return true;
     return false;
