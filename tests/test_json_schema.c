@@ -7,6 +7,7 @@
 #include "check.h"
 #include "core/error.h"
 #include "grammar/earley.h"
+#include "grammar/front_simple.h"
 #include "grammar/json_schema.h"
 
 /* 1 accepted, 0 refused, -1 the schema did not compile (message in err). */
@@ -144,9 +145,43 @@ static void test_errors(void) {
     refused("{\"enum\":[]}", "empty enum");
 }
 
+static bool cfg_accepts(cfg *g, const char *text) {
+    earley *e = earley_new(g, NULL);
+    size_t i = 0, n = strlen(text);
+    while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
+    const bool ok = e && i == n && earley_accepting(e);
+    earley_free(e);
+    return ok;
+}
+
+static void test_simple_fronts(void) {
+    cfg *g = cfg_new();
+    CHECK(cfg_from_regex(g, "[0-9]{3}-[a-z]+", 15, NULL) == 0);
+    CHECK(cfg_accepts(g, "123-ab") && !cfg_accepts(g, "12-ab") && !cfg_accepts(g, "123-"));
+    cfg_free(g);
+    g = cfg_new();
+    static const char *const ch[] = {"yes", "no", "maybe so"};
+    CHECK(cfg_from_choices(g, ch, 3, NULL) == 0);
+    CHECK(cfg_accepts(g, "maybe so") && cfg_accepts(g, "no") && !cfg_accepts(g, "n") && !cfg_accepts(g, "yesno"));
+    cfg_free(g);
+    g = cfg_new();
+    CHECK(cfg_json_object(g, true, NULL) == 0);
+    CHECK(cfg_accepts(g, " {\"a\": [1, {\"b\": null}]} ") && cfg_accepts(g, "{}") && !cfg_accepts(g, "[1]") &&
+          !cfg_accepts(g, "{\"a\":}"));
+    cfg_free(g);
+    wick_error err = {0};
+    g = cfg_new();
+    CHECK(cfg_from_regex(g, "a(?=b)", 6, &err) < 0 && strstr(err.msg, "lookaround"));
+    cfg_free(g);
+    g = cfg_new();
+    CHECK(cfg_from_choices(g, ch, 0, &err) < 0 && strstr(err.msg, "empty"));
+    cfg_free(g);
+}
+
 int main(void) {
     RUN(test_types);
     RUN(test_objects_arrays);
     RUN(test_errors);
+    RUN(test_simple_fronts);
     return check_summary("test_json_schema");
 }
