@@ -8,6 +8,7 @@
 #include "check.h"
 #include "grammar/cfg.h"
 #include "grammar/earley.h"
+#include "grammar/matcher.h"
 #include "grammar/token_trie.h"
 #include "rng.h"
 
@@ -156,8 +157,61 @@ static void test_masks(void) {
     token_slices_free(ts);
 }
 
+/* Random walks by token: allowed tokens are accepted, forbidden ones refused
+ * with nothing changed, and a rollback gives back the earlier masks. */
+static void test_matcher(void) {
+    static vocab v;
+    static const char *ch[] = {"{", "}", "[", "]", "\"", "a", ",", ":", " ", "1", "0", "-", "t", "rue", "é", "null"};
+    for (int i = 0; i < 2000; i++) {
+        v.piece[i][0] = 0;
+        const int n = 1 + (int)(rnd_u32() % 2);
+        for (int k = 0; k < n; k++) strcat(v.piece[i], ch[rnd_u32() % 16]);
+    }
+    token_trie *t = token_trie_new(2000, vocab_bytes, &v, NULL);
+    static const char *slice_res[] = {"[^\"\\\\]{1,3}"};
+    token_slices *ts = token_slices_new(2000, vocab_bytes, &v, slice_res, 1, NULL);
+    cfg *g = json_grammar();
+    rx_id terms[1];
+    CHECK(t && ts && token_slices_terms(ts, g->rx, terms) == 0);
+    enum { STEPS = 24, W = (2000 + 63) / 64 };
+    static uint64_t masks[STEPS + 1][W];
+    int wrong = 0;
+    for (int walk = 0; walk < 40 && t && ts; walk++) {
+        grammar_matcher *m = grammar_matcher_new(g, t, NULL);
+        int steps = 0;
+        for (; steps < STEPS; steps++) {
+            grammar_matcher_mask(m, ts, terms, masks[steps]);
+            int32_t allowed[2000], na = 0;
+            for (int32_t id = 0; id < 2000; id++)
+                if (token_mask_has(masks[steps], id)) allowed[na++] = id;
+            const int32_t bad = (int32_t)(rnd_u32() % 2000);
+            if (!token_mask_has(masks[steps], bad)) {
+                wrong += grammar_matcher_accept(m, bad);
+                uint64_t again[W];
+                grammar_matcher_mask(m, ts, terms, again);
+                wrong += memcmp(again, masks[steps], sizeof again) != 0;
+            }
+            if (!na) break;
+            wrong += !grammar_matcher_accept(m, allowed[rnd_u32() % (uint32_t)na]);
+        }
+        if (steps == STEPS) grammar_matcher_mask(m, ts, terms, masks[steps]);
+        const size_t back = rnd_u32() % (size_t)(steps + 1);
+        grammar_matcher_rollback(m, back);
+        CHECK((int)grammar_matcher_tokens(m) == steps - (int)back);
+        uint64_t now[W];
+        grammar_matcher_mask(m, ts, terms, now);
+        wrong += memcmp(now, masks[steps - (int)back], sizeof now) != 0;
+        grammar_matcher_free(m);
+    }
+    CHECK_INT(wrong, 0);
+    cfg_free(g);
+    token_slices_free(ts);
+    token_trie_free(t);
+}
+
 int main(void) {
     RUN(test_json);
     RUN(test_masks);
+    RUN(test_matcher);
     return check_summary("test_earley");
 }

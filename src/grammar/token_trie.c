@@ -20,6 +20,8 @@ typedef struct trie_node {
 } trie_node;
 
 struct token_trie {
+    uint8_t *pool;     /* every token's bytes */
+    size_t *tok_at;    /* token id's bytes: pool[tok_at[id] .. tok_at[id + 1]) (empty: left out) */
     trie_node *nodes;
     size_t n_nodes;
     int32_t *ids;
@@ -104,6 +106,27 @@ token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wic
     }
     free(path);
     t->n_nodes = n;
+    /* the bytes by id, for matchers that advance by token */
+    t->tok_at = calloc((size_t)n_vocab + 1, sizeof *t->tok_at);
+    t->pool = malloc(total);
+    if (!t->tok_at || !t->pool) goto oom;
+    {
+        uint32_t *len_of = calloc((size_t)(n_vocab > 0 ? n_vocab : 1), sizeof *len_of);
+        const uint8_t **src = calloc((size_t)(n_vocab > 0 ? n_vocab : 1), sizeof *src);
+        if (!len_of || !src) {
+            free(len_of), free(src);
+            goto oom;
+        }
+        for (int32_t i = 0; i < np; i++) len_of[ps[i].id] = ps[i].len, src[ps[i].id] = ps[i].b;
+        size_t at = 0;
+        for (int32_t id = 0; id < n_vocab; id++) {
+            t->tok_at[id] = at;
+            if (len_of[id]) memcpy(t->pool + at, src[id], len_of[id]);
+            at += len_of[id];
+        }
+        t->tok_at[n_vocab] = at;
+        free(len_of), free(src);
+    }
     free_pieces(ps, np);
     free(buf);
     return t;
@@ -119,10 +142,18 @@ void token_trie_free(token_trie *t) {
     if (!t) return;
     free(t->nodes);
     free(t->ids);
+    free(t->pool);
+    free(t->tok_at);
     free(t);
 }
 
 int32_t token_trie_vocab(const token_trie *t) { return t->n_vocab; }
+
+const uint8_t *token_trie_bytes(const token_trie *t, int32_t id, size_t *len) {
+    if (id < 0 || id >= t->n_vocab || t->tok_at[id + 1] == t->tok_at[id]) return NULL;
+    *len = t->tok_at[id + 1] - t->tok_at[id];
+    return t->pool + t->tok_at[id];
+}
 size_t token_trie_nodes(const token_trie *t) { return t->n_nodes; }
 
 void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask) {

@@ -23,6 +23,8 @@ token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wic
 void token_trie_free(token_trie *t);
 int32_t token_trie_vocab(const token_trie *t);
 size_t token_trie_nodes(const token_trie *t);
+/* Token id's bytes (*len of them), or NULL when it was left out. */
+const uint8_t *token_trie_bytes(const token_trie *t, int32_t id, size_t *len);
 
 /* A bitset of n_vocab bits (bit i: token i allowed), 64 bits a word. */
 static inline size_t token_mask_words(int32_t n_vocab) { return ((size_t)n_vocab + 63) / 64; }
