@@ -22,6 +22,8 @@ struct earley {
     size_t n_items, items_cap;
     size_t *set_start; /* set k: items[set_start[k] .. next set's start or n_items) */
     size_t n_sets, sets_cap;
+    rx_byteset *set_next; /* set k: the bytes some item of it can read next */
+    size_t set_next_cap;
     /* the set being built: item index by hash, valid while stamp == epoch */
     uint32_t *slot_item, *slot_stamp;
     size_t slots; /* a power of two */
@@ -112,6 +114,26 @@ static void closure(earley *e) {
     }
 }
 
+/* The bytes the current (last, closed) set can read: its terms' first bytes. */
+static void file_next_bytes(earley *e) {
+    const size_t k = e->n_sets - 1;
+    if (!GROW_ARRAY(e->set_next, k + 1, &e->set_next_cap)) {
+        e->failed = true;
+        return;
+    }
+    rx_byteset b = {{0}};
+    for (size_t i = e->set_start[k]; i < e->n_items; i++) {
+        if (e->items[i].term < 0) continue;
+        const rx_byteset *f = rx_first_bytes(e->g->rx, e->items[i].term);
+        if (!f) {
+            e->failed = true;
+            return;
+        }
+        for (int w = 0; w < 4; w++) b.w[w] |= f->w[w];
+    }
+    e->set_next[k] = b;
+}
+
 static bool open_set(earley *e) {
     if (!GROW_ARRAY(e->set_start, e->n_sets + 1, &e->sets_cap)) return false;
     e->set_start[e->n_sets++] = e->n_items;
@@ -133,6 +155,7 @@ earley *earley_new(const cfg *g, wick_error *err) {
     if (!open_set(e)) goto oom;
     for (int32_t r = g->first_rule[g->start]; r < g->first_rule[g->start + 1]; r++) add(e, r, 0, 0, term_at(g, r, 0));
     closure(e);
+    file_next_bytes(e);
     if (e->failed) goto oom;
     return e;
 oom:
@@ -145,13 +168,14 @@ void earley_free(earley *e) {
     if (!e) return;
     free(e->items);
     free(e->set_start);
+    free(e->set_next);
     free(e->slot_item);
     free(e->slot_stamp);
     free(e);
 }
 
 bool earley_push(earley *e, uint8_t c) {
-    if (e->failed) return false;
+    if (e->failed || !rx_byteset_has(&e->set_next[e->n_sets - 1], c)) return false;
     const size_t from = e->set_start[e->n_sets - 1], to = e->n_items;
     if (!open_set(e)) {
         e->failed = true;
@@ -165,6 +189,7 @@ bool earley_push(earley *e, uint8_t c) {
         if (t != RX_NOTHING) add(e, it.rule, it.dot, it.origin, t);
     }
     if (e->n_items > e->set_start[e->n_sets - 1]) closure(e);
+    if (!e->failed) file_next_bytes(e);
     if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
         e->n_items = e->set_start[--e->n_sets];
         return false;

@@ -94,6 +94,8 @@ void rx_store_free(rx_store *s) {
     free(s->memo_val);
     free(s->row_of);
     free(s->rows);
+    free(s->first);
+    free(s->first_known);
     free(s);
 }
 
@@ -386,3 +388,18 @@ static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
 
 bool rx_contains(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, false); }
 bool rx_contains_prefixes(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, true); }
+
+const rx_byteset *rx_first_bytes(rx_store *s, rx_id r) {
+    if ((size_t)r >= s->first_cap || (size_t)r >= s->first_known_cap || !s->first_known[r]) {
+        const size_t old = s->first_known_cap;
+        if (!GROW_ARRAY(s->first, (size_t)r + 1, &s->first_cap) || !GROW_ARRAY(s->first_known, (size_t)r + 1, &s->first_known_cap))
+            return NULL;
+        for (size_t i = old; i < s->first_known_cap; i++) s->first_known[i] = false;
+        rx_byteset b = {{0}};
+        for (int c = 0; c < 256; c++)
+            if (rx_next(s, r, (uint8_t)c) != RX_NOTHING) b.w[c >> 6] |= 1ull << (c & 63);
+        s->first[r] = b;
+        s->first_known[r] = true;
+    }
+    return &s->first[r];
+}

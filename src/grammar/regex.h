@@ -59,6 +59,9 @@ rx_id rx_repeat(rx_store *s, rx_id a, int32_t min, int32_t max);
 rx_id rx_codepoints(rx_store *s, uint32_t lo, uint32_t hi);
 
 bool rx_nullable(const rx_store *s, rx_id r);
+/* The bytes that can start a continuation of r (those with a derivative
+ * other than ∅), computed once per term; NULL when out of memory. */
+const rx_byteset *rx_first_bytes(rx_store *s, rx_id r);
 /* The derivative of r by byte c (memoized). */
 rx_id rx_deriv(rx_store *s, rx_id r, uint8_t c);
 /* Does r match the whole of bytes[0..n)? (walks derivatives) */

@@ -30,6 +30,9 @@ struct rx_store {
     size_t row_of_cap;
     rx_id *rows; /* 256 transitions a row, -1 not yet computed */
     size_t n_rows, rows_cap;
+    rx_byteset *first; /* per term: the bytes with a live derivative (first_cap entries) */
+    bool *first_known;
+    size_t first_cap, first_known_cap;
     bool oom;
 };
 
