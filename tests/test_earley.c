@@ -149,8 +149,27 @@ static void test_masks(void) {
         uint64_t sliced[token_mask_words(2000)];
         earley_mask_sliced(e, ts, terms, sliced);
         CHECK_MSG(memcmp(sliced, mask, sizeof mask) == 0, "after \"%s\": the sliced mask differs", prefixes[i]);
+        earley_mask_fast(e, ts, terms, sliced);
+        CHECK_MSG(memcmp(sliced, mask, sizeof mask) == 0, "after \"%s\": the fast mask differs", prefixes[i]);
+        CHECK(earley_depth(e) == n);
         earley_pop(e, n);
     }
+    /* random prefixes of random documents: the three masks agree */
+    char doc[4096];
+    uint64_t fast[token_mask_words(2000)], sliced2[token_mask_words(2000)];
+    int differ = 0;
+    for (int i = 0; i < 150; i++) {
+        rand_json(doc, sizeof doc, 0);
+        const size_t n = rnd_u32() % (strlen(doc) + 1);
+        CHECK(feed(e, doc, n) == n);
+        earley_mask(e, t, mask);
+        earley_mask_sliced(e, ts, terms, sliced2);
+        earley_mask_fast(e, ts, terms, fast);
+        differ += memcmp(mask, sliced2, sizeof mask) != 0 || memcmp(mask, fast, sizeof mask) != 0;
+        CHECK(earley_depth(e) == n);
+        earley_pop(e, n);
+    }
+    CHECK_INT(differ, 0);
     earley_free(e);
     cfg_free(g);
     token_trie_free(t);

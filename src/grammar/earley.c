@@ -248,3 +248,72 @@ void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, u
         }
     }
 }
+
+/* ---- the lexer-level walk ---- */
+
+#define WALK_MAX 4097 /* the deepest trie node + 1 (token_trie's PIECE_MAX) */
+
+typedef struct lex_walk {
+    earley *e;
+    size_t base; /* the parser's depth when the walk began */
+    size_t mat;  /* bytes of the current path pushed into the parser */
+    rx_id u[WALK_MAX];     /* at each depth of the path: the alternatives of the terms being read */
+    uint8_t path[WALK_MAX];
+} lex_walk;
+
+/* The alternatives of the terms the current set's items are reading. */
+static rx_id set_terms(earley *e) {
+    rx_id u = RX_NOTHING;
+    for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++)
+        if (e->items[i].term >= 0) u = rx_or(e->g->rx, u, e->items[i].term);
+    return u;
+}
+
+static bool lex_step(void *ctx, size_t d, uint8_t c) {
+    lex_walk *w = ctx;
+    earley *e = w->e;
+    if (d >= WALK_MAX) return false;
+    w->path[d] = c;
+    if (w->mat > d - 1) {
+        earley_pop(e, w->mat - (d - 1));
+        w->mat = d - 1;
+    }
+    const rx_id nu = rx_next(e->g->rx, w->u[d - 1], c);
+    if (nu == RX_NOTHING) return false;
+    if (!rx_nullable(e->g->rx, nu)) { /* still inside terminals: the parser would only carry them */
+        w->u[d] = nu;
+        return true;
+    }
+    for (size_t k = w->mat + 1; k <= d; k++) { /* a terminal may end: the parser takes the path */
+        if (!earley_push(e, w->path[k])) return false; /* cannot happen: some item reads it */
+        w->mat = k;
+    }
+    w->u[d] = set_terms(e);
+    return true;
+}
+
+void earley_mask_fast(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
+    const int n = token_slices_count(ts);
+    const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
+    memset(mask, 0, sizeof *mask * words);
+    lex_walk *w = malloc(sizeof *w);
+    if (!w) {
+        e->failed = true;
+        return;
+    }
+    w->e = e;
+    w->base = earley_depth(e);
+    w->mat = 0;
+    w->u[0] = set_terms(e);
+    for (int i = 0; i <= n; i++) {
+        if (i < n && slice_inside_terminal(e, terms[i])) {
+            const uint64_t *b = token_slices_bits(ts, i);
+            for (size_t k = 0; k < words; k++) mask[k] |= b[k];
+        } else {
+            token_trie_walk_depth(token_slices_trie(ts, i), lex_step, w, mask);
+        }
+        earley_pop(e, w->mat);
+        w->mat = 0;
+    }
+    free(w);
+}

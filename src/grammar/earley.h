@@ -41,4 +41,9 @@ void earley_mask(earley *e, const token_trie *t, uint64_t *mask);
  * item reading a terminal allows every string of the slice to follow. */
 void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask);
 
+/* earley_mask_sliced computed by a lexer-level walk: inside terminals the
+ * walk follows one DFA state (the alternatives of the terms being read)
+ * and builds Earley sets only where a terminal may end. Same masks. */
+void earley_mask_fast(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask);
+
 #endif

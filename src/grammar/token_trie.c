@@ -203,3 +203,19 @@ void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), vo
     }
     pop(ctx, depth);
 }
+
+void token_trie_walk_depth(const token_trie *t, bool (*step)(void *ctx, size_t depth, uint8_t c), void *ctx,
+                           uint64_t *mask) {
+    for (size_t p = 1; p < t->n_nodes;) {
+        const trie_node *nd = &t->nodes[p];
+        if (!step(ctx, nd->depth, nd->byte)) {
+            p += nd->subtree;
+            continue;
+        }
+        for (uint32_t k = 0; k < nd->tok_n; k++) {
+            const int32_t id = t->ids[nd->tok_first + k];
+            mask[id >> 6] |= 1ull << (id & 63);
+        }
+        p++;
+    }
+}

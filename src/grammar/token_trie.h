@@ -43,4 +43,11 @@ void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *m
 void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), void (*pop)(void *ctx, size_t n),
                      void *ctx, uint64_t *mask);
 
+/* The same walk for recognizers that keep their own state by depth: step(ctx,
+ * depth, byte) is called for a node at `depth` (1 = a first byte) after
+ * its parent was accepted, and says whether it accepts the byte there; no
+ * pops are made (the recognizer drops what lies at or below depth itself). */
+void token_trie_walk_depth(const token_trie *t, bool (*step)(void *ctx, size_t depth, uint8_t c), void *ctx,
+                           uint64_t *mask);
+
 #endif
