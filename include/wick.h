@@ -333,6 +333,62 @@ int wick_kv_blocks_used(const wick_context *c);
 /* Bytes of KV memory one position takes (all layers, K and V). */
 size_t wick_kv_bytes_per_token(const wick_context *c);
 
+/* ---- structured output: grammars ----
+ * A grammar constrains what a request generates: at every step only the
+ * tokens whose bytes continue some sentence of the grammar may be sampled
+ * (a token mask applied before penalties, temperature and the filters, so
+ * greedy and seeded sampling stay deterministic), and end-of-generation
+ * only where a sentence is complete. Special and control tokens never match
+ * grammar text. A grammar is compiled for one model (its vocabulary; the
+ * first compile on a model builds the vocabulary's trie) and is read-only
+ * afterwards: any number of requests, on any threads, may use it at once,
+ * each with its own matcher. */
+typedef enum wick_grammar_kind {
+    WICK_GRAMMAR_JSON_SCHEMA = 1, /* text: a JSON Schema (as JSON text) */
+    WICK_GRAMMAR_JSON,            /* any JSON object; text unused */
+    WICK_GRAMMAR_REGEX,           /* text: a regular expression (ECMAScript/PCRE subset) the whole output matches */
+    WICK_GRAMMAR_GBNF,            /* text: a grammar in llama.cpp's GBNF, started at rule "root" */
+    WICK_GRAMMAR_CHOICE,          /* the output is exactly one of choices */
+} wick_grammar_kind;
+
+typedef struct wick_grammar_spec {
+    wick_grammar_kind kind;
+    const char *text;
+    size_t len;                  /* bytes of text; 0 = up to its NUL */
+    const char *const *choices;  /* WICK_GRAMMAR_CHOICE */
+    int n_choices;
+    bool strict;      /* JSON Schema: an object schema without "additionalProperties" allows no other keys
+                         (OpenAI's strict mode; the spec's default allows any) */
+    bool flexible_ws; /* JSON: whitespace wherever JSON allows it (else none: the compact form) */
+} wick_grammar_spec;
+
+typedef struct wick_grammar wick_grammar;
+
+/* Compile spec for model m: the grammar, or NULL with err (WICK_E_INVALID:
+ * a syntax error, or a JSON Schema keyword it cannot honour, with the
+ * schema path, e.g. `keyword "not" is not supported (#/properties/a)`). */
+wick_grammar *wick_grammar_compile(const wick_model *m, const wick_grammar_spec *spec, wick_error *err);
+void wick_grammar_free(wick_grammar *g);
+/* Milliseconds the compile took (the vocabulary's first build not included). */
+double wick_grammar_compile_ms(const wick_grammar *g);
+
+/* One output's place in a grammar, token by token (what a request with a
+ * grammar runs; also for callers that sample themselves). */
+typedef struct wick_grammar_matcher wick_grammar_matcher;
+wick_grammar_matcher *wick_grammar_matcher_new(const wick_grammar *g, wick_error *err);
+void wick_grammar_matcher_free(wick_grammar_matcher *m);
+/* Take token id: true, or false when the grammar forbids it (nothing
+ * changes). An end-of-generation id is taken only where complete. */
+bool wick_grammar_matcher_accept(wick_grammar_matcher *m, int32_t id);
+/* Forget the last n tokens taken (speculative verification). */
+void wick_grammar_matcher_rollback(wick_grammar_matcher *m, int n);
+/* May the output end here? */
+bool wick_grammar_matcher_complete(const wick_grammar_matcher *m);
+/* The tokens allowed next as a bitset of (n_vocab + 63) / 64 words (bit
+ * id % 64 of word id / 64), end-of-generation ids set where complete; the
+ * number of allowed ids. */
+int wick_grammar_matcher_mask(wick_grammar_matcher *m, uint64_t *bits);
+
 /* ---- generation ---- */
 
 typedef enum wick_finish {
@@ -412,6 +468,7 @@ typedef struct wick_generate_params {
                              as their decoders do */
     const struct wick_spans *spans; /* a span request (see below); prompt is then unused */
     const wick_spec_params *spec;   /* speculative decoding (NULL = none) */
+    const wick_grammar *grammar;    /* structured output (NULL = none); must outlive the call */
 } wick_generate_params;
 
 /* Generate in sequence 0 from `prompt`. Reuses the longest common prefix of
@@ -559,6 +616,10 @@ typedef struct wick_request {
     /* A span request (copied at submit; prompt and n_prompt are then unused). */
     const wick_spans *spans;
     wick_spec_request spec;  /* speculative decoding (zeroed: the scheduler's default) */
+    /* Structured output (NULL = none): a grammar compiled for the
+     * scheduler's model, alive until on_done is called (it may be freed
+     * there: the request no longer reads it). */
+    const wick_grammar *grammar;
     /* Each generated token with the text it releases (complete UTF-8, stop
      * strings held back; may be empty). Return false to cancel. May be NULL. */
     bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);

@@ -76,7 +76,7 @@ static void rand_json(char *out, size_t cap, int depth) {
 
 static void test_json(void) {
     cfg *g = json_grammar();
-    earley *e = earley_new(g, NULL);
+    earley *e = earley_new(g, NULL, NULL);
     CHECK(e != NULL);
     if (!e) return;
     char doc[4096];
@@ -124,7 +124,7 @@ static void test_masks(void) {
     }
     token_trie *t = token_trie_new(2000, vocab_bytes, &v, NULL);
     cfg *g = json_grammar();
-    earley *e = earley_new(g, NULL);
+    earley *e = earley_new(g, NULL, NULL);
     static const char *slice_res[] = {"[a1 ]{1,2}", "[^\"\\\\]{1,3}", "[^\"\\\\]+"};
     token_slices *ts = token_slices_new(2000, vocab_bytes, &v, slice_res, 3, NULL);
     rx_id terms[3];
@@ -196,10 +196,10 @@ static void test_matcher(void) {
     static uint64_t masks[STEPS + 1][W];
     int wrong = 0;
     for (int walk = 0; walk < 40 && t && ts; walk++) {
-        grammar_matcher *m = grammar_matcher_new(g, t, NULL);
+        grammar_matcher *m = grammar_matcher_new(g, t, ts, terms, NULL);
         int steps = 0;
         for (; steps < STEPS; steps++) {
-            grammar_matcher_mask(m, ts, terms, masks[steps]);
+            grammar_matcher_mask(m, masks[steps]);
             int32_t allowed[2000], na = 0;
             for (int32_t id = 0; id < 2000; id++)
                 if (token_mask_has(masks[steps], id)) allowed[na++] = id;
@@ -207,18 +207,18 @@ static void test_matcher(void) {
             if (!token_mask_has(masks[steps], bad)) {
                 wrong += grammar_matcher_accept(m, bad);
                 uint64_t again[W];
-                grammar_matcher_mask(m, ts, terms, again);
+                grammar_matcher_mask(m, again);
                 wrong += memcmp(again, masks[steps], sizeof again) != 0;
             }
             if (!na) break;
             wrong += !grammar_matcher_accept(m, allowed[rnd_u32() % (uint32_t)na]);
         }
-        if (steps == STEPS) grammar_matcher_mask(m, ts, terms, masks[steps]);
+        if (steps == STEPS) grammar_matcher_mask(m, masks[steps]);
         const size_t back = rnd_u32() % (size_t)(steps + 1);
         grammar_matcher_rollback(m, back);
         CHECK((int)grammar_matcher_tokens(m) == steps - (int)back);
         uint64_t now[W];
-        grammar_matcher_mask(m, ts, terms, now);
+        grammar_matcher_mask(m, now);
         wrong += memcmp(now, masks[steps - (int)back], sizeof now) != 0;
         grammar_matcher_free(m);
     }

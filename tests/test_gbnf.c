@@ -29,7 +29,7 @@ static bool accepts(const char *grammar, const char *text) {
     wick_error err = {0};
     bool ok = false;
     if (gbnf_compile(g, grammar, strlen(grammar), &err) == 0) {
-        earley *e = earley_new(g, NULL);
+        earley *e = earley_new(g, NULL, NULL);
         size_t i = 0, n = strlen(text);
         while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
         ok = e && i == n && earley_accepting(e);

@@ -18,7 +18,7 @@ static int run(const char *schema, const char *text, bool strict, bool ws, wick_
     json_schema_opts o = {.strict = strict, .flexible_ws = ws};
     int r = -1;
     if (json_schema_compile(g, s, &o, err) == 0) {
-        earley *e = earley_new(g, NULL);
+        earley *e = earley_new(g, NULL, NULL);
         size_t i = 0, n = strlen(text);
         while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
         r = e && i == n && earley_accepting(e);
@@ -146,7 +146,7 @@ static void test_errors(void) {
 }
 
 static bool cfg_accepts(cfg *g, const char *text) {
-    earley *e = earley_new(g, NULL);
+    earley *e = earley_new(g, NULL, NULL);
     size_t i = 0, n = strlen(text);
     while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
     const bool ok = e && i == n && earley_accepting(e);

@@ -151,6 +151,7 @@ wick_tokenizer *cli_load_tokenizer(const char *cmd, const char *path);
 void cli_warn_invalid_utf8(int n);
 
 int cmd_generate(int argc, char **argv);
+int cmd_grammar(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "cli/cli.h"
 #include "cli/span_args.h"
+#include "cli/grammar_args.h"
 #include "cli/spec_args.h"
 
 typedef struct text_buf {
@@ -77,7 +78,7 @@ int cmd_generate(int argc, char **argv) {
     bool json = false, chat = false;
     const char *system = NULL, *template_name = NULL;
     cli_list stops = {.n = 0};
-    cli_opt opts[48] = {
+    cli_opt opts[64] = {
         {"--model", "-m", OPT_STR, &model, NULL},
         {"--prompt", "-p", OPT_STR, &prompt, NULL},
         {"--file", "-f", OPT_STR, &file, NULL},
@@ -91,11 +92,13 @@ int cmd_generate(int argc, char **argv) {
     };
     cli_span_args sa;
     cli_spec_args spa;
+    cli_grammar_args ga;
     int n_opts = cli_spec_opts(opts, cli_span_opts(opts, cli_runtime_opts(opts, cli_sampling_opts(opts, 10, &sf), &rt), &sa), &spa);
+    n_opts = cli_grammar_opts(opts, n_opts, &ga);
     const int prc = cli_parse("generate", argc, argv, opts, n_opts);
     if (prc) return prc < 0;
     if (cli_runtime_check("generate", &rt) < 0 || cli_sampling_check("generate", &sf) < 0) return 1;
-    if (cli_span_check("generate", &sa) < 0) return 1;
+    if (cli_span_check("generate", &sa) < 0 || cli_grammar_check("generate", &ga) < 0) return 1;
     const bool spans = cli_span_given(&sa);
     if (spans && chat) return cli_error("generate: span requests (--span) do not combine with --chat; put the template's text in --prefix and -p");
     rt.no_span_cache = sa.no_cache;
@@ -121,7 +124,7 @@ int cmd_generate(int argc, char **argv) {
     wick_context *c = NULL;
     text_buf buf = {.json = json};
     wick_error err;
-    if (cli_spec_build("generate", &spa, m, rt.dtype) < 0) goto done;
+    if (cli_spec_build("generate", &spa, m, rt.dtype) < 0 || cli_grammar_build("generate", &ga, m) < 0) goto done;
     if (!(c = cli_runtime_context(m, &rt))) goto done;
     if (chat) {
         /* The prompt is one user message rendered with the chat template, whose
@@ -144,7 +147,7 @@ int cmd_generate(int argc, char **argv) {
     wick_generate_params gp = {.n_predict = n_predict, .sampling = sf.v, .on_token = on_token, .user = &buf,
                                .stop = stops.v, .n_stop = stops.n, .stream_every = stream_every,
                                .new_message = chat, .spans = spans ? &sr.v : NULL,
-                               .spec = cli_spec_given(&spa) ? &spa.v : NULL};
+                               .spec = cli_spec_given(&spa) ? &spa.v : NULL, .grammar = ga.g};
     wick_finish finish;
     wick_timings tm;
     if (wick_generate(c, ids, n_ids, &gp, &out, &n_out, &finish, &tm, &err) < 0) {
@@ -165,6 +168,7 @@ done:
     cli_span_free(&sr);
     wick_context_free(c);
     cli_spec_free(&spa);
+    cli_grammar_free(&ga);
     wick_model_free(m);
     return rc;
 }

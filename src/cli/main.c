@@ -27,7 +27,7 @@ static const command COMMANDS[] = {
     {"generate", cmd_generate}, {"chat", cmd_chat}, {"tokenize", cmd_tokenize}, {"detokenize", cmd_detokenize}, {"logits", cmd_logits},
     {"info", cmd_info},         {"make-test-model", cmd_make_test_model},
     {"bench", cmd_bench},
-    {"template", cmd_template},
+    {"template", cmd_template}, {"grammar", cmd_grammar},
     {"serve", cmd_serve},
     {"quantize", cmd_quantize}, {"convert", cmd_convert},
     {"version", cmd_version},   {"help", cmd_help},

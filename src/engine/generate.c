@@ -94,7 +94,7 @@ int wick_generate(wick_context *c, const int32_t *prompt, int n_prompt,
     }
     wick_request r = {.prompt = prompt, .n_prompt = n_prompt, .n_predict = n_predict, .sampling = p->sampling,
                       .stop = p->stop, .n_stop = p->n_stop, .new_message = p->new_message, .logprobs = -1,
-                      .spans = p->spans,
+                      .spans = p->spans, .grammar = p->grammar,
                       .on_token = gen_token, .on_done = gen_done, .user = &g};
     int rc = p->spec && wick_sched_set_spec(s, p->spec, err) < 0 ? -1 : 0;
     if (rc == 0) rc = wick_sched_submit(s, &r, err) < 0 ? -1 : 0;

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engine/grammar.h"
 #include "engine/request.h"
 #include "engine/sched_internal.h"
 
@@ -24,6 +25,8 @@ void req_free(sched_req *q) {
     free(q->bias);
     free(q->tokens);
     free(q->q);
+    wick_grammar_matcher_free(q->gm);
+    token_mask_free(&q->gmask);
     span_plan_free(q->plan);
     free(q);
 }
@@ -106,6 +109,17 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
         return -1;
     }
     sampler_cfg_init(&q->cfg, &q->r.sampling);
+    if (r->grammar) {
+        if (grammar_model(r->grammar) != c->m) {
+            req_free(q);
+            return wick_fail(err, "the grammar was compiled for another model");
+        }
+        if (!(q->gm = wick_grammar_matcher_new(r->grammar, err)) || token_mask_init(&q->gmask, c->m->hp.n_vocab, err) < 0 ||
+            sampler_cfg_add(&q->cfg, logits_proc_mask(&q->gmask)) < 0) {
+            req_free(q);
+            return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
+        }
+    }
     sampler_rng_seed(&q->rng, r->sampling.seed);
     q->t_submit = wick_now_ms();
     return 0;
@@ -152,7 +166,12 @@ int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     wick_context *c = s->c;
     if (q->r.on_logits) q->r.on_logits(q->r.user, logits, c->m->hp.n_vocab);
     if (q->n_gen == 0) q->t_first = wick_now_ms();
-    if (!q->r.ignore_eos && wick_token_is_eog(c->m, id)) return WICK_FINISH_STOP;
+    const bool eog = wick_token_is_eog(c->m, id);
+    if (eog && (!q->r.ignore_eos || q->gm)) return WICK_FINISH_STOP; /* a grammar allows it only where complete */
+    if (q->gm && !wick_grammar_matcher_accept(q->gm, id)) {
+        q->fail = "the grammar refused the sampled token";
+        return WICK_FINISH_ERROR;
+    }
     q->tokens[q->n_tokens++] = id;
     q->n_gen++;
     pthread_mutex_lock(&s->mu);
@@ -183,6 +202,10 @@ bool req_advance(wick_sched *s, sched_req *q, const float *logits) {
         return false;
     }
     const double ts = c->profiling ? wick_now_ms() : 0;
+    if (q->gm && !req_grammar_mask(q)) {
+        req_finish(s, q, q->fail ? WICK_FINISH_ERROR : WICK_FINISH_STOP, NULL);
+        return false;
+    }
     int32_t id = sampler_sample(&c->smp, &q->cfg, logits, q->tokens, q->n_tokens, &q->rng);
     if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += wick_now_ms() - ts;
     const int why = req_emit(s, q, id, logits);
@@ -193,10 +216,21 @@ bool req_advance(wick_sched *s, sched_req *q, const float *logits) {
     return true;
 }
 
+bool req_grammar_mask(sched_req *q) {
+    if (wick_grammar_matcher_mask(q->gm, q->gmask.bits) > 0) return true;
+    /* nothing allowed: the end of a complete output for a model without an
+     * end-of-generation token, else a grammar no token can continue */
+    if (!wick_grammar_matcher_complete(q->gm)) q->fail = "the grammar allows no token here (no token of the vocabulary continues it)";
+    return false;
+}
+
 /* ---- the end ---- */
 
 void req_finish(wick_sched *s, sched_req *q, wick_finish why, const char *error) {
     if (q->slot >= 0) sched_release(s, q);
+    if (why == WICK_FINISH_ERROR && !error) error = q->fail ? q->fail : "internal error";
+    wick_grammar_matcher_free(q->gm); /* before on_done: the grammar need not outlive that call */
+    q->gm = NULL;
     wick_request_result res = {.finish = why, .error = error};
     if (why != WICK_FINISH_ERROR && why != WICK_FINISH_CANCELLED && !q->stopped) res.tail_len = text_out_finish(&q->text, &res.tail);
     if (!res.tail) res.tail = "";

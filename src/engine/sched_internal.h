@@ -57,6 +57,11 @@ struct sched_req {
     float *q;
     double acc, rej;
     int draft_tokens, accepted_tokens, spec_passes;
+    /* structured output (NULL = none): its matcher, and the mask of the
+     * tokens it allows next, the last of cfg's processors */
+    wick_grammar_matcher *gm;
+    token_mask gmask;
+    const char *fail; /* why req_emit ended q with WICK_FINISH_ERROR */
     sched_req *next;
 };
 
@@ -115,6 +120,9 @@ void req_free(sched_req *q);
 /* Stream token id of q, sampled from logits: REQ_GO_ON, or why q ends (the
  * caller finishes it). */
 int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits);
+/* Bring q's grammar mask to the position after its tokens so far: false
+ * when the grammar allows nothing there (q->fail says why). */
+bool req_grammar_mask(sched_req *q);
 /* Sample the next token of q from logits and stream it. Returns whether q
  * goes on (else it has been finished). */
 bool req_advance(wick_sched *s, sched_req *q, const float *logits);

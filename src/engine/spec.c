@@ -109,9 +109,13 @@ void spec_draft_all(wick_sched *s) {
         if (k > tok_left) k = tok_left;
         if (k < 1) continue;
         const bool want_q = !d->point_mass && !spec_greedy(&q->r.sampling);
+        /* a drafter samples without the grammar's mask (it holds the next
+         * position's only); verification applies the grammar at every draft */
+        sampler_cfg dcfg = q->cfg;
+        if (q->gm) dcfg.n_procs--;
         if (want_q && !q->q && !(q->q = malloc((size_t)q->draft_max * (size_t)V * sizeof *q->q))) continue;
         draft_call dc = {.seq = q->slot, .tokens = q->tokens, .n_tokens = q->n_tokens, .k = k, .lookup = q->lookup,
-                         .cfg = &q->cfg, .smp = &c->smp, .rng = &q->rng, .out = q->tokens + q->n_tokens,
+                         .cfg = &dcfg, .smp = &c->smp, .rng = &q->rng, .out = q->tokens + q->n_tokens,
                          .q = want_q ? q->q : NULL};
         wick_error e;
         const int got = d->ops->propose(d, &dc, &e); /* a drafter that fails drafts nothing */
@@ -129,6 +133,23 @@ void spec_draft_all(wick_sched *s) {
     }
 }
 
+/* A grammar request's verification: before row i, its matcher takes draft
+ * i - 1 and masks what may follow (spec_verify.at_row). */
+typedef struct grammar_verify {
+    sched_req *q;
+    int taken; /* drafts its matcher took */
+} grammar_verify;
+
+static void grammar_at_row(void *u, int i) {
+    grammar_verify *g = u;
+    sched_req *q = g->q;
+    if (i > 0) {
+        if (!wick_grammar_matcher_accept(q->gm, q->tokens[q->n_tokens + i - 1])) return; /* (never: the mask allowed it) */
+        g->taken++;
+    }
+    req_grammar_mask(q); /* nothing allowed: the sampler then picks id 0, which req_emit refuses */
+}
+
 /* Keep the accepted run, drop the rest's KV, and stream the accepted tokens
  * and the one after them (each checked as a sampled token is: the first
  * that ends q ends it, and q's KV then holds what plain decoding's would). */
@@ -140,8 +161,11 @@ void spec_advance(wick_sched *s, sched_req *q, int row) {
     const double ts = c->profiling ? wick_now_ms() : 0;
     spec_verify v = {.cfg = &q->cfg, .rows = rows, .hist = q->tokens, .n_hist = n, .k = k,
                      .q = d->point_mass ? NULL : q->q, .pbuf = s->pbuf};
+    grammar_verify gv = {.q = q};
+    if (q->gm) v.at_row = grammar_at_row, v.u = &gv;
     int32_t next;
     const int j = spec_accept(&c->smp, &v, &q->rng, &next);
+    if (q->gm) wick_grammar_matcher_rollback(q->gm, gv.taken); /* req_emit takes the accepted ones again */
     if (c->profiling) c->prof.ms[WICK_OP_SAMPLING] += wick_now_ms() - ts;
     q->n_draft = 0;
     q->acc = 0.8 * q->acc + j;

@@ -8,6 +8,7 @@ int spec_accept(sampler *s, const spec_verify *v, sampler_rng *rng, int32_t *nex
     const sampler_cfg *p = v->cfg;
     if (spec_greedy(p->p)) {
         for (int i = 0; i <= v->k; i++) {
+            if (v->at_row) v->at_row(v->u, i);
             const int32_t t = sampler_sample(s, p, v->rows + (size_t)i * n, v->hist, v->n_hist + i, rng);
             if (i == v->k || t != v->hist[v->n_hist + i]) {
                 *next = t;
@@ -19,6 +20,7 @@ int spec_accept(sampler *s, const spec_verify *v, sampler_rng *rng, int32_t *nex
     for (int i = 0; i < v->k; i++) {
         const int32_t x = v->hist[v->n_hist + i];
         const float *q = v->q ? v->q + (size_t)i * n : NULL;
+        if (v->at_row) v->at_row(v->u, i);
         sampler_dist(s, p, v->rows + (size_t)i * n, v->hist, v->n_hist + i, pd);
         const double px = pd[x], qx = q ? q[x] : 1.0;
         const double u = sampler_uniform(rng);
@@ -40,6 +42,7 @@ int spec_accept(sampler *s, const spec_verify *v, sampler_rng *rng, int32_t *nex
         *next = sampler_draw_dist(pd, n, rng);
         return i;
     }
+    if (v->at_row) v->at_row(v->u, v->k);
     *next = sampler_sample(s, p, v->rows + (size_t)v->k * n, v->hist, v->n_hist + v->k, rng);
     return v->k;
 }

@@ -39,6 +39,12 @@ typedef struct spec_verify {
     int n_hist, k;
     const float *q;       /* [k][n_vocab] the drafter's distributions; NULL = point masses on the drafts */
     float *pbuf;          /* [n_vocab] scratch (sampling only) */
+    /* Called before row i is sampled from (i = 0, 1, ... in order, up to the
+     * row of the token that follows): brings cfg's processors to the
+     * position after drafts 0 .. i-1 (a grammar takes draft i-1 and
+     * computes its mask). NULL = nothing to do. */
+    void (*at_row)(void *u, int i);
+    void *u;
 } spec_verify;
 
 /* How many drafts are accepted (0..k); *next gets the token that follows

@@ -18,6 +18,7 @@ typedef struct item {
 
 struct earley {
     const cfg *g;
+    rx_store *rx; /* the store the grammar's terms live in (g's own, or a copy of it) */
     item *items;
     size_t n_items, items_cap;
     size_t *set_start; /* set k: items[set_start[k] .. next set's start or n_items) */
@@ -106,7 +107,7 @@ static void closure(earley *e) {
         }
         const cfg_sym s = g->syms[ru->rhs + it.dot];
         if (cfg_is_terminal(s)) { /* a terminal that may end here */
-            if (rx_nullable(g->rx, it.term)) advance(e, &it);
+            if (rx_nullable(e->rx, it.term)) advance(e, &it);
             continue;
         }
         for (int32_t r = g->first_rule[s]; r < g->first_rule[s + 1]; r++) add(e, r, 0, k, term_at(g, r, 0));
@@ -124,7 +125,7 @@ static void file_next_bytes(earley *e) {
     rx_byteset b = {{0}};
     for (size_t i = e->set_start[k]; i < e->n_items; i++) {
         if (e->items[i].term < 0) continue;
-        const rx_byteset *f = rx_first_bytes(e->g->rx, e->items[i].term);
+        const rx_byteset *f = rx_first_bytes(e->rx, e->items[i].term);
         if (!f) {
             e->failed = true;
             return;
@@ -144,7 +145,7 @@ static bool open_set(earley *e) {
     return true;
 }
 
-earley *earley_new(const cfg *g, wick_error *err) {
+earley *earley_new(const cfg *g, rx_store *rx, wick_error *err) {
     if (!g->finished) {
         wick_fail(err, "grammar not finished");
         return NULL;
@@ -152,6 +153,7 @@ earley *earley_new(const cfg *g, wick_error *err) {
     earley *e = calloc(1, sizeof *e);
     if (!e || !slots_grow(e)) goto oom;
     e->g = g;
+    e->rx = rx ? rx : g->rx;
     if (!open_set(e)) goto oom;
     for (int32_t r = g->first_rule[g->start]; r < g->first_rule[g->start + 1]; r++) add(e, r, 0, 0, term_at(g, r, 0));
     closure(e);
@@ -181,7 +183,7 @@ bool earley_push(earley *e, uint8_t c) {
         e->failed = true;
         return false;
     }
-    rx_store *rx = e->g->rx;
+    rx_store *rx = e->rx;
     for (size_t i = from; i < to; i++) {
         const item it = e->items[i];
         if (it.term < 0) continue;
@@ -230,7 +232,7 @@ void earley_mask(earley *e, const token_trie *t, uint64_t *mask) {
 static bool slice_inside_terminal(earley *e, rx_id slice) {
     for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++) {
         const rx_id t = e->items[i].term;
-        if (t >= 0 && rx_contains_prefixes(e->g->rx, t, slice)) return true;
+        if (t >= 0 && rx_contains_prefixes(e->rx, t, slice)) return true;
     }
     return false;
 }
@@ -265,7 +267,7 @@ typedef struct lex_walk {
 static rx_id set_terms(earley *e) {
     rx_id u = RX_NOTHING;
     for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++)
-        if (e->items[i].term >= 0) u = rx_or(e->g->rx, u, e->items[i].term);
+        if (e->items[i].term >= 0) u = rx_or(e->rx, u, e->items[i].term);
     return u;
 }
 
@@ -278,9 +280,9 @@ static bool lex_step(void *ctx, size_t d, uint8_t c) {
         earley_pop(e, w->mat - (d - 1));
         w->mat = d - 1;
     }
-    const rx_id nu = rx_next(e->g->rx, w->u[d - 1], c);
+    const rx_id nu = rx_next(e->rx, w->u[d - 1], c);
     if (nu == RX_NOTHING) return false;
-    if (!rx_nullable(e->g->rx, nu)) { /* still inside terminals: the parser would only carry them */
+    if (!rx_nullable(e->rx, nu)) { /* still inside terminals: the parser would only carry them */
         w->u[d] = nu;
         return true;
     }

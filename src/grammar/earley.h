@@ -18,8 +18,11 @@
 
 typedef struct earley earley;
 
-/* A parser at the start of g (finished; g must outlive it). */
-earley *earley_new(const cfg *g, wick_error *err);
+/* A parser at the start of g (finished; g must outlive it) whose terms
+ * live in rx: g's own store (NULL), or a copy of it (rx_store_clone) so
+ * that parsers of one grammar may run on several threads at once (reading
+ * fills the store's DFA rows). rx must outlive the parser. */
+earley *earley_new(const cfg *g, rx_store *rx, wick_error *err);
 void earley_free(earley *e);
 
 /* Reads byte c: true, or false (c cannot come next; nothing changed). */

@@ -10,21 +10,27 @@
 
 struct grammar_matcher {
     earley *e;
+    rx_store *rx; /* its copy of the grammar's store */
     const token_trie *vocab;
+    const token_slices *ts;
+    const rx_id *terms;
     uint32_t *bytes_of; /* bytes each accepted token pushed */
     size_t n, cap;
 };
 
-grammar_matcher *grammar_matcher_new(const cfg *g, const token_trie *vocab, wick_error *err) {
+grammar_matcher *grammar_matcher_new(const cfg *g, const token_trie *vocab, const token_slices *ts,
+                                     const rx_id *terms, wick_error *err) {
     grammar_matcher *m = calloc(1, sizeof *m);
-    if (!m) {
+    if (!m || !(m->rx = rx_store_clone(g->rx))) {
+        free(m);
         wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
     m->vocab = vocab;
-    m->e = earley_new(g, err);
-    if (!m->e) {
-        free(m);
+    m->ts = ts;
+    m->terms = terms;
+    if (!(m->e = earley_new(g, m->rx, err))) {
+        grammar_matcher_free(m);
         return NULL;
     }
     return m;
@@ -33,6 +39,7 @@ grammar_matcher *grammar_matcher_new(const cfg *g, const token_trie *vocab, wick
 void grammar_matcher_free(grammar_matcher *m) {
     if (!m) return;
     earley_free(m->e);
+    rx_store_free(m->rx);
     free(m->bytes_of);
     free(m);
 }
@@ -60,6 +67,6 @@ void grammar_matcher_rollback(grammar_matcher *m, size_t n) {
 size_t grammar_matcher_tokens(const grammar_matcher *m) { return m->n; }
 bool grammar_matcher_complete(const grammar_matcher *m) { return earley_accepting(m->e); }
 
-void grammar_matcher_mask(grammar_matcher *m, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
-    earley_mask_sliced(m->e, ts, terms, mask);
+void grammar_matcher_mask(grammar_matcher *m, uint64_t *mask) {
+    earley_mask_sliced(m->e, m->ts, m->terms, mask);
 }

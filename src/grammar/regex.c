@@ -99,6 +99,36 @@ void rx_store_free(rx_store *s) {
     free(s);
 }
 
+/* A copy of n elements of size sz, in a block of cap of them (cap >= n). */
+static void *dup_array(const void *a, size_t n, size_t cap, size_t sz) {
+    if (!cap) return NULL;
+    void *b = malloc(cap * sz);
+    if (b && n) memcpy(b, a, n * sz);
+    return b;
+}
+
+rx_store *rx_store_clone(const rx_store *s) {
+    rx_store *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    *c = *s;
+    c->nodes = dup_array(s->nodes, s->n, s->nodes_cap, sizeof *s->nodes);
+    c->args = dup_array(s->args, s->n_args, s->args_cap, sizeof *s->args);
+    c->index = dup_array(s->index, s->index_cap, s->index_cap, sizeof *s->index);
+    c->memo_key = dup_array(s->memo_key, s->memo_cap, s->memo_cap, sizeof *s->memo_key);
+    c->memo_val = dup_array(s->memo_val, s->memo_cap, s->memo_cap, sizeof *s->memo_val);
+    c->row_of = dup_array(s->row_of, s->row_of_cap, s->row_of_cap, sizeof *s->row_of);
+    c->rows = dup_array(s->rows, s->n_rows * 256, s->rows_cap, sizeof *s->rows);
+    c->first = dup_array(s->first, s->first_cap, s->first_cap, sizeof *s->first);
+    c->first_known = dup_array(s->first_known, s->first_known_cap, s->first_known_cap, sizeof *s->first_known);
+    if ((s->nodes_cap && !c->nodes) || (s->args_cap && !c->args) || (s->index_cap && !c->index) ||
+        (s->memo_cap && (!c->memo_key || !c->memo_val)) || (s->row_of_cap && !c->row_of) ||
+        (s->rows_cap && !c->rows) || (s->first_cap && !c->first) || (s->first_known_cap && !c->first_known)) {
+        rx_store_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 size_t rx_store_size(const rx_store *s) { return s->n; }
 bool rx_store_ok(const rx_store *s) { return !s->oom; }
 

@@ -22,6 +22,7 @@
 #include "kernels/ops.h"
 #include "kernels/tuning_env.h"
 #include "model/arch_hparams.h"
+#include "model/grammar_vocab.h"
 #include "model/loader.h"
 #include "model/model.h"
 
@@ -630,6 +631,11 @@ wick_model *wick_model_load(const char *path, const wick_model_params *params, w
     }
     m->converted_type = -1;
     m->tuning = kernel_tuning_from_env(cpu_get_features());
+    if (!(m->lazy = model_lazy_new())) {
+        free(m);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
+        return NULL;
+    }
     int rc;
     if (dir_exists(path))
         rc = load_hf(m, path, err);
@@ -676,6 +682,7 @@ void wick_model_free(wick_model *m) {
     if (m->tok) tok_free(m->tok);
     if (m->gguf) gguf_close(m->gguf);
     if (m->st) st_close(m->st);
+    model_lazy_free(m->lazy);
     free(m);
 }
 

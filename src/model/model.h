@@ -1,7 +1,7 @@
 /* model.h — the loaded model (struct wick_model): architecture, hyperparameters,
  * bound weight tensors, tokenizer and generation defaults. Weights stay in the
  * memory-mapped files; only small vectors (norm weights, biases) are converted
- * to f32 copies the model owns. Read-only after loading. */
+ * to f32 copies the model owns. Read-only after loading, but for `lazy`. */
 #ifndef WICK_MODEL_MODEL_H
 #define WICK_MODEL_MODEL_H
 
@@ -77,6 +77,10 @@ struct wick_model {
     size_t resident_bytes; /* weight bytes decode keeps in memory: decode_bytes + idle experts */
     int converted_type;   /* matrices converted at load to this type; -1 = as stored */
     uint64_t identity[2]; /* what decides the KV a token gets, but the tokens (model_compute_identity) */
+
+    /* What is built on first use, under its own lock (grammar_vocab.h): the
+     * pointer is fixed at load, what it points to is not read-only. */
+    struct model_lazy *lazy;
 
     void **owned; /* allocations the model frees: f32 vectors, realigned tensors */
     int n_owned;

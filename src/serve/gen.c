@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "engine/request.h"
+#include "serve/fields_grammar.h"
 #include "serve/server.h"
 
 const char *gen_finish_name(wick_finish f) {
@@ -51,7 +52,16 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .spec = g->spec,
     };
     wick_error err = {0};
-    job *j = job_submit(l->sched, &r, l->mx, &err);
+    wick_grammar *gr = NULL;
+    if (g->grammar && g->grammar->spec.kind) {
+        if (!(gr = wick_grammar_compile(l->model, &g->grammar->spec, &err))) {
+            fld_fail_wick(e, &err, g->grammar->param);
+            if (e->status >= 500) return NULL;
+            fld_fail(e, 400, g->grammar->param, "%s", err.msg);
+            return NULL;
+        }
+    }
+    job *j = job_submit(l->sched, &r, gr, l->mx, &err); /* (owns gr from here) */
     if (!j) {
         fld_fail_wick(e, &err, g->spans ? "prompt" : NULL);
         if (err.code == WICK_E_QUEUE_FULL) /* the server's words: which model, how many wait */

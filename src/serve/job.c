@@ -24,6 +24,7 @@ struct job {
     int64_t id;
     metrics_model *mx;
     double t_last; /* time of the last token, for inter-token latency */
+    wick_grammar *grammar; /* the request's, freed with the job */
 };
 
 
@@ -38,6 +39,7 @@ static void job_unref_locked(job *j) {
     job_batch_free(&j->pend);
     free(j->res.error);
     free(j->res.tail);
+    wick_grammar_free(j->grammar);
     free(j);
 }
 
@@ -93,9 +95,10 @@ static void on_done(void *user, const wick_request_result *r) {
     job_unref_locked(j);
 }
 
-job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_error *err) {
+job *job_submit(wick_sched *s, const wick_request *r, wick_grammar *grammar, metrics_model *mx, wick_error *err) {
     job *j = calloc(1, sizeof *j);
     if (!j) {
+        wick_grammar_free(grammar);
         wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
     }
@@ -105,7 +108,9 @@ job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_er
     j->s = s;
     j->mx = mx;
     j->t_last = wick_now_s();
+    j->grammar = grammar;
     wick_request q = *r;
+    q.grammar = grammar;
     q.on_token = on_token;
     q.on_done = on_done;
     q.user = j;
@@ -114,6 +119,7 @@ job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_er
     if (j->id < 0) {
         pthread_mutex_destroy(&j->mu);
         pthread_cond_destroy(&j->cv);
+        wick_grammar_free(grammar);
         free(j);
         return NULL;
     }

@@ -36,9 +36,11 @@ typedef struct job_result {
 
 typedef struct job job;
 
-/* Submit r (its on_token/on_done/user are replaced) to s. mx (may be NULL)
- * gets the request's latencies. NULL + err on a refused submit. */
-job *job_submit(wick_sched *s, const wick_request *r, metrics_model *mx, wick_error *err);
+/* Submit r (its on_token/on_done/user and grammar are replaced) to s with
+ * grammar (NULL = none), which the job owns from here: freed with the job,
+ * or at once when the submit is refused. mx (may be NULL) gets the
+ * request's latencies. NULL + err on a refused submit. */
+job *job_submit(wick_sched *s, const wick_request *r, wick_grammar *grammar, metrics_model *mx, wick_error *err);
 /* Move the events gathered so far into b (emptied first), waiting up to
  * timeout_ms for the first one or the end. Returns true if b holds events or
  * the end. */

@@ -11,6 +11,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "serve/fields_grammar.h"
 #include "serve/fields_known.h"
 #include "serve/json_out.h"
 #include "serve/prompt.h"
@@ -130,6 +131,7 @@ typedef struct oll_req {
     const char *model;
     int think;          /* -1 not given, 0 false (enable_thinking false in the template) */
     long long num_ctx;  /* options.num_ctx (0 = not given) */
+    const cJSON *body;  /* the request ("format" is read again at submit) */
     gen_params g;
 } oll_req;
 
@@ -150,9 +152,10 @@ static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     else if (think && !cJSON_IsNull(think)) return fld_fail(e, 400, "think", "\"think\" must be true or false");
     if (fld_keep_alive(b, "keep_alive", &q->keep_alive, e) < 0) return -1;
     if (fld_object(b, "options", &q->options, e) < 0) return -1;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(b, "format");
-    if (fmt && !cJSON_IsNull(fmt) && !(cJSON_IsString(fmt) && fmt->valuestring[0] == 0))
-        return fld_fail(e, 400, "format", "\"format\" (structured output) is not supported yet");
+    fld_grammar gr; /* checked here, before a model is leased; taken again at submit */
+    if (fld_grammar_ollama(b, &gr, e) < 0) return -1;
+    fld_grammar_free(&gr);
+    q->body = b;
     const cJSON *imgs = cJSON_GetObjectItemCaseSensitive(b, "images");
     if (cJSON_IsArray(imgs) && cJSON_GetArraySize(imgs) > 0)
         return fld_fail(e, 400, "images", "images are not supported by this server");
@@ -215,7 +218,14 @@ static void load_only(serve_server *s, http_call *c, oll_req *q, bool chat) {
 static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool chat, bool want_context) {
     fld_error e = {0};
     http_note(c, "model=%s prompt=%d", l->name, q->g.n_ids);
-    job *j = gen_submit(s, l, &q->g, &e);
+    fld_grammar gr;
+    job *j = NULL;
+    if (fld_grammar_ollama(q->body, &gr, &e) == 0) {
+        q->g.grammar = &gr;
+        j = gen_submit(s, l, &q->g, &e);
+        q->g.grammar = NULL;
+        fld_grammar_free(&gr);
+    }
     oll_resp *r = j ? calloc(1, sizeof *r) : NULL;
     if (!r) {
         if (j) {

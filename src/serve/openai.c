@@ -92,14 +92,8 @@ static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     const char *str;
     if (fld_str(b, "cache_salt", &q->g.cache_salt, e) < 0 || fld_str(b, "user", &str, e) < 0) return -1;
     if (fld_speculative(b, &q->g.spec, e) < 0) return -1;
-    const cJSON *obj;
-    if ((r = fld_object(b, "response_format", &obj, e)) < 0) return -1;
-    if (r) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "type");
-        if (!cJSON_IsString(t)) return fld_fail(e, 400, "response_format", "\"response_format.type\" must be a string");
-        if (strcmp(t->valuestring, "text") != 0)
-            return fld_fail(e, 400, "response_format", "response_format \"%s\" is not supported yet", t->valuestring);
-    }
+    if (fld_grammar_openai(b, &q->gr, e) < 0) return -1;
+    q->g.grammar = &q->gr;
     return 0;
 }
 
@@ -225,7 +219,10 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
         goto bad;
     }
     mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) {
+        fld_grammar_free(&q.gr);
+        return;
+    }
     span_req sr = {0};
     int rc = sampling_for(&l, b, &q, &e);
     if (rc == 0) rc = span_req_options(b, l.model, &sr, &e);
@@ -245,10 +242,12 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     run(s, c, &q, &l);
     free(q.g.ids);
     free(q.bias);
+    fld_grammar_free(&q.gr);
     span_req_free(&sr);
     return;
 bad:
     free(q.bias);
+    fld_grammar_free(&q.gr);
     reply_openai_error(c, &e);
 }
 
@@ -300,12 +299,16 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
     fld_error e = {0};
     prompt_chat_opts po;
     if (parse_common(b, &q, &e) < 0 || parse_logprobs(b, &q, &e) < 0 || chat_opts(b, &po, &e) < 0) {
+        fld_grammar_free(&q.gr);
         reply_openai_error(c, &e);
         return;
     }
     if (prefill_only) q.g.n_predict = 0;
     mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) return;
+    if (oai_lease_model(s, c, b, &l) < 0) {
+        fld_grammar_free(&q.gr);
+        return;
+    }
     q.g.new_message = true;
     q.g.chat = true;
     po.max_ids = l.n_ctx - 1;
@@ -314,12 +317,14 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
         mpool_release(s->pool, &l, NAN);
         span_req_free(&sr);
         free(q.bias);
+    fld_grammar_free(&q.gr);
         reply_openai_error(c, &e);
         return;
     }
     run(s, c, &q, &l);
     free(q.g.ids);
     free(q.bias);
+    fld_grammar_free(&q.gr);
     span_req_free(&sr);
 }
 

@@ -4,6 +4,7 @@
 #ifndef WICK_SERVE_OPENAI_H
 #define WICK_SERVE_OPENAI_H
 
+#include "serve/fields_grammar.h"
 #include "serve/server.h"
 
 typedef struct oai_req {
@@ -11,6 +12,7 @@ typedef struct oai_req {
     int logprobs;      /* -1 none; else top-N (chat: top_logprobs) */
     wick_logit_bias *bias; /* logit_bias (malloc'd; g.sampling points here) */
     int n_bias;
+    fld_grammar gr;    /* structured output (g.grammar points here) */
     gen_params g;
 } oai_req;
 

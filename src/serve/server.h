@@ -49,11 +49,14 @@ typedef struct gen_params {
     wick_spec_request spec;  /* speculative decoding (zeroed: the server's default) */
     bool chat;               /* the prompt came from messages (errors name "messages", else "prompt") */
     int n_ctx_limit;         /* a context smaller than the model's for this request (Ollama's num_ctx); 0 = none */
+    const struct fld_grammar *grammar; /* structured output (NULL or kind 0 = none); compiled at submit */
 } gen_params;
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
  * leaves no room (a span request longer than the context: the library's
- * message), 503 + retry-after when the queue is full. */
+ * message), 400 naming the field when the grammar does not compile (the
+ * compile runs here, on the HTTP thread), 503 + retry-after when the queue
+ * is full. */
 job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_error *e);
 /* Wait for the whole output, appending every event into acc (events and
  * text, offsets rebased). Returns 0 at the end, -1 if the client left or the
