@@ -45,6 +45,12 @@ static void check_cases(const jcase *cs, size_t n, bool strict, bool ws) {
 static void test_types(void) {
     static const jcase cs[] = {
         {"{\"type\":\"integer\"}", "-12", 1},
+        {"{\"type\":\"string\",\"enum\":[\"a\",1,\"b\"]}", "\"a\"", 1}, /* type beside enum filters its values */
+        {"{\"type\":\"string\",\"enum\":[\"a\",1,\"b\"]}", "1", 0},
+        {"{\"type\":[\"integer\",\"null\"],\"enum\":[1.5,2,null,\"x\"]}", "2", 1},
+        {"{\"type\":[\"integer\",\"null\"],\"enum\":[1.5,2,null,\"x\"]}", "1.5", 0},
+        {"{\"type\":[\"integer\",\"null\"],\"enum\":[1.5,2,null,\"x\"]}", "null", 1},
+        {"{\"type\":\"string\",\"const\":\"k\",\"description\":\"d\"}", "\"k\"", 1},
         {"{\"type\":\"integer\"}", "1.5", 0},
         {"{\"type\":\"integer\"}", "01", 0},
         {"{\"type\":\"number\"}", "1.5e-3", 1},
@@ -143,6 +149,10 @@ static void test_errors(void) {
     refused("{\"type\":\"strin\"}", "type \"strin\"");
     refused("{\"type\":\"string\",\"pattern\":\"(a)\\\\1\"}", "backreference");
     refused("{\"enum\":[]}", "empty enum");
+    refused("{\"enum\":[\"abc\"],\"maxLength\":1}", "keyword \"maxLength\" beside \"enum\"");
+    refused("{\"type\":\"string\",\"enum\":[1]}", "no value of the enum");
+    refused("{\"$defs\":{\"a\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a\",\"minLength\":2}", "keyword \"minLength\" beside \"$ref\"");
+    refused("{\"anyOf\":[{\"type\":\"string\"}],\"maxLength\":2}", "keyword \"maxLength\" beside \"anyOf\"");
 }
 
 static bool cfg_accepts(cfg *g, const char *text) {

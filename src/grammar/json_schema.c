@@ -504,6 +504,48 @@ static bool known_keyword(const char *k) {
     return false;
 }
 
+/* Keywords that say nothing about which values are valid. */
+static bool annotation(const char *k) {
+    static const char *an[] = {"title", "description", "$schema", "$id", "default", "examples", "$comment", "$defs", "definitions"};
+    for (size_t i = 0; i < sizeof an / sizeof *an; i++)
+        if (strcmp(k, an[i]) == 0) return true;
+    return false;
+}
+
+/* A schema that is one of $ref / enum / const / anyOf / allOf takes no other
+ * validating keyword (but type beside enum and const, which filters their
+ * values): one would be ignored, so it is refused, naming it. */
+static void only_with(jsc *c, const cJSON *s, const char *main, bool type_ok) {
+    for (const cJSON *k = s->child; k && !c->failed; k = k->next) {
+        if (strcmp(k->string, main) == 0 || annotation(k->string)) continue;
+        if (type_ok && (strcmp(k->string, "type") == 0 || strcmp(k->string, "enum") == 0 || strcmp(k->string, "const") == 0)) continue;
+        char what[200];
+        snprintf(what, sizeof what, "keyword \"%.60s\" beside \"%s\"", k->string, main);
+        fail(c, "%s is not supported (%s)", what);
+    }
+}
+
+/* Does JSON value v have type name t ("integer": a number with no fraction)? */
+static bool value_has_type(const cJSON *v, const char *t) {
+    if (strcmp(t, "null") == 0) return cJSON_IsNull(v);
+    if (strcmp(t, "boolean") == 0) return cJSON_IsBool(v);
+    if (strcmp(t, "string") == 0) return cJSON_IsString(v);
+    if (strcmp(t, "array") == 0) return cJSON_IsArray(v);
+    if (strcmp(t, "object") == 0) return cJSON_IsObject(v);
+    if (strcmp(t, "number") == 0) return cJSON_IsNumber(v);
+    if (strcmp(t, "integer") == 0) return cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble;
+    return false;
+}
+
+/* Does v satisfy type (absent, a name, or an array of names)? */
+static bool value_fits(const cJSON *v, const cJSON *type) {
+    if (!type) return true;
+    if (cJSON_IsString(type)) return value_has_type(v, type->valuestring);
+    for (const cJSON *t = cJSON_IsArray(type) ? type->child : NULL; t; t = t->next)
+        if (cJSON_IsString(t) && value_has_type(v, t->valuestring)) return true;
+    return false;
+}
+
 static cfg_sym ref_schema(jsc *c, const char *ref) {
     const cJSON *t = NULL;
     if (strcmp(ref, "#") == 0) t = c->root;
@@ -555,23 +597,28 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
         } else if (kinds > 1 || (kinds && type && !en && !cn)) {
             out = fail(c, "%s: several of $ref, enum, const, anyOf, allOf, type in one schema are not supported (%s)", "combination");
         } else if (ref) {
-            out = cJSON_IsString(ref) ? ref_schema(c, ref->valuestring) : fail(c, "%s must be a string (%s)", "$ref");
-        } else if (en || cn) { /* each value in its compact spelling (a type beside it must hold for each: not checked, so refused) */
-            if (type) out = fail(c, "%s beside enum/const is not supported (%s)", "type");
-            else {
-                const int32_t n = nonterm(c);
-                const cJSON *v = en ? (cJSON_IsArray(en) ? en->child : NULL) : cn;
-                if (en && !cJSON_IsArray(en)) out = fail(c, "%s must be an array (%s)", "enum");
-                for (; v && !c->failed; v = en ? v->next : NULL) {
-                    char *t = cJSON_PrintUnformatted(v);
-                    if (!t) c->failed = true;
-                    else RULE(c, n, lit(c, t));
-                    free(t);
-                }
-                if (!c->failed && en && !en->child) out = fail(c, "%s: an empty enum admits no value (%s)", "enum");
-                else if (!c->failed) out = n;
+            only_with(c, s, "$ref", false);
+            out = c->failed ? -1 : cJSON_IsString(ref) ? ref_schema(c, ref->valuestring) : fail(c, "%s must be a string (%s)", "$ref");
+        } else if (en || cn) { /* each value in its compact spelling, those of the type beside it (if any) */
+            only_with(c, s, en ? "enum" : "const", true);
+            if (type && !cJSON_IsString(type) && !cJSON_IsArray(type)) out = fail(c, "%s must be a string or an array (%s)", "type");
+            const int32_t n = c->failed ? -1 : nonterm(c);
+            const cJSON *v = en ? (cJSON_IsArray(en) ? en->child : NULL) : cn;
+            if (en && !cJSON_IsArray(en)) out = fail(c, "%s must be an array (%s)", "enum");
+            bool any_value = false;
+            for (; v && !c->failed; v = en ? v->next : NULL) {
+                if (!value_fits(v, type)) continue;
+                any_value = true;
+                char *t = cJSON_PrintUnformatted(v);
+                if (!t) c->failed = true;
+                else RULE(c, n, lit(c, t));
+                free(t);
             }
+            if (!c->failed && en && !en->child) out = fail(c, "%s: an empty enum admits no value (%s)", "enum");
+            else if (!c->failed && !any_value) out = fail(c, "%s: no value of the enum or const is of the given type (%s)", en ? "enum" : "const");
+            else if (!c->failed) out = n;
         } else if (any || all) {
+            only_with(c, s, any ? "anyOf" : "allOf", false);
             const cJSON *list = any ? any : all;
             if (!cJSON_IsArray(list) || !list->child) out = fail(c, "%s must be a non-empty array (%s)", any ? "anyOf" : "allOf");
             else if (all && list->child->next) out = fail(c, "%s with more than one schema is not supported (%s)", "allOf");

@@ -7,8 +7,10 @@
 #                              STORIES (../shared's stories260K, else the same
 #                              file shipped as the demo model); traps EXIT
 #   serve_need_node            skips without node
-#   serve_need_npm             installs the pinned clients (openai, ollama) into
-#                              tests/js/node_modules once; skips without npm/registry
+#   serve_need_npm [PKG...]    installs the pinned clients (openai, ollama, and
+#                              PKG...) into tests/js/node_modules once (one install
+#                              at a time: suites run in parallel); skips without
+#                              npm/registry
 #   serve_start VAR ARGS...    starts `$WICK serve --host 127.0.0.1 --port 0 ARGS...`,
 #                              parses the port it prints, waits for GET /health = 200;
 #                              sets VAR to the base URL (http://127.0.0.1:PORT) and
@@ -57,17 +59,25 @@ serve_need_node() {
 serve_need_npm() {
   serve_need_node
   command -v npm >/dev/null || skip "npm not installed"
-  local pkg want have missing=0
-  for pkg in openai ollama; do
-    want=$(node -e 'console.log(require(process.argv[1]).dependencies[process.argv[2]])' "$PWD/$JS/package.json" "$pkg")
-    have=$(node -e 'try{console.log(require(process.argv[1]).version)}catch{console.log("none")}' "$PWD/$JS/node_modules/$pkg/package.json")
-    [ "$want" = "$have" ] || missing=1
-  done
-  if [ $missing = 1 ]; then
-    if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$TMP/npm.log"; then
-      cat "$TMP/npm.log"
-      skip "npm install of the openai/ollama clients failed (registry unreachable?)"
-    fi
+  local pkgs=(openai ollama "$@")
+  npm_missing() {
+    local pkg want have
+    for pkg in "${pkgs[@]}"; do
+      want=$(node -e 'console.log(require(process.argv[1]).dependencies[process.argv[2]])' "$PWD/$JS/package.json" "$pkg")
+      have=$(node -e 'try{console.log(require(process.argv[1]).version)}catch{console.log("none")}' "$PWD/$JS/node_modules/$pkg/package.json")
+      [ "$want" = "$have" ] || return 0
+    done
+    return 1
+  }
+  npm_missing || return 0
+  (
+    flock 9
+    npm_missing || exit 0
+    npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$TMP/npm.log"
+  ) 9>"$JS/.npm-install.lock"
+  if npm_missing; then
+    cat "$TMP/npm.log" 2>/dev/null
+    skip "npm install of the test clients (${pkgs[*]}) failed (registry unreachable?)"
   fi
 }
 
