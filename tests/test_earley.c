@@ -196,7 +196,7 @@ static void test_matcher(void) {
     static uint64_t masks[STEPS + 1][W];
     int wrong = 0;
     for (int walk = 0; walk < 40 && t && ts; walk++) {
-        grammar_matcher *m = grammar_matcher_new(g, t, ts, terms, NULL);
+        grammar_matcher *m = grammar_matcher_new(g, NULL, t, ts, terms, NULL);
         int steps = 0;
         for (; steps < STEPS; steps++) {
             grammar_matcher_mask(m, masks[steps]);

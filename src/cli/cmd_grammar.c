@@ -23,6 +23,9 @@ typedef struct check_run {
     double *us; /* every mask's time */
     size_t n_us, cap_us;
     int lines, accepted, rejected, untokenizable;
+    double line_max_us;   /* the slowest mask of the current line */
+    size_t line_max_byte; /* and the byte it was computed at */
+    size_t at_byte;       /* the current mask's byte */
     cJSON *out; /* --json: the per-line results */
 } check_run;
 
@@ -41,7 +44,9 @@ static bool add_time(check_run *r, double us) {
 static int timed_mask(check_run *r, wick_grammar_matcher *gm, int32_t id, bool *allowed) {
     const double t0 = wick_now_ms();
     wick_grammar_matcher_mask(gm, r->bits);
-    if (!add_time(r, (wick_now_ms() - t0) * 1000)) return cli_error("grammar: out of memory");
+    const double us = (wick_now_ms() - t0) * 1000;
+    if (!add_time(r, us)) return cli_error("grammar: out of memory");
+    if (us > r->line_max_us) r->line_max_us = us, r->line_max_byte = r->at_byte;
     *allowed = id >= 0 && (r->bits[id >> 6] >> (id & 63) & 1);
     return 0;
 }
@@ -52,6 +57,8 @@ static void report(check_run *r, size_t line_no, bool ok, const char *why, long 
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "line", (double)line_no);
         cJSON_AddBoolToObject(o, "accepted", ok);
+        cJSON_AddNumberToObject(o, "max_mask_us", r->line_max_us);
+        cJSON_AddNumberToObject(o, "max_mask_byte", (double)r->line_max_byte);
         if (!ok) {
             cJSON_AddStringToObject(o, "reason", why);
             if (byte >= 0) cJSON_AddNumberToObject(o, "byte", (double)byte);
@@ -98,8 +105,11 @@ static int check_line(void *ctx, char *line, size_t len, size_t line_no) {
         if (!gm) rc = cli_error("grammar: %s", err.msg);
         size_t byte = 0;
         int i = 0;
+        r->line_max_us = 0;
+        r->line_max_byte = 0;
         bool allowed = true;
         for (; rc == 0 && i < n; i++) {
+            r->at_byte = byte;
             if ((rc = timed_mask(r, gm, ids[i], &allowed)) < 0 || !allowed) break;
             if (!wick_grammar_matcher_accept(gm, ids[i])) {
                 rc = cli_error("grammar: %s line %zu: the mask allows token %d but the matcher refuses it", r->path,
@@ -110,6 +120,7 @@ static int check_line(void *ctx, char *line, size_t len, size_t line_no) {
         }
         if (rc == 0) {
             bool end_ok = false;
+            r->at_byte = byte;
             if (allowed) rc = timed_mask(r, gm, -1, &end_ok);
             if (rc == 0 && !allowed)
                 report(r, line_no, false, "the grammar does not allow this token here", (long)byte, i);

@@ -3,6 +3,7 @@
  * model's vocabulary, and the per-output matcher that turns the parser's
  * byte-level state into token masks, end-of-generation included. */
 #include <cJSON.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,19 @@
 #include "model/model.h"
 
 #define MAX_SLICE_TERMS 8
+/* The most DFA rows (1 KiB each) a grammar's warm store keeps. */
+#define WARM_MAX_ROWS 16384
+
+/* What the matchers of a grammar learn for the next ones: each starts from
+ * a copy of `store` (the grammar's terms with the DFA rows filled so far)
+ * and, when it ends, hands its own copy back if nobody did in between
+ * (version unchanged) and it filled more rows. So a grammar used again
+ * starts warm; concurrent matchers never share a store. */
+typedef struct grammar_warm {
+    pthread_mutex_t mu;
+    rx_store *store; /* NULL: the grammar's own (cfg's) store */
+    uint64_t version;
+} grammar_warm;
 
 struct wick_grammar {
     const wick_model *m;
@@ -24,12 +38,14 @@ struct wick_grammar {
     cfg *g;
     rx_id terms[MAX_SLICE_TERMS]; /* the vocabulary's slices as terms of g's store */
     double compile_ms;
+    grammar_warm *warm;
 };
 
 struct wick_grammar_matcher {
     const wick_grammar *gr;
     grammar_matcher *mt;
-    int eog_taken; /* an end-of-generation token was taken (1) or not (0) */
+    uint64_t base_version; /* the warm store's version it copied */
+    int eog_taken;         /* an end-of-generation token was taken (1) or not (0) */
 };
 
 static int compile_front(cfg *g, const wick_grammar_spec *sp, size_t len, wick_error *err) {
@@ -75,6 +91,13 @@ wick_grammar *wick_grammar_compile(const wick_model *m, const wick_grammar_spec 
     }
     gr->m = m;
     gr->v = v;
+    if (!(gr->warm = calloc(1, sizeof *gr->warm)) || pthread_mutex_init(&gr->warm->mu, NULL) != 0) {
+        free(gr->warm);
+        gr->warm = NULL;
+        wick_grammar_free(gr);
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
+        return NULL;
+    }
     const size_t len = sp->text && !sp->len ? strlen(sp->text) : sp->len;
     if (compile_front(gr->g, sp, len, err) < 0) {
         wick_grammar_free(gr);
@@ -103,6 +126,11 @@ wick_grammar *wick_grammar_compile(const wick_model *m, const wick_grammar_spec 
 
 void wick_grammar_free(wick_grammar *gr) {
     if (!gr) return;
+    if (gr->warm) {
+        rx_store_free(gr->warm->store);
+        pthread_mutex_destroy(&gr->warm->mu);
+        free(gr->warm);
+    }
     cfg_free(gr->g);
     free(gr);
 }
@@ -116,7 +144,12 @@ wick_grammar_matcher *wick_grammar_matcher_new(const wick_grammar *gr, wick_erro
         return NULL;
     }
     m->gr = gr;
-    if (!(m->mt = grammar_matcher_new(gr->g, gr->v->trie, gr->v->slices, gr->terms, err))) {
+    grammar_warm *w = gr->warm;
+    pthread_mutex_lock(&w->mu);
+    m->base_version = w->version;
+    m->mt = grammar_matcher_new(gr->g, w->store, gr->v->trie, gr->v->slices, gr->terms, err);
+    pthread_mutex_unlock(&w->mu);
+    if (!m->mt) {
         free(m);
         return NULL;
     }
@@ -125,7 +158,18 @@ wick_grammar_matcher *wick_grammar_matcher_new(const wick_grammar *gr, wick_erro
 
 void wick_grammar_matcher_free(wick_grammar_matcher *m) {
     if (!m) return;
-    grammar_matcher_free(m->mt);
+    rx_store *s = grammar_matcher_free_keep_store(m->mt);
+    grammar_warm *w = m->gr->warm;
+    pthread_mutex_lock(&w->mu);
+    const size_t have = rx_store_rows(w->store ? w->store : m->gr->g->rx);
+    if (s && w->version == m->base_version && rx_store_rows(s) > have && rx_store_rows(s) <= WARM_MAX_ROWS) {
+        rx_store_free(w->store);
+        w->store = s;
+        w->version++;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&w->mu);
+    rx_store_free(s);
     free(m);
 }
 

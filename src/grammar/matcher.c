@@ -18,10 +18,10 @@ struct grammar_matcher {
     size_t n, cap;
 };
 
-grammar_matcher *grammar_matcher_new(const cfg *g, const token_trie *vocab, const token_slices *ts,
+grammar_matcher *grammar_matcher_new(const cfg *g, const rx_store *base, const token_trie *vocab, const token_slices *ts,
                                      const rx_id *terms, wick_error *err) {
     grammar_matcher *m = calloc(1, sizeof *m);
-    if (!m || !(m->rx = rx_store_clone(g->rx))) {
+    if (!m || !(m->rx = rx_store_clone(base ? base : g->rx))) {
         free(m);
         wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         return NULL;
@@ -42,6 +42,15 @@ void grammar_matcher_free(grammar_matcher *m) {
     rx_store_free(m->rx);
     free(m->bytes_of);
     free(m);
+}
+
+rx_store *grammar_matcher_free_keep_store(grammar_matcher *m) {
+    if (!m) return NULL;
+    const bool failed = earley_failed(m->e) || !rx_store_ok(m->rx);
+    rx_store *s = failed ? NULL : m->rx;
+    if (!failed) m->rx = NULL;
+    grammar_matcher_free(m);
+    return s;
 }
 
 bool grammar_matcher_accept(grammar_matcher *m, int32_t id) {

@@ -130,6 +130,7 @@ rx_store *rx_store_clone(const rx_store *s) {
 }
 
 size_t rx_store_size(const rx_store *s) { return s->n; }
+size_t rx_store_rows(const rx_store *s) { return s->n_rows; }
 bool rx_store_ok(const rx_store *s) { return !s->oom; }
 
 bool rx_nullable(const rx_store *s, rx_id r) { return s->nodes[r].nullable; }

@@ -45,6 +45,8 @@ void rx_store_free(rx_store *s);
 /* A copy of s (its terms under the same ids, its DFA rows and memos as
  * filled so far), or NULL when out of memory. */
 rx_store *rx_store_clone(const rx_store *s);
+/* DFA rows filled so far (a row: 256 transitions of 4 bytes). */
+size_t rx_store_rows(const rx_store *s);
 /* Terms the store holds (a bound callers may check against a budget). */
 size_t rx_store_size(const rx_store *s);
 /* False once an allocation failed: every constructor then returns RX_NOTHING

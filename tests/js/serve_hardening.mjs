@@ -120,17 +120,16 @@ async function httpMode() {
 
   // ---- fields recognised and not implemented → 400 naming them
   for (const [path, extra, field] of [
-    ['/v1/completions', { guided_json: { type: 'object' } }, 'guided_json'],
+    ['/v1/completions', { guided_json: { type: 'object' }, guided_whitespace_pattern: ' *' }, 'guided_whitespace_pattern'],
     ['/v1/completions', { use_beam_search: true }, 'use_beam_search'],
     ['/v1/completions', { min_tokens: 5 }, 'min_tokens'],
     ['/v1/completions', { mirostat: 2 }, 'mirostat'],
-    ['/v1/completions', { grammar: 'root ::= "a"' }, 'grammar'],
     ['/v1/completions', { n_probs: 3 }, 'n_probs'],
     ['/v1/completions', { add_special_tokens: false }, 'add_special_tokens'],
     ['/v1/chat/completions', { reasoning_effort: 'high' }, 'reasoning_effort'],
     ['/v1/chat/completions', { tool_choice: 'required', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }, 'tool_choice'],
     ['/v1/chat/completions', { prediction: { type: 'content', content: 'x' } }, 'prediction'],
-    ['/v1/chat/completions', { structured_outputs: { regex: 'a+' } }, 'structured_outputs'],
+    ['/v1/chat/completions', { structured_outputs: { structural_tag: '{}' } }, 'structured_outputs.structural_tag'],
     ['/api/generate', { template: '{{ .Prompt }}' }, 'template'],
     ['/api/generate', { think: true }, 'think'],
     ['/api/chat', { think: 'high' }, 'think'],
