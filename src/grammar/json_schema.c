@@ -4,15 +4,21 @@
  * never admits an invalid instance: a keyword whose meaning it cannot keep
  * exactly is a compile error naming the keyword and its schema path.
  *
- * Supported: true/{} and false, type (and arrays of types), enum, const,
- * properties, required, additionalProperties (bool or schema; absent means
- * allowed unless strict), items, prefixItems, minItems, maxItems, anyOf,
- * allOf with one member, $ref to #/$defs/... and #/definitions/... (and #),
- * minLength, maxLength, pattern, format (date, time, date-time, uuid, ipv4,
- * email), minimum/maximum/exclusive* on integers, and the annotations that do not constrain (title, description,
- * $schema, $id, default, examples, $comment). */
+ * Supported: true/{} and false, type (and arrays of types; without type, a
+ * value of any type under the keywords that apply to it), enum and const
+ * (filtered by a type beside them), properties, required,
+ * additionalProperties (bool or schema; absent means allowed unless strict),
+ * items (draft 4's array form too), prefixItems, additionalItems, minItems,
+ * maxItems, anyOf, allOf with one member, $ref as a local JSON Pointer
+ * (recursion allowed), minLength, maxLength, pattern, format (date, time,
+ * date-time, uuid, ipv4, email), minimum/maximum/exclusive* on integers
+ * (draft 4's boolean exclusive* too), and the annotations that do not
+ * constrain (title, description, $schema, $id, default, examples,
+ * $comment). Beside $ref, anyOf, allOf, enum and const no other validating
+ * keyword is taken (refused by name), as any keyword not listed. */
 #include "grammar/json_schema.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,13 +552,39 @@ static bool value_fits(const cJSON *v, const cJSON *type) {
     return false;
 }
 
+/* The value a local reference ("#" or "#/a/b~1c/0", JSON Pointer with ~0 ~1
+ * and %XX escapes) points at in root, or NULL. */
+static const cJSON *resolve_pointer(const cJSON *root, const char *ref) {
+    if (ref[0] != '#' || (ref[1] && ref[1] != '/')) return NULL;
+    const cJSON *t = root;
+    for (const char *p = ref + 1; *p == '/' && t;) {
+        char seg[256];
+        size_t n = 0;
+        for (p++; *p && *p != '/'; p++) {
+            char ch = *p;
+            if (ch == '~' && (p[1] == '0' || p[1] == '1')) ch = *++p == '0' ? '~' : '/';
+            else if (ch == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+                const char hex[3] = {p[1], p[2], 0};
+                ch = (char)strtol(hex, NULL, 16);
+                p += 2;
+            }
+            if (n + 1 >= sizeof seg) return NULL;
+            seg[n++] = ch;
+        }
+        seg[n] = 0;
+        if (cJSON_IsArray(t)) {
+            char *end;
+            const long i = strtol(seg, &end, 10);
+            t = *seg && !*end && i >= 0 ? cJSON_GetArrayItem(t, (int)i) : NULL;
+        } else {
+            t = cJSON_IsObject(t) ? cJSON_GetObjectItemCaseSensitive(t, seg) : NULL;
+        }
+    }
+    return t;
+}
+
 static cfg_sym ref_schema(jsc *c, const char *ref) {
-    const cJSON *t = NULL;
-    if (strcmp(ref, "#") == 0) t = c->root;
-    else if (strncmp(ref, "#/$defs/", 8) == 0)
-        t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c->root, "$defs"), ref + 8);
-    else if (strncmp(ref, "#/definitions/", 14) == 0)
-        t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c->root, "definitions"), ref + 14);
+    const cJSON *t = resolve_pointer(c->root, ref);
     if (!t) {
         char what[300];
         snprintf(what, sizeof what, "$ref \"%.250s\"", ref);
@@ -655,18 +687,21 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
         } else if (type) {
             out = fail(c, "%s must be a string or an array (%s)", "type");
         } else {
-            /* no type: keywords of one kind imply it; none at all: any value */
-            if (cJSON_GetObjectItemCaseSensitive(s, "properties") || cJSON_GetObjectItemCaseSensitive(s, "required") ||
-                cJSON_GetObjectItemCaseSensitive(s, "additionalProperties"))
-                out = fail(c, "%s: object keywords without \"type\": \"object\" are not supported (%s)", "type");
-            else if (cJSON_GetObjectItemCaseSensitive(s, "items") || cJSON_GetObjectItemCaseSensitive(s, "prefixItems") ||
-                     cJSON_GetObjectItemCaseSensitive(s, "minItems") || cJSON_GetObjectItemCaseSensitive(s, "maxItems"))
-                out = fail(c, "%s: array keywords without \"type\": \"array\" are not supported (%s)", "type");
-            else if (cJSON_GetObjectItemCaseSensitive(s, "minLength") || cJSON_GetObjectItemCaseSensitive(s, "maxLength") ||
-                     cJSON_GetObjectItemCaseSensitive(s, "pattern") || cJSON_GetObjectItemCaseSensitive(s, "format"))
-                out = fail(c, "%s: string keywords without \"type\": \"string\" are not supported (%s)", "type");
-            else
+            /* no type: a value of any type, each under the keywords that
+             * apply to it (minLength constrains strings only, ...) */
+            static const char *const all[] = {"null", "boolean", "object", "array", "string", "number"};
+            bool plain = true; /* no keyword but annotations: any value */
+            for (const cJSON *k = s->child; k; k = k->next) plain = plain && annotation(k->string);
+            if (plain) {
                 out = any_value(c);
+            } else {
+                const int32_t n = nonterm(c);
+                for (size_t i = 0; i < sizeof all / sizeof *all && !c->failed; i++) {
+                    const cfg_sym v = typed(c, s, all[i]);
+                    if (!c->failed) RULE(c, n, v);
+                }
+                out = c->failed ? -1 : n;
+            }
         }
     }
     c->depth--;
