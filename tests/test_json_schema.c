@@ -45,6 +45,48 @@ static void check_cases(const jcase *cs, size_t n, bool strict, bool ws) {
 static void test_types(void) {
     static const jcase cs[] = {
         {"{\"type\":\"integer\"}", "-12", 1},
+        {"{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "\"a\"", 1},
+        {"{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "null", 0},
+        {"{\"$defs\":{\"a\":{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"a\"},\"x\":{\"type\":\"integer\"}},\"required\":[\"kind\",\"x\"]}},\"oneOf\":[{\"$ref\":\"#/$defs/a\"},{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"b\"},\"y\":{\"type\":\"boolean\"}},\"required\":[\"kind\",\"y\"]}]}", "{\"kind\":\"b\",\"y\":true}", 1},
+        {"{\"$defs\":{\"a\":{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"a\"},\"x\":{\"type\":\"integer\"}},\"required\":[\"kind\",\"x\"]}},\"oneOf\":[{\"$ref\":\"#/$defs/a\"},{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"b\"},\"y\":{\"type\":\"boolean\"}},\"required\":[\"kind\",\"y\"]}]}", "{\"kind\":\"a\",\"y\":true}", 0},
+        {"{\"type\":\"string\",\"anyOf\":[{\"maxLength\":1},{\"enum\":[\"abc\",5]}]}", "\"abc\"", 1},
+        {"{\"type\":\"string\",\"anyOf\":[{\"maxLength\":1},{\"enum\":[\"abc\",5]}]}", "5", 0},
+        {"{\"type\":\"string\",\"anyOf\":[{\"maxLength\":1},{\"enum\":[\"abc\",5]}]}", "\"ab\"", 0},
+        {"{\"type\":[\"integer\",\"null\"],\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\"}]}", "2", 1},
+        {"{\"type\":[\"integer\",\"null\"],\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\"}]}", "2.5", 0},
+        {"{\"type\":[\"integer\",\"null\"],\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\"}]}", "null", 0},
+        {"{\"type\":\"array\",\"uniqueItems\":false,\"x-note\":1,\"id\":\"u\"}", "[1,1]", 1},
+        {"{\"type\":\"array\",\"uniqueItems\":true,\"maxItems\":1}", "[1]", 1},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2024-02-29\"", 1},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2023-02-29\"", 0},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2000-02-29\"", 1},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"1900-02-29\"", 0},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2023-04-31\"", 0},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "\"2023-12-31\"", 1},
+        {"{\"type\":\"string\",\"format\":\"date-time\"}", "\"2023-12-31T23:59:59.5+01:00\"", 1},
+        {"{\"type\":\"string\",\"format\":\"date-time\"}", "\"2023-12-31T24:00:00Z\"", 0},
+        {"{\"type\":\"string\",\"format\":\"time\"}", "\"23:59:60Z\"", 0},
+        {"{\"type\":\"string\",\"format\":\"time\"}", "\"08:30:00z\"", 1},
+        {"{\"type\":\"string\",\"format\":\"duration\"}", "\"P1Y2M\"", 1},
+        {"{\"type\":\"string\",\"format\":\"duration\"}", "\"PT5M\"", 1},
+        {"{\"type\":\"string\",\"format\":\"duration\"}", "\"P3W\"", 1},
+        {"{\"type\":\"string\",\"format\":\"duration\"}", "\"P\"", 0},
+        {"{\"type\":\"string\",\"format\":\"duration\"}", "\"PT\"", 0},
+        {"{\"type\":\"string\",\"format\":\"duration\"}", "\"P1YT\"", 0},
+        {"{\"type\":\"string\",\"format\":\"hostname\"}", "\"a-b.example.com\"", 1},
+        {"{\"type\":\"string\",\"format\":\"hostname\"}", "\"-a.com\"", 0},
+        {"{\"type\":\"string\",\"format\":\"hostname\"}", "\"a.b.c.d\"", 0},
+        {"{\"type\":\"string\",\"format\":\"ipv6\"}", "\"::1\"", 1},
+        {"{\"type\":\"string\",\"format\":\"ipv6\"}", "\"1:2:3:4:5:6:7:8\"", 1},
+        {"{\"type\":\"string\",\"format\":\"ipv6\"}", "\"fe80::\"", 1},
+        {"{\"type\":\"string\",\"format\":\"ipv6\"}", "\":::\"", 0},
+        {"{\"type\":\"string\",\"format\":\"ipv6\"}", "\"1:2\"", 0},
+        {"{\"type\":\"string\",\"format\":\"uri\"}", "\"https://ex.com:8080/a/b?c=d&e#f\"", 1},
+        {"{\"type\":\"string\",\"format\":\"uri\"}", "\"ex.com\"", 0},
+        {"{\"type\":\"string\",\"format\":\"uri\"}", "\"http://a b\"", 0},
+        {"{\"type\":\"string\",\"format\":\"email\"}", "\"a.b+c@ex-ample.co\"", 1},
+        {"{\"type\":\"string\",\"format\":\"email\"}", "\"a@-b.co\"", 0},
+        {"{\"type\":\"string\",\"format\":\"email\"}", "\"a@b\"", 0},
         {"{\"type\":\"string\",\"enum\":[\"a\",1,\"b\"]}", "\"a\"", 1}, /* type beside enum filters its values */
         {"{\"type\":\"string\",\"enum\":[\"a\",1,\"b\"]}", "1", 0},
         {"{\"type\":[\"integer\",\"null\"],\"enum\":[1.5,2,null,\"x\"]}", "2", 1},
@@ -141,9 +183,16 @@ static void test_errors(void) {
     refused("{\"type\":\"integer\",\"multipleOf\":3}", "keyword \"multipleOf\" is not supported (#)");
     refused("{\"type\":\"number\",\"minimum\":0.5}", "on a number");
     refused("{\"type\":\"integer\",\"minimum\":3,\"maximum\":2}", "admit no integer");
-    refused("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":\"hostname\"}}}",
-            "format \"hostname\" is not supported (#/properties/a)");
-    refused("{\"oneOf\":[{\"type\":\"integer\"}]}", "keyword \"oneOf\"");
+    refused("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":\"iri\"}}}",
+            "format \"iri\" is not supported (#/properties/a)");
+    refused("{\"type\":\"string\",\"format\":\"date\",\"pattern\":\"^2\"}", "pattern together with format");
+    refused("{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"number\"}]}", "oneOf (alternatives 0 and 1)");
+    refused("{\"oneOf\":[{\"type\":\"object\",\"properties\":{\"k\":{\"enum\":[1,2]}},\"required\":[\"k\"]},"
+            "{\"type\":\"object\",\"properties\":{\"k\":{\"const\":2}},\"required\":[\"k\"]}]}", "may both match");
+    refused("{\"oneOf\":[{\"properties\":{\"k\":{\"const\":1}},\"required\":[\"k\"]},"
+            "{\"properties\":{\"k\":{\"const\":2}},\"required\":[\"k\"]}]}", "may both match"); /* untyped: "x" matches both */
+    refused("{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems");
+    refused("{\"type\":\"string\",\"anyOf\":[{\"type\":\"integer\"}]}", "no alternative has the type");
     refused("{\"$ref\":\"#/$defs/missing\"}", "$ref \"#/$defs/missing\"");
     refused("false", "false");
     refused("{\"type\":\"strin\"}", "type \"strin\"");

@@ -116,6 +116,7 @@ static cfg_sym string_schema(jsc *c, const cJSON *s) {
     const cJSON *pat = cJSON_GetObjectItemCaseSensitive(s, "pattern"), *fmt = cJSON_GetObjectItemCaseSensitive(s, "format");
     rx_store *rx = c->g->rx;
     rx_id body;
+    if (pat && fmt) return fail(c, "%s: pattern together with format is not supported (%s)", "format");
     if (pat) {
         if (!cJSON_IsString(pat)) return fail(c, "%s must be a string (%s)", "pattern");
         const char *p = pat->valuestring;
@@ -141,12 +142,31 @@ static cfg_sym string_schema(jsc *c, const cJSON *s) {
         static const struct {
             const char *name, *re;
         } formats[] = {
-            {"date", "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"},
-            {"time", "([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"},
-            {"date-time", "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"},
+#define YEAR "[0-9]{4}"
+#define LEAP "([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)"
+#define DATE                                                                                                   \
+    "(" YEAR "-(0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|" YEAR "-(0[469]|11)-(0[1-9]|[12][0-9]|30)|" YEAR \
+    "-02-(0[1-9]|1[0-9]|2[0-8])|" LEAP "-02-29)"
+#define TIME "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
+#define LABEL "[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+#define H16 "[0-9a-fA-F]{1,4}"
+#define PCHAR "[a-zA-Z0-9._~!$&'()*+,;=:@-]"
+#define DUR_DATE "([0-9]+Y([0-9]+M)?([0-9]+D)?|[0-9]+M([0-9]+D)?|[0-9]+D)"
+#define DUR_TIME "T([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S)"
+            /* each a subset of what the format allows (RFC 3339, 1123, 3986, 4291, ISO 8601), so that
+             * no text it admits is invalid: days checked per month and leap year, hostnames of at most
+             * three labels (under 253 bytes), IPv6 in the full or a simple compressed form, absolute
+             * URIs with an authority, no leap seconds */
+            {"date", DATE},
+            {"time", TIME},
+            {"date-time", DATE "[Tt]" TIME},
+            {"duration", "P(" DUR_DATE "(" DUR_TIME ")?|" DUR_TIME "|[0-9]+W)"},
             {"uuid", "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"},
             {"ipv4", "((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"},
-            {"email", "[a-zA-Z0-9_+-]+(\\.[a-zA-Z0-9_+-]+)*@[a-zA-Z0-9-]+(\\.[a-zA-Z0-9-]+)*\\.[a-zA-Z]{2,}"},
+            {"ipv6", "(" H16 ":){7}" H16 "|::|::(" H16 ":){0,6}" H16 "|(" H16 ":){1,7}:"},
+            {"hostname", LABEL "(\\." LABEL "){0,2}"},
+            {"email", "[a-zA-Z0-9_+-]+(\\.[a-zA-Z0-9_+-]+)*@" LABEL "(\\." LABEL ")*\\.[a-zA-Z]{2,63}"},
+            {"uri", "[a-zA-Z][a-zA-Z0-9+.-]*://[a-zA-Z0-9._~!$&'()*+,;=-]+(:[0-9]{1,5})?(/" PCHAR "*)*(\\?(" PCHAR "|[/?])*)?(#(" PCHAR "|[/?])*)?"},
         };
         if (!cJSON_IsString(fmt)) return fail(c, "%s must be a string (%s)", "format");
         body = -1;
@@ -377,6 +397,10 @@ static cfg_sym array_schema(jsc *c, const cJSON *s) {
     }
     const int np = prefix ? cJSON_GetArraySize(prefix) : 0;
     const int lo = cJSON_IsNumber(mn) ? mn->valueint : 0, hi = cJSON_IsNumber(mx) ? mx->valueint : -1;
+    const cJSON *uniq = cJSON_GetObjectItemCaseSensitive(s, "uniqueItems");
+    if (uniq && !cJSON_IsBool(uniq)) return fail(c, "%s must be true or false (%s)", "uniqueItems");
+    if (cJSON_IsTrue(uniq) && !(hi >= 0 && hi <= 1)) /* (one item at most: trivially unique) */
+        return fail(c, "%s: true is not supported (%s)", "uniqueItems");
     if (lo < 0 || lo > 10000 || hi > 10000 || (hi >= 0 && hi < lo)) return fail(c, "%s: bad bounds (%s)", "minItems/maxItems");
     if (np && (lo > np || (hi >= 0 && hi < np))) return fail(c, "%s with prefixItems is not supported (%s)", "minItems/maxItems");
     cfg_sym item = 0; /* a symbol: terminals are negative, so no sentinel */
@@ -498,23 +522,29 @@ static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
     return fail(c, "%s is not a JSON Schema type (%s)", what);
 }
 
-/* The keywords the compiler honours or may ignore (annotations). */
-static bool known_keyword(const char *k) {
-    static const char *ok[] = {"type", "enum", "const", "properties", "required", "additionalProperties", "items",
-                               "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "allOf", "$ref",
-                               "$defs", "definitions", "minLength", "maxLength", "pattern", "format", "title",
-                               "description", "$schema", "$id", "default", "examples", "$comment", "nullable",
-                               "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
-    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
-        if (strcmp(k, ok[i]) == 0) return true;
+/* Keywords that say nothing about which values are valid. */
+static bool annotation(const char *k) {
+    static const char *an[] = {"title", "description", "$schema", "$id", "id", "default", "examples", "$comment",
+                               "$defs", "definitions", "$anchor", "$vocabulary", "deprecated", "readOnly",
+                               "writeOnly", "contentMediaType", "contentEncoding", "markdownDescription",
+                               "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets",
+                               "deprecationMessage", "errorMessage", "doNotSuggest", "suggestSortText",
+                               "patternErrorMessage"};
+    if (strncmp(k, "x-", 2) == 0) return true; /* vendor extensions, which never validate */
+    for (size_t i = 0; i < sizeof an / sizeof *an; i++)
+        if (strcmp(k, an[i]) == 0) return true;
     return false;
 }
 
-/* Keywords that say nothing about which values are valid. */
-static bool annotation(const char *k) {
-    static const char *an[] = {"title", "description", "$schema", "$id", "default", "examples", "$comment", "$defs", "definitions"};
-    for (size_t i = 0; i < sizeof an / sizeof *an; i++)
-        if (strcmp(k, an[i]) == 0) return true;
+/* The keywords the compiler honours or may ignore (annotations). */
+static bool known_keyword(const char *k) {
+    static const char *ok[] = {"type", "enum", "const", "properties", "required", "additionalProperties", "items",
+                               "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "anyOf",
+                               "oneOf", "allOf", "$ref", "minLength", "maxLength", "pattern", "format", "nullable",
+                               "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+    if (annotation(k)) return true;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (strcmp(k, ok[i]) == 0) return true;
     return false;
 }
 
@@ -607,6 +637,175 @@ static cfg_sym ref_schema(jsc *c, const char *ref) {
     return n;
 }
 
+/* ---- anyOf / oneOf ---- */
+
+enum { T_NULL = 1, T_BOOL = 2, T_OBJ = 4, T_ARR = 8, T_STR = 16, T_NUM = 32, T_ALL = 63 };
+
+static unsigned type_bit(const char *t) {
+    return !strcmp(t, "null") ? T_NULL : !strcmp(t, "boolean") ? T_BOOL : !strcmp(t, "object") ? T_OBJ
+         : !strcmp(t, "array") ? T_ARR : !strcmp(t, "string") ? T_STR
+         : !strcmp(t, "number") || !strcmp(t, "integer") ? T_NUM : T_ALL;
+}
+
+static unsigned value_bit(const cJSON *v) {
+    return cJSON_IsNull(v) ? T_NULL : cJSON_IsBool(v) ? T_BOOL : cJSON_IsObject(v) ? T_OBJ : cJSON_IsArray(v) ? T_ARR
+         : cJSON_IsString(v) ? T_STR : T_NUM;
+}
+
+/* The JSON types some instance of s may have (a superset). */
+static unsigned types_of(const cJSON *root, const cJSON *s, int depth) {
+    if (depth > 16 || cJSON_IsTrue(s) || !cJSON_IsObject(s)) return cJSON_IsFalse(s) ? 0 : T_ALL;
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref");
+    if (cJSON_IsString(ref)) {
+        const cJSON *t = resolve_pointer(root, ref->valuestring);
+        return t ? types_of(root, t, depth + 1) : T_ALL;
+    }
+    unsigned m = T_ALL;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(s, "type");
+    if (cJSON_IsString(type)) m = type_bit(type->valuestring);
+    else if (cJSON_IsArray(type)) {
+        m = 0;
+        for (const cJSON *t = type->child; t; t = t->next) m |= cJSON_IsString(t) ? type_bit(t->valuestring) : T_ALL;
+    }
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(s, "enum"), *cn = cJSON_GetObjectItemCaseSensitive(s, "const");
+    if (cJSON_IsArray(en) || cn) {
+        unsigned v = 0;
+        for (const cJSON *e = cJSON_IsArray(en) ? en->child : cn; e; e = cJSON_IsArray(en) ? e->next : NULL) v |= value_bit(e);
+        m &= v;
+    }
+    static const char *const lists[] = {"anyOf", "oneOf"};
+    for (int l = 0; l < 2; l++) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(s, lists[l]);
+        if (!cJSON_IsArray(list)) continue;
+        unsigned u = 0;
+        for (const cJSON *b = list->child; b; b = b->next) u |= types_of(root, b, depth + 1);
+        m &= u;
+    }
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(s, "allOf");
+    for (const cJSON *b = cJSON_IsArray(all) ? all->child : NULL; b; b = b->next) m &= types_of(root, b, depth + 1);
+    return m;
+}
+
+/* The values property k of object schema s is limited to (its const or
+ * enum), or NULL. */
+static const cJSON *tag_values(const cJSON *root, const cJSON *s, const char *k, bool *is_enum) {
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties"), *req = cJSON_GetObjectItemCaseSensitive(s, "required");
+    bool required = false;
+    for (const cJSON *r = cJSON_IsArray(req) ? req->child : NULL; r; r = r->next) required |= cJSON_IsString(r) && !strcmp(r->valuestring, k);
+    const cJSON *p = required ? cJSON_GetObjectItemCaseSensitive(props, k) : NULL;
+    const cJSON *ref = cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, "$ref") : NULL;
+    if (cJSON_IsString(ref)) p = resolve_pointer(root, ref->valuestring);
+    if (!cJSON_IsObject(p)) return NULL;
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(p, "const"), *en = cJSON_GetObjectItemCaseSensitive(p, "enum");
+    *is_enum = cn == NULL;
+    return cn ? cn : cJSON_IsArray(en) ? en : NULL;
+}
+
+static bool values_meet(const cJSON *a, bool ae, const cJSON *b, bool be) {
+    for (const cJSON *x = ae ? a->child : a; x; x = ae ? x->next : NULL)
+        for (const cJSON *y = be ? b->child : b; y; y = be ? y->next : NULL)
+            if (cJSON_Compare(x, y, true)) return true;
+    return false;
+}
+
+/* Can no value match both a and b? By their types, or, for objects, by a
+ * required property whose const/enum values differ (a discriminator). */
+static bool disjoint(const cJSON *root, const cJSON *a, const cJSON *b) {
+    const unsigned ta = types_of(root, a, 0), tb = types_of(root, b, 0);
+    if (!(ta & tb)) return true;
+    if (ta != T_OBJ || tb != T_OBJ) return false;
+    for (int hop = 0; hop < 2; hop++) { /* the branches themselves, or what their $ref points at */
+        const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a, "$ref"), *rb = cJSON_GetObjectItemCaseSensitive(b, "$ref");
+        if (cJSON_IsString(ra)) a = resolve_pointer(root, ra->valuestring);
+        if (cJSON_IsString(rb)) b = resolve_pointer(root, rb->valuestring);
+        if (!a || !b) return false;
+    }
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(a, "properties");
+    for (const cJSON *p = cJSON_IsObject(props) ? props->child : NULL; p; p = p->next) {
+        bool ea, eb;
+        const cJSON *va = tag_values(root, a, p->string, &ea), *vb = va ? tag_values(root, b, p->string, &eb) : NULL;
+        if (va && vb && !values_meet(va, ea, vb, eb)) return true;
+    }
+    return false;
+}
+
+/* branch with the type of its parent's {type, anyOf|oneOf} applied (a copy,
+ * which the caller deletes), or NULL with c failed. A branch that is a $ref
+ * is copied from its target. */
+static cJSON *with_type(jsc *c, const cJSON *branch, const cJSON *type) {
+    const cJSON *ref = cJSON_IsObject(branch) ? cJSON_GetObjectItemCaseSensitive(branch, "$ref") : NULL;
+    if (cJSON_IsString(ref) && branch->child && !branch->child->next) {
+        branch = resolve_pointer(c->root, ref->valuestring);
+        if (!branch) return fail(c, "%s: a $ref not found (%s)", "anyOf/oneOf"), NULL;
+    }
+    cJSON *m = cJSON_IsTrue(branch) ? cJSON_CreateObject() : cJSON_Duplicate(branch, true);
+    if (!m || !cJSON_IsObject(m)) {
+        cJSON_Delete(m);
+        return fail(c, "%s: a branch must be a schema object (%s)", "anyOf/oneOf"), NULL;
+    }
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "type");
+    cJSON *t = cJSON_CreateArray();
+    for (const cJSON *x = cJSON_IsArray(type) ? type->child : type; x; x = cJSON_IsArray(type) ? x->next : NULL) {
+        if (!cJSON_IsString(x)) continue;
+        /* x kept when the branch has no type or allows it (integer within number) */
+        bool keep = !own;
+        const char *name = x->valuestring;
+        for (const cJSON *y = cJSON_IsArray(own) ? own->child : own; y && !keep; y = cJSON_IsArray(own) ? y->next : NULL)
+            if (cJSON_IsString(y)) {
+                if (!strcmp(y->valuestring, name) || (!strcmp(name, "number") && !strcmp(y->valuestring, "integer")))
+                    keep = true, name = y->valuestring;
+                else if (!strcmp(name, "integer") && !strcmp(y->valuestring, "number"))
+                    keep = true;
+            }
+        if (keep) cJSON_AddItemToArray(t, cJSON_CreateString(name));
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "type");
+    cJSON_AddItemToObject(m, "type", t);
+    return m;
+}
+
+static cfg_sym any_or_one(jsc *c, const cJSON *s, const cJSON *list, bool one, const cJSON *type) {
+    const char *kw = one ? "oneOf" : "anyOf";
+    if (!cJSON_IsArray(list) || !list->child) return fail(c, "%s must be a non-empty array (%s)", kw);
+    enum { MAX_BRANCHES = 256 };
+    cJSON *copy[MAX_BRANCHES] = {0};
+    const cJSON *br[MAX_BRANCHES];
+    int n = 0;
+    for (const cJSON *m = list->child; m && !c->failed; m = m->next) {
+        if (n == MAX_BRANCHES) return fail(c, "%s: more than 256 alternatives (%s)", kw);
+        br[n] = m;
+        if (type && !(copy[n] = with_type(c, m, type))) break;
+        if (copy[n]) {
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(copy[n], "type");
+            if (!t->child) { /* no type in common: the branch admits nothing here */
+                cJSON_Delete(copy[n]);
+                copy[n] = NULL;
+                continue;
+            }
+            br[n] = copy[n];
+        }
+        n++;
+    }
+    (void)s;
+    if (!c->failed && !n) fail(c, "%s: no alternative has the type beside it (%s)", kw);
+    for (int i = 0; one && i < n && !c->failed; i++)
+        for (int j = i + 1; j < n && !c->failed; j++)
+            if (!disjoint(c->root, br[i], br[j])) {
+                char what[64];
+                snprintf(what, sizeof what, "oneOf (alternatives %d and %d)", i, j);
+                fail(c, "%s: alternatives that may both match are not supported (%s)", what);
+            }
+    int32_t nt = c->failed ? -1 : nonterm(c);
+    for (int i = 0; i < n && !c->failed; i++) {
+        char seg[32];
+        snprintf(seg, sizeof seg, "%s/%d", kw, i);
+        const cfg_sym v = compile_at(c, br[i], seg);
+        if (!c->failed) RULE(c, nt, v);
+    }
+    for (int i = 0; i < MAX_BRANCHES; i++) cJSON_Delete(copy[i]);
+    return c->failed ? -1 : nt;
+}
+
 static cfg_sym compile(jsc *c, const cJSON *s) {
     if (c->failed) return -1;
     if (++c->depth > MAX_DEPTH) return fail(c, "%s (%s)", "schema nested too deeply");
@@ -623,11 +822,15 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
             }
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(s, "$ref"), *en = cJSON_GetObjectItemCaseSensitive(s, "enum"),
                     *cn = cJSON_GetObjectItemCaseSensitive(s, "const"), *any = cJSON_GetObjectItemCaseSensitive(s, "anyOf"),
-                    *all = cJSON_GetObjectItemCaseSensitive(s, "allOf"), *type = cJSON_GetObjectItemCaseSensitive(s, "type");
-        const int kinds = !!ref + !!en + !!cn + !!any + !!all;
+                    *all = cJSON_GetObjectItemCaseSensitive(s, "allOf"), *type = cJSON_GetObjectItemCaseSensitive(s, "type"),
+                    *one = cJSON_GetObjectItemCaseSensitive(s, "oneOf");
+        const int kinds = !!ref + !!en + !!cn + !!any + !!all + !!one;
         if (c->failed) {
+        } else if (kinds == 1 && (any || one)) { /* with a type beside it, applied to each alternative */
+            only_with(c, s, any ? "anyOf" : "oneOf", true);
+            out = c->failed ? -1 : any_or_one(c, s, any ? any : one, one != NULL, type);
         } else if (kinds > 1 || (kinds && type && !en && !cn)) {
-            out = fail(c, "%s: several of $ref, enum, const, anyOf, allOf, type in one schema are not supported (%s)", "combination");
+            out = fail(c, "%s: several of $ref, enum, const, anyOf, oneOf, allOf, type in one schema are not supported (%s)", "combination");
         } else if (ref) {
             only_with(c, s, "$ref", false);
             out = c->failed ? -1 : cJSON_IsString(ref) ? ref_schema(c, ref->valuestring) : fail(c, "%s must be a string (%s)", "$ref");
@@ -649,22 +852,11 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
             if (!c->failed && en && !en->child) out = fail(c, "%s: an empty enum admits no value (%s)", "enum");
             else if (!c->failed && !any_value) out = fail(c, "%s: no value of the enum or const is of the given type (%s)", en ? "enum" : "const");
             else if (!c->failed) out = n;
-        } else if (any || all) {
-            only_with(c, s, any ? "anyOf" : "allOf", false);
-            const cJSON *list = any ? any : all;
-            if (!cJSON_IsArray(list) || !list->child) out = fail(c, "%s must be a non-empty array (%s)", any ? "anyOf" : "allOf");
-            else if (all && list->child->next) out = fail(c, "%s with more than one schema is not supported (%s)", "allOf");
-            else {
-                const int32_t n = nonterm(c);
-                int i = 0;
-                for (const cJSON *m = list->child; m && !c->failed; m = m->next, i++) {
-                    char seg[32];
-                    snprintf(seg, sizeof seg, "%s/%d", any ? "anyOf" : "allOf", i);
-                    const cfg_sym v = compile_at(c, m, seg);
-                    if (!c->failed) RULE(c, n, v);
-                }
-                out = c->failed ? -1 : n;
-            }
+        } else if (all) {
+            only_with(c, s, "allOf", false);
+            if (!cJSON_IsArray(all) || !all->child) out = fail(c, "%s must be a non-empty array (%s)", "allOf");
+            else if (all->child->next) out = fail(c, "%s with more than one schema is not supported (%s)", "allOf");
+            else out = compile_at(c, all->child, "allOf/0");
         } else if (cJSON_IsString(type)) {
             out = typed(c, s, type->valuestring);
             const cJSON *nl = cJSON_GetObjectItemCaseSensitive(s, "nullable");
