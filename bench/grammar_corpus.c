@@ -109,6 +109,7 @@ int main(int argc, char **argv) {
         }
         n_compiled++;
         push(&compile, wick_grammar_compile_ms(g));
+        const double t_walks = wick_now_ms();
         for (int w = 0; w < walks; w++) {
             uint64_t rs = seed * 1000003u + (uint64_t)f * 7919u + (uint64_t)w;
             wick_grammar_matcher *mt = wick_grammar_matcher_new(g, &err);
@@ -169,6 +170,7 @@ int main(int argc, char **argv) {
             }
             wick_grammar_matcher_free(mt);
         }
+        if (verbose) printf("schema %s: compile %.2f ms, walks %.1f ms\n", argv[f], wick_grammar_compile_ms(g), wick_now_ms() - t_walks);
         wick_grammar_free(g);
     }
     fclose(out);

@@ -202,7 +202,9 @@ bool req_advance(wick_sched *s, sched_req *q, const float *logits) {
         return false;
     }
     const double ts = c->profiling ? wick_now_ms() : 0;
-    if (q->gm && !req_grammar_mask(q)) {
+    const bool mask_ok = q->mask_ready ? q->mask_ok : q->gm ? req_grammar_mask(q) : true; /* (sched_masks.c) */
+    q->mask_ready = false;
+    if (!mask_ok) {
         req_finish(s, q, q->fail ? WICK_FINISH_ERROR : WICK_FINISH_STOP, NULL);
         return false;
     }

@@ -8,6 +8,7 @@
  *   scheduler.c   queues, admission, preemption, the step loop
  *   batch.c       building one forward batch (decode tokens, prefill chunks)
  *   spec.c        speculative decoding: drafting, verification, acceptance
+ *   sched_masks.c grammar masks computed while the forward pass runs
  *   sched_spans.c span requests: placing spans, the span job
  * Only the stepping thread touches waiting/running, the batch and the KV
  * cache; incoming, the cancel flags and the stats are under mu. */
@@ -28,6 +29,7 @@
 #include "wick.h"
 
 typedef struct sched_req sched_req;
+typedef struct sched_masks sched_masks;
 struct sched_req {
     int64_t id;
     wick_request r;          /* prompt and stop point at the copies below */
@@ -62,6 +64,7 @@ struct sched_req {
     wick_grammar_matcher *gm;
     token_mask gmask;
     const char *fail; /* why req_emit ended q with WICK_FINISH_ERROR */
+    bool mask_ready, mask_ok; /* gmask computed for the next token (sched_masks.c), and its result */
     sched_req *next;
 };
 
@@ -97,6 +100,7 @@ struct wick_sched {
     drafter *drafters[WICK_SPEC_LOOKUP + 1];
     int spec_default, draft_max, lookup;
     float *pbuf;             /* [n_vocab] the acceptance rule's scratch */
+    sched_masks *masks;      /* grammar masks computed during the forward pass (NULL until needed) */
     /* under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -161,6 +165,15 @@ void spec_draft_all(wick_sched *s);
  * rows from `row` on give the distributions at each: keep the accepted run
  * and stream it and the token after it. */
 void spec_advance(wick_sched *s, sched_req *q, int row);
+
+/* ---- sched_masks.c ---- */
+
+/* Before the forward pass: the masks of this step's sampling grammar
+ * requests go to the worker thread (started on first use). */
+void sched_masks_start(wick_sched *s);
+/* After it: every mask handed out is done (those not taken yet computed here). */
+void sched_masks_wait(wick_sched *s);
+void sched_masks_free(wick_sched *s);
 
 /* ---- sched_spans.c ---- */
 

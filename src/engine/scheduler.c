@@ -324,7 +324,9 @@ static int step_inner(wick_sched *s, wick_error *err) {
                     .rope_pos = bt->rope};
     wick_error e;
     const fwd_capture cap = bt->job_n ? span_job_capture(c, s->job_owner->plan) : (fwd_capture){-1, 0, -1};
+    sched_masks_start(s);
     const int rc = context_decode_any(c, &b, bt->job_n ? &cap : NULL, &e);
+    sched_masks_wait(s);
     if (rc < 0) {
         /* The KV of the batch's sequences is in doubt: drop it. */
         for (int i = 0; i < bt->n_in; i++) {
@@ -417,6 +419,7 @@ void wick_sched_free(wick_sched *s) {
             req_finish(s, q, WICK_FINISH_CANCELLED, NULL);
         }
     }
+    sched_masks_free(s);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s->slots);
