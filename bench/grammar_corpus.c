@@ -140,14 +140,15 @@ int main(int argc, char **argv) {
                 /* past half the budget, prefer short tokens of structure: pick the
                  * shortest of a few draws, so walks tend to close */
                 int32_t id = allowed[rng_next(&rs) % (uint64_t)na];
-                char piece[256];
+                char piece[4096];
                 int pl = wick_token_piece(m, id, piece, sizeof piece);
+                if (pl < 0 || pl > (int)sizeof piece) pl = 0; /* (the output check then fails loudly) */
                 if (step > max_tokens / 2)
                     for (int k = 0; k < 6; k++) {
                         const int32_t id2 = allowed[rng_next(&rs) % (uint64_t)na];
-                        char p2[256];
+                        char p2[4096];
                         const int l2 = wick_token_piece(m, id2, p2, sizeof p2);
-                        if (l2 > 0 && l2 < pl) id = id2, pl = l2, memcpy(piece, p2, (size_t)l2);
+                        if (l2 > 0 && l2 < pl && l2 <= (int)sizeof p2) id = id2, pl = l2, memcpy(piece, p2, (size_t)l2);
                     }
                 if (!wick_grammar_matcher_accept(mt, id)) {
                     fprintf(stderr, "grammar_corpus: %s: the mask allowed %d but the matcher refused it\n", argv[f], id);

@@ -31,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 want=$(node -e 'console.log(require(process.argv[1]).dependencies["@huggingface/jinja"])' "$PWD/$JS/package.json")
 have=$(node -e 'try{console.log(require(process.argv[1]).version)}catch{console.log("none")}' "$PWD/$JS/node_modules/@huggingface/jinja/package.json")
 if [ "$have" != "$want" ]; then
-  if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
+  if ! flock "$JS/.npm-install.lock" npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
     cat "$tmp/npm.log"
     skip "npm install of @huggingface/jinja@$want failed (registry unreachable?)"
   fi

@@ -45,6 +45,10 @@ static void check_cases(const jcase *cs, size_t n, bool strict, bool ws) {
 static void test_types(void) {
     static const jcase cs[] = {
         {"{\"type\":\"integer\"}", "-12", 1},
+        {"{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"}},\"patternProperties\":{\"^x-[a-z]+$\":{\"type\":\"boolean\"}},\"additionalProperties\":false}", "{\"id\":1,\"x-ab\":true}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"}},\"patternProperties\":{\"^x-[a-z]+$\":{\"type\":\"boolean\"}},\"additionalProperties\":false}", "{\"id\":1,\"x-ab\":1}", 0},
+        {"{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"}},\"patternProperties\":{\"^x-[a-z]+$\":{\"type\":\"boolean\"}},\"additionalProperties\":false}", "{\"id\":1,\"y\":true}", 0},
+        {"{\"type\":\"object\",\"patternProperties\":{\"b\":{}},\"additionalProperties\":false}", "{\"abc\":[1]}", 1},
         {"{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "\"a\"", 1},
         {"{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "null", 0},
         {"{\"$defs\":{\"a\":{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"a\"},\"x\":{\"type\":\"integer\"}},\"required\":[\"kind\",\"x\"]}},\"oneOf\":[{\"$ref\":\"#/$defs/a\"},{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"b\"},\"y\":{\"type\":\"boolean\"}},\"required\":[\"kind\",\"y\"]}]}", "{\"kind\":\"b\",\"y\":true}", 1},
@@ -192,6 +196,9 @@ static void test_errors(void) {
     refused("{\"oneOf\":[{\"properties\":{\"k\":{\"const\":1}},\"required\":[\"k\"]},"
             "{\"properties\":{\"k\":{\"const\":2}},\"required\":[\"k\"]}]}", "may both match"); /* untyped: "x" matches both */
     refused("{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems");
+    refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{}}}", "patternProperties beside additionalProperties");
+    refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{},\"^b\":{}},\"additionalProperties\":false}", "more than one pattern");
+    refused("{\"type\":\"object\",\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{}},\"additionalProperties\":false}", "a declared property that the pattern matches");
     refused("{\"type\":\"string\",\"anyOf\":[{\"type\":\"integer\"}]}", "no alternative has the type");
     refused("{\"$ref\":\"#/$defs/missing\"}", "$ref \"#/$defs/missing\"");
     refused("false", "false");

@@ -33,7 +33,7 @@ want_lenml=$(node -e 'console.log(require(process.argv[1]).dependencies["@lenml/
 want_hf=$(node -e 'console.log(require(process.argv[1]).dependencies["tokenizers"])' "$PWD/$JS/package.json")
 have() { node -e 'try{console.log(require(process.argv[1]).version)}catch{console.log("none")}' "$PWD/$JS/node_modules/$1/package.json"; }
 if [ "$(have @lenml/tokenizers)" != "$want_lenml" ] || [ "$(have tokenizers)" != "$want_hf" ]; then
-  if ! npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
+  if ! flock "$JS/.npm-install.lock" npm install --prefix "$JS" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null 2>"$tmp/npm.log"; then
     cat "$tmp/npm.log"
     skip "npm install of the reference tokenizers failed (registry unreachable?)"
   fi

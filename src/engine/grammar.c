@@ -199,11 +199,13 @@ int wick_grammar_matcher_mask(wick_grammar_matcher *m, uint64_t *bits) {
     memset(bits, 0, words * sizeof *bits);
     if (m->eog_taken) return 0;
     grammar_matcher_mask(m->mt, bits); /* the tokenizer's ids (the model may have more rows, never allowed) */
-    if (grammar_matcher_complete(m->mt))
-        for (int i = 0; i < model->n_eog; i++) {
-            const int32_t id = model->eog[i];
-            if (id >= 0 && id < model->hp.n_vocab) bits[id >> 6] |= 1ull << (id & 63);
-        }
+    const bool complete = grammar_matcher_complete(m->mt);
+    for (int i = 0; i < model->n_eog; i++) { /* allowed where complete, never elsewhere (even if not special) */
+        const int32_t id = model->eog[i];
+        if (id < 0 || id >= model->hp.n_vocab) continue;
+        if (complete) bits[id >> 6] |= 1ull << (id & 63);
+        else bits[id >> 6] &= ~(1ull << (id & 63));
+    }
     int n = 0;
     for (size_t w = 0; w < words; w++) n += __builtin_popcountll(bits[w]);
     return n;

@@ -111,6 +111,29 @@ static int32_t any_value(jsc *c) {
 
 /* ---- strings ---- */
 
+/* The strings (as their characters, none needing an escape in JSON) in
+ * which pattern p finds a match: the pattern with its unanchored ends
+ * padded; -1 (c failed) when it cannot be kept exact. */
+static rx_id pattern_rx(jsc *c, const char *p) {
+    rx_store *rx = c->g->rx;
+    const size_t n = strlen(p);
+    const bool a0 = n && p[0] == '^', a1 = n > 1 && p[n - 1] == '$' && p[n - 2] != '\\';
+    wick_error e2 = {0};
+    rx_id r = rx_parse(rx, p, n, &e2);
+    if (r < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "pattern: %.250s", e2.msg);
+        return fail(c, "%s (%s)", what);
+    }
+    /* only patterns over characters that need no escape in JSON are kept exact */
+    const rx_id plain = re(c, "[^\"\\\\\\x00-\\x1f]*");
+    if (!rx_contains(rx, plain, r)) return fail(c, "%s: a pattern that matches quotes, backslashes or control characters is not supported (%s)", "pattern");
+    const rx_id anyc = rx_repeat(rx, re(c, "[^\"\\\\\\x00-\\x1f]"), 0, RX_INF);
+    if (!a0) r = rx_concat(rx, anyc, r);
+    if (!a1) r = rx_concat(rx, r, anyc);
+    return r;
+}
+
 static cfg_sym string_schema(jsc *c, const cJSON *s) {
     const cJSON *mn = cJSON_GetObjectItemCaseSensitive(s, "minLength"), *mx = cJSON_GetObjectItemCaseSensitive(s, "maxLength");
     const cJSON *pat = cJSON_GetObjectItemCaseSensitive(s, "pattern"), *fmt = cJSON_GetObjectItemCaseSensitive(s, "format");
@@ -119,24 +142,8 @@ static cfg_sym string_schema(jsc *c, const cJSON *s) {
     if (pat && fmt) return fail(c, "%s: pattern together with format is not supported (%s)", "format");
     if (pat) {
         if (!cJSON_IsString(pat)) return fail(c, "%s must be a string (%s)", "pattern");
-        const char *p = pat->valuestring;
-        const size_t n = strlen(p);
-        /* the pattern over the string's characters; unanchored ends may be anything */
-        const bool a0 = n && p[0] == '^', a1 = n > 1 && p[n - 1] == '$' && p[n - 2] != '\\';
-        wick_error e2 = {0};
-        rx_id r = rx_parse(rx, p, n, &e2);
-        if (r < 0) {
-            char what[300];
-            snprintf(what, sizeof what, "pattern: %.250s", e2.msg);
-            return fail(c, "%s (%s)", what);
-        }
-        /* only patterns over characters that need no escape in JSON are kept exact */
-        const rx_id plain = re(c, "[^\"\\\\\\x00-\\x1f]*");
-        if (!rx_contains(rx, plain, r)) return fail(c, "%s: a pattern that matches quotes, backslashes or control characters is not supported (%s)", "pattern");
-        const rx_id anyc = rx_repeat(rx, re(c, "[^\"\\\\\\x00-\\x1f]"), 0, RX_INF);
-        if (!a0) r = rx_concat(rx, anyc, r);
-        if (!a1) r = rx_concat(rx, r, anyc);
-        body = r;
+        body = pattern_rx(c, pat->valuestring);
+        if (body < 0) return -1;
         if (mn || mx) return fail(c, "%s together with pattern is not supported (%s)", "minLength/maxLength");
     } else if (fmt) {
         static const struct {
@@ -339,6 +346,27 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
             extra_val = compile_at(c, addl, "additionalProperties");
         }
     }
+    /* patternProperties: one pattern, its keys the only ones beside the
+     * declared names (additional properties false), none of which it matches */
+    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(s, "patternProperties");
+    cfg_sym pkey = 0, pval = 0;
+    bool pattern = false;
+    if (pp && !cJSON_IsObject(pp)) return fail(c, "%s must be an object (%s)", "patternProperties");
+    if (pp && pp->child) {
+        if (extra) return fail(c, "%s beside additionalProperties other than false is not supported (%s)", "patternProperties");
+        if (pp->child->next) return fail(c, "%s with more than one pattern is not supported (%s)", "patternProperties");
+        const rx_id r = pattern_rx(c, pp->child->string);
+        if (r < 0) return -1;
+        for (const cJSON *p = props ? props->child : NULL; p; p = p->next)
+            if (rx_matches(c->g->rx, r, p->string, strlen(p->string)))
+                return fail(c, "%s: a declared property that the pattern matches is not supported (%s)", "patternProperties");
+        char seg[300];
+        snprintf(seg, sizeof seg, "patternProperties/%.250s", pp->child->string);
+        pkey = term(rx_concat(c->g->rx, re(c, "\""), rx_concat(c->g->rx, r, re(c, "\""))));
+        pval = compile_at(c, pp->child, seg);
+        if (c->failed) return -1;
+        extra = pattern = true;
+    }
     const cfg_sym ws = c->ws, comma = lit(c, ","), colon = lit(c, ":");
     /* A[i]: properties i.. with a comma before the first; B[i]: the same with none */
     int32_t *A = malloc(sizeof *A * (size_t)(n + 1)), *B = malloc(sizeof *B * (size_t)(n + 1));
@@ -349,8 +377,8 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
     for (int i = 0; i <= n; i++) A[i] = nonterm(c), B[i] = nonterm(c);
     if (extra) { /* more keys after the declared ones, none of them a declared name */
         const int32_t more = nonterm(c);
-        const cfg_sym v = extra_schema ? extra_val : any_value(c);
-        const cfg_sym key = free_key(c, props);
+        const cfg_sym v = pattern ? pval : extra_schema ? extra_val : any_value(c);
+        const cfg_sym key = pattern ? pkey : free_key(c, props);
         rule_empty(c, A[n]);
         RULE(c, A[n], ws, comma, ws, key, ws, colon, ws, v, A[n]);
         rule_empty(c, B[n]);
@@ -538,7 +566,7 @@ static bool annotation(const char *k) {
 
 /* The keywords the compiler honours or may ignore (annotations). */
 static bool known_keyword(const char *k) {
-    static const char *ok[] = {"type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    static const char *ok[] = {"type", "enum", "const", "properties", "patternProperties", "required", "additionalProperties", "items",
                                "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "anyOf",
                                "oneOf", "allOf", "$ref", "minLength", "maxLength", "pattern", "format", "nullable",
                                "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};

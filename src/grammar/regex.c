@@ -11,6 +11,10 @@
 #include "grammar/regex_internal.h"
 
 #define FIRST_INDEX 1024 /* slots of the hash-consing index at first (a power of two) */
+/* The most terms a store holds (~100 MB with its index and memo): an
+ * expression whose derivatives keep growing past it fails as out of memory
+ * would (the request ends with an error) instead of taking all memory. */
+#define MAX_TERMS (1 << 20)
 
 static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -65,7 +69,7 @@ static rx_id intern(rx_store *s, rx_node *n) {
             return s->index[j];
         }
     }
-    if (s->n >= RX_INF - 1 || !GROW_ARRAY(s->nodes, s->n + 1, &s->nodes_cap)) goto oom;
+    if (s->n >= MAX_TERMS || !GROW_ARRAY(s->nodes, s->n + 1, &s->nodes_cap)) goto oom;
     s->nodes[s->n] = *n;
     s->index[j] = (rx_id)s->n;
     return (rx_id)s->n++;
