@@ -1,0 +1,226 @@
+/* maskbench.c — JSONSchemaBench's MaskBench on wick's grammar engine: for
+ * each schema (a line of bench/maskbench_prep.py's JSONL), compile it (one
+ * thread, whitespace as JSON allows it, as the published runs had), then
+ * feed each labelled instance token by token, as the model tokenizes it,
+ * computing the token mask before every token (timed) and stopping at the
+ * first token the mask refuses. A schema passes when every valid instance
+ * is accepted and every invalid one refused; a refused schema (a compile
+ * error) fails. Prints the schemas passed, the invalid instances wrongly
+ * accepted (each named), the valid ones wrongly refused, compile and mask
+ * time percentiles, and the commonest compile errors.
+ *
+ *   maskbench MODEL DATA.jsonl [--limit N] [--strict] [-v]
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "wick.h"
+
+typedef struct times {
+    double *v;
+    size_t n, cap;
+} times;
+
+static void push(times *t, double x) {
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 4096;
+        t->v = realloc(t->v, t->cap * sizeof *t->v);
+        if (!t->v) exit(1);
+    }
+    t->v[t->n++] = x;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(const double *v, size_t n, double p) {
+    if (!n) return 0;
+    const size_t k = (size_t)(p * (double)(n - 1) + 0.5);
+    return v[k < n ? k : n - 1];
+}
+
+/* compile errors by reason (the message without its schema path) */
+typedef struct reason {
+    char text[512];
+    int n;
+} reason;
+
+static void count_reason(reason *rs, int *n_rs, int cap, const char *msg) {
+    char t[512];
+    snprintf(t, sizeof t, "%s", msg);
+    char *paren = strstr(t, " (#");
+    if (paren) *paren = 0;
+    for (int i = 0; i < *n_rs; i++)
+        if (!strcmp(rs[i].text, t)) {
+            rs[i].n++;
+            return;
+        }
+    if (*n_rs < cap) {
+        snprintf(rs[*n_rs].text, sizeof rs[*n_rs].text, "%s", t);
+        rs[(*n_rs)++].n = 1;
+    }
+}
+
+static int cmp_reason(const void *a, const void *b) { return ((const reason *)b)->n - ((const reason *)a)->n; }
+
+static char *read_line(FILE *f, size_t *cap, char **buf) {
+    size_t n = 0;
+    int ch;
+    while ((ch = fgetc(f)) != EOF && ch != '\n') {
+        if (n + 2 > *cap) {
+            *cap = *cap ? *cap * 2 : 1 << 16;
+            *buf = realloc(*buf, *cap);
+            if (!*buf) exit(1);
+        }
+        (*buf)[n++] = (char)ch;
+    }
+    if (ch == EOF && n == 0) return NULL;
+    if (!*buf) {
+        *buf = malloc(1);
+        *cap = 1;
+    }
+    (*buf)[n] = 0;
+    return *buf;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: maskbench MODEL DATA.jsonl [--limit N] [--strict] [-v]\n");
+        return 2;
+    }
+    int limit = 1 << 30;
+    bool strict = false, verbose = false;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--strict")) strict = true;
+        else if (!strcmp(argv[i], "-v")) verbose = true;
+    }
+    wick_error err;
+    wick_model *m = wick_model_load(argv[1], NULL, &err);
+    if (!m) {
+        fprintf(stderr, "maskbench: %s\n", err.msg);
+        return 1;
+    }
+    FILE *f = fopen(argv[2], "r");
+    if (!f) {
+        fprintf(stderr, "maskbench: cannot open %s\n", argv[2]);
+        return 1;
+    }
+    wick_model_info info;
+    wick_model_get_info(m, &info);
+    uint64_t *bits = malloc(((size_t)info.n_vocab + 63) / 64 * 8);
+    const size_t ids_cap = 1 << 20;
+    int32_t *ids = malloc(ids_cap * sizeof *ids);
+    times compile = {0}, mask = {0};
+    reason *rs = calloc(4096, sizeof *rs);
+    int n_rs = 0;
+    int n_schemas = 0, n_with_tests = 0, n_compiled = 0, n_passed = 0;
+    long n_valid = 0, n_invalid = 0, wrong_accept = 0, wrong_refuse = 0, untokenizable = 0;
+    size_t cap = 0;
+    char *line = NULL;
+    while (n_schemas < limit && read_line(f, &cap, &line)) {
+        cJSON *d = cJSON_Parse(line);
+        if (!d) continue;
+        const cJSON *id = cJSON_GetObjectItem(d, "id"), *tests = cJSON_GetObjectItem(d, "tests");
+        const char *name = cJSON_IsString(id) ? id->valuestring : "?";
+        n_schemas++;
+        if (cJSON_GetArraySize(tests) == 0) {
+            cJSON_Delete(d);
+            continue;
+        }
+        n_with_tests++;
+        char *schema = cJSON_PrintUnformatted(cJSON_GetObjectItem(d, "schema"));
+        wick_grammar_spec sp = {.kind = WICK_GRAMMAR_JSON_SCHEMA, .text = schema, .len = strlen(schema),
+                                .strict = strict, .flexible_ws = true};
+        wick_grammar *g = wick_grammar_compile(m, &sp, &err);
+        free(schema);
+        if (!g) {
+            count_reason(rs, &n_rs, 4096, err.msg);
+            if (verbose) printf("refused %s: %s\n", name, err.msg);
+            cJSON_Delete(d);
+            continue;
+        }
+        n_compiled++;
+        push(&compile, wick_grammar_compile_ms(g));
+        bool pass = true;
+        int k = 0;
+        for (const cJSON *t = tests->child; t; t = t->next, k++) {
+            const bool valid = cJSON_IsTrue(cJSON_GetObjectItem(t, "valid"));
+            const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(t, "text"));
+            if (!text) continue;
+            const int n = wick_tokenize(m, text, strlen(text), false, ids, ids_cap, &err);
+            if (n < 0) {
+                untokenizable++;
+                continue;
+            }
+            valid ? n_valid++ : n_invalid++;
+            wick_grammar_matcher *mt = wick_grammar_matcher_new(g, &err);
+            if (!mt) {
+                fprintf(stderr, "maskbench: %s: %s\n", name, err.msg);
+                return 1;
+            }
+            bool accepted = true;
+            for (int i = 0; i < n; i++) {
+                const double t0 = wick_now_ms();
+                wick_grammar_matcher_mask(mt, bits);
+                push(&mask, (wick_now_ms() - t0) * 1000);
+                const bool in_mask = bits[ids[i] >> 6] >> (ids[i] & 63) & 1;
+                const bool took = wick_grammar_matcher_accept(mt, ids[i]);
+                if (in_mask != took) {
+                    fprintf(stderr, "maskbench: %s test %d token %d: the mask says %d, the matcher %d\n", name, k, i,
+                            in_mask, took);
+                    return 1;
+                }
+                if (!took) {
+                    accepted = false;
+                    break;
+                }
+            }
+            /* MaskBench ends an instance at its last token; the grammar must also
+             * be complete there for wick (EOG allowed) */
+            if (accepted && !wick_grammar_matcher_complete(mt)) accepted = false;
+            wick_grammar_matcher_free(mt);
+            if (accepted && !valid) {
+                wrong_accept++;
+                pass = false;
+                printf("WRONGLY ACCEPTED %s test %d: %.200s\n", name, k, text);
+            } else if (!accepted && valid) {
+                wrong_refuse++;
+                pass = false;
+                if (verbose) printf("refused valid %s test %d: %.200s\n", name, k, text);
+            }
+        }
+        n_passed += pass;
+        wick_grammar_free(g);
+        cJSON_Delete(d);
+    }
+    fclose(f);
+    qsort(compile.v, compile.n, sizeof *compile.v, cmp_double);
+    qsort(mask.v, mask.n, sizeof *mask.v, cmp_double);
+    double mean = 0;
+    for (size_t i = 0; i < mask.n; i++) mean += mask.v[i] / (double)mask.n;
+    printf("schemas %d (%d with tests): compiled %d (%.1f%%), passed %d (%.1f%%)\n", n_schemas, n_with_tests, n_compiled,
+           n_with_tests ? 100.0 * n_compiled / n_with_tests : 0, n_passed, n_with_tests ? 100.0 * n_passed / n_with_tests : 0);
+    printf("instances of compiled schemas: %ld valid (%ld refused), %ld invalid (%ld WRONGLY ACCEPTED), %ld untokenizable\n",
+           n_valid, wrong_refuse, n_invalid, wrong_accept, untokenizable);
+    printf("compile ms: p50 %.2f p90 %.2f p99 %.2f max %.2f\n", pct(compile.v, compile.n, .5), pct(compile.v, compile.n, .9),
+           pct(compile.v, compile.n, .99), compile.n ? compile.v[compile.n - 1] : 0);
+    printf("mask us (%zu masks): p50 %.1f p90 %.1f p99 %.1f max %.1f mean %.1f\n", mask.n, pct(mask.v, mask.n, .5),
+           pct(mask.v, mask.n, .9), pct(mask.v, mask.n, .99), mask.n ? mask.v[mask.n - 1] : 0, mean);
+    qsort(rs, (size_t)n_rs, sizeof *rs, cmp_reason);
+    printf("commonest compile errors:\n");
+    for (int i = 0; i < n_rs && i < 25; i++) printf("  %5d  %s\n", rs[i].n, rs[i].text);
+    free(rs);
+    free(line);
+    free(compile.v);
+    free(mask.v);
+    free(bits);
+    free(ids);
+    wick_model_free(m);
+    return wrong_accept ? 1 : 0;
+}
