@@ -168,6 +168,45 @@ static void test_objects_arrays(void) {
         {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}", "{\"a\":\"1\"}", 0},
     };
     check_cases(loose, sizeof loose / sizeof *loose, false, false);
+#define COUNTED(lo, hi)                                                                                          \
+    "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"integer\"}},"                     \
+    "\"additionalProperties\":{\"type\":\"boolean\"},\"minProperties\":" #lo ",\"maxProperties\":" #hi "}"
+    static const jcase counted[] = {
+        {COUNTED(1, 2), "{}", 0},
+        {COUNTED(1, 2), "{\"b\":1}", 1},
+        {COUNTED(1, 2), "{\"x\":true}", 1},
+        {COUNTED(1, 2), "{\"a\":1,\"x\":true}", 1},
+        {COUNTED(1, 2), "{\"a\":1,\"b\":2,\"x\":true}", 0},
+        {COUNTED(1, 2), "{\"x\":true,\"y\":false,\"z\":true}", 0},
+        {COUNTED(3, 3), "{\"a\":1,\"x\":true,\"y\":false}", 1},
+        {COUNTED(3, 3), "{\"a\":1,\"b\":2}", 0},
+        {COUNTED(0, 0), "{}", 1},
+        {COUNTED(0, 0), "{\"a\":1}", 0},
+        /* a required name not declared: a property of the additional schema */
+        {"{\"type\":\"object\",\"required\":[\"id\"],\"additionalProperties\":{\"type\":\"integer\"}}", "{\"id\":1}", 1},
+        {"{\"type\":\"object\",\"required\":[\"id\"],\"additionalProperties\":{\"type\":\"integer\"}}", "{\"id\":\"1\"}", 0},
+        {"{\"type\":\"object\",\"required\":[\"id\"]}", "{}", 0},
+        {"{\"type\":\"object\",\"required\":[\"id\"]}", "{\"id\":[null]}", 1},
+        /* a pattern over any characters: the strings it matches spelled without escapes */
+        {"{\"type\":\"string\",\"pattern\":\"^[^<>]*$\"}", "\"a b\"", 1},
+        {"{\"type\":\"string\",\"pattern\":\"^[^<>]*$\"}", "\"a<b\"", 0},
+        {"{\"type\":\"string\",\"pattern\":\"^[^<>]*$\"}", "\"a\\\"b\"", 0},
+        {"{\"type\":\"string\",\"pattern\":\"^.+$\"}", "\"x\"", 1},
+        {"{\"type\":\"string\",\"format\":\"uri\"}", "\"urn:isbn:0451450523\"", 1},
+        {"{\"type\":\"string\",\"format\":\"uri\"}", "\"https://a.b/c?d#e\"", 1},
+        {"{\"type\":\"string\",\"format\":\"uri\"}", "\"1a:b\"", 0},
+        /* keywords no draft defines are annotations; known ones are honoured */
+        {"{\"type\":\"string\",\"_format\":\"date\",\"readonly\":true,\"faker\":\"x\"}", "\"abc\"", 1},
+        {"{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":10}", "0.5", 1},
+        {"{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":10}", "9.999", 1},
+        {"{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":10}", "10", 0},
+        {"{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":10}", "0.49", 0},
+        {"{\"type\":\"number\",\"minimum\":-1,\"maximum\":1}", "-0.5", 1},
+        {"{\"type\":\"number\",\"minimum\":-1,\"maximum\":1}", "-1.5", 0},
+        {"{\"type\":\"number\",\"minimum\":0,\"exclusiveMinimum\":true}", "0", 0},
+        {"{\"type\":\"number\",\"minimum\":0,\"exclusiveMinimum\":true}", "0.25", 1},
+    };
+    check_cases(counted, sizeof counted / sizeof *counted, false, false);
     static const jcase spaced[] = {
         {PERSON, " { \"name\" : \"Al\" ,\n \"age\": 3 } ", 1},
         {PERSON, "{\"name\":\"Al\"}", 1},
@@ -185,7 +224,12 @@ static void refused(const char *schema, const char *what) {
 
 static void test_errors(void) {
     refused("{\"type\":\"integer\",\"multipleOf\":3}", "keyword \"multipleOf\" is not supported (#)");
-    refused("{\"type\":\"number\",\"minimum\":0.5}", "on a number");
+    refused("{\"type\":\"number\",\"minimum\":1e300}", "beyond 2^53");
+    refused("{\"type\":\"string\",\"pattern\":\"^[\\\"\\\\n]+$\"}", "no string without quotes");
+    refused("{\"type\":\"number\",\"minimum\":2,\"exclusiveMaximum\":2}", "admit no number");
+    refused("{\"type\":\"object\",\"if\":{}}", "keyword \"if\" is not supported");
+    refused("{\"type\":\"object\",\"properties\":{\"a\":{}},\"maxProperties\":0,\"required\":[\"a\"]}", "no object meets the bounds");
+    refused("{\"type\":\"object\",\"required\":[\"a\"],\"additionalProperties\":false}", "a required property that is neither declared");
     refused("{\"type\":\"integer\",\"minimum\":3,\"maximum\":2}", "admit no integer");
     refused("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":\"iri\"}}}",
             "format \"iri\" is not supported (#/properties/a)");

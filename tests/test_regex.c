@@ -2,7 +2,8 @@
  * PCRE2 as the independent reference: whole-string matches of fixed and
  * random patterns over random strings (ASCII and multi-byte characters);
  * errors named for constructs with no regular meaning; and the vocabulary
- * trie's token masks against matching every token's bytes one by one. */
+ * trie's token masks against matching every token's bytes one by one;
+ * integer and decimal ranges against the numbers' values. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include "check.h"
 #include "core/error.h"
 #include "grammar/int_range.h"
+#include "grammar/num_range.h"
 #include "grammar/regex.h"
 #include "grammar/token_slices.h"
 #include "grammar/token_trie.h"
@@ -268,6 +270,66 @@ static void test_int_ranges(void) {
     rx_store_free(s);
 }
 
+/* A random JSON number text without exponent: sign, 1-4 integer digits (or
+ * 0), maybe 1-4 fraction digits, drawn near small values. */
+static void random_number(char *t, size_t cap) {
+    const uint32_t r = rnd_u32();
+    int k = 0;
+    if (r & 1) t[k++] = '-';
+    const int ni = (int)(r >> 1) % 4 + 1;
+    if ((r >> 3) % 3 == 0) t[k++] = '0';
+    else
+        for (int i = 0; i < ni; i++) t[k++] = (char)('0' + (i == 0 ? 1 + rnd_u32() % 9 : rnd_u32() % 10));
+    if ((r >> 5) % 2) {
+        t[k++] = '.';
+        const int nf = (int)(r >> 6) % 4 + 1;
+        for (int i = 0; i < nf; i++) t[k++] = (char)('0' + rnd_u32() % 10);
+    }
+    t[k] = 0;
+    (void)cap;
+}
+
+/* Number ranges against strtod: an accepted number always lies in the range
+ * read as doubles; every number of the drawn shape inside it is accepted
+ * (they are short enough that no two round to one double), -0 aside. */
+static void test_num_ranges(void) {
+    static const double ends[] = {-1000, -12.5, -1, -0.75, -0.1, 0, 0.001, 0.1, 0.5, 1, 2.25, 3, 9.99, 10, 99.5, 1000};
+    const int ne = (int)(sizeof ends / sizeof *ends);
+    int wrong_in = 0, wrong_out = 0;
+    for (int i = -1; i < ne; i++)
+        for (int j = -1; j < ne; j++)
+            for (int strict = 0; strict < 4; strict++) {
+                const bool has_lo = i >= 0, has_hi = j >= 0, ls = strict & 1, hs = strict & 2;
+                const double lo = has_lo ? ends[i] : 0, hi = has_hi ? ends[j] : 0;
+                rx_store *s = rx_store_new();
+                const rx_id r = rx_num_range(s, has_lo, lo, ls, has_hi, hi, hs);
+                for (int n = 0; n < 400; n++) {
+                    char t[32];
+                    random_number(t, sizeof t);
+                    if (n < 2 * ne) snprintf(t, sizeof t, "%g", n < ne ? ends[n] : -ends[n - ne]); /* the bounds themselves */
+                    const double v = strtod(t, NULL);
+                    const bool in = (!has_lo || (ls ? v > lo : v >= lo)) && (!has_hi || (hs ? v < hi : v <= hi));
+                    const bool got = r >= 0 && rx_matches(s, r, t, strlen(t));
+                    const bool neg_zero = t[0] == '-' && v == 0;
+                    if (got && !in) wrong_in++;
+                    if (!got && in && !neg_zero) wrong_out++;
+                }
+                static const char *never[] = {"-0", "01", "+1", "", "-", "1.", ".5", "1e3", "00.5"};
+                for (size_t k = 0; k < sizeof never / sizeof *never; k++) wrong_in += r >= 0 && rx_matches(s, r, never[k], strlen(never[k]));
+                rx_store_free(s);
+            }
+    CHECK_INT(wrong_in, 0);
+    CHECK_INT(wrong_out, 0);
+    rx_store *s = rx_store_new(); /* strict bounds at the next double; tiny and far numbers */
+    const rx_id pos = rx_num_range(s, true, 0, true, false, 0, false);
+    CHECK(rx_matches(s, pos, "0.5", 3) && !rx_matches(s, pos, "0", 1) && !rx_matches(s, pos, "0.000", 5));
+    CHECK(!rx_matches(s, pos, "0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001", 326));
+    CHECK(rx_matches(s, pos, "123456789012345678901234567890.5", 32));
+    CHECK(rx_num_range(s, true, 1e300, false, false, 0, false) == -1);
+    CHECK(rx_num_range(s, true, 2, false, true, 1, false) == RX_NOTHING);
+    rx_store_free(s);
+}
+
 int main(void) {
     RUN(test_fixed);
     RUN(test_random);
@@ -275,5 +337,6 @@ int main(void) {
     RUN(test_trie_masks);
     RUN(test_garbage);
     RUN(test_int_ranges);
+    RUN(test_num_ranges);
     return check_summary("test_regex");
 }

@@ -27,6 +27,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "grammar/int_range.h"
+#include "grammar/num_range.h"
 
 #define MAX_DEPTH 64
 
@@ -113,21 +114,21 @@ static int32_t any_value(jsc *c) {
 
 /* The strings (as their characters, none needing an escape in JSON) in
  * which pattern p finds a match: the pattern with its unanchored ends
- * padded; -1 (c failed) when it cannot be kept exact. */
+ * padded, less those needing an escape in JSON (so each has one spelling);
+ * -1 (c failed) when it cannot be kept exact. */
 static rx_id pattern_rx(jsc *c, const char *p) {
     rx_store *rx = c->g->rx;
     const size_t n = strlen(p);
     const bool a0 = n && p[0] == '^', a1 = n > 1 && p[n - 1] == '$' && p[n - 2] != '\\';
     wick_error e2 = {0};
-    rx_id r = rx_parse(rx, p, n, &e2);
+    /* the strings spelled without escapes: a subset when the pattern allows others */
+    rx_id r = rx_parse_plain_json(rx, p, n, &e2);
     if (r < 0) {
         char what[300];
         snprintf(what, sizeof what, "pattern: %.250s", e2.msg);
         return fail(c, "%s (%s)", what);
     }
-    /* only patterns over characters that need no escape in JSON are kept exact */
-    const rx_id plain = re(c, "[^\"\\\\\\x00-\\x1f]*");
-    if (!rx_contains(rx, plain, r)) return fail(c, "%s: a pattern that matches quotes, backslashes or control characters is not supported (%s)", "pattern");
+    if (r == RX_NOTHING) return fail(c, "%s: no string without quotes, backslashes or control characters matches (%s)", "pattern");
     const rx_id anyc = rx_repeat(rx, re(c, "[^\"\\\\\\x00-\\x1f]"), 0, RX_INF);
     if (!a0) r = rx_concat(rx, anyc, r);
     if (!a1) r = rx_concat(rx, r, anyc);
@@ -173,7 +174,9 @@ static cfg_sym string_schema(jsc *c, const cJSON *s) {
             {"ipv6", "(" H16 ":){7}" H16 "|::|::(" H16 ":){0,6}" H16 "|(" H16 ":){1,7}:"},
             {"hostname", LABEL "(\\." LABEL "){0,2}"},
             {"email", "[a-zA-Z0-9_+-]+(\\.[a-zA-Z0-9_+-]+)*@" LABEL "(\\." LABEL ")*\\.[a-zA-Z]{2,63}"},
-            {"uri", "[a-zA-Z][a-zA-Z0-9+.-]*://[a-zA-Z0-9._~!$&'()*+,;=-]+(:[0-9]{1,5})?(/" PCHAR "*)*(\\?(" PCHAR "|[/?])*)?(#(" PCHAR "|[/?])*)?"},
+            /* RFC 3986: scheme ":" then "//" authority and a path, an absolute path, a rootless path or none */
+            {"uri", "[a-zA-Z][a-zA-Z0-9+.-]*:(//[a-zA-Z0-9._~!$&'()*+,;=-]+(:[0-9]{1,5})?(/" PCHAR "*)*|/(" PCHAR "+(/" PCHAR "*)*)?|" PCHAR "+(/" PCHAR "*)*)?"
+                    "(\\?(" PCHAR "|[/?])*)?(#(" PCHAR "|[/?])*)?"},
         };
         if (!cJSON_IsString(fmt)) return fail(c, "%s must be a string (%s)", "format");
         body = -1;
@@ -326,94 +329,188 @@ static cfg_sym free_key(jsc *c, const cJSON *props) {
     return term(rx_concat(rx, re(c, "\""), rx_concat(rx, body, re(c, "\""))));
 }
 
+/* The count bounds of an object (minProperties, maxProperties; -1 absent). */
+static bool count_bound(jsc *c, const cJSON *s, const char *kw, int64_t *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, kw);
+    *out = -1;
+    if (!v) return true;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) || v->valuedouble > 1e9) {
+        fail(c, "%s must be a non-negative integer (%s)", kw);
+        return false;
+    }
+    *out = (int64_t)v->valuedouble;
+    return true;
+}
+
+static bool is_required(const cJSON *req, const char *name) {
+    for (const cJSON *r = req ? req->child : NULL; r; r = r->next)
+        if (cJSON_IsString(r) && strcmp(r->valuestring, name) == 0) return true;
+    return false;
+}
+
+/* An object: the declared properties in their order (required ones always),
+ * then other keys where allowed. With minProperties/maxProperties the chain
+ * is a grid: A[i][t] / B[i][t] are the properties from i on (A with a comma
+ * before the first) after t properties, t counted up to S; only states from
+ * which the bounds can still be met are reachable, so no path dead-ends. */
 static cfg_sym object_schema(jsc *c, const cJSON *s) {
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(s, "required");
     const cJSON *addl = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties");
+    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(s, "patternProperties");
     if (props && !cJSON_IsObject(props)) return fail(c, "%s must be an object (%s)", "properties");
     if (req && !cJSON_IsArray(req)) return fail(c, "%s must be an array (%s)", "required");
-    const int n = props ? cJSON_GetArraySize(props) : 0;
-    /* required names must be declared: an undeclared one would need any key */
-    for (const cJSON *r = req ? req->child : NULL; r; r = r->next)
-        if (!cJSON_IsString(r) || !cJSON_GetObjectItemCaseSensitive(props, r->valuestring))
-            return fail(c, "%s: a required property not in properties is not supported (%s)", "required");
+    if (pp && !cJSON_IsObject(pp)) return fail(c, "%s must be an object (%s)", "patternProperties");
     bool extra = !c->o.strict, extra_schema = false;
-    cfg_sym extra_val = 0;
     if (addl) {
         if (cJSON_IsBool(addl)) extra = cJSON_IsTrue(addl);
-        else {
-            extra = extra_schema = true;
-            extra_val = compile_at(c, addl, "additionalProperties");
+        else extra = extra_schema = true;
+    }
+    /* a required name not declared: a property of the additional properties' schema */
+    cJSON *own = NULL;
+    for (const cJSON *r = req ? req->child : NULL; r && !c->failed; r = r->next) {
+        if (!cJSON_IsString(r)) return fail(c, "%s: names must be strings (%s)", "required");
+        if (cJSON_GetObjectItemCaseSensitive(props, r->valuestring)) continue;
+        if (!extra || (pp && pp->child)) {
+            cJSON_Delete(own);
+            return fail(c, "%s: a required property that is neither declared nor an allowed additional property is not supported (%s)", "required");
+        }
+        if (!own && !(own = props ? cJSON_Duplicate(props, true) : cJSON_CreateObject())) return fail(c, "%s (%s)", "out of memory");
+        cJSON *v = extra_schema ? cJSON_Duplicate(addl, true) : cJSON_CreateTrue();
+        if (!v || !cJSON_AddItemToObject(own, r->valuestring, v)) {
+            cJSON_Delete(v), cJSON_Delete(own);
+            return fail(c, "%s (%s)", "out of memory");
         }
     }
+    if (own) props = own;
+    cfg_sym r = -1;
+    const int n = props ? cJSON_GetArraySize(props) : 0;
+    cfg_sym extra_val = 0;
+    if (extra_schema) extra_val = compile_at(c, addl, "additionalProperties");
     /* patternProperties: one pattern, its keys the only ones beside the
      * declared names (additional properties false), none of which it matches */
-    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(s, "patternProperties");
     cfg_sym pkey = 0, pval = 0;
     bool pattern = false;
-    if (pp && !cJSON_IsObject(pp)) return fail(c, "%s must be an object (%s)", "patternProperties");
-    if (pp && pp->child) {
-        if (extra) return fail(c, "%s beside additionalProperties other than false is not supported (%s)", "patternProperties");
-        if (pp->child->next) return fail(c, "%s with more than one pattern is not supported (%s)", "patternProperties");
-        const rx_id r = pattern_rx(c, pp->child->string);
-        if (r < 0) return -1;
+    if (pp && pp->child && !c->failed) {
+        if (extra) {
+            r = fail(c, "%s beside additionalProperties other than false is not supported (%s)", "patternProperties");
+            goto done;
+        }
+        if (pp->child->next) {
+            r = fail(c, "%s with more than one pattern is not supported (%s)", "patternProperties");
+            goto done;
+        }
+        const rx_id pr = pattern_rx(c, pp->child->string);
+        if (pr < 0) goto done;
         for (const cJSON *p = props ? props->child : NULL; p; p = p->next)
-            if (rx_matches(c->g->rx, r, p->string, strlen(p->string)))
-                return fail(c, "%s: a declared property that the pattern matches is not supported (%s)", "patternProperties");
+            if (rx_matches(c->g->rx, pr, p->string, strlen(p->string))) {
+                r = fail(c, "%s: a declared property that the pattern matches is not supported (%s)", "patternProperties");
+                goto done;
+            }
         char seg[300];
         snprintf(seg, sizeof seg, "patternProperties/%.250s", pp->child->string);
-        pkey = term(rx_concat(c->g->rx, re(c, "\""), rx_concat(c->g->rx, r, re(c, "\""))));
+        pkey = term(rx_concat(c->g->rx, re(c, "\""), rx_concat(c->g->rx, pr, re(c, "\""))));
         pval = compile_at(c, pp->child, seg);
-        if (c->failed) return -1;
         extra = pattern = true;
     }
-    const cfg_sym ws = c->ws, comma = lit(c, ","), colon = lit(c, ":");
-    /* A[i]: properties i.. with a comma before the first; B[i]: the same with none */
-    int32_t *A = malloc(sizeof *A * (size_t)(n + 1)), *B = malloc(sizeof *B * (size_t)(n + 1));
-    if (!A || !B) {
-        free(A), free(B);
-        return fail(c, "%s (%s)", "out of memory");
+    int64_t lo, hi;
+    if (c->failed || !count_bound(c, s, "minProperties", &lo) || !count_bound(c, s, "maxProperties", &hi)) goto done;
+    const cJSON **list = malloc(sizeof *list * (size_t)(n ? n : 1));
+    int *req_after = malloc(sizeof *req_after * (size_t)(n + 1)); /* required properties from i on */
+    if (!list || !req_after) {
+        free(list), free(req_after);
+        r = fail(c, "%s (%s)", "out of memory");
+        goto done;
     }
-    for (int i = 0; i <= n; i++) A[i] = nonterm(c), B[i] = nonterm(c);
-    if (extra) { /* more keys after the declared ones, none of them a declared name */
-        const int32_t more = nonterm(c);
+    int k = 0;
+    for (const cJSON *p = props ? props->child : NULL; p; p = p->next) list[k++] = p;
+    req_after[n] = 0;
+    for (int i = n - 1; i >= 0; i--) req_after[i] = req_after[i + 1] + is_required(req, list[i]->string);
+    /* bounds that always hold are no bounds */
+    if (lo >= 0 && lo <= req_after[0]) lo = -1;
+    if (hi >= 0 && !extra && hi >= n) hi = -1;
+    const int64_t S = hi >= 0 ? hi : lo >= 0 ? lo : 0; /* t counts up to S */
+    if ((hi >= 0 && lo > hi) || (hi >= 0 && req_after[0] > hi) || (lo > n && !extra)) {
+        free(list), free(req_after);
+        r = fail(c, "%s: no object meets the bounds (%s)", "minProperties/maxProperties");
+        goto done;
+    }
+    if ((int64_t)(n + 1) * (S + 1) > 20000) {
+        free(list), free(req_after);
+        r = fail(c, "%s: bounds too large for the properties (%s)", "minProperties/maxProperties");
+        goto done;
+    }
+    const size_t W = (size_t)S + 1, cells = (size_t)(n + 1) * W;
+    int32_t *A = malloc(sizeof *A * cells), *B = malloc(sizeof *B * cells);
+    if (!A || !B) {
+        free(A), free(B), free(list), free(req_after);
+        r = fail(c, "%s (%s)", "out of memory");
+        goto done;
+    }
+    /* state (i, t) can still end within the bounds */
+#define VIABLE(i, t) ((hi < 0 || (t) + req_after[i] <= hi) && (lo < 0 || extra || (t) + (n - (i)) >= lo))
+#define NEXT(t) ((t) < S ? (t) + 1 : S)
+#define EMIT(t) (hi < 0 || (t) < hi)
+    for (size_t x = 0; x < cells; x++) A[x] = B[x] = -1;
+    for (int i = 0; i <= n && !c->failed; i++)
+        for (int64_t t = 0; t <= S && !c->failed; t++)
+            if (VIABLE(i, t)) A[(size_t)i * W + (size_t)t] = nonterm(c), B[(size_t)i * W + (size_t)t] = nonterm(c);
+    const cfg_sym ws = c->ws, comma = lit(c, ","), colon = lit(c, ":");
+    if (extra && !c->failed) { /* more keys after the declared ones, none of them a declared name */
         const cfg_sym v = pattern ? pval : extra_schema ? extra_val : any_value(c);
         const cfg_sym key = pattern ? pkey : free_key(c, props);
-        rule_empty(c, A[n]);
-        RULE(c, A[n], ws, comma, ws, key, ws, colon, ws, v, A[n]);
-        rule_empty(c, B[n]);
-        RULE(c, B[n], key, ws, colon, ws, v, more);
-        RULE(c, more, A[n]);
+        for (int64_t t = 0; t <= S && !c->failed; t++) {
+            const int32_t a = A[(size_t)n * W + (size_t)t], b = B[(size_t)n * W + (size_t)t];
+            if (a < 0) continue;
+            if (lo < 0 || t >= lo) rule_empty(c, a), rule_empty(c, b);
+            if (!EMIT(t)) continue;
+            const int32_t to = A[(size_t)n * W + (size_t)NEXT(t)];
+            RULE(c, a, ws, comma, ws, key, ws, colon, ws, v, to);
+            RULE(c, b, key, ws, colon, ws, v, to);
+        }
     } else {
-        rule_empty(c, A[n]);
-        rule_empty(c, B[n]);
+        for (int64_t t = 0; t <= S; t++)
+            if (A[(size_t)n * W + (size_t)t] >= 0) rule_empty(c, A[(size_t)n * W + (size_t)t]), rule_empty(c, B[(size_t)n * W + (size_t)t]);
     }
-    int i = n - 1;
-    const cJSON **list = malloc(sizeof *list * (size_t)(n ? n : 1));
-    int k = 0;
-    for (const cJSON *p = props ? props->child : NULL; p && list; p = p->next) list[k++] = p;
-    for (; i >= 0 && list && !c->failed; i--) {
+    for (int i = n - 1; i >= 0 && !c->failed; i--) {
         const cJSON *p = list[i];
-        bool required = false;
-        for (const cJSON *r = req ? req->child : NULL; r; r = r->next)
-            if (cJSON_IsString(r) && strcmp(r->valuestring, p->string) == 0) required = true;
+        const bool required = is_required(req, p->string);
         char seg[300];
         snprintf(seg, sizeof seg, "properties/%.250s", p->string);
         const cfg_sym v = compile_at(c, p, seg), key = key_literal(c, p->string);
-        if (c->failed) break;
-        RULE(c, B[i], key, ws, colon, ws, v, A[i + 1]);
-        RULE(c, A[i], ws, comma, ws, key, ws, colon, ws, v, A[i + 1]);
-        if (!required) {
-            RULE(c, B[i], B[i + 1]);
-            RULE(c, A[i], A[i + 1]);
+        for (int64_t t = 0; t <= S && !c->failed; t++) {
+            const int32_t a = A[(size_t)i * W + (size_t)t], b = B[(size_t)i * W + (size_t)t];
+            if (a < 0) continue;
+            const int32_t to = EMIT(t) ? A[(size_t)(i + 1) * W + (size_t)NEXT(t)] : -1;
+            if (to >= 0) {
+                RULE(c, b, key, ws, colon, ws, v, to);
+                RULE(c, a, ws, comma, ws, key, ws, colon, ws, v, to);
+            }
+            const int32_t skip_a = A[(size_t)(i + 1) * W + (size_t)t], skip_b = B[(size_t)(i + 1) * W + (size_t)t];
+            if (!required && skip_a >= 0) {
+                RULE(c, b, skip_b);
+                RULE(c, a, skip_a);
+            }
         }
     }
-    const int32_t obj = nonterm(c);
-    RULE(c, obj, lit(c, "{"), ws, B[0], ws, lit(c, "}"));
+#undef VIABLE
+#undef NEXT
+#undef EMIT
+    if (!c->failed) {
+        if (B[0] < 0) r = fail(c, "%s: no object meets the bounds (%s)", "minProperties/maxProperties");
+        else {
+            const int32_t obj = nonterm(c);
+            RULE(c, obj, lit(c, "{"), ws, B[0], ws, lit(c, "}"));
+            r = obj;
+        }
+    }
     free(list);
+    free(req_after);
     free(A);
     free(B);
-    return c->failed ? -1 : obj;
+done:
+    cJSON_Delete(own);
+    return c->failed ? -1 : r;
 }
 
 static cfg_sym array_schema(jsc *c, const cJSON *s) {
@@ -535,11 +632,28 @@ static cfg_sym integer_schema(jsc *c, const cJSON *s) {
     return term(r);
 }
 
+/* A number's bounds: minimum/maximum, exclusive as draft 4's booleans or as
+ * the later drafts' numbers (the tighter of two lower or upper bounds). */
+static cfg_sym number_schema(jsc *c, const cJSON *s) {
+    if (!has_bounds(s)) return term(re(c, NUMBER_RE));
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(s, "minimum"), *mx = cJSON_GetObjectItemCaseSensitive(s, "maximum");
+    const cJSON *xmn = cJSON_GetObjectItemCaseSensitive(s, "exclusiveMinimum"), *xmx = cJSON_GetObjectItemCaseSensitive(s, "exclusiveMaximum");
+    if ((mn && !cJSON_IsNumber(mn)) || (mx && !cJSON_IsNumber(mx))) return fail(c, "%s must be a number (%s)", "minimum/maximum");
+    if ((xmn && !cJSON_IsNumber(xmn) && !cJSON_IsBool(xmn)) || (xmx && !cJSON_IsNumber(xmx) && !cJSON_IsBool(xmx)))
+        return fail(c, "%s must be a number (%s)", "exclusiveMinimum/exclusiveMaximum");
+    bool has_lo = mn != NULL, has_hi = mx != NULL, lo_strict = mn && cJSON_IsTrue(xmn), hi_strict = mx && cJSON_IsTrue(xmx);
+    double lo = mn ? mn->valuedouble : 0, hi = mx ? mx->valuedouble : 0;
+    if (cJSON_IsNumber(xmn) && (!has_lo || xmn->valuedouble >= lo)) has_lo = lo_strict = true, lo = xmn->valuedouble;
+    if (cJSON_IsNumber(xmx) && (!has_hi || xmx->valuedouble <= hi)) has_hi = hi_strict = true, hi = xmx->valuedouble;
+    const rx_id r = rx_num_range(c->g->rx, has_lo, lo, lo_strict, has_hi, hi, hi_strict);
+    if (r < 0) return fail(c, "%s: bounds beyond 2^53 are not supported (%s)", "minimum/maximum");
+    if (r == RX_NOTHING) return fail(c, "%s: the bounds admit no number (%s)", "minimum/maximum");
+    return term(r);
+}
+
 static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
     if (strcmp(type, "string") == 0) return string_schema(c, s);
-    if (strcmp(type, "number") == 0)
-        return has_bounds(s) ? fail(c, "%s on a number (not an integer) is not supported (%s)", "minimum/maximum")
-                             : term(re(c, NUMBER_RE));
+    if (strcmp(type, "number") == 0) return number_schema(c, s);
     if (strcmp(type, "integer") == 0) return integer_schema(c, s);
     if (strcmp(type, "boolean") == 0) return term(re(c, "true|false"));
     if (strcmp(type, "null") == 0) return lit(c, "null");
@@ -550,31 +664,35 @@ static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
     return fail(c, "%s is not a JSON Schema type (%s)", what);
 }
 
-/* Keywords that say nothing about which values are valid. */
-static bool annotation(const char *k) {
-    static const char *an[] = {"title", "description", "$schema", "$id", "id", "default", "examples", "$comment",
-                               "$defs", "definitions", "$anchor", "$vocabulary", "deprecated", "readOnly",
-                               "writeOnly", "contentMediaType", "contentEncoding", "markdownDescription",
-                               "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets",
-                               "deprecationMessage", "errorMessage", "doNotSuggest", "suggestSortText",
-                               "patternErrorMessage"};
-    if (strncmp(k, "x-", 2) == 0) return true; /* vendor extensions, which never validate */
-    for (size_t i = 0; i < sizeof an / sizeof *an; i++)
-        if (strcmp(k, an[i]) == 0) return true;
+/* The keywords the compiler honours. */
+static const char *const HONOURED[] = {"type", "enum", "const", "properties", "patternProperties", "required",
+                                       "additionalProperties", "items", "prefixItems", "additionalItems", "minItems",
+                                       "maxItems", "uniqueItems", "anyOf", "oneOf", "allOf", "$ref", "minLength",
+                                       "maxLength", "pattern", "format", "nullable", "minimum", "maximum",
+                                       "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties"};
+
+/* Keywords of some JSON Schema draft (3 to 2020-12) or of OpenAPI that
+ * constrain values and that the compiler does not honour: refused by name. */
+static const char *const REFUSED[] = {"not", "if", "then", "else", "dependencies", "dependentRequired",
+                                      "dependentSchemas", "propertyNames", "contains", "minContains", "maxContains",
+                                      "unevaluatedItems", "unevaluatedProperties", "multipleOf", "divisibleBy",
+                                      "disallow", "extends", "$dynamicRef", "$recursiveRef", "requires"};
+
+static bool in_list(const char *k, const char *const *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(k, list[i]) == 0) return true;
     return false;
 }
 
-/* The keywords the compiler honours or may ignore (annotations). */
-static bool known_keyword(const char *k) {
-    static const char *ok[] = {"type", "enum", "const", "properties", "patternProperties", "required", "additionalProperties", "items",
-                               "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "anyOf",
-                               "oneOf", "allOf", "$ref", "minLength", "maxLength", "pattern", "format", "nullable",
-                               "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
-    if (annotation(k)) return true;
-    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
-        if (strcmp(k, ok[i]) == 0) return true;
-    return false;
+/* Keywords that say nothing about which values are valid: the annotations
+ * (title, description, default, $defs, ...) and, as the specification asks
+ * of validators, every keyword no draft defines (x-*, editor hints). */
+static bool annotation(const char *k) {
+    return !in_list(k, HONOURED, sizeof HONOURED / sizeof *HONOURED) && !in_list(k, REFUSED, sizeof REFUSED / sizeof *REFUSED);
 }
+
+/* The keywords the compiler honours or may ignore (annotations). */
+static bool known_keyword(const char *k) { return !in_list(k, REFUSED, sizeof REFUSED / sizeof *REFUSED); }
 
 /* A schema that is one of $ref / enum / const / anyOf / allOf takes no other
  * validating keyword (but type beside enum and const, which filters their

@@ -22,7 +22,8 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 static uint64_t node_hash(const rx_store *s, const rx_node *n) {
-    uint64_t h = mix(n->kind, (uint64_t)(uint32_t)n->a);
+    /* an OR's a is where its alternatives lie, not what they are: left out */
+    uint64_t h = mix(n->kind, n->kind == RXK_OR ? 0 : (uint64_t)(uint32_t)n->a);
     h = mix(h, (uint64_t)(uint32_t)n->b);
     h = mix(h, ((uint64_t)(uint32_t)n->min << 32) | (uint32_t)n->max);
     for (int i = 0; i < 4; i++) h = mix(h, n->set.w[i]);

@@ -87,4 +87,10 @@ bool rx_contains_prefixes(rx_store *s, rx_id big, rx_id small);
  * regular meaning are an error naming them (err, with the position): -1. */
 rx_id rx_parse(rx_store *s, const char *pattern, size_t len, wick_error *err);
 
+/* rx_parse's strings that hold no quote, backslash or control character
+ * (those a JSON string spells unescaped): every character of the pattern
+ * (literal, class, .) is taken less those, so the language is exactly the
+ * pattern's intersected with such strings. */
+rx_id rx_parse_plain_json(rx_store *s, const char *pattern, size_t len, wick_error *err);
+
 #endif

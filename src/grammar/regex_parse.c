@@ -29,8 +29,24 @@ typedef struct parser {
     const char *p, *end, *start;
     wick_error *err;
     bool failed;
+    bool plain_json; /* leave out quotes, backslashes and control characters */
     int depth;
 } parser;
+
+/* The code points lo..hi as an expression, less those plain_json leaves out. */
+static rx_id cps(parser *ps, uint32_t lo, uint32_t hi) {
+    if (!ps->plain_json) return rx_codepoints(ps->s, lo, hi);
+    static const uint32_t out[][2] = {{0, 0x1f}, {'"', '"'}, {'\\', '\\'}};
+    rx_id r = RX_NOTHING;
+    uint32_t at = lo;
+    for (size_t i = 0; i < sizeof out / sizeof *out && at <= hi; i++) {
+        if (out[i][1] < at) continue;
+        if (out[i][0] > at) r = rx_or(ps->s, r, rx_codepoints(ps->s, at, out[i][0] - 1 < hi ? out[i][0] - 1 : hi));
+        at = out[i][1] + 1;
+    }
+    if (at <= hi) r = rx_or(ps->s, r, rx_codepoints(ps->s, at, hi));
+    return r;
+}
 
 static rx_id fail(parser *ps, const char *what) {
     if (!ps->failed)
@@ -83,7 +99,7 @@ static void set_negate(parser *ps, cp_set *c) {
 static rx_id set_expr(parser *ps, cp_set *c) {
     set_normalise(c);
     rx_id r = RX_NOTHING;
-    for (size_t i = 0; i < c->n; i++) r = rx_or(ps->s, r, rx_codepoints(ps->s, c->r[i].lo, c->r[i].hi));
+    for (size_t i = 0; i < c->n; i++) r = rx_or(ps->s, r, cps(ps, c->r[i].lo, c->r[i].hi));
     free(c->r);
     c->r = NULL;
     c->n = c->cap = 0;
@@ -334,7 +350,7 @@ static rx_id parse_atom(parser *ps) {
             return set_expr(ps, &d);
         }
         const uint32_t cp = char_escape(ps, false);
-        return rx_codepoints(ps->s, cp, cp);
+        return cps(ps, cp, cp);
     }
     if (c == '^') {
         if (ps->p != ps->start) return fail(ps, "^ is supported only at the start");
@@ -348,7 +364,7 @@ static rx_id parse_atom(parser *ps) {
     }
     if (c == '*' || c == '+' || c == '?') return fail(ps, "nothing to repeat");
     const uint32_t cp = next_char(ps);
-    return rx_codepoints(ps->s, cp, cp);
+    return cps(ps, cp, cp);
 }
 
 static bool at_quantifier(const parser *ps) {
@@ -407,10 +423,16 @@ static rx_id parse_alt(parser *ps) {
     return r;
 }
 
-rx_id rx_parse(rx_store *s, const char *pattern, size_t len, wick_error *err) {
-    parser ps = {.s = s, .p = pattern, .end = pattern + len, .start = pattern, .err = err};
+static rx_id parse(rx_store *s, const char *pattern, size_t len, bool plain_json, wick_error *err) {
+    parser ps = {.s = s, .p = pattern, .end = pattern + len, .start = pattern, .err = err, .plain_json = plain_json};
     rx_id r = parse_alt(&ps);
     if (!ps.failed && ps.p < ps.end) fail(&ps, "unmatched )");
     if (!ps.failed && !rx_store_ok(s)) fail(&ps, "out of memory");
     return ps.failed ? -1 : r;
+}
+
+rx_id rx_parse(rx_store *s, const char *pattern, size_t len, wick_error *err) { return parse(s, pattern, len, false, err); }
+
+rx_id rx_parse_plain_json(rx_store *s, const char *pattern, size_t len, wick_error *err) {
+    return parse(s, pattern, len, true, err);
 }
