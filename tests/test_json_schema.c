@@ -182,6 +182,10 @@ static void test_objects_arrays(void) {
         {COUNTED(3, 3), "{\"a\":1,\"b\":2}", 0},
         {COUNTED(0, 0), "{}", 1},
         {COUNTED(0, 0), "{\"a\":1}", 0},
+        /* a property that admits no value never appears */
+        {"{\"type\":\"object\",\"properties\":{\"a\":false,\"b\":{\"type\":\"array\",\"enum\":[\"x\"]},\"c\":{}}}", "{\"c\":1}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"a\":false,\"b\":{\"type\":\"array\",\"enum\":[\"x\"]},\"c\":{}}}", "{\"a\":1}", 0},
+        {"{\"type\":\"object\",\"properties\":{\"a\":false,\"b\":{\"type\":\"array\",\"enum\":[\"x\"]},\"c\":{}}}", "{\"b\":\"x\"}", 0},
         /* a required name not declared: a property of the additional schema */
         {"{\"type\":\"object\",\"required\":[\"id\"],\"additionalProperties\":{\"type\":\"integer\"}}", "{\"id\":1}", 1},
         {"{\"type\":\"object\",\"required\":[\"id\"],\"additionalProperties\":{\"type\":\"integer\"}}", "{\"id\":\"1\"}", 0},
@@ -195,6 +199,30 @@ static void test_objects_arrays(void) {
         {"{\"type\":\"string\",\"format\":\"uri\"}", "\"urn:isbn:0451450523\"", 1},
         {"{\"type\":\"string\",\"format\":\"uri\"}", "\"https://a.b/c?d#e\"", 1},
         {"{\"type\":\"string\",\"format\":\"uri\"}", "\"1a:b\"", 0},
+        /* conjunctions: allOf members, a $ref with keywords beside it, keywords beside anyOf */
+        {"{\"$defs\":{\"a\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a\",\"minLength\":2}", "\"ab\"", 1},
+        {"{\"$defs\":{\"a\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a\",\"minLength\":2}", "\"a\"", 0},
+        {"{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"maxLength\":2}", "\"ab\"", 1},
+        {"{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"maxLength\":2}", "\"abc\"", 0},
+        {"{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"maxLength\":2}", "123", 1},
+        {"{\"$defs\":{\"base\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"}},\"required\":[\"id\"]}},"
+         "\"allOf\":[{\"$ref\":\"#/$defs/base\"},{\"properties\":{\"id\":{\"minimum\":5},\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}]}",
+         "{\"id\":7,\"name\":\"x\"}", 1},
+        {"{\"$defs\":{\"base\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"}},\"required\":[\"id\"]}},"
+         "\"allOf\":[{\"$ref\":\"#/$defs/base\"},{\"properties\":{\"id\":{\"minimum\":5},\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}]}",
+         "{\"id\":4,\"name\":\"x\"}", 0},
+        {"{\"$defs\":{\"base\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"}},\"required\":[\"id\"]}},"
+         "\"allOf\":[{\"$ref\":\"#/$defs/base\"},{\"properties\":{\"id\":{\"minimum\":5},\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}]}",
+         "{\"id\":7}", 0},
+        {"{\"allOf\":[{\"type\":[\"number\",\"string\"]},{\"type\":[\"integer\",\"null\"]}]}", "3", 1},
+        {"{\"allOf\":[{\"type\":[\"number\",\"string\"]},{\"type\":[\"integer\",\"null\"]}]}", "3.5", 0},
+        {"{\"allOf\":[{\"type\":[\"number\",\"string\"]},{\"type\":[\"integer\",\"null\"]}]}", "null", 0},
+        {"{\"allOf\":[{\"enum\":[1,2,3]},{\"enum\":[3,2,9]}]}", "2", 1},
+        {"{\"allOf\":[{\"enum\":[1,2,3]},{\"enum\":[3,2,9]}]}", "1", 0},
+        {"{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"}},\"required\":[\"k\"],"
+         "\"oneOf\":[{\"properties\":{\"k\":{\"const\":\"a\"}}},{\"properties\":{\"k\":{\"const\":\"b\"}}}]}", "{\"k\":\"b\"}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"}},\"required\":[\"k\"],"
+         "\"oneOf\":[{\"properties\":{\"k\":{\"const\":\"a\"}}},{\"properties\":{\"k\":{\"const\":\"b\"}}}]}", "{\"k\":\"c\"}", 0},
         /* keywords no draft defines are annotations; known ones are honoured */
         {"{\"type\":\"string\",\"_format\":\"date\",\"readonly\":true,\"faker\":\"x\"}", "\"abc\"", 1},
         {"{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":10}", "0.5", 1},
@@ -209,6 +237,10 @@ static void test_objects_arrays(void) {
     check_cases(counted, sizeof counted / sizeof *counted, false, false);
     static const jcase spaced[] = {
         {PERSON, " { \"name\" : \"Al\" ,\n \"age\": 3 } ", 1},
+        {"{\"const\":{\"a\":[1,{\"b\":null}]}}", "{ \"a\" : [ 1, {\"b\": null} ] }", 1},
+        {"{\"const\":{\"a\":[1,{\"b\":null}]}}", "{\"a\":[1,{\"b\":null}]}", 1},
+        {"{\"const\":{\"a\":[1,{\"b\":null}]}}", "{\"a\":[1,{\"b\":0}]}", 0},
+        {"{\"enum\":[[],{}]}", "[]", 1},
         {PERSON, "{\"name\":\"Al\"}", 1},
     };
     check_cases(spaced, sizeof spaced / sizeof *spaced, true, true);
@@ -243,7 +275,7 @@ static void test_errors(void) {
     refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{}}}", "patternProperties beside additionalProperties");
     refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{},\"^b\":{}},\"additionalProperties\":false}", "more than one pattern");
     refused("{\"type\":\"object\",\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{}},\"additionalProperties\":false}", "a declared property that the pattern matches");
-    refused("{\"type\":\"string\",\"anyOf\":[{\"type\":\"integer\"}]}", "no alternative has the type");
+    refused("{\"type\":\"string\",\"anyOf\":[{\"type\":\"integer\"}]}", "no alternative meets the keywords beside it");
     refused("{\"$ref\":\"#/$defs/missing\"}", "$ref \"#/$defs/missing\"");
     refused("false", "false");
     refused("{\"type\":\"strin\"}", "type \"strin\"");
@@ -251,8 +283,11 @@ static void test_errors(void) {
     refused("{\"enum\":[]}", "empty enum");
     refused("{\"enum\":[\"abc\"],\"maxLength\":1}", "keyword \"maxLength\" beside \"enum\"");
     refused("{\"type\":\"string\",\"enum\":[1]}", "no value of the enum");
-    refused("{\"$defs\":{\"a\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a\",\"minLength\":2}", "keyword \"minLength\" beside \"$ref\"");
-    refused("{\"anyOf\":[{\"type\":\"string\"}],\"maxLength\":2}", "keyword \"maxLength\" beside \"anyOf\"");
+    refused("{\"allOf\":[{\"type\":\"object\",\"properties\":{\"a\":{}},\"additionalProperties\":false},{\"properties\":{\"b\":{}}}]}",
+            "additionalProperties: beside properties declared in another schema");
+    refused("{\"allOf\":[{\"type\":\"string\",\"pattern\":\"a\"},{\"pattern\":\"b\"}]}", "pattern: in two schemas");
+    refused("{\"allOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}", "allOf: no value satisfies");
+    refused("{\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}],\"type\":\"string\"}},\"$ref\":\"#/$defs/a\"}", "expansion too deep");
 }
 
 static bool cfg_accepts(cfg *g, const char *text) {

@@ -27,6 +27,8 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "grammar/int_range.h"
+#include "grammar/json_schema_keywords.h"
+#include "grammar/json_schema_merge.h"
 #include "grammar/num_range.h"
 
 #define MAX_DEPTH 64
@@ -201,6 +203,7 @@ static cfg_sym string_schema(jsc *c, const cJSON *s) {
 /* ---- compiling a schema ---- */
 
 static cfg_sym compile(jsc *c, const cJSON *s);
+static bool admits_nothing(const cJSON *s);
 
 static void path_push(jsc *c, size_t *mark, const char *seg) {
     *mark = strlen(c->path);
@@ -384,7 +387,7 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
     }
     if (own) props = own;
     cfg_sym r = -1;
-    const int n = props ? cJSON_GetArraySize(props) : 0;
+    const int n_props = props ? cJSON_GetArraySize(props) : 0;
     cfg_sym extra_val = 0;
     if (extra_schema) extra_val = compile_at(c, addl, "additionalProperties");
     /* patternProperties: one pattern, its keys the only ones beside the
@@ -415,15 +418,17 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
     }
     int64_t lo, hi;
     if (c->failed || !count_bound(c, s, "minProperties", &lo) || !count_bound(c, s, "maxProperties", &hi)) goto done;
-    const cJSON **list = malloc(sizeof *list * (size_t)(n ? n : 1));
-    int *req_after = malloc(sizeof *req_after * (size_t)(n + 1)); /* required properties from i on */
+    const cJSON **list = malloc(sizeof *list * (size_t)(n_props ? n_props : 1));
+    int *req_after = malloc(sizeof *req_after * (size_t)(n_props + 1)); /* required properties from i on */
     if (!list || !req_after) {
         free(list), free(req_after);
         r = fail(c, "%s (%s)", "out of memory");
         goto done;
     }
     int k = 0;
-    for (const cJSON *p = props ? props->child : NULL; p; p = p->next) list[k++] = p;
+    for (const cJSON *p = props ? props->child : NULL; p; p = p->next) /* a property that admits no value never appears */
+        if (!admits_nothing(p) || is_required(req, p->string)) list[k++] = p;
+    const int n = k;
     req_after[n] = 0;
     for (int i = n - 1; i >= 0; i--) req_after[i] = req_after[i + 1] + is_required(req, list[i]->string);
     /* bounds that always hold are no bounds */
@@ -664,35 +669,8 @@ static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
     return fail(c, "%s is not a JSON Schema type (%s)", what);
 }
 
-/* The keywords the compiler honours. */
-static const char *const HONOURED[] = {"type", "enum", "const", "properties", "patternProperties", "required",
-                                       "additionalProperties", "items", "prefixItems", "additionalItems", "minItems",
-                                       "maxItems", "uniqueItems", "anyOf", "oneOf", "allOf", "$ref", "minLength",
-                                       "maxLength", "pattern", "format", "nullable", "minimum", "maximum",
-                                       "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties"};
-
-/* Keywords of some JSON Schema draft (3 to 2020-12) or of OpenAPI that
- * constrain values and that the compiler does not honour: refused by name. */
-static const char *const REFUSED[] = {"not", "if", "then", "else", "dependencies", "dependentRequired",
-                                      "dependentSchemas", "propertyNames", "contains", "minContains", "maxContains",
-                                      "unevaluatedItems", "unevaluatedProperties", "multipleOf", "divisibleBy",
-                                      "disallow", "extends", "$dynamicRef", "$recursiveRef", "requires"};
-
-static bool in_list(const char *k, const char *const *list, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(k, list[i]) == 0) return true;
-    return false;
-}
-
-/* Keywords that say nothing about which values are valid: the annotations
- * (title, description, default, $defs, ...) and, as the specification asks
- * of validators, every keyword no draft defines (x-*, editor hints). */
-static bool annotation(const char *k) {
-    return !in_list(k, HONOURED, sizeof HONOURED / sizeof *HONOURED) && !in_list(k, REFUSED, sizeof REFUSED / sizeof *REFUSED);
-}
-
-/* The keywords the compiler honours or may ignore (annotations). */
-static bool known_keyword(const char *k) { return !in_list(k, REFUSED, sizeof REFUSED / sizeof *REFUSED); }
+static bool annotation(const char *k) { return json_schema_annotation(k); }
+static bool known_keyword(const char *k) { return !json_schema_refused(k); }
 
 /* A schema that is one of $ref / enum / const / anyOf / allOf takes no other
  * validating keyword (but type beside enum and const, which filters their
@@ -728,36 +706,7 @@ static bool value_fits(const cJSON *v, const cJSON *type) {
     return false;
 }
 
-/* The value a local reference ("#" or "#/a/b~1c/0", JSON Pointer with ~0 ~1
- * and %XX escapes) points at in root, or NULL. */
-static const cJSON *resolve_pointer(const cJSON *root, const char *ref) {
-    if (ref[0] != '#' || (ref[1] && ref[1] != '/')) return NULL;
-    const cJSON *t = root;
-    for (const char *p = ref + 1; *p == '/' && t;) {
-        char seg[256];
-        size_t n = 0;
-        for (p++; *p && *p != '/'; p++) {
-            char ch = *p;
-            if (ch == '~' && (p[1] == '0' || p[1] == '1')) ch = *++p == '0' ? '~' : '/';
-            else if (ch == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
-                const char hex[3] = {p[1], p[2], 0};
-                ch = (char)strtol(hex, NULL, 16);
-                p += 2;
-            }
-            if (n + 1 >= sizeof seg) return NULL;
-            seg[n++] = ch;
-        }
-        seg[n] = 0;
-        if (cJSON_IsArray(t)) {
-            char *end;
-            const long i = strtol(seg, &end, 10);
-            t = *seg && !*end && i >= 0 ? cJSON_GetArrayItem(t, (int)i) : NULL;
-        } else {
-            t = cJSON_IsObject(t) ? cJSON_GetObjectItemCaseSensitive(t, seg) : NULL;
-        }
-    }
-    return t;
-}
+static const cJSON *resolve_pointer(const cJSON *root, const char *ref) { return json_schema_resolve(root, ref); }
 
 static cfg_sym ref_schema(jsc *c, const char *ref) {
     const cJSON *t = resolve_pointer(c->root, ref);
@@ -842,6 +791,11 @@ static const cJSON *tag_values(const cJSON *root, const cJSON *s, const char *k,
     const cJSON *ref = cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, "$ref") : NULL;
     if (cJSON_IsString(ref)) p = resolve_pointer(root, ref->valuestring);
     if (!cJSON_IsObject(p)) return NULL;
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(p, "allOf"); /* a member's values bound the conjunction's */
+    for (const cJSON *m = cJSON_IsArray(all) ? all->child : NULL; m; m = m->next) {
+        const cJSON *mc = cJSON_GetObjectItemCaseSensitive(m, "const"), *me = cJSON_GetObjectItemCaseSensitive(m, "enum");
+        if (mc || cJSON_IsArray(me)) p = m;
+    }
     const cJSON *cn = cJSON_GetObjectItemCaseSensitive(p, "const"), *en = cJSON_GetObjectItemCaseSensitive(p, "enum");
     *is_enum = cn == NULL;
     return cn ? cn : cJSON_IsArray(en) ? en : NULL;
@@ -875,65 +829,16 @@ static bool disjoint(const cJSON *root, const cJSON *a, const cJSON *b) {
     return false;
 }
 
-/* branch with the type of its parent's {type, anyOf|oneOf} applied (a copy,
- * which the caller deletes), or NULL with c failed. A branch that is a $ref
- * is copied from its target. */
-static cJSON *with_type(jsc *c, const cJSON *branch, const cJSON *type) {
-    const cJSON *ref = cJSON_IsObject(branch) ? cJSON_GetObjectItemCaseSensitive(branch, "$ref") : NULL;
-    if (cJSON_IsString(ref) && branch->child && !branch->child->next) {
-        branch = resolve_pointer(c->root, ref->valuestring);
-        if (!branch) return fail(c, "%s: a $ref not found (%s)", "anyOf/oneOf"), NULL;
-    }
-    cJSON *m = cJSON_IsTrue(branch) ? cJSON_CreateObject() : cJSON_Duplicate(branch, true);
-    if (!m || !cJSON_IsObject(m)) {
-        cJSON_Delete(m);
-        return fail(c, "%s: a branch must be a schema object (%s)", "anyOf/oneOf"), NULL;
-    }
-    const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "type");
-    cJSON *t = cJSON_CreateArray();
-    for (const cJSON *x = cJSON_IsArray(type) ? type->child : type; x; x = cJSON_IsArray(type) ? x->next : NULL) {
-        if (!cJSON_IsString(x)) continue;
-        /* x kept when the branch has no type or allows it (integer within number) */
-        bool keep = !own;
-        const char *name = x->valuestring;
-        for (const cJSON *y = cJSON_IsArray(own) ? own->child : own; y && !keep; y = cJSON_IsArray(own) ? y->next : NULL)
-            if (cJSON_IsString(y)) {
-                if (!strcmp(y->valuestring, name) || (!strcmp(name, "number") && !strcmp(y->valuestring, "integer")))
-                    keep = true, name = y->valuestring;
-                else if (!strcmp(name, "integer") && !strcmp(y->valuestring, "number"))
-                    keep = true;
-            }
-        if (keep) cJSON_AddItemToArray(t, cJSON_CreateString(name));
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(m, "type");
-    cJSON_AddItemToObject(m, "type", t);
-    return m;
-}
-
-static cfg_sym any_or_one(jsc *c, const cJSON *s, const cJSON *list, bool one, const cJSON *type) {
+static cfg_sym any_or_one(jsc *c, const cJSON *list, bool one) {
     const char *kw = one ? "oneOf" : "anyOf";
     if (!cJSON_IsArray(list) || !list->child) return fail(c, "%s must be a non-empty array (%s)", kw);
     enum { MAX_BRANCHES = 256 };
-    cJSON *copy[MAX_BRANCHES] = {0};
     const cJSON *br[MAX_BRANCHES];
     int n = 0;
-    for (const cJSON *m = list->child; m && !c->failed; m = m->next) {
+    for (const cJSON *m = list->child; m; m = m->next) {
         if (n == MAX_BRANCHES) return fail(c, "%s: more than 256 alternatives (%s)", kw);
-        br[n] = m;
-        if (type && !(copy[n] = with_type(c, m, type))) break;
-        if (copy[n]) {
-            const cJSON *t = cJSON_GetObjectItemCaseSensitive(copy[n], "type");
-            if (!t->child) { /* no type in common: the branch admits nothing here */
-                cJSON_Delete(copy[n]);
-                copy[n] = NULL;
-                continue;
-            }
-            br[n] = copy[n];
-        }
-        n++;
+        br[n++] = m;
     }
-    (void)s;
-    if (!c->failed && !n) fail(c, "%s: no alternative has the type beside it (%s)", kw);
     for (int i = 0; one && i < n && !c->failed; i++)
         for (int j = i + 1; j < n && !c->failed; j++)
             if (!disjoint(c->root, br[i], br[j])) {
@@ -948,8 +853,104 @@ static cfg_sym any_or_one(jsc *c, const cJSON *s, const cJSON *list, bool one, c
         const cfg_sym v = compile_at(c, br[i], seg);
         if (!c->failed) RULE(c, nt, v);
     }
-    for (int i = 0; i < MAX_BRANCHES; i++) cJSON_Delete(copy[i]);
     return c->failed ? -1 : nt;
+}
+
+/* Are there validating keywords in s other than main? */
+static bool has_siblings(const cJSON *s, const char *main) {
+    for (const cJSON *k = s->child; k; k = k->next)
+        if (strcmp(k->string, main) != 0 && !annotation(k->string)) return true;
+    return false;
+}
+
+static void merge_failed(jsc *c, const json_merge *m, const char *kw) {
+    char what[260];
+    if (m->empty) snprintf(what, sizeof what, "%s: no value satisfies all of its schemas", kw);
+    else snprintf(what, sizeof what, "%s", m->why);
+    fail(c, "%s (%s)", what);
+}
+
+/* s with its allOf members and $ref target merged into one schema. */
+static cfg_sym merged(jsc *c, const cJSON *s, const char *kw) {
+    json_merge m = {.root = c->root, .strict = c->o.strict, .budget = 256};
+    cJSON *x = json_schema_merge(&m, s, NULL);
+    if (!x) {
+        merge_failed(c, &m, kw);
+        return -1;
+    }
+    const cfg_sym r = compile(c, x);
+    cJSON_Delete(x);
+    return r;
+}
+
+/* anyOf/oneOf with other keywords beside it: each alternative merged with
+ * them (alternatives that then admit nothing left out). */
+static cfg_sym distributed(jsc *c, const cJSON *s, const cJSON *list, bool one) {
+    const char *kw = one ? "oneOf" : "anyOf";
+    if (!cJSON_IsArray(list) || !list->child) return fail(c, "%s must be a non-empty array (%s)", kw);
+    cJSON *rest = cJSON_Duplicate(s, true), *alts = cJSON_CreateArray();
+    if (!rest || !alts) {
+        cJSON_Delete(rest), cJSON_Delete(alts);
+        return fail(c, "%s (%s)", "out of memory");
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(rest, kw);
+    for (const cJSON *b = list->child; b && !c->failed; b = b->next) {
+        json_merge m = {.root = c->root, .strict = c->o.strict, .budget = 256};
+        cJSON *x = json_schema_merge(&m, rest, b);
+        if (x) cJSON_AddItemToArray(alts, x);
+        else if (!m.empty) merge_failed(c, &m, kw);
+    }
+    cfg_sym r = -1;
+    if (!c->failed && !alts->child) fail(c, "%s: no alternative meets the keywords beside it (%s)", kw);
+    else if (!c->failed) r = any_or_one(c, alts, one);
+    cJSON_Delete(rest);
+    cJSON_Delete(alts);
+    return c->failed ? -1 : r;
+}
+
+/* The JSON value v as the sentences spelling it: its compact form, with
+ * whitespace between tokens where the grammar allows it. */
+static cfg_sym value_literal(jsc *c, const cJSON *v) {
+    const bool nested = (cJSON_IsObject(v) || cJSON_IsArray(v)) && v->child;
+    if (!nested || cfg_term_of(c->ws) == RX_EPSILON) {
+        char *t = cJSON_PrintUnformatted(v);
+        const cfg_sym r = t ? lit(c, t) : (c->failed = true, -1);
+        free(t);
+        return r;
+    }
+    const bool obj = cJSON_IsObject(v);
+    const cfg_sym ws = c->ws;
+    int32_t n = nonterm(c), prev = -1;
+    /* n: the opening bracket, then one nonterminal a member each */
+    for (const cJSON *x = v->child; x && !c->failed; x = x->next) {
+        const int32_t m = nonterm(c);
+        const cfg_sym val = value_literal(c, x);
+        if (c->failed) break;
+        if (obj) {
+            const cfg_sym key = key_literal(c, x->string);
+            if (prev < 0) RULE(c, m, lit(c, "{"), ws, key, ws, lit(c, ":"), ws, val);
+            else RULE(c, m, prev, ws, lit(c, ","), ws, key, ws, lit(c, ":"), ws, val);
+        } else {
+            if (prev < 0) RULE(c, m, lit(c, "["), ws, val);
+            else RULE(c, m, prev, ws, lit(c, ","), ws, val);
+        }
+        prev = m;
+    }
+    if (!c->failed) RULE(c, n, prev, ws, lit(c, obj ? "}" : "]"));
+    return c->failed ? -1 : n;
+}
+
+/* Does s admit no value (false, or an enum/const none of whose values has
+ * the type beside it)? */
+static bool admits_nothing(const cJSON *s) {
+    if (cJSON_IsFalse(s)) return true;
+    if (!cJSON_IsObject(s)) return false;
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(s, "enum"), *cn = cJSON_GetObjectItemCaseSensitive(s, "const"),
+                *type = cJSON_GetObjectItemCaseSensitive(s, "type");
+    if (!type || (!cJSON_IsArray(en) && !cn) || (en && cn)) return false;
+    for (const cJSON *v = en ? en->child : cn; v; v = en ? v->next : NULL)
+        if (value_fits(v, type)) return false;
+    return true;
 }
 
 static cfg_sym compile(jsc *c, const cJSON *s) {
@@ -972,9 +973,14 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
                     *one = cJSON_GetObjectItemCaseSensitive(s, "oneOf");
         const int kinds = !!ref + !!en + !!cn + !!any + !!all + !!one;
         if (c->failed) {
-        } else if (kinds == 1 && (any || one)) { /* with a type beside it, applied to each alternative */
-            only_with(c, s, any ? "anyOf" : "oneOf", true);
-            out = c->failed ? -1 : any_or_one(c, s, any ? any : one, one != NULL, type);
+        } else if (all && (!cJSON_IsArray(all) || all->child == NULL || all->child->next || has_siblings(s, "allOf"))) {
+            out = merged(c, s, "allOf");
+        } else if (ref && has_siblings(s, "$ref")) { /* the keywords beside a $ref apply too (as from draft 2019-09) */
+            out = merged(c, s, "$ref");
+        } else if ((any || one) && !(any && one) && has_siblings(s, any ? "anyOf" : "oneOf")) {
+            out = distributed(c, s, any ? any : one, one != NULL);
+        } else if (kinds == 1 && (any || one)) {
+            out = any_or_one(c, any ? any : one, one != NULL);
         } else if (kinds > 1 || (kinds && type && !en && !cn)) {
             out = fail(c, "%s: several of $ref, enum, const, anyOf, oneOf, allOf, type in one schema are not supported (%s)", "combination");
         } else if (ref) {
@@ -990,19 +996,13 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
             for (; v && !c->failed; v = en ? v->next : NULL) {
                 if (!value_fits(v, type)) continue;
                 any_value = true;
-                char *t = cJSON_PrintUnformatted(v);
-                if (!t) c->failed = true;
-                else RULE(c, n, lit(c, t));
-                free(t);
+                RULE(c, n, value_literal(c, v));
             }
             if (!c->failed && en && !en->child) out = fail(c, "%s: an empty enum admits no value (%s)", "enum");
             else if (!c->failed && !any_value) out = fail(c, "%s: no value of the enum or const is of the given type (%s)", en ? "enum" : "const");
             else if (!c->failed) out = n;
-        } else if (all) {
-            only_with(c, s, "allOf", false);
-            if (!cJSON_IsArray(all) || !all->child) out = fail(c, "%s must be a non-empty array (%s)", "allOf");
-            else if (all->child->next) out = fail(c, "%s with more than one schema is not supported (%s)", "allOf");
-            else out = compile_at(c, all->child, "allOf/0");
+        } else if (all) { /* one schema and annotations */
+            out = compile_at(c, all->child, "allOf/0");
         } else if (cJSON_IsString(type)) {
             out = typed(c, s, type->valuestring);
             const cJSON *nl = cJSON_GetObjectItemCaseSensitive(s, "nullable");
