@@ -7,7 +7,8 @@
  * is accepted and every invalid one refused; a refused schema (a compile
  * error) fails. Prints the schemas passed, the invalid instances wrongly
  * accepted (each named), the valid ones wrongly refused, compile and mask
- * time percentiles, and the commonest compile errors.
+ * time percentiles, the share of forced masks (one token allowed: what a
+ * fast-forward could skip sampling for), and the commonest compile errors.
  *
  *   maskbench MODEL DATA.jsonl [--limit N] [--strict] [--no-masks] [-v]
  *
@@ -124,7 +125,8 @@ int main(int argc, char **argv) {
     reason *rs = calloc(4096, sizeof *rs);
     int n_rs = 0;
     int n_schemas = 0, n_with_tests = 0, n_compiled = 0, n_passed = 0;
-    long n_valid = 0, n_invalid = 0, wrong_accept = 0, wrong_refuse = 0, untokenizable = 0;
+    long n_valid = 0, n_invalid = 0, wrong_accept = 0, wrong_refuse = 0, untokenizable = 0, forced = 0;
+    const size_t words = ((size_t)info.n_vocab + 63) / 64;
     size_t cap = 0;
     char *line = NULL;
     while (n_schemas < limit && read_line(f, &cap, &line)) {
@@ -176,6 +178,9 @@ int main(int argc, char **argv) {
                     wick_grammar_matcher_mask(mt, bits);
                     push(&mask, (wick_now_ms() - t0) * 1000);
                     in_mask = bits[ids[i] >> 6] >> (ids[i] & 63) & 1;
+                    int allowed = 0;
+                    for (size_t w = 0; w < words && allowed < 2; w++) allowed += __builtin_popcountll(bits[w]);
+                    forced += allowed == 1;
                 }
                 const bool took = wick_grammar_matcher_accept(mt, ids[i]);
                 if (masks && in_mask != took) {
@@ -219,6 +224,7 @@ int main(int argc, char **argv) {
            pct(compile.v, compile.n, .99), compile.n ? compile.v[compile.n - 1] : 0);
     printf("mask us (%zu masks): p50 %.1f p90 %.1f p99 %.1f max %.1f mean %.1f\n", mask.n, pct(mask.v, mask.n, .5),
            pct(mask.v, mask.n, .9), pct(mask.v, mask.n, .99), mask.n ? mask.v[mask.n - 1] : 0, mean);
+    printf("forced masks (one token allowed): %ld (%.2f%%)\n", forced, mask.n ? 100.0 * (double)forced / (double)mask.n : 0);
     qsort(rs, (size_t)n_rs, sizeof *rs, cmp_reason);
     printf("commonest compile errors:\n");
     for (int i = 0; i < n_rs && i < 25; i++) printf("  %5d  %s\n", rs[i].n, rs[i].text);
