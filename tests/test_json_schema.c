@@ -223,6 +223,17 @@ static void test_objects_arrays(void) {
          "\"oneOf\":[{\"properties\":{\"k\":{\"const\":\"a\"}}},{\"properties\":{\"k\":{\"const\":\"b\"}}}]}", "{\"k\":\"b\"}", 1},
         {"{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"}},\"required\":[\"k\"],"
          "\"oneOf\":[{\"properties\":{\"k\":{\"const\":\"a\"}}},{\"properties\":{\"k\":{\"const\":\"b\"}}}]}", "{\"k\":\"c\"}", 0},
+        /* oneOf over required properties: exactly one of them met */
+#define XOR "{\"properties\":{\"a\":{\"type\":\"integer\"}},\"oneOf\":[{\"required\":[\"a\"]},{\"required\":[\"b\"]}]}"
+        {XOR, "{\"a\":1}", 1},
+        {XOR, "{\"b\":[]}", 1},
+        {XOR, "{\"a\":1,\"b\":2}", 0},
+        {XOR, "{}", 0},
+        {XOR, "3", 0},
+        {"{\"oneOf\":[{\"required\":[\"a\"]},{\"required\":[\"a\",\"b\"]}]}", "{\"a\":1}", 1},
+        {"{\"oneOf\":[{\"required\":[\"a\"]},{\"required\":[\"a\",\"b\"]}]}", "{\"a\":1,\"b\":1}", 0},
+        {"{\"oneOf\":[{\"const\":\"x\"},{\"enum\":[\"y\",1]}]}", "1", 1},
+        {"{\"oneOf\":[{\"const\":\"x\"},{\"enum\":[\"y\",1]}]}", "\"z\"", 0},
         /* keywords no draft defines are annotations; known ones are honoured */
         {"{\"type\":\"string\",\"_format\":\"date\",\"readonly\":true,\"faker\":\"x\"}", "\"abc\"", 1},
         {"{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":10}", "0.5", 1},

@@ -1,21 +1,25 @@
 /* json_schema.c — a JSON Schema compiled to a cfg whose sentences are the
  * JSON texts of the schema's instances (a subset of them: object properties
- * in the schema's order, enum/const values in their compact spelling). It
- * never admits an invalid instance: a keyword whose meaning it cannot keep
- * exactly is a compile error naming the keyword and its schema path.
+ * in the schema's order, enum/const values in their compact spelling,
+ * strings spelled without escapes where a pattern or key is matched, numbers
+ * without exponents where bounded). It never admits an invalid instance: a
+ * keyword whose meaning it cannot keep exactly is a compile error naming the
+ * keyword and its schema path.
  *
  * Supported: true/{} and false, type (and arrays of types; without type, a
  * value of any type under the keywords that apply to it), enum and const
- * (filtered by a type beside them), properties, required,
- * additionalProperties (bool or schema; absent means allowed unless strict),
- * items (draft 4's array form too), prefixItems, additionalItems, minItems,
- * maxItems, anyOf, allOf with one member, $ref as a local JSON Pointer
+ * (filtered by a type beside them), properties, required (a name not
+ * declared is an additional property), additionalProperties (bool or schema;
+ * absent means allowed unless strict), patternProperties (one pattern, no
+ * other additional keys), minProperties/maxProperties, items (draft 4's
+ * array form too), prefixItems, additionalItems, minItems, maxItems, anyOf,
+ * oneOf (provably disjoint alternatives), allOf and keywords beside $ref or
+ * anyOf/oneOf (merged, json_schema_merge.c), $ref as a local JSON Pointer
  * (recursion allowed), minLength, maxLength, pattern, format (date, time,
- * date-time, uuid, ipv4, email), minimum/maximum/exclusive* on integers
- * (draft 4's boolean exclusive* too), and the annotations that do not
- * constrain (title, description, $schema, $id, default, examples,
- * $comment). Beside $ref, anyOf, allOf, enum and const no other validating
- * keyword is taken (refused by name), as any keyword not listed. */
+ * date-time, duration, uuid, email, hostname, ipv4, ipv6, uri),
+ * minimum/maximum/exclusive* on integers and numbers (draft 4's boolean
+ * exclusive* too). Keywords no draft defines are annotations; the known ones
+ * not honoured (json_schema_keywords.c) are refused by name. */
 #include "grammar/json_schema.h"
 
 #include <ctype.h>
@@ -813,6 +817,12 @@ static bool values_meet(const cJSON *a, bool ae, const cJSON *b, bool be) {
 static bool disjoint(const cJSON *root, const cJSON *a, const cJSON *b) {
     const unsigned ta = types_of(root, a, 0), tb = types_of(root, b, 0);
     if (!(ta & tb)) return true;
+    if (cJSON_IsObject(a) && cJSON_IsObject(b)) { /* values listed on both sides, none in common */
+        const cJSON *ca = cJSON_GetObjectItemCaseSensitive(a, "const"), *ea = cJSON_GetObjectItemCaseSensitive(a, "enum");
+        const cJSON *cb = cJSON_GetObjectItemCaseSensitive(b, "const"), *eb = cJSON_GetObjectItemCaseSensitive(b, "enum");
+        const cJSON *va = ca ? ca : cJSON_IsArray(ea) ? ea : NULL, *vb = cb ? cb : cJSON_IsArray(eb) ? eb : NULL;
+        if (va && vb && !values_meet(va, !ca, vb, !cb)) return true;
+    }
     if (ta != T_OBJ || tb != T_OBJ) return false;
     for (int hop = 0; hop < 2; hop++) { /* the branches themselves, or what their $ref points at */
         const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a, "$ref"), *rb = cJSON_GetObjectItemCaseSensitive(b, "$ref");
@@ -883,9 +893,80 @@ static cfg_sym merged(jsc *c, const cJSON *s, const char *kw) {
     return r;
 }
 
-/* anyOf/oneOf with other keywords beside it: each alternative merged with
- * them (alternatives that then admit nothing left out). */
-static cfg_sym distributed(jsc *c, const cJSON *s, const cJSON *list, bool one) {
+/* The names of a oneOf alternative that is only "required" (and
+ * annotations), or NULL. */
+static const cJSON *required_only(const cJSON *b) {
+    if (!cJSON_IsObject(b)) return NULL;
+    const cJSON *req = NULL;
+    for (const cJSON *k = b->child; k; k = k->next) {
+        if (!strcmp(k->string, "required") && cJSON_IsArray(k)) req = k;
+        else if (!annotation(k->string)) return NULL;
+    }
+    for (const cJSON *r = req ? req->child : NULL; r; r = r->next)
+        if (!cJSON_IsString(r)) return NULL;
+    return req;
+}
+
+static bool names_have(const cJSON *names, const char *n) {
+    for (const cJSON *r = names->child; r; r = r->next)
+        if (!strcmp(r->valuestring, n)) return true;
+    return false;
+}
+
+/* oneOf over alternatives that only require properties, as anyOf over
+ * alternatives that exclude each other: alternative i also forbids, for
+ * every other j, the one property j requires beyond i's (an object meeting
+ * i meets j exactly when that property is there). NULL when some j requires
+ * more than one property beyond i's (the exclusion would be a disjunction). */
+static cJSON *exclusive_required(const cJSON *list) {
+    for (const cJSON *b = list->child; b; b = b->next)
+        if (!required_only(b)) return NULL;
+    cJSON *alts = cJSON_CreateArray();
+    for (const cJSON *b = list->child; b && alts; b = b->next) {
+        const cJSON *ri = required_only(b);
+        cJSON *alt = cJSON_CreateObject(), *props = cJSON_CreateObject();
+        bool empty = false, ok = alt && props;
+        for (const cJSON *o = list->child; o && ok; o = o->next) {
+            if (o == b) continue;
+            const cJSON *rj = required_only(o), *extra = NULL;
+            int n = 0;
+            for (const cJSON *r = rj->child; r; r = r->next)
+                if (!names_have(ri, r->valuestring)) extra = r, n++;
+            if (n == 0) empty = true; /* every object meeting i meets j too */
+            else if (n > 1) ok = false;
+            else if (!cJSON_GetObjectItemCaseSensitive(props, extra->valuestring)) cJSON_AddItemToObject(props, extra->valuestring, cJSON_CreateFalse());
+        }
+        if (!ok) {
+            cJSON_Delete(alt), cJSON_Delete(props), cJSON_Delete(alts);
+            return NULL;
+        }
+        if (empty) {
+            cJSON_Delete(alt), cJSON_Delete(props);
+            continue;
+        }
+        /* with two alternatives or more, a value other than an object meets them all */
+        if (cJSON_GetArraySize(list) > 1) cJSON_AddItemToObject(alt, "type", cJSON_CreateString("object"));
+        cJSON_AddItemToObject(alt, "required", cJSON_Duplicate(ri, true));
+        cJSON_AddItemToObject(alt, "properties", props);
+        cJSON_AddItemToArray(alts, alt);
+    }
+    return alts;
+}
+
+/* Does object schema x require a property whose schema admits nothing? */
+static bool requires_nothing(const cJSON *x) {
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(x, "required"), *props = cJSON_GetObjectItemCaseSensitive(x, "properties");
+    for (const cJSON *r = cJSON_IsArray(req) ? req->child : NULL; r; r = r->next) {
+        const cJSON *p = cJSON_IsString(r) ? cJSON_GetObjectItemCaseSensitive(props, r->valuestring) : NULL;
+        if (p && admits_nothing(p)) return true;
+    }
+    return false;
+}
+
+/* anyOf/oneOf (list, s's list_kw) with other keywords beside it: each
+ * alternative merged with them (alternatives that then admit nothing left
+ * out), compiled as oneOf (one) or anyOf. */
+static cfg_sym distributed(jsc *c, const cJSON *s, const char *list_kw, const cJSON *list, bool one) {
     const char *kw = one ? "oneOf" : "anyOf";
     if (!cJSON_IsArray(list) || !list->child) return fail(c, "%s must be a non-empty array (%s)", kw);
     cJSON *rest = cJSON_Duplicate(s, true), *alts = cJSON_CreateArray();
@@ -893,11 +974,12 @@ static cfg_sym distributed(jsc *c, const cJSON *s, const cJSON *list, bool one) 
         cJSON_Delete(rest), cJSON_Delete(alts);
         return fail(c, "%s (%s)", "out of memory");
     }
-    cJSON_DeleteItemFromObjectCaseSensitive(rest, kw);
+    cJSON_DeleteItemFromObjectCaseSensitive(rest, list_kw);
     for (const cJSON *b = list->child; b && !c->failed; b = b->next) {
         json_merge m = {.root = c->root, .strict = c->o.strict, .budget = 256};
         cJSON *x = json_schema_merge(&m, rest, b);
-        if (x) cJSON_AddItemToArray(alts, x);
+        if (x && requires_nothing(x)) cJSON_Delete(x); /* it admits no value */
+        else if (x) cJSON_AddItemToArray(alts, x);
         else if (!m.empty) merge_failed(c, &m, kw);
     }
     cfg_sym r = -1;
@@ -945,6 +1027,9 @@ static cfg_sym value_literal(jsc *c, const cJSON *v) {
 static bool admits_nothing(const cJSON *s) {
     if (cJSON_IsFalse(s)) return true;
     if (!cJSON_IsObject(s)) return false;
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(s, "allOf");
+    for (const cJSON *m = cJSON_IsArray(all) ? all->child : NULL; m; m = m->next)
+        if (admits_nothing(m)) return true;
     const cJSON *en = cJSON_GetObjectItemCaseSensitive(s, "enum"), *cn = cJSON_GetObjectItemCaseSensitive(s, "const"),
                 *type = cJSON_GetObjectItemCaseSensitive(s, "type");
     if (!type || (!cJSON_IsArray(en) && !cn) || (en && cn)) return false;
@@ -972,13 +1057,17 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
                     *all = cJSON_GetObjectItemCaseSensitive(s, "allOf"), *type = cJSON_GetObjectItemCaseSensitive(s, "type"),
                     *one = cJSON_GetObjectItemCaseSensitive(s, "oneOf");
         const int kinds = !!ref + !!en + !!cn + !!any + !!all + !!one;
+        cJSON *xor = NULL;
         if (c->failed) {
         } else if (all && (!cJSON_IsArray(all) || all->child == NULL || all->child->next || has_siblings(s, "allOf"))) {
             out = merged(c, s, "allOf");
         } else if (ref && has_siblings(s, "$ref")) { /* the keywords beside a $ref apply too (as from draft 2019-09) */
             out = merged(c, s, "$ref");
+        } else if (one && !any && cJSON_IsArray(one) && (xor = exclusive_required(one)) != NULL) {
+            out = distributed(c, s, "oneOf", xor, false);
+            cJSON_Delete(xor);
         } else if ((any || one) && !(any && one) && has_siblings(s, any ? "anyOf" : "oneOf")) {
-            out = distributed(c, s, any ? any : one, one != NULL);
+            out = distributed(c, s, any ? "anyOf" : "oneOf", any ? any : one, one != NULL);
         } else if (kinds == 1 && (any || one)) {
             out = any_or_one(c, any ? any : one, one != NULL);
         } else if (kinds > 1 || (kinds && type && !en && !cn)) {
