@@ -8,8 +8,10 @@
  * (the grammar's default form) and fed byte by byte: a valid instance must
  * be accepted, an invalid one refused. Objects are serialized with their
  * keys in the schema's property order (the order the grammar generates),
- * and, under an anyOf, in each alternative's order: an instance counts as
- * accepted when any of its serializations is. Prints one line per file:
+ * under an anyOf, in each alternative's order, and (for a top-level object of
+ * at most five keys) in every order of its keys, since a merged schema's
+ * order is the merge's: an instance counts as accepted when any of its
+ * serializations is. Prints one line per file:
  *   FILE groups G compiled C tests T valid_accepted VA/V invalid_refused IR/I
  * and a line per failing test (-v: also each refused group and why); exits 1
  * when an invalid instance was accepted or a valid one refused. */
@@ -22,7 +24,7 @@
 #include "grammar/earley.h"
 #include "grammar/json_schema.h"
 
-#define MAX_VARIANTS 8
+#define MAX_VARIANTS 140 /* 8, and 5! orders of a top-level object's keys */
 
 static const cJSON *resolve(const cJSON *root, const cJSON *s) {
     for (int hops = 0; hops < 16 && cJSON_IsObject(s); hops++) {
@@ -81,10 +83,33 @@ static int variants(const cJSON *root, const cJSON *data, char **out) {
     cJSON_Delete(c);
     const cJSON *s = resolve(root, root);
     const cJSON *any = cJSON_IsObject(s) ? cJSON_GetObjectItemCaseSensitive(s, "anyOf") : NULL;
-    for (const cJSON *b = cJSON_IsArray(any) ? any->child : NULL; b && n < MAX_VARIANTS; b = b->next) {
+    for (const cJSON *b = cJSON_IsArray(any) ? any->child : NULL; b && n < 8; b = b->next) {
         c = canon(root, b, data);
         out[n++] = cJSON_PrintUnformatted(c);
         cJSON_Delete(c);
+    }
+    const int k = cJSON_IsObject(data) ? cJSON_GetArraySize(data) : 0;
+    if (k < 2 || k > 5) return n;
+    int perm[5] = {0, 1, 2, 3, 4};
+    for (;;) { /* each order of the keys, in lexicographic order of perm */
+        cJSON *o = cJSON_CreateObject();
+        for (int i = 0; i < k; i++) {
+            const cJSON *v = cJSON_GetArrayItem(data, perm[i]);
+            cJSON_AddItemToObject(o, v->string, cJSON_Duplicate(v, true));
+        }
+        out[n++] = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        int i = k - 2;
+        while (i >= 0 && perm[i] > perm[i + 1]) i--;
+        if (i < 0) break;
+        int j = k - 1;
+        while (perm[j] < perm[i]) j--;
+        const int t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+        for (int a = i + 1, b = k - 1; a < b; a++, b--) {
+            const int u = perm[a];
+            perm[a] = perm[b], perm[b] = u;
+        }
     }
     return n;
 }

@@ -37,7 +37,9 @@ grep -q "INVALID ACCEPTED" "$TMP/fmt" && bad "optional/format.json: an invalid i
 declare -A want=(
   [type.json]=8 [enum.json]=3 [required.json]=2 [items.json]=2 [additionalItems.json]=5 [minItems.json]=1
   [maxItems.json]=1 [minLength.json]=1 [maxLength.json]=1 [pattern.json]=2 [default.json]=2
-  [additionalProperties.json]=4 [properties.json]=1 [ref.json]=4 [anyOf.json]=1 [optional/format.json]=6
+  [additionalProperties.json]=4 [properties.json]=1 [ref.json]=5 [anyOf.json]=2 [optional/format.json]=6
+  [allOf.json]=3 [minimum.json]=2 [maximum.json]=2 [minProperties.json]=1 [maxProperties.json]=1
+  [patternProperties.json]=1
 )
 for f in "${!want[@]}"; do
   got=$(sed "s|$D/||" "$TMP/out" | awk -v f="$f" '$1 == f {print $5}')

@@ -182,6 +182,10 @@ static void test_objects_arrays(void) {
         {COUNTED(3, 3), "{\"a\":1,\"b\":2}", 0},
         {COUNTED(0, 0), "{}", 1},
         {COUNTED(0, 0), "{\"a\":1}", 0},
+        /* patternProperties beside additional properties: keys of the patterns only (a subset) */
+        {"{\"type\":\"object\",\"properties\":{\"id\":{}},\"patternProperties\":{\"^x-\":{\"type\":\"integer\"},\"^y-\":{\"type\":\"integer\"}}}", "{\"id\":0,\"x-a\":1,\"y-b\":2}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"id\":{}},\"patternProperties\":{\"^x-\":{\"type\":\"integer\"},\"^y-\":{\"type\":\"integer\"}}}", "{\"x-a\":\"1\"}", 0},
+        {"{\"type\":\"object\",\"properties\":{\"id\":{}},\"patternProperties\":{\"^x-\":{\"type\":\"integer\"},\"^y-\":{\"type\":\"integer\"}}}", "{\"z\":1}", 0},
         /* a property that admits no value never appears */
         {"{\"type\":\"object\",\"properties\":{\"a\":false,\"b\":{\"type\":\"array\",\"enum\":[\"x\"]},\"c\":{}}}", "{\"c\":1}", 1},
         {"{\"type\":\"object\",\"properties\":{\"a\":false,\"b\":{\"type\":\"array\",\"enum\":[\"x\"]},\"c\":{}}}", "{\"a\":1}", 0},
@@ -283,9 +287,8 @@ static void test_errors(void) {
     refused("{\"oneOf\":[{\"properties\":{\"k\":{\"const\":1}},\"required\":[\"k\"]},"
             "{\"properties\":{\"k\":{\"const\":2}},\"required\":[\"k\"]}]}", "may both match"); /* untyped: "x" matches both */
     refused("{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems");
-    refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{}}}", "patternProperties beside additionalProperties");
-    refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{},\"^b\":{}},\"additionalProperties\":false}", "more than one pattern");
-    refused("{\"type\":\"object\",\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{}},\"additionalProperties\":false}", "a declared property that the pattern matches");
+    refused("{\"type\":\"object\",\"patternProperties\":{\"^a\":{},\"^b\":{\"type\":\"string\"}},\"additionalProperties\":false}", "patterns of different schemas");
+    refused("{\"type\":\"object\",\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{}},\"additionalProperties\":false}", "a declared property that a pattern matches");
     refused("{\"type\":\"string\",\"anyOf\":[{\"type\":\"integer\"}]}", "no alternative meets the keywords beside it");
     refused("{\"$ref\":\"#/$defs/missing\"}", "$ref \"#/$defs/missing\"");
     refused("false", "false");

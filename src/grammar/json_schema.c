@@ -394,24 +394,27 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
     const int n_props = props ? cJSON_GetArraySize(props) : 0;
     cfg_sym extra_val = 0;
     if (extra_schema) extra_val = compile_at(c, addl, "additionalProperties");
-    /* patternProperties: one pattern, its keys the only ones beside the
-     * declared names (additional properties false), none of which it matches */
+    /* patternProperties: their keys are the only ones beside the declared
+     * names (where additional properties are allowed too, keys matching no
+     * pattern are left out: a subset); several patterns must share one
+     * schema (a key matching two would need both), and none may match a
+     * declared name (it would need both schemas, and could come twice) */
     cfg_sym pkey = 0, pval = 0;
     bool pattern = false;
     if (pp && pp->child && !c->failed) {
-        if (extra) {
-            r = fail(c, "%s beside additionalProperties other than false is not supported (%s)", "patternProperties");
-            goto done;
+        rx_id pr = RX_NOTHING;
+        for (const cJSON *q = pp->child; q && !c->failed; q = q->next) {
+            if (!cJSON_Compare(q, pp->child, true)) {
+                r = fail(c, "%s with patterns of different schemas is not supported (%s)", "patternProperties");
+                goto done;
+            }
+            const rx_id one = pattern_rx(c, q->string);
+            if (one < 0) goto done;
+            pr = rx_or(c->g->rx, pr, one);
         }
-        if (pp->child->next) {
-            r = fail(c, "%s with more than one pattern is not supported (%s)", "patternProperties");
-            goto done;
-        }
-        const rx_id pr = pattern_rx(c, pp->child->string);
-        if (pr < 0) goto done;
         for (const cJSON *p = props ? props->child : NULL; p; p = p->next)
             if (rx_matches(c->g->rx, pr, p->string, strlen(p->string))) {
-                r = fail(c, "%s: a declared property that the pattern matches is not supported (%s)", "patternProperties");
+                r = fail(c, "%s: a declared property that a pattern matches is not supported (%s)", "patternProperties");
                 goto done;
             }
         char seg[300];
