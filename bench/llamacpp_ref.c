@@ -14,6 +14,12 @@
  *   llamacpp_ref LIBDIR bench MODEL.gguf [-p 512] [-n 128] [-t 2] [-r 3]
  *       llama-bench's pp/tg measurement (one llama_decode of P tokens; N
  *       single-token decodes), medians over the repeats, as JSON.
+ *   llamacpp_ref LIBDIR grammar MODEL.gguf GRAMMAR.gbnf [-n 128] [-t 2] [-r 3] [-s SEED]
+ *       decode tok/s sampling at temperature 1 without and with a GBNF
+ *       grammar (llama.cpp's grammar sampler, used as llama-server's sampler
+ *       uses it: the token drawn unconstrained is kept when the grammar
+ *       allows it, else the grammar masks every candidate and the draw is
+ *       redone), alternating, medians over the repeats, as JSON.
  *
  * No llama.cpp header is used or copied: the few entry points are declared
  * here from the public C API and looked up with dlsym. Parameter structs are
@@ -22,11 +28,13 @@
  * (n_ctx, n_batch, n_ubatch; nthread, ftype) are written. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 
 #include "bench_util.h"
 
@@ -59,6 +67,21 @@ static float *(*p_get_logits_ith)(void *, int32_t);
 static const void *(*p_model_get_vocab)(const void *);
 static int32_t (*p_vocab_n_tokens)(const void *);
 static void *(*p_get_memory)(void *);
+typedef struct {
+    int32_t id;
+    float logit, p;
+} token_data;
+typedef struct {
+    token_data *data;
+    size_t size;
+    int64_t selected;
+    bool sorted;
+} token_data_array;
+static void *(*p_sampler_init_grammar)(const void *, const char *, const char *);
+static void *(*p_sampler_init_dist)(uint32_t);
+static void (*p_sampler_apply)(void *, token_data_array *);
+static void (*p_sampler_accept)(void *, int32_t);
+static void (*p_sampler_free)(void *);
 static void (*p_memory_clear)(void *, int);
 
 static void quiet_log(int level, const char *text, void *ud) {
@@ -107,6 +130,11 @@ static void load_library(const char *dir) {
     LOAD(h, p_vocab_n_tokens, "llama_vocab_n_tokens");
     LOAD(h, p_get_memory, "llama_get_memory");
     LOAD(h, p_memory_clear, "llama_memory_clear");
+    LOAD(h, p_sampler_init_grammar, "llama_sampler_init_grammar");
+    LOAD(h, p_sampler_init_dist, "llama_sampler_init_dist");
+    LOAD(h, p_sampler_apply, "llama_sampler_apply");
+    LOAD(h, p_sampler_accept, "llama_sampler_accept");
+    LOAD(h, p_sampler_free, "llama_sampler_free");
     if (!getenv("LLAMACPP_VERBOSE")) p_log_set(quiet_log, NULL);
     p_load_all_from_path(dir); /* the CPU backend variants (icelake, haswell, ...) */
     p_backend_init();
@@ -248,9 +276,96 @@ static int cmd_bench(int argc, char **argv) {
     return 0;
 }
 
+/* cur: the candidates from the last position's logits. */
+static void fill_candidates(void *ctx, token_data_array *cur, token_data *buf, int nv) {
+    const float *lg = p_get_logits_ith(ctx, -1);
+    for (int i = 0; i < nv; i++) buf[i] = (token_data){.id = i, .logit = lg[i], .p = 0};
+    *cur = (token_data_array){.data = buf, .size = (size_t)nv, .selected = -1, .sorted = false};
+}
+
+/* n tokens decoded after a short prompt, each drawn at temperature 1
+ * (with the grammar when g is given); tok/s of the decode loop. */
+static double grammar_run(void *m, const char *gbnf, int n, int t, uint32_t seed, int *bad) {
+    void *ctx = open_context(m, (uint32_t)(n + 64), 512, t);
+    const void *vocab = p_model_get_vocab(m);
+    const int nv = p_vocab_n_tokens(vocab);
+    token_data *buf = malloc(sizeof *buf * (size_t)nv);
+    void *dist = p_sampler_init_dist(seed), *g = gbnf ? p_sampler_init_grammar(vocab, gbnf, "root") : NULL;
+    if (!buf || !dist || (gbnf && !g)) {
+        fprintf(stderr, "llamacpp_ref: cannot set up the samplers (a bad grammar?)\n");
+        exit(1);
+    }
+    int32_t prompt[8] = {785, 1196, 374, 264, 1140, 315, 3847, 25};
+    for (int i = 0; i < 8; i++) prompt[i] %= nv;
+    if (p_decode(ctx, p_batch_get_one(prompt, 8)) != 0) exit(1);
+    token_data_array cur;
+    const double t0 = now_s();
+    for (int i = 0; i < n; i++) {
+        fill_candidates(ctx, &cur, buf, nv);
+        p_sampler_apply(dist, &cur);
+        int32_t tok = cur.data[cur.selected].id;
+        if (g) {
+            token_data one = {.id = tok, .logit = 1, .p = 0};
+            token_data_array single = {.data = &one, .size = 1, .selected = -1, .sorted = false};
+            p_sampler_apply(g, &single);
+            if (one.logit == -INFINITY) { /* refused: mask every candidate, draw again */
+                fill_candidates(ctx, &cur, buf, nv);
+                p_sampler_apply(g, &cur);
+                p_sampler_apply(dist, &cur);
+                tok = cur.data[cur.selected].id;
+                *bad += 1;
+            }
+            p_sampler_accept(g, tok);
+        }
+        p_sampler_accept(dist, tok);
+        if (p_decode(ctx, p_batch_get_one(&tok, 1)) != 0) exit(1);
+    }
+    const double tps = n / (now_s() - t0);
+    p_sampler_free(dist);
+    if (g) p_sampler_free(g);
+    free(buf);
+    p_free(ctx);
+    return tps;
+}
+
+static int cmd_grammar(int argc, char **argv) {
+    if (argc < 2) return 2;
+    int n = 128, t = 2, r = 3, seed = 1;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        int v = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "-n")) n = v;
+        else if (!strcmp(argv[i], "-t")) t = v;
+        else if (!strcmp(argv[i], "-r")) r = v;
+        else if (!strcmp(argv[i], "-s")) seed = v;
+    }
+    if (n < 1 || t < 1 || r < 1 || r > 64) return 2;
+    FILE *f = fopen(argv[1], "rb");
+    char *gbnf = calloc(1, 1 << 20);
+    if (!f || !gbnf || fread(gbnf, 1, (1 << 20) - 1, f) == 0) {
+        fprintf(stderr, "llamacpp_ref: cannot read %s\n", argv[1]);
+        return 1;
+    }
+    fclose(f);
+    void *m = open_model(argv[0]);
+    double plain[64], constrained[64], ratio[64];
+    int redraws = 0;
+    grammar_run(m, NULL, 8, t, 1, &redraws); /* warm-up */
+    for (int k = 0; k < r; k++) {
+        plain[k] = grammar_run(m, NULL, n, t, (uint32_t)(seed + k), &redraws);
+        constrained[k] = grammar_run(m, gbnf, n, t, (uint32_t)(seed + k), &redraws);
+        ratio[k] = constrained[k] / plain[k];
+    }
+    printf("{\"engine\":\"llama.cpp\",\"threads\":%d,\"decode_tokens\":%d,\"plain_tok_s\":%.2f,"
+           "\"grammar_tok_s\":%.2f,\"ratio\":%.3f,\"redraws_per_token\":%.3f}\n",
+           t, n, median(plain, r), median(constrained, r), median(ratio, r), (double)redraws / (double)(n * r));
+    free(gbnf);
+    p_model_free(m);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: llamacpp_ref LIBDIR quantize|logits|greedy|bench ARGS...\n");
+        fprintf(stderr, "usage: llamacpp_ref LIBDIR quantize|logits|greedy|bench|grammar ARGS...\n");
         return 2;
     }
     load_library(argv[1]);
@@ -259,6 +374,7 @@ int main(int argc, char **argv) {
            : !strcmp(cmd, "logits")   ? cmd_logits(argc - 3, argv + 3, 0)
            : !strcmp(cmd, "greedy")   ? (argc < 6 ? 2 : cmd_logits(argc - 3, argv + 3, atoi(argv[5])))
            : !strcmp(cmd, "bench")    ? cmd_bench(argc - 3, argv + 3)
+           : !strcmp(cmd, "grammar")  ? cmd_grammar(argc - 3, argv + 3)
                                       : 2;
     if (rc == 2) fprintf(stderr, "llamacpp_ref: bad arguments for %s\n", cmd);
     return rc;
