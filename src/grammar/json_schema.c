@@ -679,9 +679,8 @@ static cfg_sym typed(jsc *c, const cJSON *s, const char *type) {
 static bool annotation(const char *k) { return json_schema_annotation(k); }
 static bool known_keyword(const char *k) { return !json_schema_refused(k); }
 
-/* A schema that is one of $ref / enum / const / anyOf / allOf takes no other
- * validating keyword (but type beside enum and const, which filters their
- * values): one would be ignored, so it is refused, naming it. */
+/* An enum or const takes no other validating keyword but type (which
+ * filters its values): one would be ignored, so it is refused, naming it. */
 static void only_with(jsc *c, const cJSON *s, const char *main, bool type_ok) {
     for (const cJSON *k = s->child; k && !c->failed; k = k->next) {
         if (strcmp(k->string, main) == 0 || annotation(k->string)) continue;
@@ -1075,9 +1074,8 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
             out = any_or_one(c, any ? any : one, one != NULL);
         } else if (kinds > 1 || (kinds && type && !en && !cn)) {
             out = fail(c, "%s: several of $ref, enum, const, anyOf, oneOf, allOf, type in one schema are not supported (%s)", "combination");
-        } else if (ref) {
-            only_with(c, s, "$ref", false);
-            out = c->failed ? -1 : cJSON_IsString(ref) ? ref_schema(c, ref->valuestring) : fail(c, "%s must be a string (%s)", "$ref");
+        } else if (ref) { /* alone (keywords beside it are merged above) */
+            out = cJSON_IsString(ref) ? ref_schema(c, ref->valuestring) : fail(c, "%s must be a string (%s)", "$ref");
         } else if (en || cn) { /* each value in its compact spelling, those of the type beside it (if any) */
             only_with(c, s, en ? "enum" : "const", true);
             if (type && !cJSON_IsString(type) && !cJSON_IsArray(type)) out = fail(c, "%s must be a string or an array (%s)", "type");
