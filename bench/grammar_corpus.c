@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "core/clock.h"
 #include "core/fileio.h"
 #include "wick.h"
@@ -24,31 +25,6 @@ static uint64_t rng_next(uint64_t *s) {
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pct(const double *v, size_t n, double p) {
-    if (!n) return 0;
-    const size_t k = (size_t)(p * (double)(n - 1) + 0.5);
-    return v[k < n ? k : n - 1];
-}
-
-typedef struct times {
-    double *v;
-    size_t n, cap;
-} times;
-
-static void push(times *t, double x) {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 4096;
-        t->v = realloc(t->v, t->cap * sizeof *t->v);
-        if (!t->v) exit(1);
-    }
-    t->v[t->n++] = x;
 }
 
 static void json_string(FILE *f, const char *s, size_t n) {
@@ -93,7 +69,7 @@ int main(int argc, char **argv) {
     uint64_t *bits = malloc(words * 8);
     int32_t *allowed = malloc((size_t)info.n_vocab * sizeof *allowed);
     char *text = malloc(1 << 20);
-    times compile = {0}, mask = {0};
+    samples compile = {0}, mask = {0};
     int n_schemas = 0, n_compiled = 0, n_done = 0, n_cut = 0, n_stuck = 0;
     for (int f = first; f < argc; f++) {
         size_t len;
@@ -108,7 +84,7 @@ int main(int argc, char **argv) {
             continue;
         }
         n_compiled++;
-        push(&compile, wick_grammar_compile_ms(g));
+        samples_push(&compile, wick_grammar_compile_ms(g));
         const double t_walks = wick_now_ms();
         for (int w = 0; w < walks; w++) {
             uint64_t rs = seed * 1000003u + (uint64_t)f * 7919u + (uint64_t)w;
@@ -120,7 +96,7 @@ int main(int argc, char **argv) {
             for (; step < max_tokens; step++) {
                 const double t0 = wick_now_ms();
                 const int n = wick_grammar_matcher_mask(mt, bits);
-                push(&mask, (wick_now_ms() - t0) * 1000);
+                samples_push(&mask, (wick_now_ms() - t0) * 1000);
                 if (n == 0) break;
                 const bool complete = wick_grammar_matcher_complete(mt);
                 if (complete && (step > max_tokens / 4 || rng_next(&rs) % 4 == 0)) {
@@ -175,16 +151,9 @@ int main(int argc, char **argv) {
         wick_grammar_free(g);
     }
     fclose(out);
-    qsort(compile.v, compile.n, sizeof *compile.v, cmp_double);
-    qsort(mask.v, mask.n, sizeof *mask.v, cmp_double);
-    double mean = 0;
-    for (size_t i = 0; i < mask.n; i++) mean += mask.v[i] / (double)mask.n;
     printf("schemas %d, compiled %d (%.1f%%); walks: %d complete, %d cut at %d tokens, %d with no token left\n", n_schemas,
            n_compiled, n_schemas ? 100.0 * n_compiled / n_schemas : 0, n_done, n_cut, max_tokens, n_stuck);
-    printf("compile ms: p50 %.2f p90 %.2f p99 %.2f max %.2f\n", pct(compile.v, compile.n, .5), pct(compile.v, compile.n, .9),
-           pct(compile.v, compile.n, .99), compile.n ? compile.v[compile.n - 1] : 0);
-    printf("mask us (%zu masks): p50 %.1f p90 %.1f p99 %.1f max %.1f mean %.1f\n", mask.n, pct(mask.v, mask.n, .5),
-           pct(mask.v, mask.n, .9), pct(mask.v, mask.n, .99), mask.n ? mask.v[mask.n - 1] : 0, mean);
+    print_compile_mask_times(&compile, &mask);
     free(compile.v);
     free(mask.v);
     free(bits);

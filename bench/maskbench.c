@@ -20,33 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "core/clock.h"
 #include "wick.h"
-
-typedef struct times {
-    double *v;
-    size_t n, cap;
-} times;
-
-static void push(times *t, double x) {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 4096;
-        t->v = realloc(t->v, t->cap * sizeof *t->v);
-        if (!t->v) exit(1);
-    }
-    t->v[t->n++] = x;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pct(const double *v, size_t n, double p) {
-    if (!n) return 0;
-    const size_t k = (size_t)(p * (double)(n - 1) + 0.5);
-    return v[k < n ? k : n - 1];
-}
 
 /* compile errors by reason (the message without its schema path) */
 typedef struct reason {
@@ -121,7 +97,7 @@ int main(int argc, char **argv) {
     uint64_t *bits = malloc(((size_t)info.n_vocab + 63) / 64 * 8);
     const size_t ids_cap = 1 << 20;
     int32_t *ids = malloc(ids_cap * sizeof *ids);
-    times compile = {0}, mask = {0};
+    samples compile = {0}, mask = {0};
     reason *rs = calloc(4096, sizeof *rs);
     int n_rs = 0;
     int n_schemas = 0, n_with_tests = 0, n_compiled = 0, n_passed = 0;
@@ -152,7 +128,7 @@ int main(int argc, char **argv) {
             continue;
         }
         n_compiled++;
-        push(&compile, wick_grammar_compile_ms(g));
+        samples_push(&compile, wick_grammar_compile_ms(g));
         bool pass = true;
         int k = 0;
         for (const cJSON *t = tests->child; t; t = t->next, k++) {
@@ -176,7 +152,7 @@ int main(int argc, char **argv) {
                 if (masks) {
                     const double t0 = wick_now_ms();
                     wick_grammar_matcher_mask(mt, bits);
-                    push(&mask, (wick_now_ms() - t0) * 1000);
+                    samples_push(&mask, (wick_now_ms() - t0) * 1000);
                     in_mask = bits[ids[i] >> 6] >> (ids[i] & 63) & 1;
                     int allowed = 0;
                     for (size_t w = 0; w < words && allowed < 2; w++) allowed += __builtin_popcountll(bits[w]);
@@ -212,18 +188,11 @@ int main(int argc, char **argv) {
         cJSON_Delete(d);
     }
     fclose(f);
-    qsort(compile.v, compile.n, sizeof *compile.v, cmp_double);
-    qsort(mask.v, mask.n, sizeof *mask.v, cmp_double);
-    double mean = 0;
-    for (size_t i = 0; i < mask.n; i++) mean += mask.v[i] / (double)mask.n;
     printf("schemas %d (%d with tests): compiled %d (%.1f%%), passed %d (%.1f%%)\n", n_schemas, n_with_tests, n_compiled,
            n_with_tests ? 100.0 * n_compiled / n_with_tests : 0, n_passed, n_with_tests ? 100.0 * n_passed / n_with_tests : 0);
     printf("instances of compiled schemas: %ld valid (%ld refused), %ld invalid (%ld WRONGLY ACCEPTED), %ld untokenizable\n",
            n_valid, wrong_refuse, n_invalid, wrong_accept, untokenizable);
-    printf("compile ms: p50 %.2f p90 %.2f p99 %.2f max %.2f\n", pct(compile.v, compile.n, .5), pct(compile.v, compile.n, .9),
-           pct(compile.v, compile.n, .99), compile.n ? compile.v[compile.n - 1] : 0);
-    printf("mask us (%zu masks): p50 %.1f p90 %.1f p99 %.1f max %.1f mean %.1f\n", mask.n, pct(mask.v, mask.n, .5),
-           pct(mask.v, mask.n, .9), pct(mask.v, mask.n, .99), mask.n ? mask.v[mask.n - 1] : 0, mean);
+    print_compile_mask_times(&compile, &mask);
     printf("forced masks (one token allowed): %ld (%.2f%%)\n", forced, mask.n ? 100.0 * (double)forced / (double)mask.n : 0);
     qsort(rs, (size_t)n_rs, sizeof *rs, cmp_reason);
     printf("commonest compile errors:\n");

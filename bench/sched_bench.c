@@ -19,93 +19,22 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "sched_run.h"
 #include "wick.h"
 
-typedef struct rec {
-    double t_first, t_last;
-    double *ts; /* time of each token (up to cap) */
-    int n, cap;
-    bool done;
-} rec;
-
-static bool on_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
-    (void)ti, (void)text, (void)len;
-    rec *r = user;
-    double t = now_s();
-    if (r->n < r->cap) r->ts[r->n] = t;
-    if (r->n++ == 0) r->t_first = t;
-    r->t_last = t;
-    return true;
-}
-
-static void on_done(void *user, const wick_request_result *res) {
-    (void)res;
-    ((rec *)user)->done = true;
-}
-
-/* Run n concurrent requests; returns aggregate decode tok/s; *ttft gets the
- * median TTFT (s), *steady the steady rate (above). */
+/* One round of n requests (sched_run.h), greedy; with WICK_PROFILE=1 also
+ * where the round's time went (the profile sched_run reset at its start). */
 static double run(wick_context *c, int n, int n_prompt, int n_gen, int round, double *ttft, double *steady) {
-    wick_error err;
-    wick_sched *s = wick_sched_new(c, NULL, &err);
-    if (!s) {
-        fprintf(stderr, "sched: %s\n", err.msg);
-        exit(1);
-    }
-    rec *recs = calloc((size_t)n, sizeof *recs);
-    for (int i = 0; i < n; i++) {
-        recs[i].cap = n_gen + 1;
-        recs[i].ts = malloc((size_t)recs[i].cap * sizeof(double));
-        if (!recs[i].ts) exit(1);
-    }
-    int32_t *prompt = malloc((size_t)n_prompt * sizeof *prompt);
-    wick_context_profile_reset(c);
-    double t0 = now_s();
-    for (int i = 0; i < n; i++) {
-        /* Distinct prompts (no prefix reuse between requests or rounds). */
-        for (int k = 0; k < n_prompt; k++) prompt[k] = 100 + (k * 7 + i * 131 + round * 977) % 20000;
-        wick_request r = {.prompt = prompt, .n_prompt = n_prompt, .n_predict = n_gen, .ignore_eos = true,
-                          .logprobs = -1, .on_token = on_token, .on_done = on_done, .user = &recs[i]};
-        if (wick_sched_submit(s, &r, &err) < 0) {
-            fprintf(stderr, "submit: %s\n", err.msg);
-            exit(1);
-        }
-    }
-    while (wick_sched_step(s, &err) > 0) {
-    }
-    double first = 1e30, last = 0, *tt = malloc((size_t)n * sizeof *tt);
-    long toks = 0;
-    for (int i = 0; i < n; i++) {
-        if (recs[i].t_first < first) first = recs[i].t_first;
-        if (recs[i].t_last > last) last = recs[i].t_last;
-        toks += recs[i].n;
-        tt[i] = recs[i].t_first - t0;
-    }
-    *ttft = median(tt, n);
-    /* all streams decoding: (latest first token, earliest last token] */
-    double a = 0, b = 1e30;
-    for (int i = 0; i < n; i++) {
-        if (recs[i].t_first > a) a = recs[i].t_first;
-        if (recs[i].t_last < b) b = recs[i].t_last;
-    }
-    long in_ab = 0;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < recs[i].n && k < recs[i].cap; k++) in_ab += recs[i].ts[k] > a && recs[i].ts[k] <= b;
-    *steady = b > a ? (double)in_ab / (b - a) : 0;
-    if (wick_context_profiling(c)) { /* WICK_PROFILE=1: where the time went */
+    const sched_run_opts o = {0};
+    const double rate = sched_run(c, n, n_prompt, n_gen, round, &o, ttft, steady);
+    if (wick_context_profiling(c)) {
         wick_profile p;
         wick_context_profile(c, &p);
         fprintf(stderr, "%d streams: %lld passes, %lld tokens:", n, (long long)p.n_forward, (long long)p.n_tokens);
         for (int op = 0; op < WICK_OP_COUNT; op++) fprintf(stderr, " %s %.0f ms", wick_op_name(op), p.ms[op]);
         fputc('\n', stderr);
     }
-    wick_sched_free(s);
-    free(tt);
-    for (int i = 0; i < n; i++) free(recs[i].ts);
-    free(recs);
-    free(prompt);
-    /* Decode throughput: tokens after each request's first, over the span. */
-    return (double)(toks - n) / (last - first);
+    return rate;
 }
 
 int main(int argc, char **argv) {
@@ -113,22 +42,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s MODEL [-c N] [-p P] [-n G] [-t T] [-r R] [-b BUDGET] [--kv-type f32|f16]\n", argv[0]);
         return 2;
     }
-    int conc = 8, n_prompt = 128, n_gen = 128, threads = 2, reps = 3, kv_type = 0, budget = 0;
+    sched_args a = {.conc = 8, .n_prompt = 128, .n_gen = 128, .threads = 2, .reps = 3};
+    int kv_type = 0, budget = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-c")) conc = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-p")) n_prompt = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-n")) n_gen = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-t")) threads = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-b")) budget = atoi(argv[i + 1]);
+        if (sched_arg(&a, argv[i], argv[i + 1])) continue;
+        if (!strcmp(argv[i], "-b")) budget = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kv-type")) kv_type = !strcmp(argv[i + 1], "f16");
     }
+    int conc = a.conc, n_prompt = a.n_prompt, n_gen = a.n_gen, threads = a.threads, reps = a.reps;
     wick_error err;
-    wick_model *m = wick_model_load(argv[1], NULL, &err);
-    if (!m) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-    }
+    wick_model *m = sched_model_load(argv[1]);
     wick_context_params cp = {.n_ctx = n_prompt + n_gen + 8, .n_seq = conc, .n_threads = threads,
                               .prefill_chunk = -1, .kv_type = kv_type, .max_batch = budget};
     wick_context *c = wick_context_new(m, &cp, &err);

@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "core/fileio.h"
-#include "grammar/earley.h"
 #include "grammar/json_schema.h"
+#include "grammar_check.h"
 
 #define MAX_VARIANTS 140 /* 8, and 5! orders of a top-level object's keys */
 
@@ -114,15 +114,6 @@ static int variants(const cJSON *root, const cJSON *data, char **out) {
     return n;
 }
 
-static bool accepts(const cfg *g, const char *text) {
-    earley *e = earley_new(g, NULL, NULL);
-    size_t i = 0, n = strlen(text);
-    while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
-    const bool ok = e && i == n && earley_accepting(e);
-    earley_free(e);
-    return ok;
-}
-
 int main(int argc, char **argv) {
     int bad = 0;
     bool verbose = false;
@@ -162,7 +153,7 @@ int main(int argc, char **argv) {
                 char *var[MAX_VARIANTS];
                 const int nv = variants(schema, data, var);
                 bool acc = false;
-                for (int k = 0; k < nv; k++) acc = acc || (var[k] && accepts(g, var[k]));
+                for (int k = 0; k < nv; k++) acc = acc || (var[k] && cfg_accepts(g, var[k]));
                 const char *td = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
                 if (valid) {
                     v_all++, v_ok += acc;

@@ -16,39 +16,8 @@
 #include "check.h"
 #include "wick.h"
 
-#define MAX_OUT 200
-
-typedef struct out_rec {
-    int32_t ids[MAX_OUT];
-    int n;
-    char text[4096];
-    size_t n_text;
-    bool done;
-    wick_finish finish;
-    char error[256];
-} out_rec;
-
-static bool on_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
-    out_rec *o = user;
-    if (o->n < MAX_OUT) o->ids[o->n++] = ti->id;
-    if (o->n_text + len < sizeof o->text) {
-        memcpy(o->text + o->n_text, text, len);
-        o->n_text += len;
-    }
-    return true;
-}
-
-static void on_done(void *user, const wick_request_result *res) {
-    out_rec *o = user;
-    o->finish = res->finish;
-    if (res->error) snprintf(o->error, sizeof o->error, "%s", res->error);
-    if (o->n_text + res->tail_len < sizeof o->text) {
-        memcpy(o->text + o->n_text, res->tail, res->tail_len);
-        o->n_text += res->tail_len;
-    }
-    o->text[o->n_text] = 0;
-    o->done = true;
-}
+#define MAX_OUT 200 /* tokens kept per request (sched_rec.h) */
+#include "sched_rec.h"
 
 static const char *model_path(void) {
     const char *p = shared_path("models/stories260K/stories260K-f32.gguf");
@@ -146,8 +115,8 @@ static void regex_outputs_match(wick_model *m) {
     int complete = 0;
     for (int i = 0; i < NP; i++)
         for (int k = 0; k < SEEDS; k++) {
-            CHECK_MSG(o[i][k].done && o[i][k].finish != WICK_FINISH_ERROR, "regex %d seed %d: %s", i, k, o[i][k].error);
-            if (o[i][k].finish != WICK_FINISH_STOP) continue; /* cut by n_predict */
+            CHECK_MSG(o[i][k].done && o[i][k].res.finish != WICK_FINISH_ERROR, "regex %d seed %d: %s", i, k, o[i][k].error);
+            if (o[i][k].res.finish != WICK_FINISH_STOP) continue; /* cut by n_predict */
             complete++;
             CHECK_MSG(pcre_whole(patterns[i], o[i][k].text), "/%s/ vs \"%s\"", patterns[i], o[i][k].text);
         }
@@ -182,10 +151,10 @@ static void choice_and_schema(wick_model *m) {
     }
     run_all(s);
     for (int k = 0; k < N; k++) {
-        CHECK_INT(oc[k].finish, WICK_FINISH_STOP);
+        CHECK_INT(oc[k].res.finish, WICK_FINISH_STOP);
         CHECK_MSG(!strcmp(oc[k].text, choices[0]) || !strcmp(oc[k].text, choices[1]) || !strcmp(oc[k].text, choices[2]),
                   "choice output \"%s\"", oc[k].text);
-        CHECK_MSG(os[k].finish == WICK_FINISH_STOP, "schema output %d cut: \"%s\"", k, os[k].text);
+        CHECK_MSG(os[k].res.finish == WICK_FINISH_STOP, "schema output %d cut: \"%s\"", k, os[k].text);
         cJSON *j = cJSON_Parse(os[k].text);
         CHECK_MSG(cJSON_IsObject(j), "not JSON: \"%s\"", os[k].text);
         const cJSON *age = cJSON_GetObjectItem(j, "age"), *ok = cJSON_GetObjectItem(j, "ok"), *pet = cJSON_GetObjectItem(j, "pet"),
@@ -235,7 +204,7 @@ static void batch_invariance(wick_model *m) {
     for (int i = 0; i < N; i++) {
         CHECK_MSG(all[i].n == solo[i].n && !memcmp(all[i].ids, solo[i].ids, sizeof(int32_t) * (size_t)solo[i].n),
                   "request %d: batched \"%s\" vs alone \"%s\"", i, all[i].text, solo[i].text);
-        CHECK_INT(all[i].finish, solo[i].finish);
+        CHECK_INT(all[i].res.finish, solo[i].res.finish);
     }
     /* speculative decoding (prompt lookup) under a grammar: the same greedy tokens */
     wick_sched_free(s);

@@ -6,9 +6,9 @@
 
 #include "check.h"
 #include "core/error.h"
-#include "grammar/earley.h"
 #include "grammar/front_simple.h"
 #include "grammar/json_schema.h"
+#include "grammar_check.h"
 
 /* 1 accepted, 0 refused, -1 the schema did not compile (message in err). */
 static int run(const char *schema, const char *text, bool strict, bool ws, wick_error *err) {
@@ -17,13 +17,7 @@ static int run(const char *schema, const char *text, bool strict, bool ws, wick_
     cfg *g = cfg_new();
     json_schema_opts o = {.strict = strict, .flexible_ws = ws};
     int r = -1;
-    if (json_schema_compile(g, s, &o, err) == 0) {
-        earley *e = earley_new(g, NULL, NULL);
-        size_t i = 0, n = strlen(text);
-        while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
-        r = e && i == n && earley_accepting(e);
-        earley_free(e);
-    }
+    if (json_schema_compile(g, s, &o, err) == 0) r = cfg_accepts(g, text);
     cfg_free(g);
     cJSON_Delete(s);
     return r;
@@ -302,15 +296,6 @@ static void test_errors(void) {
     refused("{\"allOf\":[{\"type\":\"string\",\"pattern\":\"a\"},{\"pattern\":\"b\"}]}", "pattern: in two schemas");
     refused("{\"allOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}", "allOf: no value satisfies");
     refused("{\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}],\"type\":\"string\"}},\"$ref\":\"#/$defs/a\"}", "expansion too deep");
-}
-
-static bool cfg_accepts(cfg *g, const char *text) {
-    earley *e = earley_new(g, NULL, NULL);
-    size_t i = 0, n = strlen(text);
-    while (e && i < n && earley_push(e, (uint8_t)text[i])) i++;
-    const bool ok = e && i == n && earley_accepting(e);
-    earley_free(e);
-    return ok;
 }
 
 static void test_simple_fronts(void) {

@@ -17,46 +17,7 @@
 #include "tools/quantize.h"
 #include "wick.h"
 
-#define MAX_OUT 256
-
-typedef struct out_rec {
-    int32_t ids[MAX_OUT];
-    int n;
-    char text[4096];
-    size_t n_text;
-    bool done;
-    wick_request_result res;
-    int cancel_after; /* on_token returns false after this many tokens; 0 = never */
-    float logprob[MAX_OUT];
-    int32_t top1[MAX_OUT];
-} out_rec;
-
-static bool on_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
-    out_rec *o = user;
-    if (o->n < MAX_OUT) {
-        o->ids[o->n] = ti->id;
-        o->logprob[o->n] = ti->logprob;
-        o->top1[o->n] = ti->n_top > 0 ? ti->top_ids[0] : -1;
-        o->n++;
-    }
-    if (o->n_text + len < sizeof o->text) {
-        memcpy(o->text + o->n_text, text, len);
-        o->n_text += len;
-    }
-    return !(o->cancel_after && o->n >= o->cancel_after);
-}
-
-static void on_done(void *user, const wick_request_result *res) {
-    out_rec *o = user;
-    o->res = *res;
-    o->res.error = NULL;
-    o->res.tail = NULL;
-    if (o->n_text + res->tail_len < sizeof o->text) {
-        memcpy(o->text + o->n_text, res->tail, res->tail_len);
-        o->n_text += res->tail_len;
-    }
-    o->done = true;
-}
+#include "sched_rec.h"
 
 typedef struct req_spec {
     int n_prompt, n_predict;

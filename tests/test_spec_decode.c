@@ -31,44 +31,8 @@
 #include "cli/testmodel.h"
 #include "wick.h"
 
-#define MAX_OUT 200
-
-typedef struct out_rec {
-    const int32_t *prompt;
-    int n_prompt;
-    int32_t ids[MAX_OUT];
-    float logprob[MAX_OUT];
-    int n;
-    char text[4096];
-    size_t n_text;
-    bool done;
-    wick_request_result res;
-} out_rec;
-
-static bool on_token(void *user, const wick_token_info *ti, const char *text, size_t len) {
-    out_rec *o = user;
-    if (o->n < MAX_OUT) {
-        o->logprob[o->n] = ti->logprob;
-        o->ids[o->n++] = ti->id;
-    }
-    if (o->n_text + len < sizeof o->text) {
-        memcpy(o->text + o->n_text, text, len);
-        o->n_text += len;
-    }
-    return true;
-}
-
-static void on_done(void *user, const wick_request_result *res) {
-    out_rec *o = user;
-    o->res = *res;
-    o->res.error = NULL;
-    if (o->n_text + res->tail_len < sizeof o->text) {
-        memcpy(o->text + o->n_text, res->tail, res->tail_len);
-        o->n_text += res->tail_len;
-    }
-    o->res.tail = NULL;
-    o->done = true;
-}
+#define MAX_OUT 200 /* tokens kept per request (sched_rec.h) */
+#include "sched_rec.h"
 
 /* Every sequence holds a prefix of the prompt + emitted tokens of the
  * request whose prompt it starts with (prompts start with distinct tokens). */
