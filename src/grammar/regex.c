@@ -21,8 +21,11 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h * 0xff51afd7ed558ccdull;
 }
 
+/* An OR node's a is where its alternatives lie in args (a fresh place for
+ * a node being built), not part of its value: the alternatives are hashed
+ * instead, so that equal alternatives find the node built first. */
 static uint64_t node_hash(const rx_store *s, const rx_node *n) {
-    uint64_t h = mix(n->kind, (uint64_t)(uint32_t)n->a);
+    uint64_t h = mix(n->kind, n->kind == RXK_OR ? 0 : (uint64_t)(uint32_t)n->a);
     h = mix(h, (uint64_t)(uint32_t)n->b);
     h = mix(h, ((uint64_t)(uint32_t)n->min << 32) | (uint32_t)n->max);
     for (int i = 0; i < 4; i++) h = mix(h, n->set.w[i]);
