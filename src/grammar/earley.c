@@ -29,6 +29,8 @@ struct earley {
     uint32_t *slot_item, *slot_stamp;
     size_t slots; /* a power of two */
     uint32_t epoch;
+    rx_id *term_buf; /* scratch: the terms of a set */
+    size_t term_buf_cap;
     bool failed;
 };
 
@@ -173,6 +175,7 @@ void earley_free(earley *e) {
     free(e->set_next);
     free(e->slot_item);
     free(e->slot_stamp);
+    free(e->term_buf);
     free(e);
 }
 
@@ -265,10 +268,15 @@ typedef struct lex_walk {
 
 /* The alternatives of the terms the current set's items are reading. */
 static rx_id set_terms(earley *e) {
-    rx_id u = RX_NOTHING;
-    for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++)
-        if (e->items[i].term >= 0) u = rx_or(e->rx, u, e->items[i].term);
-    return u;
+    const size_t s0 = e->set_start[e->n_sets - 1];
+    if (!GROW_ARRAY(e->term_buf, e->n_items - s0 + 1, &e->term_buf_cap)) {
+        e->failed = true;
+        return RX_NOTHING;
+    }
+    size_t n = 0;
+    for (size_t i = s0; i < e->n_items; i++)
+        if (e->items[i].term >= 0) e->term_buf[n++] = e->items[i].term;
+    return rx_or_list(e->rx, e->term_buf, n);
 }
 
 static bool lex_step(void *ctx, size_t d, uint8_t c) {

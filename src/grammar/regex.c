@@ -249,6 +249,8 @@ out:
     return r;
 }
 
+rx_id rx_or_list(rx_store *s, rx_id *list, size_t n) { return or_list(s, list, n); }
+
 rx_id rx_or(rx_store *s, rx_id a, rx_id b) {
     if (a == b) return a;
     rx_id l[2] = {a, b};
@@ -415,6 +417,14 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
 static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
     if (small == RX_NOTHING || big == small) return true;
     if (big == RX_NOTHING) return false;
+    /* a byte starting one of small's strings must start one of big's: most
+     * pairs fail here, with no walk and no memo entry */
+    const rx_byteset *fb = rx_first_bytes(s, big), *fs = fb ? rx_first_bytes(s, small) : NULL;
+    if (fb && fs) {
+        fb = rx_first_bytes(s, big); /* the second call may have moved the array */
+        for (int w = 0; w < 4; w++)
+            if (fs->w[w] & ~fb->w[w]) return false;
+    }
     /* apart from the derivatives' keys (below 2^40) */
     const uint64_t key = 1ull << 63 | (uint64_t)prefix << 62 | (uint64_t)(uint32_t)big << 31 | (uint32_t)small;
     rx_id v;
@@ -427,17 +437,49 @@ static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
 bool rx_contains(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, false); }
 bool rx_contains_prefixes(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, true); }
 
+#define FIRST_DEPTH 256 /* nesting followed by first_of; deeper terms ask their derivatives */
+
+/* The bytes starting a string of r's language, from its structure: every
+ * term but ∅ has a non-empty language, so a byte has a live derivative
+ * exactly when it starts some string (a head's, or the tail's after a
+ * nullable head). Filed per term; the arrays cover r and its subterms
+ * (which have smaller ids). */
+static rx_byteset first_of(rx_store *s, rx_id r, int depth) {
+    if (s->first_known[r]) return s->first[r];
+    rx_byteset b = {{0}};
+    if (depth > FIRST_DEPTH) {
+        for (int c = 0; c < 256; c++)
+            if (rx_next(s, r, (uint8_t)c) != RX_NOTHING) b.w[c >> 6] |= 1ull << (c & 63);
+    } else {
+        for (rx_id t = r; t > RX_EPSILON;) {
+            const rx_node n = s->nodes[t];
+            rx_byteset f = n.set;
+            if (n.kind == RXK_OR) {
+                f = (rx_byteset){{0}};
+                for (int32_t i = 0; i < n.b; i++) {
+                    const rx_byteset g = first_of(s, s->args[n.a + i], depth + 1);
+                    for (int w = 0; w < 4; w++) f.w[w] |= g.w[w];
+                }
+            } else if (n.kind == RXK_CONCAT || n.kind == RXK_REPEAT) {
+                f = first_of(s, n.a, depth + 1);
+            }
+            for (int w = 0; w < 4; w++) b.w[w] |= f.w[w];
+            /* a concatenation's tail starts a string too when its head may be empty */
+            t = n.kind == RXK_CONCAT && s->nodes[n.a].nullable ? n.b : RX_NOTHING;
+        }
+    }
+    s->first[r] = b;
+    s->first_known[r] = true;
+    return b;
+}
+
 const rx_byteset *rx_first_bytes(rx_store *s, rx_id r) {
     if ((size_t)r >= s->first_cap || (size_t)r >= s->first_known_cap || !s->first_known[r]) {
         const size_t old = s->first_known_cap;
         if (!GROW_ARRAY(s->first, (size_t)r + 1, &s->first_cap) || !GROW_ARRAY(s->first_known, (size_t)r + 1, &s->first_known_cap))
             return NULL;
         for (size_t i = old; i < s->first_known_cap; i++) s->first_known[i] = false;
-        rx_byteset b = {{0}};
-        for (int c = 0; c < 256; c++)
-            if (rx_next(s, r, (uint8_t)c) != RX_NOTHING) b.w[c >> 6] |= 1ull << (c & 63);
-        s->first[r] = b;
-        s->first_known[r] = true;
+        first_of(s, r, 0);
     }
     return &s->first[r];
 }
