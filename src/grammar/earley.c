@@ -80,7 +80,8 @@ static void add(earley *e, int32_t rule, int32_t dot, int32_t origin, rx_id term
         const item *y = &e->items[e->slot_item[j]];
         if (y->rule == rule && y->dot == dot && y->origin == origin && y->term == term) return;
     }
-    if (e->n_items >= UINT32_MAX || !GROW_ARRAY(e->items, e->n_items + 1, &e->items_cap)) goto oom;
+    if (e->n_items >= e->items_cap && (e->n_items >= UINT32_MAX || !GROW_ARRAY(e->items, e->n_items + 1, &e->items_cap)))
+        goto oom;
     e->items[e->n_items] = x;
     e->slot_stamp[j] = e->epoch, e->slot_item[j] = (uint32_t)e->n_items;
     e->n_items++;
@@ -109,7 +110,7 @@ static void closure(earley *e) {
         }
         const cfg_sym s = g->syms[ru->rhs + it.dot];
         if (cfg_is_terminal(s)) { /* a terminal that may end here */
-            if (rx_nullable(e->rx, it.term)) advance(e, &it);
+            if (rx_nullable_fast(e->rx, it.term)) advance(e, &it);
             continue;
         }
         for (int32_t r = g->first_rule[s]; r < g->first_rule[s + 1]; r++) add(e, r, 0, k, term_at(g, r, 0));
@@ -127,7 +128,7 @@ static void file_next_bytes(earley *e) {
     rx_byteset b = {{0}};
     for (size_t i = e->set_start[k]; i < e->n_items; i++) {
         if (e->items[i].term < 0) continue;
-        const rx_byteset *f = rx_first_bytes(e->rx, e->items[i].term);
+        const rx_byteset *f = rx_first_fast(e->rx, e->items[i].term);
         if (!f) {
             e->failed = true;
             return;
@@ -187,13 +188,18 @@ bool earley_push(earley *e, uint8_t c) {
         return false;
     }
     rx_store *rx = e->rx;
+    bool ends = false; /* some terminal read may end here */
     for (size_t i = from; i < to; i++) {
         const item it = e->items[i];
         if (it.term < 0) continue;
         const rx_id t = rx_next(rx, it.term, c);
-        if (t != RX_NOTHING) add(e, it.rule, it.dot, it.origin, t);
+        if (t == RX_NOTHING) continue;
+        add(e, it.rule, it.dot, it.origin, t);
+        ends |= rx_nullable_fast(rx, t);
     }
-    if (e->n_items > e->set_start[e->n_sets - 1]) closure(e);
+    /* the items read are all at terminals: only one that may end completes
+     * or predicts anything */
+    if (ends) closure(e);
     if (!e->failed) file_next_bytes(e);
     if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
         e->n_items = e->set_start[--e->n_sets];

@@ -103,6 +103,9 @@ void rx_store_free(rx_store *s) {
     free(s->rows);
     free(s->first);
     free(s->first_known);
+    free(s->cls_of);
+    free(s->cls_maps);
+    free(s->cls_index);
     free(s);
 }
 
@@ -127,6 +130,13 @@ rx_store *rx_store_clone(const rx_store *s) {
     c->rows = dup_array(s->rows, s->n_rows * 256, s->rows_cap, sizeof *s->rows);
     c->first = dup_array(s->first, s->first_cap, s->first_cap, sizeof *s->first);
     c->first_known = dup_array(s->first_known, s->first_known_cap, s->first_known_cap, sizeof *s->first_known);
+    c->cls_of = dup_array(s->cls_of, s->cls_of_cap, s->cls_of_cap, sizeof *s->cls_of);
+    c->cls_maps = dup_array(s->cls_maps, s->n_cls * 256, s->cls_maps_cap, sizeof *s->cls_maps);
+    c->cls_index = dup_array(s->cls_index, s->cls_index_cap, s->cls_index_cap, sizeof *s->cls_index);
+    if ((s->cls_of_cap && !c->cls_of) || (s->cls_maps_cap && !c->cls_maps) || (s->cls_index_cap && !c->cls_index)) {
+        rx_store_free(c);
+        return NULL;
+    }
     if ((s->nodes_cap && !c->nodes) || (s->args_cap && !c->args) || (s->index_cap && !c->index) ||
         (s->memo_cap && (!c->memo_key || !c->memo_val)) || (s->row_of_cap && !c->row_of) ||
         (s->rows_cap && !c->rows) || (s->first_cap && !c->first) || (s->first_known_cap && !c->first_known)) {
@@ -313,6 +323,7 @@ rx_id rx_deriv(rx_store *s, rx_id r, uint8_t c) {
     if (r <= RX_EPSILON || s->oom) return RX_NOTHING;
     const uint64_t key = ((uint64_t)(uint32_t)r << 8 | c) + 1; /* never 0: 0 marks an empty slot */
     rx_id out;
+    if ((size_t)r < s->row_of_cap && s->row_of[r] >= 0 && (out = s->rows[(size_t)s->row_of[r] * 256 + c]) >= 0) return out;
     if (memo_get(s, key, &out)) return out;
     const rx_node n = s->nodes[r]; /* a copy: constructors may move the array */
     switch (n.kind) {
@@ -353,6 +364,7 @@ bool rx_matches(rx_store *s, rx_id r, const void *bytes, size_t n) {
 rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c) {
     const rx_id d = rx_deriv(s, r, c);
     if (s->oom) return d;
+    const uint8_t *cls = rx_class_map(s, r); /* NULL: out of memory, one byte filed */
     if ((size_t)r >= s->row_of_cap) {
         size_t cap = s->row_of_cap;
         if (!GROW_ARRAY(s->row_of, (size_t)r + 1, &cap)) return d; /* the table is an optimisation */
@@ -364,7 +376,11 @@ rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c) {
         for (size_t i = 0; i < 256; i++) s->rows[s->n_rows * 256 + i] = -1;
         s->row_of[r] = (int32_t)s->n_rows++;
     }
-    s->rows[(size_t)s->row_of[r] * 256 + c] = d;
+    rx_id *row = s->rows + (size_t)s->row_of[r] * 256;
+    row[c] = d;
+    if (cls)
+        for (int b = 0; b < 256; b++)
+            if (cls[b] == cls[c]) row[b] = d; /* the same derivative */
     return d;
 }
 
@@ -398,7 +414,18 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
         const rx_id a = todo[head][0], b = todo[head][1];
         head++;
         if (!prefix && rx_nullable(s, a) && !rx_nullable(s, b)) ok = false;
+        /* one byte per class of both: the others have the same derivatives */
+        uint8_t cls[256], ca[256];
+        const uint8_t *ma = rx_class_map(s, a);
+        if (ma) memcpy(ca, ma, 256);
+        const uint8_t *mb = ma ? rx_class_map(s, b) : NULL;
+        if (mb) rx_class_refine(cls, ca, mb);
+        int seen_cls = -1; /* classes are numbered by their first byte's order */
         for (int c = 0; c < 256 && ok; c++) {
+            if (mb) {
+                if (cls[c] <= seen_cls) continue;
+                seen_cls = cls[c];
+            }
             const rx_id a2 = rx_next(s, a, (uint8_t)c);
             if (a2 == RX_NOTHING) continue;
             const rx_id b2 = rx_next(s, b, (uint8_t)c);
