@@ -25,6 +25,11 @@ struct earley {
     size_t n_sets, sets_cap;
     rx_byteset *set_next; /* set k: the bytes some item of it can read next */
     size_t set_next_cap;
+    /* set k: do its items at terminals differ in (rule, dot, origin)? 1 yes,
+     * 2 no, 0 not known (nothing read from it yet), 3 not known (one byte read). When they do, the items a byte reads from it
+     * are distinct with no hashing (a trie walk reads many bytes from one set) */
+    uint8_t *set_distinct;
+    size_t set_distinct_cap;
     /* the set being built: item index by hash, valid while stamp == epoch */
     uint32_t *slot_item, *slot_stamp;
     size_t slots; /* a power of two */
@@ -121,7 +126,7 @@ static void closure(earley *e) {
 /* The bytes the current (last, closed) set can read: its terms' first bytes. */
 static void file_next_bytes(earley *e) {
     const size_t k = e->n_sets - 1;
-    if (!GROW_ARRAY(e->set_next, k + 1, &e->set_next_cap)) {
+    if (k >= e->set_next_cap && !GROW_ARRAY(e->set_next, k + 1, &e->set_next_cap)) {
         e->failed = true;
         return;
     }
@@ -139,7 +144,10 @@ static void file_next_bytes(earley *e) {
 }
 
 static bool open_set(earley *e) {
-    if (!GROW_ARRAY(e->set_start, e->n_sets + 1, &e->sets_cap)) return false;
+    if (e->n_sets >= e->sets_cap && !GROW_ARRAY(e->set_start, e->n_sets + 1, &e->sets_cap)) return false;
+    if (e->n_sets >= e->set_distinct_cap && !GROW_ARRAY(e->set_distinct, e->n_sets + 1, &e->set_distinct_cap))
+        return false;
+    e->set_distinct[e->n_sets] = 0;
     e->set_start[e->n_sets++] = e->n_items;
     if (++e->epoch == 0) { /* the stamps wrapped: clear them */
         memset(e->slot_stamp, 0, sizeof *e->slot_stamp * e->slots);
@@ -174,33 +182,114 @@ void earley_free(earley *e) {
     free(e->items);
     free(e->set_start);
     free(e->set_next);
+    free(e->set_distinct);
     free(e->slot_item);
     free(e->slot_stamp);
     free(e->term_buf);
     free(e);
 }
 
+static uint64_t place_hash(const item *it) {
+    const item x = {it->rule, it->dot, it->origin, -2};
+    return item_hash(&x);
+}
+
+/* Do the current set's items at terminals differ in (rule, dot, origin)?
+ * (Uses the slot table under a hash epoch of its own.) */
+static uint8_t set_distinct(earley *e) {
+    const size_t s0 = e->set_start[e->n_sets - 1];
+    while ((e->n_items - s0 + 1) * 2 > e->slots)
+        if (!slots_grow(e)) return 2;
+    if (++e->epoch == 0) {
+        memset(e->slot_stamp, 0, sizeof *e->slot_stamp * e->slots);
+        e->epoch = 1;
+    }
+    for (size_t i = s0; i < e->n_items; i++) {
+        const item *x = &e->items[i];
+        if (x->term < 0) continue;
+        size_t j = place_hash(x) & (e->slots - 1);
+        for (; e->slot_stamp[j] == e->epoch; j = (j + 1) & (e->slots - 1)) {
+            const item *y = &e->items[e->slot_item[j]];
+            if (y->rule == x->rule && y->dot == x->dot && y->origin == x->origin) return 2;
+        }
+        e->slot_stamp[j] = e->epoch, e->slot_item[j] = (uint32_t)i;
+    }
+    return 1;
+}
+
+/* Files the current set's items in the slot table (they were added unhashed). */
+static void file_items(earley *e) {
+    const size_t s0 = e->set_start[e->n_sets - 1];
+    if ((e->n_items - s0 + 1) * 2 > e->slots) { /* a larger table, where slots_grow files them */
+        while ((e->n_items - s0 + 1) * 2 > e->slots)
+            if (!slots_grow(e)) {
+                e->failed = true;
+                return;
+            }
+        return;
+    }
+    for (size_t i = s0; i < e->n_items; i++) {
+        size_t j = item_hash(&e->items[i]) & (e->slots - 1);
+        while (e->slot_stamp[j] == e->epoch) j = (j + 1) & (e->slots - 1);
+        e->slot_stamp[j] = e->epoch, e->slot_item[j] = (uint32_t)i;
+    }
+}
+
 bool earley_push(earley *e, uint8_t c) {
     if (e->failed || !rx_byteset_has(&e->set_next[e->n_sets - 1], c)) return false;
     const size_t from = e->set_start[e->n_sets - 1], to = e->n_items;
+    /* known from the second byte read from the set on (most sets read one) */
+    uint8_t *known = &e->set_distinct[e->n_sets - 1];
+    if (*known == 3) *known = set_distinct(e);
+    else if (*known == 0) *known = 3;
+    const bool distinct = *known == 1;
     if (!open_set(e)) {
         e->failed = true;
         return false;
     }
     rx_store *rx = e->rx;
     bool ends = false; /* some terminal read may end here */
-    for (size_t i = from; i < to; i++) {
-        const item it = e->items[i];
-        if (it.term < 0) continue;
-        const rx_id t = rx_next(rx, it.term, c);
-        if (t == RX_NOTHING) continue;
-        add(e, it.rule, it.dot, it.origin, t);
-        ends |= rx_nullable_fast(rx, t);
+    rx_byteset next = {{0}};
+    if (distinct) { /* the items read are distinct: appended, not hashed */
+        if (e->items_cap < to + (to - from) && !GROW_ARRAY(e->items, to + (to - from), &e->items_cap)) {
+            e->failed = true;
+        } else {
+            for (size_t i = from; i < to; i++) {
+                const item it = e->items[i];
+                if (it.term < 0) continue;
+                const rx_id t = rx_next(rx, it.term, c);
+                if (t == RX_NOTHING) continue;
+                e->items[e->n_items++] = (item){it.rule, it.dot, it.origin, t};
+                ends |= rx_nullable_fast(rx, t);
+                const rx_byteset *f = rx_first_fast(rx, t);
+                if (!f) {
+                    e->failed = true;
+                    break;
+                }
+                for (int w = 0; w < 4; w++) next.w[w] |= f->w[w];
+            }
+            if (ends) file_items(e);
+        }
+    } else {
+        for (size_t i = from; i < to; i++) {
+            const item it = e->items[i];
+            if (it.term < 0) continue;
+            const rx_id t = rx_next(rx, it.term, c);
+            if (t == RX_NOTHING) continue;
+            add(e, it.rule, it.dot, it.origin, t);
+            ends |= rx_nullable_fast(rx, t);
+        }
     }
     /* the items read are all at terminals: only one that may end completes
      * or predicts anything */
     if (ends) closure(e);
-    if (!e->failed) file_next_bytes(e);
+    if (!e->failed && distinct && !ends) { /* the same places as the set read from: distinct too */
+        const size_t k = e->n_sets - 1;
+        if (k >= e->set_next_cap && !GROW_ARRAY(e->set_next, k + 1, &e->set_next_cap)) e->failed = true;
+        else e->set_next[k] = next, e->set_distinct[k] = 1;
+    } else if (!e->failed) {
+        file_next_bytes(e);
+    }
     if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
         e->n_items = e->set_start[--e->n_sets];
         return false;
