@@ -34,6 +34,9 @@ struct earley {
     uint32_t *slot_item, *slot_stamp;
     size_t slots; /* a power of two */
     uint32_t epoch;
+    rx_id *set_single; /* set k: the term of its only item at a terminal, -1 (none or several), -2 not known */
+    size_t set_single_cap;
+    struct one_walk *walk; /* the sliced mask's walk state (allocated on first use) */
     rx_id *term_buf; /* scratch: the terms of a set */
     size_t term_buf_cap;
     bool failed;
@@ -148,6 +151,8 @@ static bool open_set(earley *e) {
     if (e->n_sets >= e->set_distinct_cap && !GROW_ARRAY(e->set_distinct, e->n_sets + 1, &e->set_distinct_cap))
         return false;
     e->set_distinct[e->n_sets] = 0;
+    if (e->n_sets >= e->set_single_cap && !GROW_ARRAY(e->set_single, e->n_sets + 1, &e->set_single_cap)) return false;
+    e->set_single[e->n_sets] = -2;
     e->set_start[e->n_sets++] = e->n_items;
     if (++e->epoch == 0) { /* the stamps wrapped: clear them */
         memset(e->slot_stamp, 0, sizeof *e->slot_stamp * e->slots);
@@ -183,6 +188,8 @@ void earley_free(earley *e) {
     free(e->set_start);
     free(e->set_next);
     free(e->set_distinct);
+    free(e->set_single);
+    free(e->walk);
     free(e->slot_item);
     free(e->slot_stamp);
     free(e->term_buf);
@@ -335,23 +342,91 @@ static bool slice_inside_terminal(earley *e, rx_id slice) {
     return false;
 }
 
+/* ---- the sliced mask's walk ----
+ * Most sets a trie walk reads from have one item at a terminal (inside a
+ * string, a number, a key). A byte read from such a set leaves that item
+ * alone, its terminal derived, with no closure unless the terminal may end
+ * there: the walk then follows the terminal's DFA state alone and pushes
+ * the path into the parser only where a terminal may end or a set has
+ * other items at terminals. Same sets, same masks, most Earley sets never
+ * built. */
+
+#define WALK_MAX 4097 /* the deepest trie node + 1 (token_trie's PIECE_MAX) */
+
+typedef struct one_walk {
+    earley *e;
+    size_t mat; /* bytes of the current path pushed into the parser */
+    /* at a depth d > mat: the only item at a terminal of the set the path
+     * would reach is the one of the set at depth mat, its terminal read to term[d] */
+    rx_id term[WALK_MAX];
+    uint8_t path[WALK_MAX];
+} one_walk;
+
+/* The term of the current set's only item at a terminal, or -1. */
+static rx_id single_term(earley *e) {
+    rx_id *known = &e->set_single[e->n_sets - 1];
+    if (*known == -2) {
+        rx_id t = -1;
+        int n = 0;
+        for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items && n < 2; i++)
+            if (e->items[i].term >= 0) t = e->items[i].term, n++;
+        *known = n == 1 ? t : -1;
+    }
+    return *known;
+}
+
+static bool one_step(void *ctx, size_t d, uint8_t c) {
+    one_walk *w = ctx;
+    earley *e = w->e;
+    if (d >= WALK_MAX || e->failed) return false; /* a failed parser refuses every byte */
+    w->path[d] = c;
+    if (w->mat > d - 1) {
+        earley_pop(e, w->mat - (d - 1));
+        w->mat = d - 1;
+    }
+    const rx_id from = w->mat == d - 1 ? single_term(e) : w->term[d - 1];
+    if (from < 0) { /* several items at terminals (or none): the parser reads c */
+        if (!earley_push(e, c)) return false;
+        w->mat = d;
+        return true;
+    }
+    const rx_id t = rx_next(e->rx, from, c);
+    if (t == RX_NOTHING) return false; /* what earley_push would refuse */
+    if (!rx_nullable_fast(e->rx, t)) { /* the set would be that item alone */
+        w->term[d] = t;
+        return true;
+    }
+    for (size_t k = w->mat + 1; k <= d; k++) { /* the terminal may end: the parser takes the path */
+        if (!earley_push(e, w->path[k])) return false; /* only when out of memory */
+        w->mat = k;
+    }
+    return true;
+}
+
 void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
     const int n = token_slices_count(ts);
     const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
     memset(mask, 0, sizeof *mask * words);
+    if (!e->walk && !(e->walk = malloc(sizeof *e->walk))) {
+        e->failed = true;
+        return;
+    }
+    one_walk *w = e->walk;
+    w->e = e;
+    w->mat = 0;
     for (int i = 0; i <= n; i++) {
         if (i < n && slice_inside_terminal(e, terms[i])) {
             const uint64_t *b = token_slices_bits(ts, i);
-            for (size_t w = 0; w < words; w++) mask[w] |= b[w];
+            for (size_t k = 0; k < words; k++) mask[k] |= b[k];
         } else {
-            token_trie_walk(token_slices_trie(ts, i), push_cb, pop_cb, e, mask);
+            token_trie_walk_depth(token_slices_trie(ts, i), one_step, w, mask);
+            earley_pop(e, w->mat);
+            w->mat = 0;
         }
     }
 }
 
 /* ---- the lexer-level walk ---- */
-
-#define WALK_MAX 4097 /* the deepest trie node + 1 (token_trie's PIECE_MAX) */
 
 typedef struct lex_walk {
     earley *e;
