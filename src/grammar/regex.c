@@ -426,9 +426,9 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
                 if (cls[c] <= seen_cls) continue;
                 seen_cls = cls[c];
             }
-            const rx_id a2 = rx_next(s, a, (uint8_t)c);
+            const rx_id a2 = rx_deriv(s, a, (uint8_t)c);
             if (a2 == RX_NOTHING) continue;
-            const rx_id b2 = rx_next(s, b, (uint8_t)c);
+            const rx_id b2 = rx_deriv(s, b, (uint8_t)c);
             if (b2 == RX_NOTHING) ok = false;
             else if (!pair_seen(seen, CAP, ((uint64_t)(uint32_t)a2 << 32 | (uint32_t)b2) + 1)) {
                 if (n == CONTAINS_BUDGET) ok = false;
