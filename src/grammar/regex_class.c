@@ -14,8 +14,18 @@
 
 static uint64_t map_hash(const uint8_t *m) {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (int c = 0; c < 256; c++) h = (h ^ m[c]) * 0x100000001b3ull;
+    for (int i = 0; i < 256; i += 8) {
+        uint64_t v;
+        memcpy(&v, m + i, 8);
+        h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
     return h ^ (h >> 29);
+}
+
+static bool map_trivial(const uint8_t *m) {
+    static const uint8_t zero[256];
+    return memcmp(m, zero, 256) == 0;
 }
 
 static bool cls_index_grow(rx_store *s) {
@@ -76,17 +86,25 @@ static int32_t class_of(rx_store *s, rx_id r, int depth) {
     } else if (n.kind == RXK_CONCAT || n.kind == RXK_REPEAT || n.kind == RXK_OR) {
         /* a concatenation derives its tail only after a nullable head */
         const int32_t k = n.kind == RXK_OR ? n.b : n.kind == RXK_CONCAT && s->nodes[n.a].nullable ? 2 : 1;
+        int32_t cur = -1; /* the partition so far, while one of the parts' (no new map) */
         for (int32_t i = 0; i < k; i++) {
             const rx_id sub = n.kind == RXK_OR ? s->args[n.a + i] : i == 0 ? n.a : n.b;
             const int32_t id = class_of(s, sub, depth + 1);
             if (id < 0) return -1;
-            if (i == 0) memcpy(m, s->cls_maps + (size_t)id * 256, 256);
-            else {
-                uint8_t t[256];
-                rx_class_refine(t, m, s->cls_maps + (size_t)id * 256);
-                memcpy(m, t, 256);
+            const uint8_t *p = s->cls_maps + (size_t)id * 256;
+            if (i == 0) {
+                memcpy(m, p, 256), cur = id;
+            } else if (id != cur && !map_trivial(p)) {
+                if (cur >= 0 && map_trivial(m)) {
+                    memcpy(m, p, 256), cur = id;
+                } else {
+                    uint8_t t[256];
+                    rx_class_refine(t, m, p);
+                    memcpy(m, t, 256), cur = -1;
+                }
             }
         }
+        if (cur >= 0) return s->cls_of[r] = cur; /* one part's partition: already filed */
     } else {
         memset(m, 0, 256);
     }
