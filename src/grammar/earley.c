@@ -34,6 +34,13 @@ struct earley {
     uint32_t *slot_item, *slot_stamp;
     size_t slots; /* a power of two */
     uint32_t epoch;
+    /* set k's items waiting at a nonterminal (filed when closure ends; a
+     * completion looks for its lhs among these only): wait[wait_start[k] ..
+     * the next set's start or n_wait) */
+    uint32_t *wait;
+    size_t n_wait, wait_cap;
+    size_t *wait_start;
+    size_t wait_start_cap;
     rx_id *set_single; /* set k: the term of its only item at a terminal, -1 (none or several), -2 not known */
     size_t set_single_cap;
     struct one_walk *walk; /* the sliced mask's walk state (allocated on first use) */
@@ -108,11 +115,19 @@ static void closure(earley *e) {
         const item it = e->items[i];
         const cfg_rule *ru = &g->rules[it.rule];
         if (it.dot == ru->len) { /* complete: advance the items of the origin set waiting for lhs */
-            const size_t a = e->set_start[it.origin];
-            for (size_t j = a; j < (it.origin == k ? e->n_items : e->set_start[it.origin + 1]); j++) {
-                const item w = e->items[j];
-                const cfg_rule *rw = &g->rules[w.rule];
-                if (w.dot < rw->len && g->syms[rw->rhs + w.dot] == ru->lhs) advance(e, &w);
+            if (it.origin == k) { /* the set being built */
+                for (size_t j = e->set_start[k]; j < e->n_items; j++) {
+                    const item w = e->items[j];
+                    const cfg_rule *rw = &g->rules[w.rule];
+                    if (w.dot < rw->len && g->syms[rw->rhs + w.dot] == ru->lhs) advance(e, &w);
+                }
+            } else {
+                const size_t end = e->wait_start[it.origin + 1];
+                for (size_t j = e->wait_start[it.origin]; j < end; j++) {
+                    const item w = e->items[e->wait[j]];
+                    const cfg_rule *rw = &g->rules[w.rule];
+                    if (g->syms[rw->rhs + w.dot] == ru->lhs) advance(e, &w);
+                }
             }
             continue;
         }
@@ -123,6 +138,13 @@ static void closure(earley *e) {
         }
         for (int32_t r = g->first_rule[s]; r < g->first_rule[s + 1]; r++) add(e, r, 0, k, term_at(g, r, 0));
         if (g->nullable[s]) advance(e, &it);
+    }
+    for (size_t i = e->set_start[k]; i < e->n_items && !e->failed; i++) { /* file the set's waiting items */
+        const item *it = &e->items[i];
+        const cfg_rule *ru = &g->rules[it->rule];
+        if (it->dot == ru->len || cfg_is_terminal(g->syms[ru->rhs + it->dot])) continue;
+        if (e->n_wait >= e->wait_cap && !GROW_ARRAY(e->wait, e->n_wait + 1, &e->wait_cap)) e->failed = true;
+        else e->wait[e->n_wait++] = (uint32_t)i;
     }
 }
 
@@ -153,6 +175,9 @@ static bool open_set(earley *e) {
     e->set_distinct[e->n_sets] = 0;
     if (e->n_sets >= e->set_single_cap && !GROW_ARRAY(e->set_single, e->n_sets + 1, &e->set_single_cap)) return false;
     e->set_single[e->n_sets] = -2;
+    /* wait_start has one entry more than sets: set k's list ends at wait_start[k + 1] */
+    if (e->n_sets + 1 >= e->wait_start_cap && !GROW_ARRAY(e->wait_start, e->n_sets + 2, &e->wait_start_cap)) return false;
+    e->wait_start[e->n_sets] = e->n_wait;
     e->set_start[e->n_sets++] = e->n_items;
     if (++e->epoch == 0) { /* the stamps wrapped: clear them */
         memset(e->slot_stamp, 0, sizeof *e->slot_stamp * e->slots);
@@ -189,6 +214,8 @@ void earley_free(earley *e) {
     free(e->set_next);
     free(e->set_distinct);
     free(e->set_single);
+    free(e->wait);
+    free(e->wait_start);
     free(e->walk);
     free(e->slot_item);
     free(e->slot_stamp);
@@ -299,6 +326,7 @@ bool earley_push(earley *e, uint8_t c) {
     }
     if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
         e->n_items = e->set_start[--e->n_sets];
+        e->n_wait = e->wait_start[e->n_sets];
         return false;
     }
     return true;
@@ -309,6 +337,7 @@ void earley_pop(earley *e, size_t n) {
     if (!n) return;
     e->n_sets -= n;
     e->n_items = e->set_start[e->n_sets]; /* the removed sets' items; new sets get a new hash epoch */
+    e->n_wait = e->wait_start[e->n_sets];
 }
 
 size_t earley_depth(const earley *e) { return e->n_sets - 1; }
