@@ -327,6 +327,31 @@ static void test_num_ranges(void) {
     CHECK(rx_matches(s, pos, "123456789012345678901234567890.5", 32));
     CHECK(rx_num_range(s, true, 1e300, false, false, 0, false) == -1);
     CHECK(rx_num_range(s, true, 2, false, true, 1, false) == RX_NOTHING);
+/* Equal alternations are one term however they were built, so the DFA of a
+ * pattern with counted repeats stays small (a hostname's states, not the
+ * million terms a store would fill with copies of equal alternations). */
+static void test_hash_consing(void) {
+    rx_store *s = rx_store_new();
+    const rx_id a = rx_literal(s, "ab", 2), b = rx_literal(s, "cd", 2), c = rx_literal(s, "ef", 2);
+    const rx_id ab = rx_or(s, a, b);
+    (void)rx_or(s, a, c); /* other alternatives filed in between */
+    CHECK_INT(rx_or(s, b, a), ab);
+    CHECK_INT(rx_or(s, rx_or(s, b, c), a), rx_or(s, a, rx_or(s, c, b)));
+    static const char pat[] = "[a-z]([a-z-]{0,61}[a-z])?(\\.[a-z]([a-z-]{0,61}[a-z])?){0,2}";
+    const rx_id r = rx_parse(s, pat, strlen(pat), NULL);
+    CHECK(r >= 0);
+    rx_id seen[4096];
+    int n = 0;
+    seen[n++] = r;
+    for (int i = 0; i < n && n < 4000; i++)
+        for (int ch = 0; ch < 256; ch++) {
+            const rx_id d = rx_deriv(s, seen[i], (uint8_t)ch);
+            int k = 0;
+            while (k < n && seen[k] != d) k++;
+            if (k == n && n < 4096) seen[n++] = d;
+        }
+    CHECK_MSG(n < 1000, "%d states", n);
+    CHECK(rx_store_ok(s) && rx_store_size(s) < 10000);
     rx_store_free(s);
 }
 
@@ -338,5 +363,6 @@ int main(void) {
     RUN(test_garbage);
     RUN(test_int_ranges);
     RUN(test_num_ranges);
+    RUN(test_hash_consing);
     return check_summary("test_regex");
 }

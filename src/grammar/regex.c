@@ -21,8 +21,10 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h * 0xff51afd7ed558ccdull;
 }
 
+/* An OR node's a is where its alternatives lie in args (a fresh place for
+ * a node being built), not part of its value: the alternatives are hashed
+ * instead, so that equal alternatives find the node built first. */
 static uint64_t node_hash(const rx_store *s, const rx_node *n) {
-    /* an OR's a is where its alternatives lie, not what they are: left out */
     uint64_t h = mix(n->kind, n->kind == RXK_OR ? 0 : (uint64_t)(uint32_t)n->a);
     h = mix(h, (uint64_t)(uint32_t)n->b);
     h = mix(h, ((uint64_t)(uint32_t)n->min << 32) | (uint32_t)n->max);
@@ -101,6 +103,9 @@ void rx_store_free(rx_store *s) {
     free(s->rows);
     free(s->first);
     free(s->first_known);
+    free(s->cls_of);
+    free(s->cls_maps);
+    free(s->cls_index);
     free(s);
 }
 
@@ -125,6 +130,13 @@ rx_store *rx_store_clone(const rx_store *s) {
     c->rows = dup_array(s->rows, s->n_rows * 256, s->rows_cap, sizeof *s->rows);
     c->first = dup_array(s->first, s->first_cap, s->first_cap, sizeof *s->first);
     c->first_known = dup_array(s->first_known, s->first_known_cap, s->first_known_cap, sizeof *s->first_known);
+    c->cls_of = dup_array(s->cls_of, s->cls_of_cap, s->cls_of_cap, sizeof *s->cls_of);
+    c->cls_maps = dup_array(s->cls_maps, s->n_cls * 256, s->cls_maps_cap, sizeof *s->cls_maps);
+    c->cls_index = dup_array(s->cls_index, s->cls_index_cap, s->cls_index_cap, sizeof *s->cls_index);
+    if ((s->cls_of_cap && !c->cls_of) || (s->cls_maps_cap && !c->cls_maps) || (s->cls_index_cap && !c->cls_index)) {
+        rx_store_free(c);
+        return NULL;
+    }
     if ((s->nodes_cap && !c->nodes) || (s->args_cap && !c->args) || (s->index_cap && !c->index) ||
         (s->memo_cap && (!c->memo_key || !c->memo_val)) || (s->row_of_cap && !c->row_of) ||
         (s->rows_cap && !c->rows) || (s->first_cap && !c->first) || (s->first_known_cap && !c->first_known)) {
@@ -247,6 +259,8 @@ out:
     return r;
 }
 
+rx_id rx_or_list(rx_store *s, rx_id *list, size_t n) { return or_list(s, list, n); }
+
 rx_id rx_or(rx_store *s, rx_id a, rx_id b) {
     if (a == b) return a;
     rx_id l[2] = {a, b};
@@ -309,6 +323,7 @@ rx_id rx_deriv(rx_store *s, rx_id r, uint8_t c) {
     if (r <= RX_EPSILON || s->oom) return RX_NOTHING;
     const uint64_t key = ((uint64_t)(uint32_t)r << 8 | c) + 1; /* never 0: 0 marks an empty slot */
     rx_id out;
+    if ((size_t)r < s->row_of_cap && s->row_of[r] >= 0 && (out = s->rows[(size_t)s->row_of[r] * 256 + c]) >= 0) return out;
     if (memo_get(s, key, &out)) return out;
     const rx_node n = s->nodes[r]; /* a copy: constructors may move the array */
     switch (n.kind) {
@@ -349,6 +364,7 @@ bool rx_matches(rx_store *s, rx_id r, const void *bytes, size_t n) {
 rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c) {
     const rx_id d = rx_deriv(s, r, c);
     if (s->oom) return d;
+    const uint8_t *cls = rx_class_map(s, r); /* NULL: out of memory, one byte filed */
     if ((size_t)r >= s->row_of_cap) {
         size_t cap = s->row_of_cap;
         if (!GROW_ARRAY(s->row_of, (size_t)r + 1, &cap)) return d; /* the table is an optimisation */
@@ -360,7 +376,11 @@ rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c) {
         for (size_t i = 0; i < 256; i++) s->rows[s->n_rows * 256 + i] = -1;
         s->row_of[r] = (int32_t)s->n_rows++;
     }
-    s->rows[(size_t)s->row_of[r] * 256 + c] = d;
+    rx_id *row = s->rows + (size_t)s->row_of[r] * 256;
+    row[c] = d;
+    if (cls)
+        for (int b = 0; b < 256; b++)
+            if (cls[b] == cls[c]) row[b] = d; /* the same derivative */
     return d;
 }
 
@@ -394,10 +414,21 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
         const rx_id a = todo[head][0], b = todo[head][1];
         head++;
         if (!prefix && rx_nullable(s, a) && !rx_nullable(s, b)) ok = false;
+        /* one byte per class of both: the others have the same derivatives */
+        uint8_t cls[256], ca[256];
+        const uint8_t *ma = rx_class_map(s, a);
+        if (ma) memcpy(ca, ma, 256);
+        const uint8_t *mb = ma ? rx_class_map(s, b) : NULL;
+        if (mb) rx_class_refine(cls, ca, mb);
+        int seen_cls = -1; /* classes are numbered by their first byte's order */
         for (int c = 0; c < 256 && ok; c++) {
-            const rx_id a2 = rx_next(s, a, (uint8_t)c);
+            if (mb) {
+                if (cls[c] <= seen_cls) continue;
+                seen_cls = cls[c];
+            }
+            const rx_id a2 = rx_deriv(s, a, (uint8_t)c);
             if (a2 == RX_NOTHING) continue;
-            const rx_id b2 = rx_next(s, b, (uint8_t)c);
+            const rx_id b2 = rx_deriv(s, b, (uint8_t)c);
             if (b2 == RX_NOTHING) ok = false;
             else if (!pair_seen(seen, CAP, ((uint64_t)(uint32_t)a2 << 32 | (uint32_t)b2) + 1)) {
                 if (n == CONTAINS_BUDGET) ok = false;
@@ -413,6 +444,14 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
 static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
     if (small == RX_NOTHING || big == small) return true;
     if (big == RX_NOTHING) return false;
+    /* a byte starting one of small's strings must start one of big's: most
+     * pairs fail here, with no walk and no memo entry */
+    const rx_byteset *fb = rx_first_bytes(s, big), *fs = fb ? rx_first_bytes(s, small) : NULL;
+    if (fb && fs) {
+        fb = rx_first_bytes(s, big); /* the second call may have moved the array */
+        for (int w = 0; w < 4; w++)
+            if (fs->w[w] & ~fb->w[w]) return false;
+    }
     /* apart from the derivatives' keys (below 2^40) */
     const uint64_t key = 1ull << 63 | (uint64_t)prefix << 62 | (uint64_t)(uint32_t)big << 31 | (uint32_t)small;
     rx_id v;
@@ -425,17 +464,49 @@ static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
 bool rx_contains(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, false); }
 bool rx_contains_prefixes(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, true); }
 
+#define FIRST_DEPTH 256 /* nesting followed by first_of; deeper terms ask their derivatives */
+
+/* The bytes starting a string of r's language, from its structure: every
+ * term but ∅ has a non-empty language, so a byte has a live derivative
+ * exactly when it starts some string (a head's, or the tail's after a
+ * nullable head). Filed per term; the arrays cover r and its subterms
+ * (which have smaller ids). */
+static rx_byteset first_of(rx_store *s, rx_id r, int depth) {
+    if (s->first_known[r]) return s->first[r];
+    rx_byteset b = {{0}};
+    if (depth > FIRST_DEPTH) {
+        for (int c = 0; c < 256; c++)
+            if (rx_next(s, r, (uint8_t)c) != RX_NOTHING) b.w[c >> 6] |= 1ull << (c & 63);
+    } else {
+        for (rx_id t = r; t > RX_EPSILON;) {
+            const rx_node n = s->nodes[t];
+            rx_byteset f = n.set;
+            if (n.kind == RXK_OR) {
+                f = (rx_byteset){{0}};
+                for (int32_t i = 0; i < n.b; i++) {
+                    const rx_byteset g = first_of(s, s->args[n.a + i], depth + 1);
+                    for (int w = 0; w < 4; w++) f.w[w] |= g.w[w];
+                }
+            } else if (n.kind == RXK_CONCAT || n.kind == RXK_REPEAT) {
+                f = first_of(s, n.a, depth + 1);
+            }
+            for (int w = 0; w < 4; w++) b.w[w] |= f.w[w];
+            /* a concatenation's tail starts a string too when its head may be empty */
+            t = n.kind == RXK_CONCAT && s->nodes[n.a].nullable ? n.b : RX_NOTHING;
+        }
+    }
+    s->first[r] = b;
+    s->first_known[r] = true;
+    return b;
+}
+
 const rx_byteset *rx_first_bytes(rx_store *s, rx_id r) {
     if ((size_t)r >= s->first_cap || (size_t)r >= s->first_known_cap || !s->first_known[r]) {
         const size_t old = s->first_known_cap;
         if (!GROW_ARRAY(s->first, (size_t)r + 1, &s->first_cap) || !GROW_ARRAY(s->first_known, (size_t)r + 1, &s->first_known_cap))
             return NULL;
         for (size_t i = old; i < s->first_known_cap; i++) s->first_known[i] = false;
-        rx_byteset b = {{0}};
-        for (int c = 0; c < 256; c++)
-            if (rx_next(s, r, (uint8_t)c) != RX_NOTHING) b.w[c >> 6] |= 1ull << (c & 63);
-        s->first[r] = b;
-        s->first_known[r] = true;
+        first_of(s, r, 0);
     }
     return &s->first[r];
 }

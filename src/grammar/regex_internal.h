@@ -33,8 +33,24 @@ struct rx_store {
     rx_byteset *first; /* per term: the bytes with a live derivative (first_cap entries) */
     bool *first_known;
     size_t first_cap, first_known_cap;
+    /* byte classes (regex_class.c): per term its partition's id, or -1
+     * (cls_of_cap entries); the partitions, 256 class numbers each, and
+     * their hash index (-1 empty) */
+    int32_t *cls_of;
+    size_t cls_of_cap;
+    uint8_t *cls_maps;
+    size_t n_cls, cls_maps_cap;
+    int32_t *cls_index;
+    size_t cls_index_cap;
     bool oom;
 };
+
+/* r's byte classes: 256 class numbers, bytes of one class having one
+ * derivative (numbered in the order their first bytes come); NULL when out
+ * of memory. Valid until the next call. */
+const uint8_t *rx_class_map(rx_store *s, rx_id r);
+/* The partition meeting p and q: bytes in one class of each (numbered as above). */
+void rx_class_refine(uint8_t *out, const uint8_t *p, const uint8_t *q);
 
 /* The slow path of rx_next: the derivative, filed in r's row. */
 rx_id rx_next_slow(rx_store *s, rx_id r, uint8_t c);
@@ -46,6 +62,13 @@ static inline rx_id rx_next(rx_store *s, rx_id r, uint8_t c) {
         if (v >= 0) return v;
     }
     return rx_next_slow(s, r, c);
+}
+
+/* rx_nullable and rx_first_bytes, inline where already known. */
+static inline bool rx_nullable_fast(const rx_store *s, rx_id r) { return s->nodes[r].nullable; }
+static inline const rx_byteset *rx_first_fast(rx_store *s, rx_id r) {
+    if ((size_t)r < s->first_known_cap && s->first_known[r]) return &s->first[r];
+    return rx_first_bytes(s, r);
 }
 
 #endif
