@@ -327,6 +327,9 @@ static void test_num_ranges(void) {
     CHECK(rx_matches(s, pos, "123456789012345678901234567890.5", 32));
     CHECK(rx_num_range(s, true, 1e300, false, false, 0, false) == -1);
     CHECK(rx_num_range(s, true, 2, false, true, 1, false) == RX_NOTHING);
+    rx_store_free(s);
+}
+
 /* Equal alternations are one term however they were built, so the DFA of a
  * pattern with counted repeats stays small (a hostname's states, not the
  * million terms a store would fill with copies of equal alternations). */
