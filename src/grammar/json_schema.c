@@ -376,7 +376,10 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
     /* a required name not declared: a property of the additional properties' schema */
     cJSON *own = NULL;
     for (const cJSON *r = req ? req->child : NULL; r && !c->failed; r = r->next) {
-        if (!cJSON_IsString(r)) return fail(c, "%s: names must be strings (%s)", "required");
+        if (!cJSON_IsString(r)) {
+            cJSON_Delete(own);
+            return fail(c, "%s: names must be strings (%s)", "required");
+        }
         if (cJSON_GetObjectItemCaseSensitive(props, r->valuestring)) continue;
         if (!extra || (pp && pp->child)) {
             cJSON_Delete(own);
