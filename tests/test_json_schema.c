@@ -266,6 +266,7 @@ static void refused(const char *schema, const char *what) {
 static void test_errors(void) {
     refused("{\"type\":\"integer\",\"multipleOf\":3}", "keyword \"multipleOf\" is not supported (#)");
     refused("{\"type\":\"number\",\"minimum\":1e300}", "beyond 2^53");
+    refused("{\"type\":\"object\",\"required\":[\"x\",1]}", "names must be strings");
     refused("{\"type\":\"string\",\"pattern\":\"^[\\\"\\\\n]+$\"}", "no string without quotes");
     refused("{\"type\":\"number\",\"minimum\":2,\"exclusiveMaximum\":2}", "admit no number");
     refused("{\"type\":\"object\",\"if\":{}}", "keyword \"if\" is not supported");
