@@ -101,6 +101,7 @@ int main(int argc, char **argv) {
     reason *rs = calloc(4096, sizeof *rs);
     int n_rs = 0;
     int n_schemas = 0, n_with_tests = 0, n_compiled = 0, n_passed = 0;
+    uint64_t digest = 0xcbf29ce484222325ull; /* FNV-1a over every mask's words */
     long n_valid = 0, n_invalid = 0, wrong_accept = 0, wrong_refuse = 0, untokenizable = 0, forced = 0;
     const size_t words = ((size_t)info.n_vocab + 63) / 64;
     size_t cap = 0;
@@ -154,6 +155,7 @@ int main(int argc, char **argv) {
                     wick_grammar_matcher_mask(mt, bits);
                     samples_push(&mask, (wick_now_ms() - t0) * 1000);
                     in_mask = bits[ids[i] >> 6] >> (ids[i] & 63) & 1;
+                    for (size_t w = 0; w < words; w++) digest = (digest ^ bits[w]) * 0x100000001b3ull;
                     int allowed = 0;
                     for (size_t w = 0; w < words && allowed < 2; w++) allowed += __builtin_popcountll(bits[w]);
                     forced += allowed == 1;
@@ -194,6 +196,7 @@ int main(int argc, char **argv) {
            n_valid, wrong_refuse, n_invalid, wrong_accept, untokenizable);
     print_compile_mask_times(&compile, &mask);
     printf("forced masks (one token allowed): %ld (%.2f%%)\n", forced, mask.n ? 100.0 * (double)forced / (double)mask.n : 0);
+    if (masks) printf("masks digest: %016llx\n", (unsigned long long)digest);
     qsort(rs, (size_t)n_rs, sizeof *rs, cmp_reason);
     printf("commonest compile errors:\n");
     for (int i = 0; i < n_rs && i < 25; i++) printf("  %5d  %s\n", rs[i].n, rs[i].text);

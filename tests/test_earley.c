@@ -149,14 +149,17 @@ static void test_masks(void) {
         uint64_t sliced[token_mask_words(2000)];
         earley_mask_sliced(e, ts, terms, sliced);
         CHECK_MSG(memcmp(sliced, mask, sizeof mask) == 0, "after \"%s\": the sliced mask differs", prefixes[i]);
-        earley_mask_fast(e, ts, terms, sliced);
-        CHECK_MSG(memcmp(sliced, mask, sizeof mask) == 0, "after \"%s\": the fast mask differs", prefixes[i]);
+        for (int again = 0; again < 2; again++) { /* a plan made (second time), then used */
+            earley_mask_sliced(e, ts, terms, sliced);
+            CHECK_MSG(memcmp(sliced, mask, sizeof mask) == 0, "after \"%s\": the planned mask differs (%d)", prefixes[i],
+                      again);
+        }
         CHECK(earley_depth(e) == n);
         earley_pop(e, n);
     }
-    /* random prefixes of random documents: the three masks agree */
+    /* random prefixes of random documents: the masks agree, walked or planned */
     char doc[4096];
-    uint64_t fast[token_mask_words(2000)], sliced2[token_mask_words(2000)];
+    uint64_t planned[token_mask_words(2000)], sliced2[token_mask_words(2000)];
     int differ = 0;
     for (int i = 0; i < 150; i++) {
         rand_json(doc, sizeof doc, 0);
@@ -164,8 +167,8 @@ static void test_masks(void) {
         CHECK(feed(e, doc, n) == n);
         earley_mask(e, t, mask);
         earley_mask_sliced(e, ts, terms, sliced2);
-        earley_mask_fast(e, ts, terms, fast);
-        differ += memcmp(mask, sliced2, sizeof mask) != 0 || memcmp(mask, fast, sizeof mask) != 0;
+        earley_mask_sliced(e, ts, terms, planned);
+        differ += memcmp(mask, sliced2, sizeof mask) != 0 || memcmp(mask, planned, sizeof mask) != 0;
         CHECK(earley_depth(e) == n);
         earley_pop(e, n);
     }
@@ -194,12 +197,24 @@ static void test_matcher(void) {
     CHECK(t && ts && token_slices_terms(ts, g->rx, terms) == 0);
     enum { STEPS = 24, W = (2000 + 63) / 64 };
     static uint64_t masks[STEPS + 1][W];
-    int wrong = 0;
+    int wrong = 0, wrong_ref = 0;
+    /* each matcher starts from the store and plans the one before left, as
+     * a grammar's matchers do; every mask is checked against a plain walk */
+    rx_store *chain = NULL;
+    earley_plans *plans = NULL;
     for (int walk = 0; walk < 40 && t && ts; walk++) {
-        grammar_matcher *m = grammar_matcher_new(g, NULL, t, ts, terms, NULL);
+        grammar_matcher *m = grammar_matcher_new(g, chain, plans, t, ts, terms, NULL);
+        rx_store *ref_rx = rx_store_clone(g->rx);
+        earley *ref = ref_rx ? earley_new(g, ref_rx, NULL) : NULL;
+        CHECK(m && ref);
+        if (!m || !ref) break;
+        uint64_t plain[W];
+        size_t fed[STEPS + 1] = {0}; /* bytes fed to ref after each step */
         int steps = 0;
         for (; steps < STEPS; steps++) {
             grammar_matcher_mask(m, masks[steps]);
+            earley_mask(ref, t, plain);
+            wrong_ref += memcmp(plain, masks[steps], sizeof plain) != 0;
             int32_t allowed[2000], na = 0;
             for (int32_t id = 0; id < 2000; id++)
                 if (token_mask_has(masks[steps], id)) allowed[na++] = id;
@@ -211,7 +226,11 @@ static void test_matcher(void) {
                 wrong += memcmp(again, masks[steps], sizeof again) != 0;
             }
             if (!na) break;
-            wrong += !grammar_matcher_accept(m, allowed[rnd_u32() % (uint32_t)na]);
+            const int32_t id = allowed[rnd_u32() % (uint32_t)na];
+            wrong += !grammar_matcher_accept(m, id);
+            const size_t len = strlen(v.piece[id]);
+            wrong += feed(ref, v.piece[id], len) != len;
+            fed[steps + 1] = fed[steps] + len;
         }
         if (steps == STEPS) grammar_matcher_mask(m, masks[steps]);
         const size_t back = rnd_u32() % (size_t)(steps + 1);
@@ -220,8 +239,18 @@ static void test_matcher(void) {
         uint64_t now[W];
         grammar_matcher_mask(m, now);
         wrong += memcmp(now, masks[steps - (int)back], sizeof now) != 0;
-        grammar_matcher_free(m);
+        earley_pop(ref, fed[steps] - fed[steps - (int)back]);
+        earley_mask(ref, t, plain);
+        wrong_ref += memcmp(plain, now, sizeof now) != 0;
+        earley_free(ref);
+        rx_store_free(ref_rx);
+        rx_store_free(chain);
+        earley_plans_release(plans);
+        chain = grammar_matcher_free_keep_store(m, &plans);
     }
+    rx_store_free(chain);
+    earley_plans_release(plans);
+    CHECK_INT(wrong_ref, 0);
     CHECK_INT(wrong, 0);
     cfg_free(g);
     token_slices_free(ts);

@@ -23,12 +23,14 @@
 
 /* What the matchers of a grammar learn for the next ones: each starts from
  * a copy of `store` (the grammar's terms with the DFA rows filled so far)
- * and, when it ends, hands its own copy back if nobody did in between
- * (version unchanged) and it filled more rows. So a grammar used again
- * starts warm; concurrent matchers never share a store. */
+ * and reads `plans` (the mask plans made over that store's lineage); when
+ * it ends, it hands its own copy and plans back if nobody did in between
+ * (version unchanged). So a grammar used again starts warm; concurrent
+ * matchers never share a store, and share plans only read. */
 typedef struct grammar_warm {
     pthread_mutex_t mu;
     rx_store *store; /* NULL: the grammar's own (cfg's) store */
+    earley_plans *plans; /* NULL: none yet */
     uint64_t version;
 } grammar_warm;
 
@@ -128,6 +130,7 @@ void wick_grammar_free(wick_grammar *gr) {
     if (!gr) return;
     if (gr->warm) {
         rx_store_free(gr->warm->store);
+        earley_plans_release(gr->warm->plans);
         pthread_mutex_destroy(&gr->warm->mu);
         free(gr->warm);
     }
@@ -147,7 +150,7 @@ wick_grammar_matcher *wick_grammar_matcher_new(const wick_grammar *gr, wick_erro
     grammar_warm *w = gr->warm;
     pthread_mutex_lock(&w->mu);
     m->base_version = w->version;
-    m->mt = grammar_matcher_new(gr->g, w->store, gr->v->trie, gr->v->slices, gr->terms, err);
+    m->mt = grammar_matcher_new(gr->g, w->store, w->plans, gr->v->trie, gr->v->slices, gr->terms, err);
     pthread_mutex_unlock(&w->mu);
     if (!m->mt) {
         free(m);
@@ -158,18 +161,21 @@ wick_grammar_matcher *wick_grammar_matcher_new(const wick_grammar *gr, wick_erro
 
 void wick_grammar_matcher_free(wick_grammar_matcher *m) {
     if (!m) return;
-    rx_store *s = grammar_matcher_free_keep_store(m->mt);
+    earley_plans *p;
+    rx_store *s = grammar_matcher_free_keep_store(m->mt, &p);
     grammar_warm *w = m->gr->warm;
     pthread_mutex_lock(&w->mu);
     const size_t have = rx_store_rows(w->store ? w->store : m->gr->g->rx);
-    if (s && w->version == m->base_version && rx_store_rows(s) > have && rx_store_rows(s) <= WARM_MAX_ROWS) {
+    if (s && w->version == m->base_version && (rx_store_rows(s) > have || p) && rx_store_rows(s) <= WARM_MAX_ROWS) {
         rx_store_free(w->store);
-        w->store = s;
+        earley_plans_release(w->plans);
+        w->store = s, w->plans = p;
         w->version++;
-        s = NULL;
+        s = NULL, p = NULL;
     }
     pthread_mutex_unlock(&w->mu);
     rx_store_free(s);
+    earley_plans_release(p);
     free(m);
 }
 

@@ -9,45 +9,8 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "grammar/earley_internal.h"
 #include "grammar/regex_internal.h"
-
-typedef struct item {
-    int32_t rule, dot, origin;
-    rx_id term; /* the terminal at dot read so far, or -1 (dot at a nonterminal or the end) */
-} item;
-
-struct earley {
-    const cfg *g;
-    rx_store *rx; /* the store the grammar's terms live in (g's own, or a copy of it) */
-    item *items;
-    size_t n_items, items_cap;
-    size_t *set_start; /* set k: items[set_start[k] .. next set's start or n_items) */
-    size_t n_sets, sets_cap;
-    rx_byteset *set_next; /* set k: the bytes some item of it can read next */
-    size_t set_next_cap;
-    /* set k: do its items at terminals differ in (rule, dot, origin)? 1 yes,
-     * 2 no, 0 not known (nothing read from it yet), 3 not known (one byte read). When they do, the items a byte reads from it
-     * are distinct with no hashing (a trie walk reads many bytes from one set) */
-    uint8_t *set_distinct;
-    size_t set_distinct_cap;
-    /* the set being built: item index by hash, valid while stamp == epoch */
-    uint32_t *slot_item, *slot_stamp;
-    size_t slots; /* a power of two */
-    uint32_t epoch;
-    /* set k's items waiting at a nonterminal (filed when closure ends; a
-     * completion looks for its lhs among these only): wait[wait_start[k] ..
-     * the next set's start or n_wait) */
-    uint32_t *wait;
-    size_t n_wait, wait_cap;
-    size_t *wait_start;
-    size_t wait_start_cap;
-    rx_id *set_single; /* set k: the term of its only item at a terminal, -1 (none or several), -2 not known */
-    size_t set_single_cap;
-    struct one_walk *walk; /* the sliced mask's walk state (allocated on first use) */
-    rx_id *term_buf; /* scratch: the terms of a set */
-    size_t term_buf_cap;
-    bool failed;
-};
 
 static rx_id term_at(const cfg *g, int32_t rule, int32_t dot) {
     const cfg_rule *r = &g->rules[rule];
@@ -219,7 +182,7 @@ void earley_free(earley *e) {
     free(e->walk);
     free(e->slot_item);
     free(e->slot_stamp);
-    free(e->term_buf);
+    earley_plans_free(e);
     free(e);
 }
 
@@ -332,6 +295,33 @@ bool earley_push(earley *e, uint8_t c) {
     return true;
 }
 
+bool earley_push_terms(earley *e, const rx_id *terms) {
+    if (e->failed) return false;
+    const size_t from = e->set_start[e->n_sets - 1], to = e->n_items;
+    if (!open_set(e)) {
+        e->failed = true;
+        return false;
+    }
+    bool ends = false;
+    size_t j = 0;
+    for (size_t i = from; i < to; i++) {
+        const item it = e->items[i];
+        if (it.term < 0) continue;
+        const rx_id t = terms[j++];
+        if (t == RX_NOTHING) continue;
+        add(e, it.rule, it.dot, it.origin, t);
+        ends |= rx_nullable_fast(e->rx, t);
+    }
+    if (ends) closure(e);
+    if (!e->failed) file_next_bytes(e);
+    if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
+        e->n_items = e->set_start[--e->n_sets];
+        e->n_wait = e->wait_start[e->n_sets];
+        return false;
+    }
+    return true;
+}
+
 void earley_pop(earley *e, size_t n) {
     if (n > e->n_sets - 1) n = e->n_sets - 1;
     if (!n) return;
@@ -432,10 +422,7 @@ static bool one_step(void *ctx, size_t d, uint8_t c) {
     return true;
 }
 
-void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
-    const int n = token_slices_count(ts);
-    const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
-    memset(mask, 0, sizeof *mask * words);
+void earley_walk_lone_under(earley *e, const token_trie *t, size_t node, uint64_t *mask) {
     if (!e->walk && !(e->walk = malloc(sizeof *e->walk))) {
         e->failed = true;
         return;
@@ -443,86 +430,22 @@ void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, u
     one_walk *w = e->walk;
     w->e = e;
     w->mat = 0;
-    for (int i = 0; i <= n; i++) {
-        if (i < n && slice_inside_terminal(e, terms[i])) {
-            const uint64_t *b = token_slices_bits(ts, i);
-            for (size_t k = 0; k < words; k++) mask[k] |= b[k];
-        } else {
-            token_trie_walk_depth(token_slices_trie(ts, i), one_step, w, mask);
-            earley_pop(e, w->mat);
-            w->mat = 0;
-        }
-    }
+    token_trie_walk_under(t, node, one_step, w, mask);
+    earley_pop(e, w->mat);
+    w->mat = 0;
 }
 
-/* ---- the lexer-level walk ---- */
-
-typedef struct lex_walk {
-    earley *e;
-    size_t base; /* the parser's depth when the walk began */
-    size_t mat;  /* bytes of the current path pushed into the parser */
-    rx_id u[WALK_MAX];     /* at each depth of the path: the alternatives of the terms being read */
-    uint8_t path[WALK_MAX];
-} lex_walk;
-
-/* The alternatives of the terms the current set's items are reading. */
-static rx_id set_terms(earley *e) {
-    const size_t s0 = e->set_start[e->n_sets - 1];
-    if (!GROW_ARRAY(e->term_buf, e->n_items - s0 + 1, &e->term_buf_cap)) {
-        e->failed = true;
-        return RX_NOTHING;
-    }
-    size_t n = 0;
-    for (size_t i = s0; i < e->n_items; i++)
-        if (e->items[i].term >= 0) e->term_buf[n++] = e->items[i].term;
-    return rx_or_list(e->rx, e->term_buf, n);
-}
-
-static bool lex_step(void *ctx, size_t d, uint8_t c) {
-    lex_walk *w = ctx;
-    earley *e = w->e;
-    if (d >= WALK_MAX) return false;
-    w->path[d] = c;
-    if (w->mat > d - 1) {
-        earley_pop(e, w->mat - (d - 1));
-        w->mat = d - 1;
-    }
-    const rx_id nu = rx_next(e->rx, w->u[d - 1], c);
-    if (nu == RX_NOTHING) return false;
-    if (!rx_nullable(e->rx, nu)) { /* still inside terminals: the parser would only carry them */
-        w->u[d] = nu;
-        return true;
-    }
-    for (size_t k = w->mat + 1; k <= d; k++) { /* a terminal may end: the parser takes the path */
-        if (!earley_push(e, w->path[k])) return false; /* cannot happen: some item reads it */
-        w->mat = k;
-    }
-    w->u[d] = set_terms(e);
-    return true;
-}
-
-void earley_mask_fast(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
+void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask) {
+    if (earley_plan_mask(e, ts, terms, mask)) return;
     const int n = token_slices_count(ts);
     const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
     memset(mask, 0, sizeof *mask * words);
-    lex_walk *w = malloc(sizeof *w);
-    if (!w) {
-        e->failed = true;
-        return;
-    }
-    w->e = e;
-    w->base = earley_depth(e);
-    w->mat = 0;
-    w->u[0] = set_terms(e);
     for (int i = 0; i <= n; i++) {
         if (i < n && slice_inside_terminal(e, terms[i])) {
             const uint64_t *b = token_slices_bits(ts, i);
             for (size_t k = 0; k < words; k++) mask[k] |= b[k];
         } else {
-            token_trie_walk_depth(token_slices_trie(ts, i), lex_step, w, mask);
+            earley_walk_lone_under(e, token_slices_trie(ts, i), 0, mask);
         }
-        earley_pop(e, w->mat);
-        w->mat = 0;
     }
-    free(w);
 }

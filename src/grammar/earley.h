@@ -44,9 +44,15 @@ void earley_mask(earley *e, const token_trie *t, uint64_t *mask);
  * item reading a terminal allows every string of the slice to follow. */
 void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask);
 
-/* earley_mask_sliced computed by a lexer-level walk: inside terminals the
- * walk follows one DFA state (the alternatives of the terms being read)
- * and builds Earley sets only where a terminal may end. Same masks. */
-void earley_mask_fast(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask);
+/* Mask plans (earley_plan.c): what a parser learnt about masks, kept for
+ * later parsers of the grammar whose terms live in the same store lineage
+ * (a copy of the parser's store, or of a store copied from it). */
+typedef struct earley_plans earley_plans;
+/* A set of e's plans and those it was given, to be shared (immutable,
+ * counted references), or NULL (none, over budget, or out of memory). */
+earley_plans *earley_plans_publish(const earley *e);
+/* e reads plans p (a reference taken; NULL: none) besides its own. */
+void earley_plans_use(earley *e, earley_plans *p);
+void earley_plans_release(earley_plans *p);
 
 #endif

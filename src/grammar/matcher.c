@@ -18,8 +18,8 @@ struct grammar_matcher {
     size_t n, cap;
 };
 
-grammar_matcher *grammar_matcher_new(const cfg *g, const rx_store *base, const token_trie *vocab, const token_slices *ts,
-                                     const rx_id *terms, wick_error *err) {
+grammar_matcher *grammar_matcher_new(const cfg *g, const rx_store *base, earley_plans *plans, const token_trie *vocab,
+                                     const token_slices *ts, const rx_id *terms, wick_error *err) {
     grammar_matcher *m = calloc(1, sizeof *m);
     if (!m || !(m->rx = rx_store_clone(base ? base : g->rx))) {
         free(m);
@@ -33,6 +33,7 @@ grammar_matcher *grammar_matcher_new(const cfg *g, const rx_store *base, const t
         grammar_matcher_free(m);
         return NULL;
     }
+    earley_plans_use(m->e, plans);
     return m;
 }
 
@@ -44,9 +45,11 @@ void grammar_matcher_free(grammar_matcher *m) {
     free(m);
 }
 
-rx_store *grammar_matcher_free_keep_store(grammar_matcher *m) {
+rx_store *grammar_matcher_free_keep_store(grammar_matcher *m, earley_plans **plans) {
+    *plans = NULL;
     if (!m) return NULL;
     const bool failed = earley_failed(m->e) || !rx_store_ok(m->rx);
+    if (!failed) *plans = earley_plans_publish(m->e);
     rx_store *s = failed ? NULL : m->rx;
     if (!failed) m->rx = NULL;
     grammar_matcher_free(m);

@@ -15,12 +15,16 @@ typedef struct grammar_matcher grammar_matcher;
  * store, token_slices_terms). It reads a copy of base (g's store, or a copy
  * of it grown by earlier matchers: the same terms under the same ids, more
  * DFA rows filled; NULL = g's store), so matchers of one grammar may run on
- * different threads at once (g and base are only read). */
-grammar_matcher *grammar_matcher_new(const cfg *g, const rx_store *base, const token_trie *vocab, const token_slices *ts,
-                                     const rx_id *terms, wick_error *err);
+ * different threads at once (g and base are only read). plans: the mask
+ * plans published by the matcher whose store base is (earley_plans_publish;
+ * a reference taken), or NULL. */
+grammar_matcher *grammar_matcher_new(const cfg *g, const rx_store *base, earley_plans *plans, const token_trie *vocab,
+                                     const token_slices *ts, const rx_id *terms, wick_error *err);
 /* Frees m and hands back its store (what it filled on top of its base), or
- * NULL (then freed too) when it ran out of memory. */
-rx_store *grammar_matcher_free_keep_store(grammar_matcher *m);
+ * NULL (then freed too) when it ran out of memory; *plans: its mask plans
+ * and those it was given, published for matchers copying that store (NULL:
+ * none). */
+rx_store *grammar_matcher_free_keep_store(grammar_matcher *m, earley_plans **plans);
 void grammar_matcher_free(grammar_matcher *m);
 
 /* Takes token id: true, or false (the grammar forbids it; nothing changed).

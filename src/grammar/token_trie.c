@@ -25,7 +25,7 @@ struct token_trie {
     trie_node *nodes;
     size_t n_nodes;
     int32_t *ids;
-    int32_t n_vocab;
+    int32_t n_vocab, n_pieces;
     int max_depth;
 };
 
@@ -49,33 +49,17 @@ static void free_pieces(piece *p, int32_t n) {
     free(p);
 }
 
-token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wick_error *err) {
-    token_trie *t = calloc(1, sizeof *t);
-    piece *ps = calloc((size_t)(n_vocab > 0 ? n_vocab : 1), sizeof *ps);
-    uint8_t *buf = malloc(PIECE_MAX);
-    int32_t np = 0;
-    size_t total = 1;
-    if (!t || !ps || !buf) goto oom;
-    t->n_vocab = n_vocab;
-    for (int32_t id = 0; id < n_vocab; id++) {
-        size_t len = 0;
-        if (!bytes(ctx, id, buf, PIECE_MAX, &len) || len == 0 || len > PIECE_MAX || len > UINT16_MAX) continue;
-        ps[np] = (piece){.b = malloc(len), .len = (uint32_t)len, .id = id};
-        if (!ps[np].b) goto oom;
-        memcpy(ps[np].b, buf, len);
-        total += len;
-        np++;
-    }
-    qsort(ps, (size_t)np, sizeof *ps, cmp_piece);
+/* Fills t's nodes and ids from np pieces sorted by cmp_piece. */
+static bool build_nodes(token_trie *t, const piece *ps, int32_t np, size_t total) {
     /* at most one node per byte of every piece, plus the root */
     t->nodes = malloc(sizeof *t->nodes * total);
     t->ids = malloc(sizeof *t->ids * (size_t)(np ? np : 1));
     uint32_t *path = malloc(sizeof *path * (PIECE_MAX + 1));
     if (!t->nodes || !t->ids || !path) {
         free(path);
-        goto oom;
+        return false;
     }
-    t->nodes[0] = (trie_node){0};
+    t->nodes[0] = (trie_node){.tok_first = 0};
     size_t n = 1;
     path[0] = 0;
     for (int32_t i = 0; i < np; i++) {
@@ -106,6 +90,29 @@ token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wic
     }
     free(path);
     t->n_nodes = n;
+    t->n_pieces = np;
+    return true;
+}
+
+token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wick_error *err) {
+    token_trie *t = calloc(1, sizeof *t);
+    piece *ps = calloc((size_t)(n_vocab > 0 ? n_vocab : 1), sizeof *ps);
+    uint8_t *buf = malloc(PIECE_MAX);
+    int32_t np = 0;
+    size_t total = 1;
+    if (!t || !ps || !buf) goto oom;
+    t->n_vocab = n_vocab;
+    for (int32_t id = 0; id < n_vocab; id++) {
+        size_t len = 0;
+        if (!bytes(ctx, id, buf, PIECE_MAX, &len) || len == 0 || len > PIECE_MAX || len > UINT16_MAX) continue;
+        ps[np] = (piece){.b = malloc(len), .len = (uint32_t)len, .id = id};
+        if (!ps[np].b) goto oom;
+        memcpy(ps[np].b, buf, len);
+        total += len;
+        np++;
+    }
+    qsort(ps, (size_t)np, sizeof *ps, cmp_piece);
+    if (!build_nodes(t, ps, np, total)) goto oom;
     /* the bytes by id, for matchers that advance by token */
     t->tok_at = calloc((size_t)n_vocab + 1, sizeof *t->tok_at);
     t->pool = malloc(total);
@@ -138,6 +145,26 @@ oom:
     return NULL;
 }
 
+token_trie *token_trie_of_pieces(int32_t n_vocab, const token_piece *pieces, size_t n) {
+    token_trie *t = calloc(1, sizeof *t);
+    piece *ps = malloc(sizeof *ps * (n ? n : 1));
+    size_t total = 1;
+    if (!t || !ps || n > INT32_MAX) goto oom;
+    t->n_vocab = n_vocab;
+    for (size_t i = 0; i < n; i++) {
+        ps[i] = (piece){.b = (uint8_t *)pieces[i].bytes, .len = pieces[i].len, .id = pieces[i].id};
+        total += pieces[i].len;
+    }
+    qsort(ps, n, sizeof *ps, cmp_piece);
+    if (!build_nodes(t, ps, (int32_t)n, total)) goto oom;
+    free(ps);
+    return t;
+oom:
+    free(ps);
+    token_trie_free(t);
+    return NULL;
+}
+
 void token_trie_free(token_trie *t) {
     if (!t) return;
     free(t->nodes);
@@ -150,7 +177,7 @@ void token_trie_free(token_trie *t) {
 int32_t token_trie_vocab(const token_trie *t) { return t->n_vocab; }
 
 const uint8_t *token_trie_bytes(const token_trie *t, int32_t id, size_t *len) {
-    if (id < 0 || id >= t->n_vocab || t->tok_at[id + 1] == t->tok_at[id]) return NULL;
+    if (!t->tok_at || id < 0 || id >= t->n_vocab || t->tok_at[id + 1] == t->tok_at[id]) return NULL;
     *len = t->tok_at[id + 1] - t->tok_at[id];
     return t->pool + t->tok_at[id];
 }
@@ -181,6 +208,13 @@ void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *m
     }
 }
 
+static inline void add_tokens(const token_trie *t, const trie_node *nd, uint64_t *mask) {
+    for (uint32_t k = 0; k < nd->tok_n; k++) {
+        const int32_t id = t->ids[nd->tok_first + k];
+        mask[id >> 6] |= 1ull << (id & 63);
+    }
+}
+
 void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), void (*pop)(void *ctx, size_t n),
                      void *ctx, uint64_t *mask) {
     size_t depth = 0; /* bytes pushed: the path to the node before p */
@@ -206,16 +240,45 @@ void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), vo
 
 void token_trie_walk_depth(const token_trie *t, bool (*step)(void *ctx, size_t depth, uint8_t c), void *ctx,
                            uint64_t *mask) {
-    for (size_t p = 1; p < t->n_nodes;) {
+    token_trie_walk_under(t, 0, step, ctx, mask);
+}
+
+void token_trie_walk_under(const token_trie *t, size_t node, bool (*step)(void *ctx, size_t depth, uint8_t c),
+                           void *ctx, uint64_t *mask) {
+    const size_t end = node + t->nodes[node].subtree, d0 = t->nodes[node].depth;
+    for (size_t p = node + 1; p < end;) {
         const trie_node *nd = &t->nodes[p];
-        if (!step(ctx, nd->depth, nd->byte)) {
+        if (!step(ctx, nd->depth - d0, nd->byte)) {
             p += nd->subtree;
             continue;
         }
-        for (uint32_t k = 0; k < nd->tok_n; k++) {
-            const int32_t id = t->ids[nd->tok_first + k];
-            mask[id >> 6] |= 1ull << (id & 63);
-        }
+        add_tokens(t, nd, mask);
         p++;
     }
 }
+
+void token_trie_walk_nodes(const token_trie *t, int (*step)(void *ctx, size_t node, size_t depth, uint8_t c),
+                           void *ctx, uint64_t *mask) {
+    for (size_t p = 1; p < t->n_nodes;) {
+        const trie_node *nd = &t->nodes[p];
+        const int r = step(ctx, p, nd->depth, nd->byte);
+        if (r == TRIE_REFUSE) {
+            p += nd->subtree;
+            continue;
+        }
+        if (mask) add_tokens(t, nd, mask);
+        p += r == TRIE_TAKE_NODE ? nd->subtree : 1;
+    }
+}
+
+int token_trie_max_depth(const token_trie *t) { return t->max_depth; }
+
+size_t token_trie_pieces_under(const token_trie *t, size_t node, size_t *first) {
+    const trie_node *nd = &t->nodes[node];
+    const size_t next = node + nd->subtree;
+    *first = nd->tok_first;
+    return (next < t->n_nodes ? t->nodes[next].tok_first : (size_t)t->n_pieces) - nd->tok_first;
+}
+
+int32_t token_trie_piece_id(const token_trie *t, size_t i) { return t->ids[i]; }
+size_t token_trie_node_depth(const token_trie *t, size_t node) { return t->nodes[node].depth; }

@@ -20,6 +20,15 @@ typedef struct token_trie token_trie;
 typedef bool (*token_bytes_fn)(void *ctx, int32_t id, uint8_t *buf, size_t cap, size_t *len);
 
 token_trie *token_trie_new(int32_t n_vocab, token_bytes_fn bytes, void *ctx, wick_error *err);
+
+/* A trie of the given pieces alone (bytes not kept: token_trie_bytes
+ * answers NULL), or NULL when out of memory; pieces need not outlive it. */
+typedef struct token_piece {
+    const uint8_t *bytes;
+    uint32_t len;
+    int32_t id;
+} token_piece;
+token_trie *token_trie_of_pieces(int32_t n_vocab, const token_piece *pieces, size_t n);
 void token_trie_free(token_trie *t);
 int32_t token_trie_vocab(const token_trie *t);
 size_t token_trie_nodes(const token_trie *t);
@@ -49,5 +58,25 @@ void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), vo
  * pops are made (the recognizer drops what lies at or below depth itself). */
 void token_trie_walk_depth(const token_trie *t, bool (*step)(void *ctx, size_t depth, uint8_t c), void *ctx,
                            uint64_t *mask);
+
+/* token_trie_walk_depth over the subtree below node (not node itself),
+ * depths counted from node (1 = the bytes after it). */
+void token_trie_walk_under(const token_trie *t, size_t node, bool (*step)(void *ctx, size_t depth, uint8_t c),
+                           void *ctx, uint64_t *mask);
+
+/* A walk that may stop at a node: step(ctx, node, depth, byte) answers
+ * TRIE_REFUSE (the node's subtree is skipped), TRIE_DESCEND (its tokens are
+ * added to mask, when mask is not NULL, and its children walked) or
+ * TRIE_TAKE_NODE (its tokens added, its subtree below skipped). */
+enum { TRIE_REFUSE, TRIE_DESCEND, TRIE_TAKE_NODE };
+void token_trie_walk_nodes(const token_trie *t, int (*step)(void *ctx, size_t node, size_t depth, uint8_t c),
+                           void *ctx, uint64_t *mask);
+
+int token_trie_max_depth(const token_trie *t);
+/* The tokens in node's subtree below and at it: pieces [*first, *first + n),
+ * n returned, each piece's id by token_trie_piece_id (pieces in byte order). */
+size_t token_trie_pieces_under(const token_trie *t, size_t node, size_t *first);
+int32_t token_trie_piece_id(const token_trie *t, size_t i);
+size_t token_trie_node_depth(const token_trie *t, size_t node);
 
 #endif

@@ -1,0 +1,402 @@
+/* earley_plan.c — masks planned per the terms a set is reading. Which
+ * tokens a set allows depends on the rest of the parse only where some
+ * terminal may end inside a token; up to there it is the terminals' DFAs
+ * alone. So for the terms the set's items are reading (in order) a plan
+ * keeps, once, from a DFA-only walk of the vocabulary:
+ *   - the tokens read inside the terminals with none of them able to end
+ *     before the token does (allowed, whatever the parse around);
+ *   - the places where a terminal may first end (entries), grouped by the
+ *     terms reached there: every entry of a group leaves the parser in the
+ *     same set (the terminals' items with those terms, closed), so the set
+ *     is built once per group and only the bytes after the entries are
+ *     read by the parser — the subtrees below the entries, or, when they are
+ *     few, their bytes merged into one small trie so that a suffix shared by
+ *     many tokens (`",` after any string) is read once.
+ * Inside a JSON string most masks then cost a copy and one closure instead
+ * of a closure for every token holding a quote. A plan is made the second
+ * time its terms are met (a state met once costs what a walk costs) and
+ * kept per parser within a memory budget; a parser's plans may be published
+ * (immutable) to the later parsers of its grammar, whose stores copy its
+ * own, so that the terms are the same ids. The mask is the walk's exactly. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "grammar/earley_internal.h"
+#include "grammar/regex_internal.h"
+
+#define PLAN_MAX_TERMS 64       /* sets reading more terminals are walked */
+#define MERGE_MAX_PIECES 4096   /* a group's suffixes merged into a trie up to this many tokens */
+#define PLANS_MAX_BYTES (32u << 20)
+#define PLANS_MAX 8192
+
+typedef struct plan_entry {
+    int slice;        /* the trie (slice) it lies in */
+    uint32_t node;    /* the node where a terminal may first end */
+} plan_entry;
+
+typedef struct plan_group {
+    rx_id *terms;          /* the terms reached (k of them) */
+    token_trie *merged;    /* the entries' suffixes as one trie, or NULL */
+    plan_entry *entries;   /* else the entries, each walked below its node */
+    size_t n_entries, entries_cap;
+} plan_group;
+
+typedef struct mask_plan {
+    atomic_int refs;
+    uint32_t whole;        /* slices taken whole (bit i) */
+    int32_t *ids;          /* the tokens read inside the terminals: ids, or */
+    uint64_t *bits;        /* their bitset (when more than a bitset's worth) */
+    size_t n_ids;
+    plan_group *groups;
+    size_t n_groups;
+    size_t bytes;
+} mask_plan;
+
+typedef struct plan_slot {
+    uint64_t hash; /* 0: empty */
+    rx_id *terms;
+    int k;
+    mask_plan *plan; /* NULL: met once */
+} plan_slot;
+
+/* Plans by their terms: a parser's own (mutable), or a set published for
+ * the parsers of one grammar (immutable, counted references). */
+struct earley_plans {
+    atomic_int refs;
+    const token_slices *ts; /* the slices the plans were made for */
+    plan_slot *slots;
+    size_t cap, n; /* cap a power of two */
+    size_t bytes;
+};
+
+static void plan_release(mask_plan *p) {
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+    for (size_t g = 0; g < p->n_groups; g++) {
+        free(p->groups[g].terms);
+        token_trie_free(p->groups[g].merged);
+        free(p->groups[g].entries);
+    }
+    free(p->groups);
+    free(p->ids);
+    free(p->bits);
+    free(p);
+}
+
+static void cache_clear(earley_plans *c) {
+    for (size_t i = 0; i < c->cap; i++) {
+        free(c->slots[i].terms);
+        plan_release(c->slots[i].plan);
+    }
+    memset(c->slots, 0, sizeof *c->slots * c->cap);
+    c->n = 0, c->bytes = 0;
+}
+
+void earley_plans_release(earley_plans *c) {
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+    cache_clear(c);
+    free(c->slots);
+    free(c);
+}
+
+void earley_plans_free(earley *e) {
+    earley_plans_release(e->plans);
+    earley_plans_release(e->shared);
+    e->plans = e->shared = NULL;
+}
+
+static uint64_t terms_hash(const rx_id *t, int k) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)k;
+    for (int j = 0; j < k; j++) {
+        h ^= (uint64_t)(uint32_t)t[j] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h *= 0xff51afd7ed558ccdull;
+    }
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+/* The slot of terms (found, or the empty one where they would go). */
+static plan_slot *cache_find(const earley_plans *c, const rx_id *t, int k, uint64_t h) {
+    size_t j = h & (c->cap - 1);
+    for (;; j = (j + 1) & (c->cap - 1)) {
+        plan_slot *s = &c->slots[j];
+        if (!s->hash) return s;
+        if (s->hash == h && s->k == k && !memcmp(s->terms, t, sizeof *t * (size_t)k)) return s;
+    }
+}
+
+static bool cache_grow(earley_plans *c, size_t need) {
+    size_t cap = c->cap ? c->cap : 64;
+    while (need * 2 > cap) cap *= 2;
+    if (cap == c->cap) return true;
+    plan_slot *old = c->slots, *slots = calloc(cap, sizeof *slots);
+    if (!slots) return false;
+    const size_t old_cap = c->cap;
+    c->slots = slots, c->cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].hash) *cache_find(c, old[i].terms, old[i].k, old[i].hash) = old[i];
+    free(old);
+    return true;
+}
+
+static earley_plans *cache_new(const token_slices *ts) {
+    earley_plans *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    atomic_init(&c->refs, 1);
+    c->ts = ts;
+    return c;
+}
+
+/* Files terms (a copy) with plan (a reference taken) unless they are
+ * there with a plan; false when out of memory. */
+static bool cache_put(earley_plans *c, const rx_id *t, int k, uint64_t h, mask_plan *plan) {
+    if (!cache_grow(c, c->n + 1)) return false;
+    plan_slot *s = cache_find(c, t, k, h);
+    if (s->hash && (s->plan || !plan)) return true;
+    if (!s->hash) {
+        if (!(s->terms = malloc(sizeof *t * (size_t)k))) return false;
+        memcpy(s->terms, t, sizeof *t * (size_t)k);
+        s->hash = h, s->k = k;
+        c->n++;
+    }
+    if (plan) {
+        atomic_fetch_add(&plan->refs, 1);
+        s->plan = plan;
+        c->bytes += plan->bytes;
+    }
+    return true;
+}
+
+earley_plans *earley_plans_publish(const earley *e) {
+    const earley_plans *own = e->plans, *shared = e->shared;
+    if (!own || !own->n) return NULL;
+    if (shared && shared->bytes + own->bytes > PLANS_MAX_BYTES) return NULL;
+    earley_plans *c = cache_new(own->ts);
+    if (!c) return NULL;
+    const earley_plans *from[2] = {own, shared && shared->ts == own->ts ? shared : NULL};
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; from[f] && i < from[f]->cap; i++) {
+            const plan_slot *s = &from[f]->slots[i];
+            if (s->hash && !cache_put(c, s->terms, s->k, s->hash, s->plan)) {
+                earley_plans_release(c);
+                return NULL;
+            }
+        }
+    return c;
+}
+
+void earley_plans_use(earley *e, earley_plans *p) {
+    earley_plans_release(e->shared);
+    e->shared = p;
+    if (p) atomic_fetch_add(&p->refs, 1);
+}
+
+/* ---- making a plan: the DFA-only walk ---- */
+
+typedef struct plan_walk {
+    rx_store *rx;
+    int k, slice;
+    rx_id *vec; /* per depth: the k terms reached (depth 0: the set's) */
+    mask_plan *plan;
+    size_t groups_cap;
+    bool oom;
+} plan_walk;
+
+static plan_group *group_of(plan_walk *w, const rx_id *t) {
+    mask_plan *p = w->plan;
+    for (size_t g = 0; g < p->n_groups; g++)
+        if (!memcmp(p->groups[g].terms, t, sizeof *t * (size_t)w->k)) return &p->groups[g];
+    if (p->n_groups >= w->groups_cap) {
+        const size_t cap = w->groups_cap ? w->groups_cap * 2 : 4;
+        plan_group *gs = realloc(p->groups, sizeof *gs * cap);
+        if (!gs) return NULL;
+        p->groups = gs, w->groups_cap = cap;
+    }
+    plan_group *g = &p->groups[p->n_groups];
+    *g = (plan_group){.terms = malloc(sizeof *t * (size_t)w->k)};
+    if (!g->terms) return NULL;
+    memcpy(g->terms, t, sizeof *t * (size_t)w->k);
+    p->n_groups++;
+    p->bytes += sizeof *t * (size_t)w->k + sizeof *g;
+    return g;
+}
+
+static int plan_step(void *ctx, size_t node, size_t depth, uint8_t c) {
+    plan_walk *w = ctx;
+    if (w->oom) return TRIE_REFUSE;
+    const int k = w->k;
+    const rx_id *up = w->vec + (depth - 1) * (size_t)k;
+    rx_id *v = w->vec + depth * (size_t)k;
+    bool alive = false, ends = false;
+    for (int j = 0; j < k; j++) {
+        const rx_id t = up[j] == RX_NOTHING ? RX_NOTHING : rx_next(w->rx, up[j], c);
+        v[j] = t;
+        if (t != RX_NOTHING) alive = true, ends |= rx_nullable_fast(w->rx, t);
+    }
+    if (!alive) return TRIE_REFUSE;
+    if (!ends) return TRIE_DESCEND;
+    plan_group *g = group_of(w, v);
+    if (!g || !GROW_ARRAY(g->entries, g->n_entries + 1, &g->entries_cap)) {
+        w->oom = true;
+        return TRIE_REFUSE;
+    }
+    g->entries[g->n_entries++] = (plan_entry){.slice = w->slice, .node = (uint32_t)node};
+    w->plan->bytes += sizeof *g->entries;
+    return TRIE_TAKE_NODE;
+}
+
+/* Merges a group's entries' suffixes (the bytes after each entry of the
+ * tokens below it) into one trie when they are few. */
+static bool merge_group(const token_slices *ts, plan_group *g, int32_t n_vocab, size_t *bytes) {
+    if (g->n_entries < 2) return true;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_entries; i++) {
+        size_t first;
+        n += token_trie_pieces_under(token_slices_trie(ts, g->entries[i].slice), g->entries[i].node, &first);
+        if (n > MERGE_MAX_PIECES) return true;
+    }
+    token_piece *ps = malloc(sizeof *ps * (n ? n : 1));
+    if (!ps) return false;
+    size_t m = 0, total = 0;
+    for (size_t i = 0; i < g->n_entries; i++) {
+        const token_trie *t = token_slices_trie(ts, g->entries[i].slice);
+        const size_t at = token_trie_node_depth(t, g->entries[i].node);
+        size_t first;
+        const size_t cnt = token_trie_pieces_under(t, g->entries[i].node, &first);
+        for (size_t q = first; q < first + cnt; q++) {
+            const int32_t id = token_trie_piece_id(t, q);
+            size_t len;
+            const uint8_t *b = token_trie_bytes(t, id, &len);
+            if (!b || len <= at) continue; /* the entry's own tokens: allowed already */
+            ps[m++] = (token_piece){.bytes = b + at, .len = (uint32_t)(len - at), .id = id};
+            total += len - at;
+        }
+    }
+    token_trie *merged = token_trie_of_pieces(n_vocab, ps, m);
+    free(ps);
+    if (!merged) return false;
+    g->merged = merged;
+    free(g->entries);
+    g->entries = NULL, g->n_entries = 0, g->entries_cap = 0;
+    *bytes += total * sizeof(uint32_t) * 4;
+    return true;
+}
+
+static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slice_terms, const rx_id *set_terms,
+                            int k) {
+    const int n = token_slices_count(ts);
+    const int32_t n_vocab = token_trie_vocab(token_slices_trie(ts, 0));
+    const size_t words = token_mask_words(n_vocab);
+    mask_plan *p = calloc(1, sizeof *p);
+    if (p) atomic_init(&p->refs, 1);
+    uint64_t *acc = calloc(words, sizeof *acc);
+    plan_walk w = {.rx = e->rx, .k = k, .plan = p};
+    int depth = 0;
+    for (int i = 0; i <= n; i++)
+        if (token_trie_max_depth(token_slices_trie(ts, i)) > depth) depth = token_trie_max_depth(token_slices_trie(ts, i));
+    w.vec = malloc(sizeof *w.vec * (size_t)k * ((size_t)depth + 1));
+    if (!p || !acc || !w.vec) goto fail;
+    memcpy(w.vec, set_terms, sizeof *set_terms * (size_t)k);
+    for (int i = 0; i <= n; i++) {
+        bool whole = false;
+        for (int j = 0; i < n && j < k && !whole; j++) whole = rx_contains_prefixes(e->rx, set_terms[j], slice_terms[i]);
+        if (whole) {
+            p->whole |= 1u << i;
+            continue;
+        }
+        w.slice = i;
+        token_trie_walk_nodes(token_slices_trie(ts, i), plan_step, &w, acc);
+        if (w.oom) goto fail;
+    }
+    /* the tokens allowed alone, less those of the slices taken whole */
+    size_t cnt = 0;
+    for (size_t x = 0; x < words; x++) cnt += (size_t)__builtin_popcountll(acc[x]);
+    p->n_ids = cnt;
+    if (cnt * sizeof(int32_t) < words * sizeof(uint64_t)) {
+        if (!(p->ids = malloc(sizeof *p->ids * (cnt ? cnt : 1)))) goto fail;
+        size_t m = 0;
+        for (size_t x = 0; x < words; x++)
+            for (uint64_t b = acc[x]; b; b &= b - 1) p->ids[m++] = (int32_t)(x * 64 + (size_t)__builtin_ctzll(b));
+        free(acc);
+        p->bytes += cnt * sizeof(int32_t);
+    } else {
+        p->bits = acc;
+        p->bytes += words * sizeof *acc;
+    }
+    acc = NULL;
+    for (size_t g = 0; g < p->n_groups; g++)
+        if (!merge_group(ts, &p->groups[g], n_vocab, &p->bytes)) goto fail;
+    free(w.vec);
+    return p;
+fail:
+    free(acc);
+    free(w.vec);
+    plan_release(p);
+    return NULL;
+}
+
+/* ---- using a plan ---- */
+
+static void plan_apply(earley *e, const token_slices *ts, const mask_plan *p, uint64_t *mask) {
+    const int n = token_slices_count(ts);
+    const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
+    if (p->bits) memcpy(mask, p->bits, sizeof *mask * words);
+    else {
+        memset(mask, 0, sizeof *mask * words);
+        for (size_t i = 0; i < p->n_ids; i++) mask[p->ids[i] >> 6] |= 1ull << (p->ids[i] & 63);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(p->whole >> i & 1)) continue;
+        const uint64_t *b = token_slices_bits(ts, i);
+        for (size_t x = 0; x < words; x++) mask[x] |= b[x];
+    }
+    for (size_t g = 0; g < p->n_groups; g++) {
+        const plan_group *gr = &p->groups[g];
+        if (!earley_push_terms(e, gr->terms)) continue; /* only when out of memory */
+        if (gr->merged) earley_walk_lone_under(e, gr->merged, 0, mask);
+        for (size_t i = 0; i < gr->n_entries; i++)
+            earley_walk_lone_under(e, token_slices_trie(ts, gr->entries[i].slice), gr->entries[i].node, mask);
+        earley_pop(e, 1);
+    }
+}
+
+bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_terms, uint64_t *mask) {
+    if (e->failed) return false;
+    rx_id set_terms[PLAN_MAX_TERMS];
+    int k = 0;
+    for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++) {
+        if (e->items[i].term < 0) continue;
+        if (k == PLAN_MAX_TERMS) return false;
+        set_terms[k++] = e->items[i].term;
+    }
+    if (!k) return false;
+    earley_plans *c = e->plans;
+    if (c && c->ts != ts) cache_clear(c), c->ts = ts;
+    if (!c && !(c = e->plans = cache_new(ts))) return false;
+    if (!cache_grow(c, c->n + 1)) return false;
+    const uint64_t h = terms_hash(set_terms, k);
+    plan_slot *s = cache_find(c, set_terms, k, h);
+    if (!s->plan && e->shared && e->shared->ts == ts && e->shared->cap) { /* the grammar's plans */
+        const plan_slot *p = cache_find(e->shared, set_terms, k, h);
+        if (p->plan) {
+            plan_apply(e, ts, p->plan, mask);
+            return true;
+        }
+        if (p->hash && !s->hash && !cache_put(c, set_terms, k, h, NULL)) return false; /* met before */
+        s = cache_find(c, set_terms, k, h);
+    }
+    if (!s->hash) { /* met once: walked, remembered */
+        if (c->n >= PLANS_MAX || c->bytes > PLANS_MAX_BYTES) cache_clear(c);
+        cache_put(c, set_terms, k, h, NULL);
+        return false;
+    }
+    if (!s->plan) {
+        mask_plan *p = plan_make(e, ts, slice_terms, set_terms, k);
+        if (!p) return false;
+        s->plan = p;
+        c->bytes += p->bytes;
+    }
+    plan_apply(e, ts, s->plan, mask);
+    return true;
+}
