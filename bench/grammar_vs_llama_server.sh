@@ -19,7 +19,7 @@ schema='{"type":"array","minItems":200,"items":{"type":"object","properties":{"i
 "$build/wick" serve -m "$model" --host 127.0.0.1 --port $wport -t "$threads" -np "$streams" > "$tmp/wick.log" 2>&1 &
 wpid=$!
 "$llama" -m "$model" --host 127.0.0.1 --port $lport -t "$threads" -np "$streams" -c $((streams * 512)) \
-  --no-webui > "$tmp/llama.log" 2>&1 &
+  --webui none > "$tmp/llama.log" 2>&1 &
 lpid=$!
 trap 'kill $wpid $lpid 2>/dev/null; wait $wpid $lpid 2>/dev/null; rm -rf "$tmp"' EXIT
 for port in $wport $lport; do

@@ -13,9 +13,10 @@
  *     few, their bytes merged into one small trie so that a suffix shared by
  *     many tokens (`",` after any string) is read once.
  * Inside a JSON string most masks then cost a copy and one closure instead
- * of a closure for every token holding a quote. A plan is made the second
- * time its terms are met (a state met once costs what a walk costs) and
- * kept per parser within a memory budget; a parser's plans may be published
+ * of a closure for every token holding a quote. A plan is made the first
+ * time its terms are met and its suffixes merged the second (merging costs
+ * more than it saves for a state met once); plans are kept per parser
+ * within a memory budget; a parser's plans may be published
  * (immutable) to the later parsers of its grammar, whose stores copy its
  * own, so that the terms are the same ids. The mask is the walk's exactly. */
 #include <stdatomic.h>
@@ -52,6 +53,7 @@ typedef struct mask_plan {
     plan_group *groups;
     size_t n_groups;
     size_t bytes;
+    bool merged; /* the groups' suffixes merged where they are few */
 } mask_plan;
 
 typedef struct plan_slot {
@@ -283,6 +285,15 @@ static bool merge_group(const token_slices *ts, plan_group *g, int32_t n_vocab, 
     return true;
 }
 
+/* Merges the suffixes of p's groups (once). */
+static bool plan_merge(const token_slices *ts, mask_plan *p) {
+    const int32_t n_vocab = token_trie_vocab(token_slices_trie(ts, 0));
+    for (size_t g = 0; g < p->n_groups; g++)
+        if (!p->groups[g].merged && !merge_group(ts, &p->groups[g], n_vocab, &p->bytes)) return false;
+    p->merged = true;
+    return true;
+}
+
 static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slice_terms, const rx_id *set_terms,
                             int k) {
     const int n = token_slices_count(ts);
@@ -325,8 +336,6 @@ static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slic
         p->bytes += words * sizeof *acc;
     }
     acc = NULL;
-    for (size_t g = 0; g < p->n_groups; g++)
-        if (!merge_group(ts, &p->groups[g], n_vocab, &p->bytes)) goto fail;
     free(w.vec);
     return p;
 fail:
@@ -374,28 +383,32 @@ bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_term
     earley_plans *c = e->plans;
     if (c && c->ts != ts) cache_clear(c), c->ts = ts;
     if (!c && !(c = e->plans = cache_new(ts))) return false;
-    if (!cache_grow(c, c->n + 1)) return false;
     const uint64_t h = terms_hash(set_terms, k);
-    plan_slot *s = cache_find(c, set_terms, k, h);
-    if (!s->plan && e->shared && e->shared->ts == ts && e->shared->cap) { /* the grammar's plans */
-        const plan_slot *p = cache_find(e->shared, set_terms, k, h);
-        if (p->plan) {
-            plan_apply(e, ts, p->plan, mask);
+    plan_slot *s = cache_grow(c, c->n + 1) ? cache_find(c, set_terms, k, h) : NULL;
+    if (!s) return false;
+    const mask_plan *given = NULL; /* the grammar's plan, when there is one */
+    if (!s->plan && e->shared && e->shared->ts == ts && e->shared->cap) {
+        given = cache_find(e->shared, set_terms, k, h)->plan;
+        if (given && given->merged) {
+            plan_apply(e, ts, given, mask);
             return true;
         }
-        if (p->hash && !s->hash && !cache_put(c, set_terms, k, h, NULL)) return false; /* met before */
+    }
+    if (!s->hash) {
+        if (c->n >= PLANS_MAX || c->bytes > PLANS_MAX_BYTES) cache_clear(c);
+        if (!cache_put(c, set_terms, k, h, NULL)) return false;
         s = cache_find(c, set_terms, k, h);
     }
-    if (!s->hash) { /* met once: walked, remembered */
-        if (c->n >= PLANS_MAX || c->bytes > PLANS_MAX_BYTES) cache_clear(c);
-        cache_put(c, set_terms, k, h, NULL);
-        return false;
-    }
-    if (!s->plan) {
+    if (!s->plan) { /* met first (merged the second time), or second (a plan given unmerged) */
         mask_plan *p = plan_make(e, ts, slice_terms, set_terms, k);
         if (!p) return false;
         s->plan = p;
         c->bytes += p->bytes;
+        if (given && !plan_merge(ts, p)) return false;
+    } else if (!s->plan->merged) {
+        const size_t before = s->plan->bytes;
+        if (!plan_merge(ts, s->plan)) return false;
+        c->bytes += s->plan->bytes - before;
     }
     plan_apply(e, ts, s->plan, mask);
     return true;

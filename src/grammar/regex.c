@@ -60,6 +60,30 @@ static bool index_grow(rx_store *s) {
 
 /* The id of a node equal to *n, added when new. For RXK_OR, n->a indexes the
  * alternatives at the end of s->args (taken back when the node exists). */
+static int32_t sat_add(int32_t a, int32_t b) { return a >= RX_INF - b ? RX_INF : a + b; }
+
+/* The length of the longest string of n's language (RX_INF: unbounded),
+ * from its parts': exact, since every term but ∅ matches some string. */
+static int32_t max_len(const rx_store *s, const rx_node *n) {
+    switch (n->kind) {
+    case RXK_BYTES: return 1;
+    case RXK_CONCAT: return sat_add(s->nodes[n->a].max_len, s->nodes[n->b].max_len);
+    case RXK_OR: {
+        int32_t m = 0;
+        for (int32_t i = 0; i < n->b; i++)
+            if (s->nodes[s->args[n->a + i]].max_len > m) m = s->nodes[s->args[n->a + i]].max_len;
+        return m;
+    }
+    case RXK_REPEAT: {
+        const int32_t a = s->nodes[n->a].max_len;
+        if (a == 0) return 0;
+        if (n->max == RX_INF || a == RX_INF || (int64_t)a * n->max >= RX_INF) return RX_INF;
+        return a * n->max;
+    }
+    default: return 0;
+    }
+}
+
 static rx_id intern(rx_store *s, rx_node *n) {
     if (s->oom) return RX_NOTHING;
     n->hash = node_hash(s, n);
@@ -74,6 +98,7 @@ static rx_id intern(rx_store *s, rx_node *n) {
     }
     if (s->n >= MAX_TERMS || !GROW_ARRAY(s->nodes, s->n + 1, &s->nodes_cap)) goto oom;
     s->nodes[s->n] = *n;
+    s->nodes[s->n].max_len = max_len(s, n);
     s->index[j] = (rx_id)s->n;
     return (rx_id)s->n++;
 oom:
@@ -452,6 +477,8 @@ static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
         for (int w = 0; w < 4; w++)
             if (fs->w[w] & ~fb->w[w]) return false;
     }
+    /* a string of small's longer than any of big's is no prefix of one */
+    if (prefix && s->nodes[small].max_len > s->nodes[big].max_len) return false;
     /* apart from the derivatives' keys (below 2^40) */
     const uint64_t key = 1ull << 63 | (uint64_t)prefix << 62 | (uint64_t)(uint32_t)big << 31 | (uint32_t)small;
     rx_id v;

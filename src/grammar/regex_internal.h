@@ -12,6 +12,7 @@ typedef struct rx_node {
     bool nullable;
     int32_t a, b;     /* CONCAT: head, tail; REPEAT: body; OR: first alternative in args, count */
     int32_t min, max; /* REPEAT */
+    int32_t max_len;  /* the longest string's length (RX_INF: unbounded) */
     rx_byteset set;   /* BYTES */
     uint64_t hash;
 } rx_node;
