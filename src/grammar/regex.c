@@ -435,19 +435,21 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
         todo[n][0] = small, todo[n][1] = big, n++;
         pair_seen(seen, CAP, ((uint64_t)(uint32_t)small << 32 | (uint32_t)big) + 1);
     }
+    int32_t last_a = -1, last_b = -1; /* the partitions cls refines (consecutive pairs mostly share them) */
+    uint8_t cls[256];
     while (ok && head < n) {
         const rx_id a = todo[head][0], b = todo[head][1];
         head++;
         if (!prefix && rx_nullable(s, a) && !rx_nullable(s, b)) ok = false;
         /* one byte per class of both: the others have the same derivatives */
-        uint8_t cls[256], ca[256];
-        const uint8_t *ma = rx_class_map(s, a);
-        if (ma) memcpy(ca, ma, 256);
-        const uint8_t *mb = ma ? rx_class_map(s, b) : NULL;
-        if (mb) rx_class_refine(cls, ca, mb);
+        const bool classes = rx_class_map(s, a) && rx_class_map(s, b);
+        if (classes && (s->cls_of[a] != last_a || s->cls_of[b] != last_b)) {
+            last_a = s->cls_of[a], last_b = s->cls_of[b];
+            rx_class_refine(cls, s->cls_maps + (size_t)last_a * 256, s->cls_maps + (size_t)last_b * 256);
+        }
         int seen_cls = -1; /* classes are numbered by their first byte's order */
         for (int c = 0; c < 256 && ok; c++) {
-            if (mb) {
+            if (classes) {
                 if (cls[c] <= seen_cls) continue;
                 seen_cls = cls[c];
             }
