@@ -385,8 +385,9 @@ void wick_grammar_matcher_rollback(wick_grammar_matcher *m, int n);
 /* May the output end here? */
 bool wick_grammar_matcher_complete(const wick_grammar_matcher *m);
 /* The tokens allowed next as a bitset of (n_vocab + 63) / 64 words (bit
- * id % 64 of word id / 64), end-of-generation ids set where complete; the
- * number of allowed ids. */
+ * id % 64 of word id / 64), end-of-generation ids set where complete; how
+ * many ids are allowed: 0, 1, or 2 for two or more (counting stops there,
+ * so that a wide mask costs no count of the whole vocabulary). */
 int wick_grammar_matcher_mask(wick_grammar_matcher *m, uint64_t *bits);
 
 /* ---- generation ---- */

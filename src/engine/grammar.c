@@ -221,9 +221,9 @@ int wick_grammar_matcher_mask(wick_grammar_matcher *m, uint64_t *bits) {
         if (complete) bits[id >> 6] |= 1ull << (id & 63);
         else bits[id >> 6] &= ~(1ull << (id & 63));
     }
-    int n = 0;
-    for (size_t w = 0; w < words; w++) n += count_bits(bits[w]);
-    return n;
+    int n = 0; /* counted up to 2: all callers need (none, one, several) */
+    for (size_t w = 0; w < words && n < 2; w++) n += count_bits(bits[w]);
+    return n < 2 ? n : 2;
 }
 
 const wick_model *grammar_model(const wick_grammar *gr) { return gr->m; }
