@@ -7,9 +7,10 @@
 # engine and mode within each round. Every request samples at temperature 1
 # (seeded) for exactly TOKENS tokens: the schema (an array of at least 200
 # {id, name} objects) cannot end sooner and ignore_eos holds the plain ones.
-# Prints per round and mode the aggregate decode tok/s (completion tokens
-# over the wall time of the round's requests) and, at the end, the medians
-# and each engine's constrained/plain ratio.
+# Prints per round and mode the aggregate tok/s (completion tokens over the
+# wall time of the requests, sent at once from one client process, prompt
+# and HTTP included) and, at the end, the medians and each engine's
+# constrained/plain ratio.
 # Usage: bench/grammar_vs_llama_server.sh MODEL.gguf LLAMA_SERVER [BUILD_DIR] [THREADS] [ROUNDS] [TOKENS] [STREAMS]
 set -eu
 model=$1; llama=$2; build=${3:-build}; threads=${4:-2}; rounds=${5:-3}; n=${6:-128}; streams=${7:-8}
@@ -26,44 +27,42 @@ for port in $wport $lport; do
   for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/health" > /dev/null 2>&1 && break; sleep 0.2; done
 done
 
-# one request: prints its completion tokens
-one() { # port seed constrained
-  local extra=""
-  [ "$3" = 1 ] && extra=",\"json_schema\":$schema"
-  curl -s "http://127.0.0.1:$1/v1/completions" -H 'Content-Type: application/json' \
-    -d "{\"prompt\":\"The list:\",\"max_tokens\":$n,\"temperature\":1,\"seed\":$2,\"ignore_eos\":true,\"cache_prompt\":false$extra}" |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["usage"]["completion_tokens"])'
-}
-export -f one; export n schema
+python3 - "$wport" "$lport" "$rounds" "$n" "$streams" "$schema" <<'EOF'
+import concurrent.futures, json, statistics, sys, time, urllib.request
+wport, lport, rounds, n, streams = map(int, sys.argv[1:6])
+schema = json.loads(sys.argv[6])
 
-# aggregate tok/s of c concurrent requests
-run() { # port constrained c round
-  local t0 t1 toks
-  t0=$(date +%s.%N)
-  toks=$(seq "$3" | xargs -P "$3" -I{} bash -c "one $1 \$(( $4 * 100 + {} )) $2" | paste -sd+ | bc)
-  t1=$(date +%s.%N)
-  echo "scale=2; $toks / ($t1 - $t0)" | bc
-}
+def one(port, seed, constrained):
+    body = {"prompt": "The list:", "max_tokens": n, "temperature": 1, "seed": seed, "ignore_eos": True,
+            "cache_prompt": False}
+    if constrained:
+        body["json_schema"] = schema
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.load(r)["usage"]["completion_tokens"]
 
-one $wport 1 1 > /dev/null; one $lport 1 1 > /dev/null # warm-up
-: > "$tmp/results"
-for r in $(seq "$rounds"); do
-  for c in 1 "$streams"; do
-    for eng in wick llama; do
-      port=$wport; [ $eng = llama ] && port=$lport
-      p=$(run $port 0 "$c" "$r"); k=$(run $port 1 "$c" "$r")
-      echo "round $r $eng streams $c: plain $p constrained $k tok/s"
-      echo "$eng $c $p $k" >> "$tmp/results"
-    done
-  done
-done
-python3 - "$tmp/results" <<'EOF'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-for eng in ("wick", "llama"):
-    for c in sorted({int(r[1]) for r in rows}):
-        rs = [r for r in rows if r[0] == eng and int(r[1]) == c]
-        p = statistics.median(float(r[2]) for r in rs); k = statistics.median(float(r[3]) for r in rs)
-        ratio = statistics.median(float(r[3]) / float(r[2]) for r in rs)
+def run(port, constrained, c, rnd):
+    """aggregate tok/s of c concurrent requests: completion tokens over the wall time"""
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(c) as ex:
+        toks = sum(ex.map(lambda i: one(port, rnd * 100 + i, constrained), range(c)))
+    return toks / (time.perf_counter() - t0)
+
+ports = {"wick": wport, "llama": lport}
+for p in ports.values():
+    one(p, 1, True)  # warm-up: the vocabulary trie, the schema's first compile
+res = []
+for rnd in range(1, rounds + 1):
+    for c in (1, streams):
+        for eng, port in ports.items():
+            p, k = run(port, False, c, rnd), run(port, True, c, rnd)
+            print(f"round {rnd} {eng} streams {c}: plain {p:.1f} constrained {k:.1f} tok/s", flush=True)
+            res.append((eng, c, p, k))
+for eng in ports:
+    for c in (1, streams):
+        rs = [r for r in res if r[0] == eng and r[1] == c]
+        p = statistics.median(r[2] for r in rs); k = statistics.median(r[3] for r in rs)
+        ratio = statistics.median(r[3] / r[2] for r in rs)
         print(f"{eng:5} streams {c}: plain {p:.1f} tok/s, json_schema {k:.1f} tok/s, ratio {ratio:.3f} (median of {len(rs)})")
 EOF

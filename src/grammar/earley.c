@@ -232,6 +232,16 @@ static void file_items(earley *e) {
     }
 }
 
+/* Keeps the set just built, or drops it when it is empty or memory ran out. */
+static bool keep_set(earley *e) {
+    if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
+        e->n_items = e->set_start[--e->n_sets];
+        e->n_wait = e->wait_start[e->n_sets];
+        return false;
+    }
+    return true;
+}
+
 bool earley_push(earley *e, uint8_t c) {
     if (e->failed || !rx_byteset_has(&e->set_next[e->n_sets - 1], c)) return false;
     const size_t from = e->set_start[e->n_sets - 1], to = e->n_items;
@@ -287,12 +297,7 @@ bool earley_push(earley *e, uint8_t c) {
     } else if (!e->failed) {
         file_next_bytes(e);
     }
-    if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
-        e->n_items = e->set_start[--e->n_sets];
-        e->n_wait = e->wait_start[e->n_sets];
-        return false;
-    }
-    return true;
+    return keep_set(e);
 }
 
 bool earley_push_terms(earley *e, const rx_id *terms) {
@@ -314,12 +319,7 @@ bool earley_push_terms(earley *e, const rx_id *terms) {
     }
     if (ends) closure(e);
     if (!e->failed) file_next_bytes(e);
-    if (e->failed || e->n_items == e->set_start[e->n_sets - 1]) {
-        e->n_items = e->set_start[--e->n_sets];
-        e->n_wait = e->wait_start[e->n_sets];
-        return false;
-    }
-    return true;
+    return keep_set(e);
 }
 
 void earley_pop(earley *e, size_t n) {

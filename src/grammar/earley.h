@@ -41,7 +41,8 @@ void earley_mask(earley *e, const token_trie *t, uint64_t *mask);
 
 /* The same mask over a sliced vocabulary (terms: the slices' expressions in
  * the grammar's store, token_slices_terms): a slice is taken whole when an
- * item reading a terminal allows every string of the slice to follow. */
+ * item reading a terminal allows every string of the slice to follow; from
+ * a plan of the set's terms where one is kept (earley_plan.c). */
 void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, uint64_t *mask);
 
 /* Mask plans (earley_plan.c): what a parser learnt about masks, kept for

@@ -183,6 +183,14 @@ const uint8_t *token_trie_bytes(const token_trie *t, int32_t id, size_t *len) {
 }
 size_t token_trie_nodes(const token_trie *t) { return t->n_nodes; }
 
+/* Sets the bits of the tokens ending at nd. */
+static inline void add_tokens(const token_trie *t, const trie_node *nd, uint64_t *mask) {
+    for (uint32_t k = 0; k < nd->tok_n; k++) {
+        const int32_t id = t->ids[nd->tok_first + k];
+        mask[id >> 6] |= 1ull << (id & 63);
+    }
+}
+
 void token_trie_mask_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *mask) {
     memset(mask, 0, sizeof *mask * token_mask_words(t->n_vocab));
     token_trie_add_regex(t, s, r, mask);
@@ -200,18 +208,8 @@ void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *m
             continue;
         }
         stack[nd->depth] = ns;
-        for (uint32_t k = 0; k < nd->tok_n; k++) {
-            const int32_t id = t->ids[nd->tok_first + k];
-            mask[id >> 6] |= 1ull << (id & 63);
-        }
+        add_tokens(t, nd, mask);
         p++;
-    }
-}
-
-static inline void add_tokens(const token_trie *t, const trie_node *nd, uint64_t *mask) {
-    for (uint32_t k = 0; k < nd->tok_n; k++) {
-        const int32_t id = t->ids[nd->tok_first + k];
-        mask[id >> 6] |= 1ull << (id & 63);
     }
 }
 
@@ -229,10 +227,7 @@ void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), vo
             continue;
         }
         depth = nd->depth;
-        for (uint32_t k = 0; k < nd->tok_n; k++) {
-            const int32_t id = t->ids[nd->tok_first + k];
-            mask[id >> 6] |= 1ull << (id & 63);
-        }
+        add_tokens(t, nd, mask);
         p++;
     }
     pop(ctx, depth);
