@@ -330,6 +330,46 @@ static void test_num_ranges(void) {
     rx_store_free(s);
 }
 
+/* Prefix containment of a bounded repeat in a bounded repeat (answered from
+ * the terms' structure where it can be) against enumeration: every string
+ * of the small language leads the big one to a live state. */
+static void test_repeat_prefixes(void) {
+    static const char *smalls[] = {"[a-c]{1,3}", "[a-c]{2,4}", "(é|a){1,3}", "[ab]{0,2}"};
+    static const char *units[] = {"a", "b", "c", "é"};
+    int wrong = 0, checked = 0;
+    for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++)
+        for (int lo = 0; lo <= 3; lo++)
+            for (int hi = lo; hi <= 5; hi++)
+                for (int tail = 0; tail < 2; tail++) {
+                    rx_store *s = rx_store_new();
+                    char big_pat[64];
+                    snprintf(big_pat, sizeof big_pat, "[a-zé]{%d,%d}%s", lo, hi, tail ? "\"" : "");
+                    const rx_id small = rx_parse(s, smalls[i], strlen(smalls[i]), NULL);
+                    const rx_id big = rx_parse(s, big_pat, strlen(big_pat), NULL);
+                    /* every string of 0..4 units in small's language must keep big live */
+                    bool want = true;
+                    for (int len = 0; len <= 4 && want; len++) {
+                        int idx[4] = {0};
+                        for (;;) {
+                            char str[32] = "";
+                            for (int k = 0; k < len; k++) strcat(str, units[idx[k]]);
+                            if (rx_matches(s, small, str, strlen(str))) {
+                                rx_id r = big;
+                                for (size_t k = 0; k < strlen(str) && r != RX_NOTHING; k++) r = rx_deriv(s, r, (uint8_t)str[k]);
+                                if (r == RX_NOTHING) want = false;
+                            }
+                            int k = 0;
+                            while (k < len && ++idx[k] == 4) idx[k++] = 0;
+                            if (k == len) break;
+                        }
+                    }
+                    wrong += rx_contains_prefixes(s, big, small) != want;
+                    checked++;
+                    rx_store_free(s);
+                }
+    CHECK_MSG(wrong == 0, "%d of %d answers wrong", wrong, checked);
+}
+
 /* Equal alternations are one term however they were built, so the DFA of a
  * pattern with counted repeats stays small (a hostname's states, not the
  * million terms a store would fill with copies of equal alternations). */
@@ -367,5 +407,6 @@ int main(void) {
     RUN(test_int_ranges);
     RUN(test_num_ranges);
     RUN(test_hash_consing);
+    RUN(test_repeat_prefixes);
     return check_summary("test_regex");
 }

@@ -468,6 +468,24 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
     return ok && !s->oom;
 }
 
+static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix);
+
+/* A sufficient case of prefix containment, read from the terms' structure:
+ * small = U{a,n} (n finite) and big = X{lo,m}·R or X{lo,m}, with U ⊆ X and
+ * n ≤ m. A string of small is j ≤ n units of X, a prefix of X^max(j,lo)
+ * followed by a string of R (every term but ∅ matches some string). This
+ * is the check inside a string of bounded length (a slice of the vocabulary
+ * against what the string still allows), whose every position is a new
+ * term: a walk of state pairs would pay each time. */
+static bool repeat_prefixes(rx_store *s, rx_id big, rx_id small) {
+    const rx_node ns = s->nodes[small];
+    if (ns.kind != RXK_REPEAT || ns.max == RX_INF) return false;
+    rx_node nb = s->nodes[big];
+    if (nb.kind == RXK_CONCAT) nb = s->nodes[nb.a];
+    if (nb.kind != RXK_REPEAT || nb.max < ns.max) return false;
+    return contains(s, nb.a, ns.a, false);
+}
+
 static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
     if (small == RX_NOTHING || big == small) return true;
     if (big == RX_NOTHING) return false;
@@ -481,6 +499,7 @@ static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
     }
     /* a string of small's longer than any of big's is no prefix of one */
     if (prefix && s->nodes[small].max_len > s->nodes[big].max_len) return false;
+    if (prefix && repeat_prefixes(s, big, small)) return true;
     /* apart from the derivatives' keys (below 2^40) */
     const uint64_t key = 1ull << 63 | (uint64_t)prefix << 62 | (uint64_t)(uint32_t)big << 31 | (uint32_t)small;
     rx_id v;
