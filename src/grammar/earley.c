@@ -78,6 +78,7 @@ static void closure(earley *e) {
         const item it = e->items[i];
         const cfg_rule *ru = &g->rules[it.rule];
         if (it.dot == ru->len) { /* complete: advance the items of the origin set waiting for lhs */
+            if ((size_t)it.origin <= e->floor) e->below = true;
             if (it.origin == k) { /* the set being built */
                 for (size_t j = e->set_start[k]; j < e->n_items; j++) {
                     const item w = e->items[j];
@@ -158,6 +159,7 @@ earley *earley_new(const cfg *g, rx_store *rx, wick_error *err) {
     if (!e || !slots_grow(e)) goto oom;
     e->g = g;
     e->rx = rx ? rx : g->rx;
+    e->floor = SIZE_MAX;
     if (!open_set(e)) goto oom;
     for (int32_t r = g->first_rule[g->start]; r < g->first_rule[g->start + 1]; r++) add(e, r, 0, 0, term_at(g, r, 0));
     closure(e);

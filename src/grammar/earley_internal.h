@@ -41,6 +41,10 @@ struct earley {
     struct one_walk *walk; /* the sliced mask's walk state (allocated on first use) */
     earley_plans *plans;  /* its own mask plans by the terms being read (earley_plan.c) */
     earley_plans *shared; /* the plans of earlier parsers of the grammar, or NULL */
+    /* while a plan's group is walked: the set masked (SIZE_MAX: none), and
+     * whether some completion looked at or below it */
+    size_t floor;
+    bool below;
     bool failed;
 };
 

@@ -42,6 +42,14 @@ typedef struct plan_group {
     token_trie *merged;    /* the entries' suffixes as one trie, or NULL */
     plan_entry *entries;   /* else the entries, each walked below its node */
     size_t n_entries, entries_cap;
+    /* the group's tokens when its walk never completed an item begun at or
+     * below the set masked (so the walk read nothing of the parse there but
+     * the places below): valid for sets whose items at terminals are at
+     * these places (rule, dot pairs) */
+    int32_t *places;
+    int32_t *ids;
+    size_t n_ids;
+    bool context; /* a walk of it read the parse below: never kept */
 } plan_group;
 
 typedef struct mask_plan {
@@ -71,6 +79,7 @@ struct earley_plans {
     plan_slot *slots;
     size_t cap, n; /* cap a power of two */
     size_t bytes;
+    uint64_t *scratch; /* a parser's own: a group's tokens while they are learnt */
 };
 
 static void plan_release(mask_plan *p) {
@@ -79,6 +88,8 @@ static void plan_release(mask_plan *p) {
         free(p->groups[g].terms);
         token_trie_free(p->groups[g].merged);
         free(p->groups[g].entries);
+        free(p->groups[g].places);
+        free(p->groups[g].ids);
     }
     free(p->groups);
     free(p->ids);
@@ -99,6 +110,7 @@ void earley_plans_release(earley_plans *c) {
     if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
     cache_clear(c);
     free(c->slots);
+    free(c->scratch);
     free(c);
 }
 
@@ -347,7 +359,54 @@ fail:
 
 /* ---- using a plan ---- */
 
-static void plan_apply(earley *e, const token_slices *ts, const mask_plan *p, uint64_t *mask) {
+/* The (rule, dot) of the current set's items at terminals, in order. */
+static void set_places(const earley *e, int32_t *places) {
+    int j = 0;
+    for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++)
+        if (e->items[i].term >= 0) places[j++] = e->items[i].rule, places[j++] = e->items[i].dot;
+}
+
+/* Walks group g from the current set (the parser ends where it started). */
+static void group_walk(earley *e, const token_slices *ts, const plan_group *g, uint64_t *mask) {
+    if (!earley_push_terms(e, g->terms)) return; /* only when out of memory */
+    if (g->merged) earley_walk_lone_under(e, g->merged, 0, mask);
+    for (size_t i = 0; i < g->n_entries; i++)
+        earley_walk_lone_under(e, token_slices_trie(ts, g->entries[i].slice), g->entries[i].node, mask);
+    earley_pop(e, 1);
+}
+
+/* Walks group g into the scratch bitset and keeps its tokens when the walk
+ * read nothing of the parse at or below the current set (own plans only). */
+static void group_learn(earley *e, const token_slices *ts, plan_group *g, int k, const int32_t *places,
+                        uint64_t *scratch, size_t words, size_t *bytes) {
+    memset(scratch, 0, sizeof *scratch * words);
+    e->floor = e->n_sets - 1, e->below = false;
+    group_walk(e, ts, g, scratch);
+    e->floor = SIZE_MAX;
+    if (e->below || e->failed) {
+        g->context = !e->failed;
+        return;
+    }
+    size_t n = 0;
+    for (size_t x = 0; x < words; x++) n += (size_t)__builtin_popcountll(scratch[x]);
+    g->places = malloc(sizeof *places * 2 * (size_t)k);
+    g->ids = malloc(sizeof *g->ids * (n ? n : 1));
+    if (!g->places || !g->ids) {
+        free(g->places), free(g->ids);
+        g->places = g->ids = NULL;
+        return;
+    }
+    memcpy(g->places, places, sizeof *places * 2 * (size_t)k);
+    size_t m = 0;
+    for (size_t x = 0; x < words; x++)
+        for (uint64_t b = scratch[x]; b; b &= b - 1) g->ids[m++] = (int32_t)(x * 64 + (size_t)__builtin_ctzll(b));
+    g->n_ids = n;
+    *bytes += n * sizeof *g->ids + sizeof *places * 2 * (size_t)k;
+}
+
+/* The mask from plan p (k terms). own: p is the parser's own, which may
+ * learn its groups' tokens (scratch: a bitset to learn them in). */
+static void plan_apply(earley *e, const token_slices *ts, mask_plan *p, int k, earley_plans *own, uint64_t *mask) {
     const int n = token_slices_count(ts);
     const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
     if (p->bits) memcpy(mask, p->bits, sizeof *mask * words);
@@ -360,13 +419,21 @@ static void plan_apply(earley *e, const token_slices *ts, const mask_plan *p, ui
         const uint64_t *b = token_slices_bits(ts, i);
         for (size_t x = 0; x < words; x++) mask[x] |= b[x];
     }
+    int32_t places[2 * PLAN_MAX_TERMS];
+    if (p->n_groups) set_places(e, places);
     for (size_t g = 0; g < p->n_groups; g++) {
-        const plan_group *gr = &p->groups[g];
-        if (!earley_push_terms(e, gr->terms)) continue; /* only when out of memory */
-        if (gr->merged) earley_walk_lone_under(e, gr->merged, 0, mask);
-        for (size_t i = 0; i < gr->n_entries; i++)
-            earley_walk_lone_under(e, token_slices_trie(ts, gr->entries[i].slice), gr->entries[i].node, mask);
-        earley_pop(e, 1);
+        plan_group *gr = &p->groups[g];
+        if (gr->ids && !memcmp(gr->places, places, sizeof *places * 2 * (size_t)k)) {
+            for (size_t i = 0; i < gr->n_ids; i++) mask[gr->ids[i] >> 6] |= 1ull << (gr->ids[i] & 63);
+            continue;
+        }
+        if (own && !gr->ids && !gr->context && p->merged &&
+            (own->scratch || (own->scratch = malloc(sizeof *own->scratch * words)))) {
+            group_learn(e, ts, gr, k, places, own->scratch, words, &own->bytes);
+            for (size_t x = 0; x < words; x++) mask[x] |= own->scratch[x];
+            continue;
+        }
+        group_walk(e, ts, gr, mask);
     }
 }
 
@@ -390,7 +457,7 @@ bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_term
     if (!s->plan && e->shared && e->shared->ts == ts && e->shared->cap) {
         given = cache_find(e->shared, set_terms, k, h)->plan;
         if (given && given->merged) {
-            plan_apply(e, ts, given, mask);
+            plan_apply(e, ts, (mask_plan *)given, k, NULL, mask); /* read only (own NULL) */
             return true;
         }
     }
@@ -410,6 +477,6 @@ bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_term
         if (!plan_merge(ts, s->plan)) return false;
         c->bytes += s->plan->bytes - before;
     }
-    plan_apply(e, ts, s->plan, mask);
+    plan_apply(e, ts, s->plan, k, c, mask);
     return true;
 }
