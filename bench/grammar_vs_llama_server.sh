@@ -13,14 +13,15 @@
 # constrained/plain ratio.
 # Usage: bench/grammar_vs_llama_server.sh MODEL.gguf LLAMA_SERVER [BUILD_DIR] [THREADS] [ROUNDS] [TOKENS] [STREAMS]
 set -eu
-model=$1; llama=$2; build=${3:-build}; threads=${4:-2}; rounds=${5:-3}; n=${6:-128}; streams=${7:-8}
+model=$(realpath "$1"); llama=$(realpath "$2"); build=${3:-build}; threads=${4:-2}; rounds=${5:-3}; n=${6:-128}; streams=${7:-8}
 tmp=$(mktemp -d)
 wport=18431; lport=18432
 schema='{"type":"array","minItems":200,"items":{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"required":["id","name"],"additionalProperties":false}}'
 "$build/wick" serve -m "$model" --host 127.0.0.1 --port $wport -t "$threads" -np "$streams" > "$tmp/wick.log" 2>&1 &
 wpid=$!
-"$llama" -m "$model" --host 127.0.0.1 --port $lport -t "$threads" -np "$streams" -c $((streams * 512)) \
-  --webui none > "$tmp/llama.log" 2>&1 &
+# (from the scratch folder: it writes a llama.log where it runs)
+(cd "$tmp" && exec "$llama" -m "$model" --host 127.0.0.1 --port $lport -t "$threads" -np "$streams" \
+  -c $((streams * 512)) --webui none > "$tmp/llama.out" 2>&1) &
 lpid=$!
 trap 'kill $wpid $lpid 2>/dev/null; wait $wpid $lpid 2>/dev/null; rm -rf "$tmp"' EXIT
 for port in $wport $lport; do
