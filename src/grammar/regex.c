@@ -58,8 +58,7 @@ static bool index_grow(rx_store *s) {
     return true;
 }
 
-/* The id of a node equal to *n, added when new. For RXK_OR, n->a indexes the
- * alternatives at the end of s->args (taken back when the node exists). */
+/* a + b, saturating at RX_INF (an unbounded length) */
 static int32_t sat_add(int32_t a, int32_t b) { return a >= RX_INF - b ? RX_INF : a + b; }
 
 /* The length of the longest string of n's language (RX_INF: unbounded),
@@ -84,6 +83,8 @@ static int32_t max_len(const rx_store *s, const rx_node *n) {
     }
 }
 
+/* The id of a node equal to *n, added when new. For RXK_OR, n->a indexes the
+ * alternatives at the end of s->args (taken back when the node exists). */
 static rx_id intern(rx_store *s, rx_node *n) {
     if (s->oom) return RX_NOTHING;
     n->hash = node_hash(s, n);
@@ -468,22 +469,105 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
     return ok && !s->oom;
 }
 
+/* Prefix containment of unit{a,n} in big, walked a unit at a time: the
+ * states big reaches after whole units are collected step by step (j units,
+ * j = 1, 2, ...), each found by a walk of (unit's state, big's state) pairs
+ * from the states of step j − 1 that are new; once a step brings no new
+ * state (or j reaches n) every state big can reach is known to read on. A
+ * pair walk over small's own states would pair each of big's states with
+ * every count of units read so far: inside a string that is a vocabulary
+ * slice's 30 characters times their UTF-8 bytes. 1 yes, 0 no, -1 not
+ * decided within the budget. */
+static int units_walk(rx_store *s, rx_id big, rx_id unit, int32_t n) {
+    enum { CAP = 4 * CONTAINS_BUDGET };
+    uint64_t *seen = calloc(CAP, sizeof *seen);                /* (unit state, big state) pairs, + 1 */
+    uint64_t *states = calloc(CAP, sizeof *states);            /* big's states after whole units, + 1 */
+    rx_id(*todo)[2] = malloc(sizeof *todo * CONTAINS_BUDGET);  /* this step's pairs */
+    rx_id *fresh = malloc(sizeof *fresh * CONTAINS_BUDGET);    /* big's states new at a step */
+    int verdict = seen && states && todo && fresh ? 1 : -1;
+    size_t n_pairs = 0, n_fresh = 0, n_states = 0;
+    if (verdict == 1) {
+        fresh[n_fresh++] = big;
+        pair_seen(states, CAP, (uint64_t)(uint32_t)big + 1);
+        n_states++;
+    }
+    uint8_t cls[256];
+    for (int32_t step = 0; verdict == 1 && n_fresh && step < n; step++) {
+        size_t n_todo = 0, head = 0;
+        for (size_t i = 0; i < n_fresh; i++) {
+            if (pair_seen(seen, CAP, ((uint64_t)(uint32_t)unit << 32 | (uint32_t)fresh[i]) + 1)) continue;
+            if (n_pairs++ == CONTAINS_BUDGET) verdict = -1;
+            else todo[n_todo][0] = unit, todo[n_todo][1] = fresh[i], n_todo++;
+        }
+        n_fresh = 0;
+        while (verdict == 1 && head < n_todo) {
+            const rx_id a = todo[head][0], b = todo[head][1];
+            head++;
+            const bool classes = rx_class_map(s, a) && rx_class_map(s, b);
+            if (classes)
+                rx_class_refine(cls, s->cls_maps + (size_t)s->cls_of[a] * 256, s->cls_maps + (size_t)s->cls_of[b] * 256);
+            int seen_cls = -1;
+            for (int c = 0; c < 256 && verdict == 1; c++) {
+                if (classes) {
+                    if (cls[c] <= seen_cls) continue;
+                    seen_cls = cls[c];
+                }
+                const rx_id a2 = rx_deriv(s, a, (uint8_t)c);
+                if (a2 == RX_NOTHING) continue;
+                const rx_id b2 = rx_deriv(s, b, (uint8_t)c);
+                if (b2 == RX_NOTHING) {
+                    verdict = 0; /* a string of units (and a part of one) big cannot read */
+                    break;
+                }
+                if (rx_nullable(s, a2) && !pair_seen(states, CAP, (uint64_t)(uint32_t)b2 + 1)) { /* a unit read */
+                    if (++n_states > CONTAINS_BUDGET) verdict = -1;
+                    else fresh[n_fresh++] = b2;
+                }
+                if (a2 != RX_EPSILON && !pair_seen(seen, CAP, ((uint64_t)(uint32_t)a2 << 32 | (uint32_t)b2) + 1)) {
+                    if (n_pairs++ == CONTAINS_BUDGET || n_todo == CONTAINS_BUDGET) verdict = -1;
+                    else todo[n_todo][0] = a2, todo[n_todo][1] = b2, n_todo++;
+                }
+            }
+        }
+    }
+    free(seen);
+    free(states);
+    free(todo);
+    free(fresh);
+    return s->oom ? -1 : verdict;
+}
+
 static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix);
 
 /* A sufficient case of prefix containment, read from the terms' structure:
- * small = U{a,n} (n finite) and big = X{lo,m}·R or X{lo,m}, with U ⊆ X and
- * n ≤ m. A string of small is j ≤ n units of X, a prefix of X^max(j,lo)
- * followed by a string of R (every term but ∅ matches some string). This
- * is the check inside a string of bounded length (a slice of the vocabulary
- * against what the string still allows), whose every position is a new
- * term: a walk of state pairs would pay each time. */
-static bool repeat_prefixes(rx_store *s, rx_id big, rx_id small) {
-    const rx_node ns = s->nodes[small];
-    if (ns.kind != RXK_REPEAT || ns.max == RX_INF) return false;
-    rx_node nb = s->nodes[big];
-    if (nb.kind == RXK_CONCAT) nb = s->nodes[nb.a];
-    if (nb.kind != RXK_REPEAT || nb.max < ns.max) return false;
-    return contains(s, nb.a, ns.a, false);
+ * is every string of j ≤ n units (strings of `unit`; n RX_INF: any j) a
+ * prefix of one of big's? Yes when big is
+ *   - X{lo,m} with unit ⊆ X and m ≥ n (j units are a prefix of X^max(j,lo));
+ *   - H·T where H answers yes (every term but ∅ matches some string, so a
+ *     prefix of H's is one of H·T's), or where unit ⊆ H and T answers yes
+ *     for n − 1 units (the first unit read by H, the rest a prefix of T's);
+ *   - an alternation one of whose alternatives answers yes.
+ * This is the check of a vocabulary slice (a repeat of one character)
+ * against a string's terminal: inside a string every position is a new
+ * term, and a walk of state pairs (a slice has a state per character and
+ * UTF-8 byte) would pay each time. Depth-bounded; no means "not shown". */
+static bool units_prefix(rx_store *s, rx_id big, rx_id unit, int32_t n, int depth) {
+    if (n == 0) return true;
+    if (depth > 32) return false;
+    const rx_node nb = s->nodes[big];
+    switch (nb.kind) {
+    case RXK_REPEAT:
+        return nb.max >= n && contains(s, nb.a, unit, false);
+    case RXK_CONCAT:
+        if (units_prefix(s, nb.a, unit, n, depth + 1)) return true;
+        return contains(s, nb.a, unit, false) && units_prefix(s, nb.b, unit, n == RX_INF ? n : n - 1, depth + 1);
+    case RXK_OR:
+        for (int32_t i = 0; i < nb.b; i++)
+            if (units_prefix(s, s->args[nb.a + i], unit, n, depth + 1)) return true;
+        return false;
+    default:
+        return false;
+    }
 }
 
 static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
@@ -499,14 +583,17 @@ static bool contains(rx_store *s, rx_id big, rx_id small, bool prefix) {
     }
     /* a string of small's longer than any of big's is no prefix of one */
     if (prefix && s->nodes[small].max_len > s->nodes[big].max_len) return false;
-    if (prefix && repeat_prefixes(s, big, small)) return true;
+    if (prefix && s->nodes[small].kind == RXK_REPEAT && units_prefix(s, big, s->nodes[small].a, s->nodes[small].max, 0))
+        return true;
     /* apart from the derivatives' keys (below 2^40) */
     const uint64_t key = 1ull << 63 | (uint64_t)prefix << 62 | (uint64_t)(uint32_t)big << 31 | (uint32_t)small;
     rx_id v;
     if (memo_get(s, key, &v)) return v != 0;
-    const bool r = contains_walk(s, big, small, prefix);
+    int r = -1;
+    if (prefix && s->nodes[small].kind == RXK_REPEAT) r = units_walk(s, big, s->nodes[small].a, s->nodes[small].max);
+    if (r < 0) r = contains_walk(s, big, small, prefix);
     memo_put(s, key, r);
-    return r;
+    return r != 0;
 }
 
 bool rx_contains(rx_store *s, rx_id big, rx_id small) { return contains(s, big, small, false); }
