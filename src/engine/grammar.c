@@ -199,15 +199,6 @@ bool wick_grammar_matcher_complete(const wick_grammar_matcher *m) {
     return !m->eog_taken && grammar_matcher_complete(m->mt);
 }
 
-/* The bits set in x, inline (__builtin_popcountll is a library call on
- * targets built without a popcount instruction). */
-static inline int count_bits(uint64_t x) {
-    x -= (x >> 1) & 0x5555555555555555ull;
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return (int)((x * 0x0101010101010101ull) >> 56);
-}
-
 int wick_grammar_matcher_mask(wick_grammar_matcher *m, uint64_t *bits) {
     const wick_model *model = m->gr->m;
     const size_t words = token_mask_words(model->hp.n_vocab);
@@ -222,7 +213,7 @@ int wick_grammar_matcher_mask(wick_grammar_matcher *m, uint64_t *bits) {
         else bits[id >> 6] &= ~(1ull << (id & 63));
     }
     int n = 0; /* counted up to 2: all callers need (none, one, several) */
-    for (size_t w = 0; w < words && n < 2; w++) n += count_bits(bits[w]);
+    for (size_t w = 0; w < words && n < 2; w++) n += token_mask_bits(bits[w]);
     return n < 2 ? n : 2;
 }
 

@@ -353,9 +353,7 @@ void earley_mask(earley *e, const token_trie *t, uint64_t *mask) {
     token_trie_walk(t, push_cb, pop_cb, e, mask);
 }
 
-/* Does some item of the current set read a terminal whose continuations
- * include every string of `slice` (so every token of it keeps the parse live)? */
-static bool slice_inside_terminal(earley *e, rx_id slice) {
+bool earley_set_reads_slice(earley *e, rx_id slice) {
     for (size_t i = e->set_start[e->n_sets - 1]; i < e->n_items; i++) {
         const rx_id t = e->items[i].term;
         if (t >= 0 && rx_contains_prefixes(e->rx, t, slice)) return true;
@@ -443,7 +441,7 @@ void earley_mask_sliced(earley *e, const token_slices *ts, const rx_id *terms, u
     const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
     memset(mask, 0, sizeof *mask * words);
     for (int i = 0; i <= n; i++) {
-        if (i < n && slice_inside_terminal(e, terms[i])) {
+        if (i < n && earley_set_reads_slice(e, terms[i])) {
             const uint64_t *b = token_slices_bits(ts, i);
             for (size_t k = 0; k < words; k++) mask[k] |= b[k];
         } else {

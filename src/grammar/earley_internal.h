@@ -61,6 +61,11 @@ bool earley_push_terms(earley *e, const rx_id *terms);
  * parser ends where it started. */
 void earley_walk_lone_under(earley *e, const token_trie *t, size_t node, uint64_t *mask);
 
+/* Does some item of the current set read a terminal whose continuations
+ * include every string of `slice` (so every token of it keeps the parse
+ * live, whatever follows)? */
+bool earley_set_reads_slice(earley *e, rx_id slice);
+
 /* The sliced mask from a plan of the current set's terms, when one is kept
  * (made the second time the same terms are met): false when there is none
  * yet, and the caller walks. */

@@ -18,7 +18,8 @@
  * more than it saves for a state met once); plans are kept per parser
  * within a memory budget; a parser's plans may be published
  * (immutable) to the later parsers of its grammar, whose stores copy its
- * own, so that the terms are the same ids. The mask is the walk's exactly. */
+ * own, so that the terms are the same ids (a later parser given a plan
+ * unmerged merges a copy). The mask is the walk's exactly. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@
 #include "grammar/earley_internal.h"
 #include "grammar/regex_internal.h"
 
-#define PLAN_MAX_TERMS 64       /* sets reading more terminals are walked */
+#define PLAN_MAX_TERMS 512      /* sets reading more terminals are walked */
 #define MERGE_MAX_PIECES 4096   /* a group's suffixes merged into a trie up to this many tokens */
 #define PLANS_MAX_BYTES (32u << 20)
 #define PLANS_MAX 8192
@@ -47,6 +48,7 @@ typedef struct plan_group {
      * the places below): valid for sets whose items at terminals are at
      * these places (rule, dot pairs) */
     int32_t *places;
+    uint64_t places_hash;
     int32_t *ids;
     size_t n_ids;
     bool context; /* a walk of it read the parse below: never kept */
@@ -211,16 +213,40 @@ void earley_plans_use(earley *e, earley_plans *p) {
 typedef struct plan_walk {
     rx_store *rx;
     int k, slice;
-    rx_id *vec; /* per depth: the k terms reached (depth 0: the set's) */
+    /* per depth d: the terms live after the path's bytes, as (index among
+     * the k, term) pairs, live_at[d * k ..] and live_term[d * k ..], n_live[d]
+     * of them (depth 0: the set's); a set reading many terminals (the keys
+     * an object may take next) keeps few live past a byte or two */
+    int32_t *live_at;
+    rx_id *live_term;
+    int *n_live;
+    rx_id *dense;    /* the k terms reached at an entry (RX_NOTHING: dead) */
+    uint32_t *slots; /* the groups by their terms: index + 1, open addressing */
+    size_t n_slots;  /* a power of two */
     mask_plan *plan;
     size_t groups_cap;
     bool oom;
 } plan_walk;
 
+/* The group of terms t (k of them), added when new; NULL when out of memory. */
 static plan_group *group_of(plan_walk *w, const rx_id *t) {
     mask_plan *p = w->plan;
-    for (size_t g = 0; g < p->n_groups; g++)
-        if (!memcmp(p->groups[g].terms, t, sizeof *t * (size_t)w->k)) return &p->groups[g];
+    const size_t bytes = sizeof *t * (size_t)w->k;
+    if ((p->n_groups + 1) * 2 > w->n_slots) {
+        const size_t n = w->n_slots ? w->n_slots * 2 : 16;
+        uint32_t *slots = calloc(n, sizeof *slots);
+        if (!slots) return NULL;
+        for (size_t g = 0; g < p->n_groups; g++) {
+            size_t j = terms_hash(p->groups[g].terms, w->k) & (n - 1);
+            while (slots[j]) j = (j + 1) & (n - 1);
+            slots[j] = (uint32_t)g + 1;
+        }
+        free(w->slots);
+        w->slots = slots, w->n_slots = n;
+    }
+    size_t j = terms_hash(t, w->k) & (w->n_slots - 1);
+    for (; w->slots[j]; j = (j + 1) & (w->n_slots - 1))
+        if (!memcmp(p->groups[w->slots[j] - 1].terms, t, bytes)) return &p->groups[w->slots[j] - 1];
     if (p->n_groups >= w->groups_cap) {
         const size_t cap = w->groups_cap ? w->groups_cap * 2 : 4;
         plan_group *gs = realloc(p->groups, sizeof *gs * cap);
@@ -228,29 +254,36 @@ static plan_group *group_of(plan_walk *w, const rx_id *t) {
         p->groups = gs, w->groups_cap = cap;
     }
     plan_group *g = &p->groups[p->n_groups];
-    *g = (plan_group){.terms = malloc(sizeof *t * (size_t)w->k)};
+    *g = (plan_group){.terms = malloc(bytes)};
     if (!g->terms) return NULL;
-    memcpy(g->terms, t, sizeof *t * (size_t)w->k);
-    p->n_groups++;
-    p->bytes += sizeof *t * (size_t)w->k + sizeof *g;
+    memcpy(g->terms, t, bytes);
+    w->slots[j] = (uint32_t)++p->n_groups;
+    p->bytes += bytes + sizeof *g;
     return g;
 }
 
 static int plan_step(void *ctx, size_t node, size_t depth, uint8_t c) {
     plan_walk *w = ctx;
     if (w->oom) return TRIE_REFUSE;
-    const int k = w->k;
-    const rx_id *up = w->vec + (depth - 1) * (size_t)k;
-    rx_id *v = w->vec + depth * (size_t)k;
-    bool alive = false, ends = false;
-    for (int j = 0; j < k; j++) {
-        const rx_id t = up[j] == RX_NOTHING ? RX_NOTHING : rx_next(w->rx, up[j], c);
-        v[j] = t;
-        if (t != RX_NOTHING) alive = true, ends |= rx_nullable_fast(w->rx, t);
+    const size_t k = (size_t)w->k;
+    const int32_t *up_at = w->live_at + (depth - 1) * k;
+    const rx_id *up_term = w->live_term + (depth - 1) * k;
+    int32_t *at = w->live_at + depth * k;
+    rx_id *term = w->live_term + depth * k;
+    int n = 0;
+    bool ends = false;
+    for (int i = 0; i < w->n_live[depth - 1]; i++) {
+        const rx_id t = rx_next(w->rx, up_term[i], c);
+        if (t == RX_NOTHING) continue;
+        at[n] = up_at[i], term[n++] = t;
+        ends |= rx_nullable_fast(w->rx, t);
     }
-    if (!alive) return TRIE_REFUSE;
+    w->n_live[depth] = n;
+    if (!n) return TRIE_REFUSE;
     if (!ends) return TRIE_DESCEND;
-    plan_group *g = group_of(w, v);
+    for (size_t j = 0; j < k; j++) w->dense[j] = RX_NOTHING;
+    for (int i = 0; i < n; i++) w->dense[at[i]] = term[i];
+    plan_group *g = group_of(w, w->dense);
     if (!g || !GROW_ARRAY(g->entries, g->n_entries + 1, &g->entries_cap)) {
         w->oom = true;
         return TRIE_REFUSE;
@@ -306,6 +339,14 @@ static bool plan_merge(const token_slices *ts, mask_plan *p) {
     return true;
 }
 
+static void walk_free(plan_walk *w) {
+    free(w->live_at);
+    free(w->live_term);
+    free(w->n_live);
+    free(w->dense);
+    free(w->slots);
+}
+
 static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slice_terms, const rx_id *set_terms,
                             int k) {
     const int n = token_slices_count(ts);
@@ -318,13 +359,16 @@ static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slic
     int depth = 0;
     for (int i = 0; i <= n; i++)
         if (token_trie_max_depth(token_slices_trie(ts, i)) > depth) depth = token_trie_max_depth(token_slices_trie(ts, i));
-    w.vec = malloc(sizeof *w.vec * (size_t)k * ((size_t)depth + 1));
-    if (!p || !acc || !w.vec) goto fail;
-    memcpy(w.vec, set_terms, sizeof *set_terms * (size_t)k);
+    const size_t cells = (size_t)k * ((size_t)depth + 1);
+    w.live_at = malloc(sizeof *w.live_at * cells);
+    w.live_term = malloc(sizeof *w.live_term * cells);
+    w.n_live = malloc(sizeof *w.n_live * ((size_t)depth + 1));
+    w.dense = malloc(sizeof *w.dense * (size_t)k);
+    if (!p || !acc || !w.live_at || !w.live_term || !w.n_live || !w.dense) goto fail;
+    for (int j = 0; j < k; j++) w.live_at[j] = j, w.live_term[j] = set_terms[j];
+    w.n_live[0] = k;
     for (int i = 0; i <= n; i++) {
-        bool whole = false;
-        for (int j = 0; i < n && j < k && !whole; j++) whole = rx_contains_prefixes(e->rx, set_terms[j], slice_terms[i]);
-        if (whole) {
+        if (i < n && earley_set_reads_slice(e, slice_terms[i])) {
             p->whole |= 1u << i;
             continue;
         }
@@ -334,7 +378,7 @@ static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slic
     }
     /* the tokens allowed alone, less those of the slices taken whole */
     size_t cnt = 0;
-    for (size_t x = 0; x < words; x++) cnt += (size_t)__builtin_popcountll(acc[x]);
+    for (size_t x = 0; x < words; x++) cnt += (size_t)token_mask_bits(acc[x]);
     p->n_ids = cnt;
     if (cnt * sizeof(int32_t) < words * sizeof(uint64_t)) {
         if (!(p->ids = malloc(sizeof *p->ids * (cnt ? cnt : 1)))) goto fail;
@@ -348,13 +392,46 @@ static mask_plan *plan_make(earley *e, const token_slices *ts, const rx_id *slic
         p->bytes += words * sizeof *acc;
     }
     acc = NULL;
-    free(w.vec);
+    walk_free(&w);
     return p;
 fail:
     free(acc);
-    free(w.vec);
+    walk_free(&w);
     plan_release(p);
     return NULL;
+}
+
+/* A writable copy of an unmerged plan (its groups hold entries only), for a
+ * parser that merges it: cheaper than walking the vocabulary again. */
+static mask_plan *plan_copy(const mask_plan *g, int k, size_t words) {
+    mask_plan *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    atomic_init(&p->refs, 1);
+    p->whole = g->whole, p->n_ids = g->n_ids, p->bytes = g->bytes;
+    bool ok = true;
+    if (g->bits) ok = (p->bits = malloc(sizeof *p->bits * words)) && memcpy(p->bits, g->bits, sizeof *p->bits * words);
+    else ok = (p->ids = malloc(sizeof *p->ids * (g->n_ids ? g->n_ids : 1))) &&
+              memcpy(p->ids, g->ids, sizeof *p->ids * g->n_ids);
+    if (ok && g->n_groups) ok = (p->groups = calloc(g->n_groups, sizeof *p->groups)) != NULL;
+    for (size_t i = 0; ok && i < g->n_groups; i++) {
+        const plan_group *from = &g->groups[i];
+        if (from->merged || from->ids) { /* half merged (out of memory there): not copied */
+            ok = false;
+            break;
+        }
+        plan_group *to = &p->groups[p->n_groups++];
+        ok = (to->terms = malloc(sizeof *to->terms * (size_t)k)) &&
+             (to->entries = malloc(sizeof *to->entries * (from->n_entries ? from->n_entries : 1)));
+        if (!ok) break;
+        memcpy(to->terms, from->terms, sizeof *to->terms * (size_t)k);
+        memcpy(to->entries, from->entries, sizeof *to->entries * from->n_entries);
+        to->n_entries = to->entries_cap = from->n_entries;
+    }
+    if (!ok) {
+        plan_release(p);
+        return NULL;
+    }
+    return p;
 }
 
 /* ---- using a plan ---- */
@@ -388,7 +465,7 @@ static void group_learn(earley *e, const token_slices *ts, plan_group *g, int k,
         return;
     }
     size_t n = 0;
-    for (size_t x = 0; x < words; x++) n += (size_t)__builtin_popcountll(scratch[x]);
+    for (size_t x = 0; x < words; x++) n += (size_t)token_mask_bits(scratch[x]);
     g->places = malloc(sizeof *places * 2 * (size_t)k);
     g->ids = malloc(sizeof *g->ids * (n ? n : 1));
     if (!g->places || !g->ids) {
@@ -397,6 +474,7 @@ static void group_learn(earley *e, const token_slices *ts, plan_group *g, int k,
         return;
     }
     memcpy(g->places, places, sizeof *places * 2 * (size_t)k);
+    g->places_hash = terms_hash(places, 2 * k);
     size_t m = 0;
     for (size_t x = 0; x < words; x++)
         for (uint64_t b = scratch[x]; b; b &= b - 1) g->ids[m++] = (int32_t)(x * 64 + (size_t)__builtin_ctzll(b));
@@ -404,9 +482,11 @@ static void group_learn(earley *e, const token_slices *ts, plan_group *g, int k,
     *bytes += n * sizeof *g->ids + sizeof *places * 2 * (size_t)k;
 }
 
-/* The mask from plan p (k terms). own: p is the parser's own, which may
- * learn its groups' tokens (scratch: a bitset to learn them in). */
-static void plan_apply(earley *e, const token_slices *ts, mask_plan *p, int k, earley_plans *own, uint64_t *mask) {
+/* The mask from plan p (k terms). A parser's own plan comes as `mine` too
+ * (the same plan, writable), with own (the plans holding it): its groups may
+ * then learn their tokens. A published plan (mine NULL) is only read. */
+static void plan_apply(earley *e, const token_slices *ts, const mask_plan *p, mask_plan *mine, earley_plans *own,
+                       int k, uint64_t *mask) {
     const int n = token_slices_count(ts);
     const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
     if (p->bits) memcpy(mask, p->bits, sizeof *mask * words);
@@ -420,16 +500,17 @@ static void plan_apply(earley *e, const token_slices *ts, mask_plan *p, int k, e
         for (size_t x = 0; x < words; x++) mask[x] |= b[x];
     }
     int32_t places[2 * PLAN_MAX_TERMS];
-    if (p->n_groups) set_places(e, places);
+    uint64_t places_hash = 0;
+    if (p->n_groups) set_places(e, places), places_hash = terms_hash(places, 2 * k);
     for (size_t g = 0; g < p->n_groups; g++) {
-        plan_group *gr = &p->groups[g];
-        if (gr->ids && !memcmp(gr->places, places, sizeof *places * 2 * (size_t)k)) {
+        const plan_group *gr = &p->groups[g];
+        if (gr->ids && gr->places_hash == places_hash && !memcmp(gr->places, places, sizeof *places * 2 * (size_t)k)) {
             for (size_t i = 0; i < gr->n_ids; i++) mask[gr->ids[i] >> 6] |= 1ull << (gr->ids[i] & 63);
             continue;
         }
-        if (own && !gr->ids && !gr->context && p->merged &&
+        if (mine && !gr->ids && !gr->context && p->merged &&
             (own->scratch || (own->scratch = malloc(sizeof *own->scratch * words)))) {
-            group_learn(e, ts, gr, k, places, own->scratch, words, &own->bytes);
+            group_learn(e, ts, &mine->groups[g], k, places, own->scratch, words, &own->bytes);
             for (size_t x = 0; x < words; x++) mask[x] |= own->scratch[x];
             continue;
         }
@@ -457,7 +538,7 @@ bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_term
     if (!s->plan && e->shared && e->shared->ts == ts && e->shared->cap) {
         given = cache_find(e->shared, set_terms, k, h)->plan;
         if (given && given->merged) {
-            plan_apply(e, ts, (mask_plan *)given, k, NULL, mask); /* read only (own NULL) */
+            plan_apply(e, ts, given, NULL, NULL, k, mask);
             return true;
         }
     }
@@ -467,7 +548,8 @@ bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_term
         s = cache_find(c, set_terms, k, h);
     }
     if (!s->plan) { /* met first (merged the second time), or second (a plan given unmerged) */
-        mask_plan *p = plan_make(e, ts, slice_terms, set_terms, k);
+        const size_t words = token_mask_words(token_trie_vocab(token_slices_trie(ts, 0)));
+        mask_plan *p = given ? plan_copy(given, k, words) : plan_make(e, ts, slice_terms, set_terms, k);
         if (!p) return false;
         s->plan = p;
         c->bytes += p->bytes;
@@ -477,6 +559,6 @@ bool earley_plan_mask(earley *e, const token_slices *ts, const rx_id *slice_term
         if (!plan_merge(ts, s->plan)) return false;
         c->bytes += s->plan->bytes - before;
     }
-    plan_apply(e, ts, s->plan, k, c, mask);
+    plan_apply(e, ts, s->plan, s->plan, c, k, mask);
     return true;
 }

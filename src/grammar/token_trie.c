@@ -233,11 +233,6 @@ void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), vo
     pop(ctx, depth);
 }
 
-void token_trie_walk_depth(const token_trie *t, bool (*step)(void *ctx, size_t depth, uint8_t c), void *ctx,
-                           uint64_t *mask) {
-    token_trie_walk_under(t, 0, step, ctx, mask);
-}
-
 void token_trie_walk_under(const token_trie *t, size_t node, bool (*step)(void *ctx, size_t depth, uint8_t c),
                            void *ctx, uint64_t *mask) {
     const size_t end = node + t->nodes[node].subtree, d0 = t->nodes[node].depth;

@@ -38,6 +38,14 @@ const uint8_t *token_trie_bytes(const token_trie *t, int32_t id, size_t *len);
 /* A bitset of n_vocab bits (bit i: token i allowed), 64 bits a word. */
 static inline size_t token_mask_words(int32_t n_vocab) { return ((size_t)n_vocab + 63) / 64; }
 static inline bool token_mask_has(const uint64_t *m, int32_t id) { return (m[id >> 6] >> (id & 63)) & 1; }
+/* The bits set in x, inline (__builtin_popcountll is a library call on
+ * targets built without a popcount instruction). */
+static inline int token_mask_bits(uint64_t x) {
+    x -= (x >> 1) & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (int)((x * 0x0101010101010101ull) >> 56);
+}
 
 /* Sets in mask (token_mask_words words, cleared first) every token whose
  * bytes lead r to a live state (one from which some continuation matches):
@@ -52,15 +60,12 @@ void token_trie_add_regex(const token_trie *t, rx_store *s, rx_id r, uint64_t *m
 void token_trie_walk(const token_trie *t, bool (*push)(void *ctx, uint8_t c), void (*pop)(void *ctx, size_t n),
                      void *ctx, uint64_t *mask);
 
-/* The same walk for recognizers that keep their own state by depth: step(ctx,
- * depth, byte) is called for a node at `depth` (1 = a first byte) after
- * its parent was accepted, and says whether it accepts the byte there; no
- * pops are made (the recognizer drops what lies at or below depth itself). */
-void token_trie_walk_depth(const token_trie *t, bool (*step)(void *ctx, size_t depth, uint8_t c), void *ctx,
-                           uint64_t *mask);
-
-/* token_trie_walk_depth over the subtree below node (not node itself),
- * depths counted from node (1 = the bytes after it). */
+/* The same walk, over the subtree below node (not node itself), for
+ * recognizers that keep their own state by depth: step(ctx, depth, byte) is
+ * called for a node at `depth` (counted from node: 1 = a byte after it)
+ * after its parent was accepted, and says whether it accepts the byte
+ * there; no pops are made (the recognizer drops what lies at or below depth
+ * itself). */
 void token_trie_walk_under(const token_trie *t, size_t node, bool (*step)(void *ctx, size_t depth, uint8_t c),
                            void *ctx, uint64_t *mask);
 
