@@ -572,6 +572,35 @@ static void test_degenerate(void) {
     CHECK(sampler_init(&one, 0, tt()->isa, &err) < 0);
 }
 
+/* The mask processor against a per-token reference: masks of words all
+ * clear, all set and mixed, vocabularies ending inside a word, a model with
+ * more rows than the mask (those rows masked); kept logits bit-identical. */
+static void test_mask_apply(void) {
+    uint64_t seed = 7;
+    int wrong = 0;
+    for (int round = 0; round < 40; round++) {
+        const int n_mask = 64 * (1 + round % 5) + (round * 37) % 64, n_vocab = n_mask + (round % 3 == 0 ? 5 : 0);
+        token_mask m;
+        CHECK(token_mask_init(&m, n_mask, NULL) == 0);
+        for (int w = 0; w < (n_mask + 63) / 64; w++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            const int kind = (int)(seed >> 60) % 4;
+            m.bits[w] = kind == 0 ? 0 : kind == 1 ? ~0ull : (seed ^ (seed << 17)) * 0x9e3779b97f4a7c15ull;
+        }
+        float got[400], want[400];
+        for (int i = 0; i < n_vocab; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            got[i] = (float)(int32_t)(seed >> 40) / 1000.0f;
+            want[i] = i < n_mask && token_mask_allows(&m, i) ? got[i] : -INFINITY;
+        }
+        const logits_proc p = logits_proc_mask(&m);
+        p.apply(&p, got, n_vocab);
+        wrong += memcmp(got, want, sizeof *got * (size_t)n_vocab) != 0;
+        token_mask_free(&m);
+    }
+    CHECK_MSG(wrong == 0, "%d of 40 masks applied wrong", wrong);
+}
+
 /* The token-mask processor: a masked id is never drawn, greedy takes the
  * best allowed id, sampler_dist gives masked ids 0 — and every draw and
  * distribution is the unmasked sampler's on logits with -inf at the masked
@@ -758,6 +787,7 @@ int main(int argc, char **argv) {
     RUN(test_seeds);
     RUN(test_greedy);
     RUN(test_degenerate);
+    RUN(test_mask_apply);
     RUN(test_mask);
     return check_summary("test_sampler");
 }

@@ -115,19 +115,42 @@ void token_mask_fill(token_mask *m, bool all) {
     for (int w = 0; w < words; w++) m->bits[w] = all ? ~0ull : 0; /* bits past n_vocab are never read */
 }
 
+/* The 64 logits of a word kept where bits says so, -inf elsewhere, with no
+ * branch per token (a mask inside a string allows most tokens of a word but
+ * not all, and a branch per bit mispredicts there): each lane tests its own
+ * constant bit, which the compiler vectorizes with plain SSE2. */
+static void mask_word(float *logits, uint64_t bits) {
+    static const uint32_t bit_of[32] = {
+        1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,  1u << 8,  1u << 9,  1u << 10,
+        1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21,
+        1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+    uint32_t v[64];
+    memcpy(v, logits, sizeof v);
+    const uint32_t half[2] = {(uint32_t)bits, (uint32_t)(bits >> 32)};
+    for (int h = 0; h < 2; h++)
+        for (int j = 0; j < 32; j++) {
+            const uint32_t keep = (half[h] & bit_of[j]) ? ~0u : 0u;
+            v[h * 32 + j] = (v[h * 32 + j] & keep) | (0xff800000u & ~keep); /* -inf's bits */
+        }
+    memcpy(logits, v, sizeof v);
+}
+
 /* Words of all ones (the usual case while a grammar allows most tokens)
  * cost one compare. */
 static void mask_apply(const logits_proc *self, float *logits, int n_vocab) {
     const token_mask *m = self->data;
     const int n = m->n_vocab < n_vocab ? m->n_vocab : n_vocab;
-    for (int i = 0; i < n; i += 64) {
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
         const uint64_t b = m->bits[i >> 6];
-        if (b == ~0ull) continue;
-        const int end = n - i < 64 ? n - i : 64;
-        for (int j = 0; j < end; j++)
-            if (!(b >> j & 1)) logits[i + j] = -INFINITY;
+        if (b == 0)
+            for (int j = 0; j < 64; j++) logits[i + j] = -INFINITY;
+        else if (b != ~0ull)
+            mask_word(logits + i, b);
     }
-    for (int i = n; i < n_vocab; i++) logits[i] = -INFINITY;
+    for (; i < n; i++)
+        if (!(m->bits[i >> 6] >> (i & 63) & 1)) logits[i] = -INFINITY;
+    for (i = n; i < n_vocab; i++) logits[i] = -INFINITY;
 }
 
 logits_proc logits_proc_mask(const token_mask *m) { return (logits_proc){.apply = mask_apply, .data = m}; }
