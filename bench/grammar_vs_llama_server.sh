@@ -10,21 +10,27 @@
 # Prints per round and mode the aggregate tok/s (completion tokens over the
 # wall time of the requests, sent at once from one client process, prompt
 # and HTTP included) and, at the end, the medians and each engine's
-# constrained/plain ratio.
-# Usage: bench/grammar_vs_llama_server.sh MODEL.gguf LLAMA_SERVER [BUILD_DIR] [THREADS] [ROUNDS] [TOKENS] [STREAMS]
+# constrained/plain ratio. LLAMA_SERVER "-" runs wick alone.
+# Usage: bench/grammar_vs_llama_server.sh MODEL.gguf LLAMA_SERVER|- [BUILD_DIR] [THREADS] [ROUNDS] [TOKENS] [STREAMS]
 set -eu
-model=$(realpath "$1"); llama=$(realpath "$2"); build=${3:-build}; threads=${4:-2}; rounds=${5:-3}; n=${6:-128}; streams=${7:-8}
+model=$(realpath "$1"); llama=$2; [ "$llama" = - ] || llama=$(realpath "$llama"); build=${3:-build}; threads=${4:-2}; rounds=${5:-3}; n=${6:-128}; streams=${7:-8}
 tmp=$(mktemp -d)
 wport=18431; lport=18432
 schema='{"type":"array","minItems":200,"items":{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"required":["id","name"],"additionalProperties":false}}'
 "$build/wick" serve -m "$model" --host 127.0.0.1 --port $wport -t "$threads" -np "$streams" > "$tmp/wick.log" 2>&1 &
 wpid=$!
-# (from the scratch folder: it writes a llama.log where it runs)
-(cd "$tmp" && exec "$llama" -m "$model" --host 127.0.0.1 --port $lport -t "$threads" -np "$streams" \
-  -c $((streams * 512)) --webui none > "$tmp/llama.out" 2>&1) &
-lpid=$!
+lpid=
+if [ "$llama" != - ]; then
+  # (from the scratch folder: it writes a llama.log where it runs)
+  (cd "$tmp" && exec "$llama" -m "$model" --host 127.0.0.1 --port $lport -t "$threads" -np "$streams" \
+    -c $((streams * 512)) --webui none > "$tmp/llama.out" 2>&1) &
+  lpid=$!
+else
+  lport=0
+fi
 trap 'kill $wpid $lpid 2>/dev/null; wait $wpid $lpid 2>/dev/null; rm -rf "$tmp"' EXIT
 for port in $wport $lport; do
+  [ "$port" = 0 ] && continue
   for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/health" > /dev/null 2>&1 && break; sleep 0.2; done
 done
 
@@ -50,7 +56,7 @@ def run(port, constrained, c, rnd):
         toks = sum(ex.map(lambda i: one(port, rnd * 100 + i, constrained), range(c)))
     return toks / (time.perf_counter() - t0)
 
-ports = {"wick": wport, "llama": lport}
+ports = {"wick": wport, "llama": lport} if lport else {"wick": wport}
 for p in ports.values():
     one(p, 1, True)  # warm-up: the vocabulary trie, the schema's first compile
 res = []
