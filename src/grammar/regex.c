@@ -423,6 +423,30 @@ static bool pair_seen(uint64_t *set, size_t cap, uint64_t key) {
     }
 }
 
+/* The partitions of the last pair of states whose bytes were listed, and
+ * their refinement (consecutive pairs of a walk mostly share them). */
+typedef struct pair_classes {
+    int32_t last_a, last_b;
+    uint8_t cls[256];
+} pair_classes;
+
+/* One byte per class of both a's and b's byte partitions into out (the
+ * other bytes of a class have the same derivatives in both); their count. */
+static int pair_bytes(rx_store *s, pair_classes *pc, rx_id a, rx_id b, uint8_t *out) {
+    if (!rx_class_map(s, a) || !rx_class_map(s, b)) {
+        for (int c = 0; c < 256; c++) out[c] = (uint8_t)c;
+        return 256;
+    }
+    if (s->cls_of[a] != pc->last_a || s->cls_of[b] != pc->last_b) {
+        pc->last_a = s->cls_of[a], pc->last_b = s->cls_of[b];
+        rx_class_refine(pc->cls, s->cls_maps + (size_t)pc->last_a * 256, s->cls_maps + (size_t)pc->last_b * 256);
+    }
+    int n = 0, seen = -1; /* classes are numbered by their first byte's order */
+    for (int c = 0; c < 256; c++)
+        if (pc->cls[c] > seen) seen = pc->cls[c], out[n++] = (uint8_t)c;
+    return n;
+}
+
 /* Walks the pairs of states the strings of small's language reach in both:
  * contained unless some string is accepted by small and not by big (or, for
  * prefixes, leads big to ∅: every other term has a non-empty language). */
@@ -436,27 +460,18 @@ static bool contains_walk(rx_store *s, rx_id big, rx_id small, bool prefix) {
         todo[n][0] = small, todo[n][1] = big, n++;
         pair_seen(seen, CAP, ((uint64_t)(uint32_t)small << 32 | (uint32_t)big) + 1);
     }
-    int32_t last_a = -1, last_b = -1; /* the partitions cls refines (consecutive pairs mostly share them) */
-    uint8_t cls[256];
+    pair_classes pc = {.last_a = -1, .last_b = -1};
+    uint8_t bytes[256];
     while (ok && head < n) {
         const rx_id a = todo[head][0], b = todo[head][1];
         head++;
         if (!prefix && rx_nullable(s, a) && !rx_nullable(s, b)) ok = false;
-        /* one byte per class of both: the others have the same derivatives */
-        const bool classes = rx_class_map(s, a) && rx_class_map(s, b);
-        if (classes && (s->cls_of[a] != last_a || s->cls_of[b] != last_b)) {
-            last_a = s->cls_of[a], last_b = s->cls_of[b];
-            rx_class_refine(cls, s->cls_maps + (size_t)last_a * 256, s->cls_maps + (size_t)last_b * 256);
-        }
-        int seen_cls = -1; /* classes are numbered by their first byte's order */
-        for (int c = 0; c < 256 && ok; c++) {
-            if (classes) {
-                if (cls[c] <= seen_cls) continue;
-                seen_cls = cls[c];
-            }
-            const rx_id a2 = rx_deriv(s, a, (uint8_t)c);
+        const int n_bytes = pair_bytes(s, &pc, a, b, bytes);
+        for (int i = 0; i < n_bytes && ok; i++) {
+            const uint8_t c = bytes[i];
+            const rx_id a2 = rx_deriv(s, a, c);
             if (a2 == RX_NOTHING) continue;
-            const rx_id b2 = rx_deriv(s, b, (uint8_t)c);
+            const rx_id b2 = rx_deriv(s, b, c);
             if (b2 == RX_NOTHING) ok = false;
             else if (!pair_seen(seen, CAP, ((uint64_t)(uint32_t)a2 << 32 | (uint32_t)b2) + 1)) {
                 if (n == CONTAINS_BUDGET) ok = false;
@@ -491,7 +506,8 @@ static int units_walk(rx_store *s, rx_id big, rx_id unit, int32_t n) {
         pair_seen(states, CAP, (uint64_t)(uint32_t)big + 1);
         n_states++;
     }
-    uint8_t cls[256];
+    pair_classes pc = {.last_a = -1, .last_b = -1};
+    uint8_t bytes[256];
     for (int32_t step = 0; verdict == 1 && n_fresh && step < n; step++) {
         size_t n_todo = 0, head = 0;
         for (size_t i = 0; i < n_fresh; i++) {
@@ -503,18 +519,11 @@ static int units_walk(rx_store *s, rx_id big, rx_id unit, int32_t n) {
         while (verdict == 1 && head < n_todo) {
             const rx_id a = todo[head][0], b = todo[head][1];
             head++;
-            const bool classes = rx_class_map(s, a) && rx_class_map(s, b);
-            if (classes)
-                rx_class_refine(cls, s->cls_maps + (size_t)s->cls_of[a] * 256, s->cls_maps + (size_t)s->cls_of[b] * 256);
-            int seen_cls = -1;
-            for (int c = 0; c < 256 && verdict == 1; c++) {
-                if (classes) {
-                    if (cls[c] <= seen_cls) continue;
-                    seen_cls = cls[c];
-                }
-                const rx_id a2 = rx_deriv(s, a, (uint8_t)c);
+            const int n_bytes = pair_bytes(s, &pc, a, b, bytes);
+            for (int i = 0; i < n_bytes && verdict == 1; i++) {
+                const rx_id a2 = rx_deriv(s, a, bytes[i]);
                 if (a2 == RX_NOTHING) continue;
-                const rx_id b2 = rx_deriv(s, b, (uint8_t)c);
+                const rx_id b2 = rx_deriv(s, b, bytes[i]);
                 if (b2 == RX_NOTHING) {
                     verdict = 0; /* a string of units (and a part of one) big cannot read */
                     break;
