@@ -1,0 +1,49 @@
+/* chat_run.h — one chat turn from request to parsed output, shared by every
+ * chat API: the OpenAI chat-completions body (other APIs translate theirs to
+ * it first: Anthropic /v1/messages, /v1/responses) is checked, its model
+ * leased, its conversation rendered with tools, tool_choice's grammar
+ * compiled and the job submitted; the job's text then comes back split by
+ * the model family's parser (tool_parse.h) into content, reasoning and
+ * tool-call events. */
+#ifndef WICK_SERVE_CHAT_RUN_H
+#define WICK_SERVE_CHAT_RUN_H
+
+#include <cJSON.h>
+
+#include "serve/server.h"
+#include "serve/tool_parse.h"
+
+typedef struct chat_run chat_run;
+
+/* What a started turn is, for the API formatting it. */
+typedef struct chat_run_info {
+    const char *model;      /* the leased model's name */
+    bool stream;            /* the body asked for "stream": true */
+    bool include_usage;     /* stream_options.include_usage */
+    int n_prompt;           /* prompt tokens */
+    tool_format format;     /* the model's tool and reasoning syntax */
+} chat_run_info;
+
+/* Start the turn an OpenAI chat-completions body asks for. -1 with e (the
+ * status and message to answer with; nothing is replied) on a bad body, an
+ * unknown model, a prompt too long, a full queue. */
+int chat_run_start(serve_server *s, const cJSON *body, chat_run **out, fld_error *e);
+const chat_run_info *chat_run_get_info(const chat_run *r);
+
+/* Take what the job produced so far (waiting up to timeout_ms), passing
+ * the parsed events to fn. Returns 1 while the turn goes on, 0 when it has
+ * ended (then *res, if given, holds the result: finish, token counts), -1
+ * when it ended in an error or was cancelled (e holds the error to send). */
+int chat_run_pull(chat_run *r, int timeout_ms, tool_ev_fn fn, void *user, const job_result **res, fld_error *e);
+/* The whole turn for a non-streamed answer: chat_run_pull until the end,
+ * watching client c (gone: -1 with a 499 in e; server stopping: 503). */
+int chat_run_collect(chat_run *r, http_call *c, tool_ev_fn fn, void *user, const job_result **res, fld_error *e);
+/* The finish reason the APIs report: "tool_calls" when a call was made and
+ * the turn stopped there, else "stop" / "length". */
+const char *chat_run_finish_reason(const chat_run *r, const job_result *res);
+/* Calls made so far. */
+int chat_run_n_calls(const chat_run *r);
+/* Cancel if still running, release the job and the model's lease. */
+void chat_run_free(chat_run *r);
+
+#endif
