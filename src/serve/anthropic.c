@@ -1,0 +1,209 @@
+/* anthropic.c — the Anthropic Messages routes: POST /v1/messages runs the
+ * translated body (anthropic_convert.c) as the shared chat turn
+ * (chat_run.h) and answers a whole message or an SSE stream of
+ * message_start / content_block_* / message_delta / message_stop events;
+ * POST /v1/messages/count_tokens renders the translated conversation as
+ * the turn would and counts its tokens. Errors take Anthropic's shape. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "serve/anthropic.h"
+#include "serve/chat_run.h"
+#include "serve/prompt.h"
+
+void reply_anthropic_error(http_call *c, const fld_error *e) {
+    const int status = e->status ? e->status : 500;
+    if (e->no_retry) http_add_header(c, "x-should-retry", "false");
+    if (e->retry_after > 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", e->retry_after);
+        http_add_header(c, "retry-after", v);
+    }
+    http_note(c, "error: %.150s", e->msg);
+    wbuf o = {0};
+    anth_error_json(&o, status, e->msg);
+    if (o.oom) {
+        wbuf_free(&o);
+        reply_text(c, 500, "application/json", "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"out of memory\"}}");
+        return;
+    }
+    http_reply_wbuf(c, status, "application/json", &o);
+}
+
+/* One streamed message. */
+typedef struct anth_stream {
+    serve_server *s;
+    chat_run *run;
+    anth_blocks blk;
+    char id[48];
+    int phase; /* 0 nothing sent, 1 streaming, 2 ended */
+    double t0;
+} anth_stream;
+
+static int stream_pull(void *ctx, wbuf *out, int timeout_ms) {
+    anth_stream *st = ctx;
+    const chat_run_info *info = chat_run_get_info(st->run);
+    if (st->phase == 2) return 0;
+    if (st->phase == 0) {
+        st->phase = 1;
+        st->t0 = wick_now_s();
+        anth_sse_start(out, st->id, info->model, info->n_prompt);
+        return 1;
+    }
+    const double limit = st->s->cfg.request_timeout_s;
+    if (http_stopping(st->s->http) || (limit > 0 && wick_now_s() - st->t0 > limit)) {
+        st->phase = 2; /* the turn is cancelled when the stream is released */
+        anth_sse_error(out, 503, http_stopping(st->s->http) ? "server is shutting down" : "request timed out");
+        return 0;
+    }
+    const job_result *res = NULL;
+    fld_error e = {0};
+    st->blk.sse = out;
+    const int rc = chat_run_pull(st->run, timeout_ms, anth_blocks_on_ev, &st->blk, &res, &e);
+    if (rc > 0) return 1;
+    st->phase = 2;
+    if (rc < 0) {
+        anth_sse_error(out, e.status ? e.status : 500, e.msg[0] ? e.msg : "generation failed");
+        return 0;
+    }
+    anth_blocks_end(&st->blk);
+    anth_sse_finish(out, anth_stop_reason(chat_run_finish_reason(st->run, res)), res->prompt_tokens,
+                    res->cached_tokens, res->generated_tokens);
+    return 0;
+}
+
+static void stream_fin(void *ctx, bool aborted) {
+    (void)aborted;
+    anth_stream *st = ctx;
+    chat_run_free(st->run);
+    anth_blocks_free(&st->blk);
+    free(st);
+}
+
+/* The whole message, once the turn has ended. */
+static cJSON *whole_message(const char *id, const chat_run *run, const job_result *res, cJSON *content) {
+    const chat_run_info *info = chat_run_get_info(run);
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "id", id);
+    cJSON_AddStringToObject(m, "type", "message");
+    cJSON_AddStringToObject(m, "role", "assistant");
+    cJSON_AddStringToObject(m, "model", info->model);
+    cJSON_AddItemToObject(m, "content", content);
+    cJSON_AddStringToObject(m, "stop_reason", anth_stop_reason(chat_run_finish_reason(run, res)));
+    cJSON_AddNullToObject(m, "stop_sequence");
+    wbuf u = {0};
+    anth_usage_json(&u, res->prompt_tokens, res->cached_tokens, res->generated_tokens);
+    cJSON_AddItemToObject(m, "usage", cJSON_Parse(u.data ? u.data : "{}"));
+    wbuf_free(&u);
+    return m;
+}
+
+void anth_messages(serve_server *s, http_call *c, cJSON *body) {
+    fld_error e = {0};
+    anth_req_opts opts;
+    cJSON *oai = anth_to_openai(body, false, &opts, &e);
+    if (!oai) {
+        reply_anthropic_error(c, &e);
+        return;
+    }
+    chat_run *run = NULL;
+    const int rc = chat_run_start(s, oai, &run, &e);
+    cJSON_Delete(oai);
+    if (rc < 0) {
+        anth_rename_param(&e);
+        reply_anthropic_error(c, &e);
+        return;
+    }
+    const chat_run_info *info = chat_run_get_info(run);
+    http_note(c, "model=%s prompt=%d", info->model, info->n_prompt);
+    if (opts.stream) {
+        anth_stream *st = calloc(1, sizeof *st);
+        if (!st) {
+            chat_run_free(run);
+            fld_fail(&e, 500, NULL, "out of memory");
+            reply_anthropic_error(c, &e);
+            return;
+        }
+        st->s = s;
+        st->run = run;
+        anth_blocks_init(&st->blk, true, opts.omit_thinking);
+        reply_new_id(s, "msg_", st->id, sizeof st->id);
+        http_reply_stream(c, 200, "text/event-stream", stream_pull, stream_fin, st);
+        return;
+    }
+    anth_blocks blk;
+    anth_blocks_init(&blk, false, opts.omit_thinking);
+    const job_result *res = NULL;
+    if (chat_run_collect(run, c, anth_blocks_on_ev, &blk, &res, &e) < 0) {
+        reply_anthropic_error(c, &e);
+    } else {
+        anth_blocks_end(&blk);
+        if (blk.oom) {
+            fld_fail(&e, 500, NULL, "out of memory");
+            reply_anthropic_error(c, &e);
+        } else {
+            char id[48];
+            reply_new_id(s, "msg_", id, sizeof id);
+            http_note(c, "model=%s prompt=%d cached=%d gen=%d", info->model, res->prompt_tokens, res->cached_tokens,
+                      res->generated_tokens);
+            reply_json(c, 200, whole_message(id, run, res, anth_blocks_content(&blk)));
+        }
+    }
+    anth_blocks_free(&blk);
+    chat_run_free(run);
+}
+
+/* The prompt the chat turn renders for an OpenAI chat body: its messages,
+ * its tools (left out for tool_choice "none"), its chat_template_kwargs,
+ * and a continued final message (prefill). */
+static int render_count(const wick_model *m, const cJSON *oai, int *n, fld_error *e) {
+    prompt_chat_opts po = {
+        .messages = cJSON_GetObjectItemCaseSensitive(oai, "messages"),
+        .tools = cJSON_GetObjectItemCaseSensitive(oai, "tools"),
+        .kwargs = cJSON_GetObjectItemCaseSensitive(oai, "chat_template_kwargs"),
+        .add_generation_prompt = true,
+    };
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(oai, "tool_choice");
+    if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "none")) po.tools = NULL;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(oai, "continue_final_message"))) {
+        po.continue_final_message = true;
+        po.add_generation_prompt = false;
+    }
+    int32_t *ids = NULL;
+    if (prompt_chat(m, &po, &ids, n, NULL, e) < 0) return -1;
+    free(ids);
+    return 0;
+}
+
+void anth_count_tokens(serve_server *s, http_call *c, cJSON *body) {
+    fld_error e = {0};
+    anth_req_opts opts;
+    cJSON *oai = anth_to_openai(body, true, &opts, &e);
+    if (!oai) {
+        reply_anthropic_error(c, &e);
+        return;
+    }
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(oai, "model");
+    mpool_lease l;
+    wick_error err;
+    if (mpool_acquire(s->pool, cJSON_IsString(model) ? model->valuestring : NULL, &l, &err) < 0) {
+        cJSON_Delete(oai);
+        fld_fail_wick(&e, &err, "model");
+        reply_anthropic_error(c, &e);
+        return;
+    }
+    int n = 0;
+    const int rc = render_count(l.model, oai, &n, &e);
+    mpool_release(s->pool, &l, NAN);
+    cJSON_Delete(oai);
+    if (rc < 0) {
+        reply_anthropic_error(c, &e);
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "input_tokens", n);
+    reply_json(c, 200, o);
+}
