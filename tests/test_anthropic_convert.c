@@ -320,6 +320,18 @@ static void blocks_whole(void) {
     cJSON_Delete(c);
     anth_blocks_free(&b);
 
+    /* a reply of whitespace alone: one text block */
+    anth_blocks_init(&b, false, false);
+    ev_text(&b, TOOL_EV_CONTENT, " ");
+    ev_text(&b, TOOL_EV_CONTENT, "\n");
+    anth_blocks_end(&b);
+    c = anth_blocks_content(&b);
+    s = cJSON_PrintUnformatted(c);
+    CHECK_STR(s, "[{\"type\":\"text\",\"text\":\" \\n\"}]");
+    free(s);
+    cJSON_Delete(c);
+    anth_blocks_free(&b);
+
     /* nothing at all: no blocks */
     anth_blocks_init(&b, false, false);
     anth_blocks_end(&b);

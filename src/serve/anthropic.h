@@ -92,7 +92,8 @@ void anth_sse_finish(wbuf *o, const char *stop_reason, int prompt_tokens, int ca
  * thinking, text, then tool_use blocks): each change of kind closes the
  * open block and starts the next; a tool call is one block. Text or
  * reasoning that is only whitespace starts no block (it joins the block of
- * its kind if more text follows, so nothing of a reply is lost).
+ * its kind if more text follows; a reply of whitespace alone is one text
+ * block).
  * Streamed: content_block_start / content_block_delta (text_delta,
  * thinking_delta, input_json_delta) / content_block_stop events appended to
  * *sse. Whole: the blocks gathered for anth_blocks_content. */

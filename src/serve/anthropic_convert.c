@@ -723,6 +723,12 @@ int anth_blocks_on_ev(void *user, const tool_ev *ev) {
 
 void anth_blocks_end(anth_blocks *b) {
     close_block(b);
+    /* a reply of whitespace alone is still the reply */
+    if (b->n == 0 && b->pending_kind == B_TEXT && b->pending.len) {
+        open_block(b, B_TEXT, NULL, NULL);
+        delta(b, b->pending.data, b->pending.len);
+        close_block(b);
+    }
     wbuf_reset(&b->pending);
     b->pending_kind = 0;
 }
