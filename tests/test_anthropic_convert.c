@@ -70,7 +70,12 @@ static void basic(void) {
     CHECK(s && o.stream && !o.omit_thinking);
     free(s);
     s = conv("{\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}", false, &o, &e);
-    CHECK(s && !o.stream);
+    CHECK(s && !o.stream && !o.prefill_only);
+    free(s);
+    /* max_tokens 0 warms the cache: no max_tokens in the body, prefill_only */
+    s = conv("{\"max_tokens\":0,\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}", false, &o, &e);
+    CHECK_STR(s, "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}");
+    CHECK(o.prefill_only);
     free(s);
 }
 
@@ -187,8 +192,8 @@ static void refused(void) {
     char b[1024];
     snprintf(b, sizeof b, "{%s}", m);
     expect_400(b, false, "max_tokens", "required");
-    snprintf(b, sizeof b, "{\"max_tokens\":0,%s}", m);
-    expect_400(b, false, "max_tokens", "between 1 and");
+    snprintf(b, sizeof b, "{\"max_tokens\":-1,%s}", m);
+    expect_400(b, false, "max_tokens", "between 0 and");
     snprintf(b, sizeof b, "{\"max_tokens\":1.5,%s}", m);
     expect_400(b, false, "max_tokens", "integer");
     expect_400("{\"max_tokens\":5}", false, "messages", "required");

@@ -12,7 +12,10 @@
 #include "core/clock.h"
 #include "serve/anthropic.h"
 #include "serve/chat_run.h"
+#include "serve/chat_tools.h"
+#include "serve/openai.h"
 #include "serve/prompt.h"
+#include "text/tokenizer.h"
 
 void reply_anthropic_error(http_call *c, const fld_error *e) {
     const int status = e->status ? e->status : 500;
@@ -110,7 +113,8 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
         return;
     }
     chat_run *run = NULL;
-    const int rc = chat_run_start(s, oai, &run, &e);
+    /* max_tokens 0: the prompt computed into the prefix cache, nothing generated */
+    const int rc = opts.prefill_only ? chat_run_start_prefill(s, oai, &run, &e) : chat_run_start(s, oai, &run, &e);
     cJSON_Delete(oai);
     if (rc < 0) {
         anth_rename_param(&e);
@@ -156,53 +160,57 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
     chat_run_free(run);
 }
 
-/* The prompt the chat turn renders for an OpenAI chat body: its messages,
- * its tools (left out for tool_choice "none"), its chat_template_kwargs,
- * and a continued final message (prefill). */
-static int render_count(const wick_model *m, const cJSON *oai, int *n, fld_error *e) {
-    prompt_chat_opts po = {
-        .messages = cJSON_GetObjectItemCaseSensitive(oai, "messages"),
-        .tools = cJSON_GetObjectItemCaseSensitive(oai, "tools"),
-        .kwargs = cJSON_GetObjectItemCaseSensitive(oai, "chat_template_kwargs"),
-        .add_generation_prompt = true,
-    };
-    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(oai, "tool_choice");
-    if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "none")) po.tools = NULL;
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(oai, "continue_final_message"))) {
-        po.continue_final_message = true;
-        po.add_generation_prompt = false;
+/* The prompt tokens of the turn an OpenAI chat body asks for, counted as
+ * chat_run.c's start renders them: the conversation with its tools (none
+ * for tool_choice "none"), chat_template_kwargs, a continued final message,
+ * and the opening of a forced call written at the prompt's end. */
+static int count_prompt(serve_server *s, const cJSON *oai, int *n, fld_error *e) {
+    prompt_chat_opts po;
+    chat_tools tools;
+    if (oai_chat_opts(oai, &po, e) < 0 || chat_tools_parse(oai, &tools, e) < 0) return -1;
+    if (tools.choice == CHAT_TOOLS_NONE) po.tools = NULL;
+    mpool_lease l;
+    if (oai_lease(s, oai, &l, e) < 0) return -1;
+    const tokenizer *tok = wick_model_tokenizer(l.model);
+    char *lead = NULL, *text = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (tools.forced) {
+        const tool_format f = tool_format_detect(tok_chat_template(tok), tok);
+        fld_grammar gr = {0};
+        rc = chat_tools_grammar(&tools, &f, tok, &gr, &lead, e);
+        fld_grammar_free(&gr);
+    }
+    if (rc == 0) rc = prompt_render(l.model, &po, &text, &len, e);
+    wbuf all = {0};
+    if (rc == 0) {
+        wbuf_put(&all, text, len);
+        if (lead) wbuf_puts(&all, lead);
+        if (all.oom) rc = fld_fail(e, 500, NULL, "out of memory");
     }
     int32_t *ids = NULL;
-    if (prompt_chat(m, &po, &ids, n, NULL, e) < 0) return -1;
+    if (rc == 0) rc = prompt_encode(l.model, all.data ? all.data : "", all.len, 0, &ids, n, e);
     free(ids);
-    return 0;
+    wbuf_free(&all);
+    free(text);
+    free(lead);
+    mpool_release(s->pool, &l, NAN);
+    return rc;
 }
 
 void anth_count_tokens(serve_server *s, http_call *c, cJSON *body) {
     fld_error e = {0};
     anth_req_opts opts;
     cJSON *oai = anth_to_openai(body, true, &opts, &e);
-    if (!oai) {
-        reply_anthropic_error(c, &e);
-        return;
-    }
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(oai, "model");
-    mpool_lease l;
-    wick_error err;
-    if (mpool_acquire(s->pool, cJSON_IsString(model) ? model->valuestring : NULL, &l, &err) < 0) {
-        cJSON_Delete(oai);
-        fld_fail_wick(&e, &err, "model");
-        reply_anthropic_error(c, &e);
-        return;
-    }
     int n = 0;
-    const int rc = render_count(l.model, oai, &n, &e);
-    mpool_release(s->pool, &l, NAN);
+    const int rc = oai ? count_prompt(s, oai, &n, &e) : -1;
     cJSON_Delete(oai);
     if (rc < 0) {
+        anth_rename_param(&e);
         reply_anthropic_error(c, &e);
         return;
     }
+    http_note(c, "count_tokens=%d", n);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "input_tokens", n);
     reply_json(c, 200, o);

@@ -30,6 +30,7 @@ void reply_anthropic_error(http_call *c, const fld_error *e);
 typedef struct anth_req_opts {
     bool stream;         /* "stream": true */
     bool omit_thinking;  /* thinking.display "omitted": thinking blocks come back empty */
+    bool prefill_only;   /* max_tokens 0: compute the prompt (warming the cache), generate nothing */
 } anth_req_opts;
 
 /* Translate a Messages body (count_tokens: the count_tokens body, which has
@@ -46,6 +47,7 @@ typedef struct anth_req_opts {
  *   tool_choice auto|any|tool|none      -> "auto" | "required" | {function} | "none";
  *             disable_parallel_tool_use -> parallel_tool_calls false
  *   max_tokens (required), temperature, top_p, top_k, stream -> the same names
+ *             (max_tokens 0: left out, prefill_only set)
  *   stop_sequences                      -> stop
  *   thinking enabled|disabled           -> chat_template_kwargs.enable_thinking true|false
  *             (adaptive: the template's default)

@@ -419,9 +419,10 @@ static int generation(const cJSON *b, cJSON *out, anth_req_opts *opts, fld_error
     if (!mt) return fld_fail(e, 400, "max_tokens", "\"max_tokens\" is required");
     if (!cJSON_IsNumber(mt) || mt->valuedouble != (double)(long long)mt->valuedouble)
         return fld_fail(e, 400, "max_tokens", "\"max_tokens\" must be an integer");
-    if (mt->valuedouble < 1 || mt->valuedouble > 2147483647.0)
-        return fld_fail(e, 400, "max_tokens", "\"max_tokens\" must be between 1 and 2147483647 (0, only warming the cache, is not supported)");
-    cJSON_AddNumberToObject(out, "max_tokens", mt->valuedouble);
+    if (mt->valuedouble < 0 || mt->valuedouble > 2147483647.0)
+        return fld_fail(e, 400, "max_tokens", "\"max_tokens\" must be between 0 and 2147483647");
+    opts->prefill_only = mt->valuedouble == 0; /* only warm the prompt cache */
+    if (!opts->prefill_only) cJSON_AddNumberToObject(out, "max_tokens", mt->valuedouble);
     if (copy_number(b, "temperature", out, e) < 0 || copy_number(b, "top_p", out, e) < 0 ||
         copy_number(b, "top_k", out, e) < 0)
         return -1;

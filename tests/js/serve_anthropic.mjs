@@ -133,6 +133,16 @@ if (a.part === 'random') {
       r.usage.output_tokens <= 3 && (r.usage.output_tokens < 3 || r.stop_reason === 'max_tokens'), [r.usage, r.stop_reason]);
   });
 
+  await c.step(tag('max_tokens 0'), async () => {
+    const wm = [{ role: 'user', content: 'Warm this prompt: a cat, a dog and a bird.' }];
+    const r = await client.messages.create({ model, messages: wm, max_tokens: 0 });
+    c.ok(tag('max_tokens 0: no content, stop_reason max_tokens, output_tokens 0'),
+      Array.isArray(r.content) && r.content.length === 0 && r.stop_reason === 'max_tokens' && r.usage.output_tokens === 0, r);
+    const r2 = await client.messages.create({ model, messages: wm, max_tokens: 2, temperature: 0 });
+    c.ok(tag('max_tokens 0 warmed the cache: the same prompt then reads it'), r2.usage.cache_read_input_tokens > 0 &&
+      promptTokens(r2.usage) === promptTokens(r.usage), [r.usage, r2.usage]);
+  });
+
   await c.step(tag('prefill'), async () => {
     const pm = [...msgs, { role: 'assistant', content: 'Red, green' }];
     const r = await client.messages.create({ model, messages: pm, max_tokens: 8, temperature: 0 });
@@ -185,6 +195,12 @@ if (a.part === 'random') {
     c.ok(tag('count_tokens of a tool conversation: more than without its turns'), rc.input_tokens > rt.input_tokens, [rc.input_tokens, rt.input_tokens]);
     const r3 = await client.messages.create({ model, messages: conv, tools, max_tokens: 4, temperature: 0 });
     c.eq(tag('a tool_result turn runs; its prompt tokens = count_tokens'), promptTokens(r3.usage), rc.input_tokens);
+    // a forced call: the prompt ends with the call's opening where the family writes one
+    for (const tool_choice of [{ type: 'tool', name: 'get_weather' }, { type: 'any' }, { type: 'none' }]) {
+      const rf = await client.messages.countTokens({ model, messages: msgs, tools, tool_choice });
+      const r4 = await client.messages.create({ model, messages: msgs, tools, tool_choice, max_tokens: 2, temperature: 0 });
+      c.eq(tag(`tool_choice ${tool_choice.type}: count_tokens = the prompt tokens of the create`), rf.input_tokens, promptTokens(r4.usage));
+    }
   });
 
   await c.step(tag('errors'), async () => {
