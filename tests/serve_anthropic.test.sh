@@ -14,10 +14,11 @@
 #    shape (400 invalid_request_error, 404 not_found_error, and the router's
 #    own: a body that is not JSON, 401 for a wrong key);
 #  - scripted models (`make-test-model --script`; a SKIP line without it): one
-#    whose greedy reply is a Hermes tool call (Qwen2.5 tokenizer) — tool_use
-#    blocks whole and streamed (input_json_delta), tool_choice tool/any, the
-#    tool_result turn; one that thinks first (Qwen3) — thinking then text
-#    blocks, streamed thinking_delta, display "omitted".
+#    whose greedy reply is a Hermes tool call (Qwen2.5 tokenizer), and after a
+#    tool response "The weather in Paris is sunny." — tool_use blocks whole and
+#    streamed (input_json_delta), tool_choice tool/any, the tool_result turn's
+#    answer; one that thinks first (Qwen3) — thinking then text blocks,
+#    streamed thinking_delta, display "omitted".
 # tests/js/serve_anthropic.mjs holds the checks; one line per check.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
@@ -49,7 +50,8 @@ TOOL_SCRIPT='<tool_call>
 MT="$TMP/qwen2-tool.gguf"
 if [ ! -d "$TOK/qwen2.5" ]; then
   skip_part "$TOK/qwen2.5 not found: the scripted tool-call part"
-elif make_model "$MT" --arch qwen2 --shape tiny --tokenizer "$TOK/qwen2.5" --script "$TOOL_SCRIPT"; then
+elif make_model "$MT" --arch qwen2 --tokenizer "$TOK/qwen2.5" --script "$TOOL_SCRIPT" \
+     --script 'The weather in Paris is sunny.' --after $'</tool_response><|im_end|>\n<|im_start|>assistant\n'; then
   if serve_start S2 -m "$MT" --ctx 1024 -t 1; then
     run_js tool "$JS/serve_anthropic.mjs" --name tool --url "$S2" --part tool
     serve_stop "$S2_PID"
@@ -62,7 +64,7 @@ Let me think.
 
 The answer is 4.'
 MK="$TMP/qwen3-think.gguf"
-if make_model "$MK" --arch qwen3 --shape tiny --tokenizer "$TOK/qwen3" --script "$THINK_SCRIPT"; then
+if make_model "$MK" --arch qwen3 --tokenizer "$TOK/qwen3" --script "$THINK_SCRIPT"; then
   if serve_start S3 -m "$MK" --ctx 1024 -t 1; then
     run_js think "$JS/serve_anthropic.mjs" --name think --url "$S3" --part think
     serve_stop "$S3_PID"

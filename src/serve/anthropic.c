@@ -114,7 +114,8 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
     }
     chat_run *run = NULL;
     /* max_tokens 0: the prompt computed into the prefix cache, nothing generated */
-    const int rc = opts.prefill_only ? chat_run_start_prefill(s, oai, &run, &e) : chat_run_start(s, oai, &run, &e);
+    const chat_run_opts ro = {.prefill_only = opts.prefill_only};
+    const int rc = chat_run_start_opts(s, oai, &ro, &run, &e);
     cJSON_Delete(oai);
     if (rc < 0) {
         anth_rename_param(&e);

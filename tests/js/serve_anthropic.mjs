@@ -10,8 +10,9 @@
 //         the rendered prompt, errors in Anthropic's shape (also the router's: bad
 //         JSON, a wrong x-api-key).
 // tool:   a scripted model whose greedy output is one Hermes tool call to
-//         get_weather {"city": "Paris"}: tool_use blocks whole and streamed, a
-//         forced tool_choice, the tool_result turn after it.
+//         get_weather {"city": "Paris"}, and after a tool response "The weather in
+//         Paris is sunny.": tool_use blocks whole and streamed, a forced
+//         tool_choice, the tool_result turn after it.
 // think:  a scripted Qwen3 model that thinks, then answers "The answer is 4.".
 import Anthropic from '@anthropic-ai/sdk';
 import { checker, parseArgs } from './serve_util.mjs';
@@ -293,7 +294,14 @@ if (a.part === 'tool') {
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '18C and sunny' }] }];
     const n = await client.messages.countTokens({ model, messages: conv, tools: [weatherTool] });
     const r = await client.messages.create({ model, messages: conv, tools: [weatherTool], max_tokens: 64, temperature: 0 });
-    shapeOk('after tool_result', r, ['tool_use', 'end_turn', 'max_tokens']);
+    shapeOk('after tool_result', r, ['end_turn']);
+    c.eq(tag('after tool_result: the answer'), r.content, [{ type: 'text', text: 'The weather in Paris is sunny.' }]);
+    const s = client.messages.stream({ model, messages: conv, tools: [weatherTool], max_tokens: 64, temperature: 0 });
+    let deltas = '';
+    s.on('text', (t) => { deltas += t; });
+    const fin = await s.finalMessage();
+    c.eq(tag('after tool_result, streamed: the same answer, text events'), [fin.content, deltas, fin.stop_reason],
+      [r.content, 'The weather in Paris is sunny.', 'end_turn']);
     c.eq(tag('after tool_result: prompt tokens = count_tokens'), promptTokens(r.usage), n.input_tokens);
     c.ok(tag('after tool_result: the prompt holds the earlier turn (more tokens)'), n.input_tokens > promptTokens(whole.usage),
       [n.input_tokens, promptTokens(whole.usage)]);
@@ -307,9 +315,13 @@ if (a.part === 'think') {
     whole = await client.messages.create({ model, messages: msgs, max_tokens: 64, temperature: 0,
       thinking: { type: 'enabled', budget_tokens: 1024 } });
     shapeOk('thinking', whole, ['end_turn']);
-    c.eq(tag('thinking: blocks thinking then text'), whole.content.map((b) => b.type), ['thinking', 'text']);
-    c.eq(tag('thinking: the thinking text'), whole.content[0]?.thinking?.trim(), 'Let me think.');
-    c.eq(tag('thinking: the answer text'), whole.content[1]?.text?.trim(), 'The answer is 4.');
+    c.eq(tag('thinking: a thinking block, then the answer'), whole.content,
+      [{ type: 'thinking', thinking: 'Let me think.', signature: '' }, { type: 'text', text: 'The answer is 4.' }]);
+    // the thinking turn back in the history: it renders, and counts as the create does
+    const conv = [...msgs, { role: 'assistant', content: whole.content }, { role: 'user', content: 'And 3+3?' }];
+    const n = await client.messages.countTokens({ model, messages: conv });
+    const r2 = await client.messages.create({ model, messages: conv, max_tokens: 64, temperature: 0 });
+    c.eq(tag('thinking in the history: prompt tokens = count_tokens'), promptTokens(r2.usage), n.input_tokens);
   });
   await c.step(tag('thinking streamed'), async () => {
     const params = { model, messages: msgs, max_tokens: 64, temperature: 0, thinking: { type: 'enabled', budget_tokens: 1024 } };
