@@ -4,11 +4,13 @@
  * routes answer 401 too, so that a key-less client learns nothing), the
  * optional metrics key, the body's type and strict JSON parsing; 401, 404,
  * 405, 415 and the HTTP layer's refusals in the error shape of the API the
- * path belongs to (OpenAI for /v1 and the utility routes, Ollama for /api). */
+ * path belongs to (OpenAI for /v1 and the utility routes, Anthropic for
+ * /v1/messages, Ollama for /api). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "serve/anthropic.h"
 #include "serve/server.h"
 
 typedef struct route {
@@ -35,6 +37,8 @@ static const route ROUTES[] = {
     {"POST", "/v1/chat/completions", true, false, NULL, oai_chat, false},
     {"POST", "/v1/completions/render", true, false, NULL, oai_render_completions, false},
     {"POST", "/v1/chat/completions/render", true, false, NULL, oai_render_chat, false},
+    {"POST", "/v1/messages", true, false, NULL, anth_messages, false},
+    {"POST", "/v1/messages/count_tokens", true, false, NULL, anth_count_tokens, false},
     {"POST", "/v1/query/execute", true, false, NULL, spnl_execute, true},
     {"POST", "/tokenize", true, false, NULL, util_tokenize, false},
     {"POST", "/detokenize", true, false, NULL, util_detokenize, false},
@@ -47,13 +51,22 @@ static const route ROUTES[] = {
 };
 
 static bool is_ollama(const char *path) { return strncmp(path, "/api/", 5) == 0; }
+static bool is_anthropic(const char *path) {
+    return strcmp(path, "/v1/messages") == 0 || strncmp(path, "/v1/messages/", 13) == 0;
+}
+
+/* An error in the shape of the path's API. */
+static void reply_error(http_call *c, const char *path, const fld_error *e) {
+    if (is_ollama(path)) reply_ollama_error(c, e);
+    else if (is_anthropic(path)) reply_anthropic_error(c, e);
+    else reply_openai_error(c, e);
+}
 
 static void error(http_call *c, const char *path, int status, const char *code, const char *fmt, const char *arg) {
     fld_error e = {0};
     fld_fail(&e, status, NULL, fmt, arg);
     if (code) snprintf(e.code, sizeof e.code, "%s", code);
-    if (is_ollama(path)) reply_ollama_error(c, &e);
-    else reply_openai_error(c, &e);
+    reply_error(c, path, &e);
 }
 
 /* Equal strings, in a time that depends on the key's length only. */
@@ -193,8 +206,7 @@ void routes_dispatch(void *user, http_call *c) {
     fld_error e = {0};
     cJSON *j = fld_parse_body(body, len, &e);
     if (!j) {
-        if (is_ollama(path)) reply_ollama_error(c, &e);
-        else reply_openai_error(c, &e);
+        reply_error(c, path, &e);
         return;
     }
     r->post(s, c, j);
