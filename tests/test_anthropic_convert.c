@@ -386,10 +386,24 @@ static void frames(void) {
                       "\"usage\":{\"input_tokens\":12,\"output_tokens\":0,\"cache_read_input_tokens\":0,"
                       "\"cache_creation_input_tokens\":0}}}\n\nevent: ping\ndata: {\"type\":\"ping\"}\n\n");
     wbuf_reset(&o);
-    anth_sse_finish(&o, "tool_use", 12, 5, 7);
+    anth_sse_finish(&o, "tool_use", NULL, 12, 5, 7);
     CHECK_STR(o.data, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\","
                       "\"stop_sequence\":null},\"usage\":{\"input_tokens\":7,\"output_tokens\":7,\"cache_read_input_tokens\":5,"
                       "\"cache_creation_input_tokens\":0}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    wbuf_reset(&o);
+    anth_sse_finish(&o, "stop_sequence", "\n\nHuman:", 3, 0, 2);
+    CHECK_STR(o.data, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"stop_sequence\","
+                      "\"stop_sequence\":\"\\n\\nHuman:\"},\"usage\":{\"input_tokens\":3,\"output_tokens\":2,\"cache_read_input_tokens\":0,"
+                      "\"cache_creation_input_tokens\":0}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    const char *stops[] = {"END", "ab", "b"};
+    const char *raw = "xxabEND";
+    CHECK_INT(anth_stop_match(raw, strlen(raw), stops, 3), 1);  /* "ab" at 2 comes first */
+    CHECK_INT(anth_stop_match("xxbEND", 6, stops, 3), 2);
+    CHECK_INT(anth_stop_match("xxEND", 5, stops, 3), 0);
+    const char *same[] = {"abc", "ab"};
+    CHECK_INT(anth_stop_match("zabc", 4, same, 2), 1);           /* one place: the shorter ends first */
+    CHECK_INT(anth_stop_match("nothing", 7, stops, 3), -1);
+    CHECK_INT(anth_stop_match("xxab", 4, stops, 0), -1);
     wbuf_reset(&o);
     anth_sse_error(&o, 503, "busy \"now\"");
     CHECK_STR(o.data, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"busy \\\"now\\\"\"}}\n\n");

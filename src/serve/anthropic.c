@@ -36,10 +36,55 @@ void reply_anthropic_error(http_call *c, const fld_error *e) {
     http_reply_wbuf(c, status, "application/json", &o);
 }
 
+/* The stop sequences of a turn and the text its tokens stand for, to tell
+ * a stop sequence's end from the model's own (the turn's result does not
+ * say which; an end-of-turn token writes no text). */
+typedef struct stop_watch {
+    char *v[FLD_MAX_STOP];
+    int n;
+    wbuf raw;
+} stop_watch;
+
+static void watch_init(stop_watch *w, const cJSON *oai) {
+    memset(w, 0, sizeof *w);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(oai, "stop")) {
+        if (w->n < FLD_MAX_STOP && cJSON_IsString(it) && it->valuestring[0] && (w->v[w->n] = strdup(it->valuestring)))
+            w->n++;
+    }
+}
+
+/* After each pull: the pieces of the tokens it took. */
+static void watch_batch(stop_watch *w, const chat_run *run) {
+    if (!w->n) return;
+    const job_batch *b = chat_run_last_batch(run);
+    for (size_t i = 0; i < b->n; i++) prompt_piece(chat_run_model(run), b->ev[i].tok.id, &w->raw);
+}
+
+/* The stop_reason of the ended turn, and the stop sequence that ended it (or NULL). */
+static const char *watch_reason(const stop_watch *w, const chat_run *run, const job_result *res, const char **seq) {
+    const char *finish = chat_run_finish_reason(run, res);
+    *seq = NULL;
+    if (w->n && !strcmp(finish, "stop") && !w->raw.oom) {
+        const int k = anth_stop_match(w->raw.data ? w->raw.data : "", w->raw.len, (const char *const *)w->v, w->n);
+        if (k >= 0) {
+            *seq = w->v[k];
+            return "stop_sequence";
+        }
+    }
+    return anth_stop_reason(finish);
+}
+
+static void watch_free(stop_watch *w) {
+    for (int i = 0; i < w->n; i++) free(w->v[i]);
+    wbuf_free(&w->raw);
+}
+
 /* One streamed message. */
 typedef struct anth_stream {
     serve_server *s;
     chat_run *run;
+    stop_watch stops;
     anth_blocks blk;
     char id[48];
     int phase; /* 0 nothing sent, 1 streaming, 2 ended */
@@ -66,6 +111,7 @@ static int stream_pull(void *ctx, wbuf *out, int timeout_ms) {
     fld_error e = {0};
     st->blk.sse = out;
     const int rc = chat_run_pull(st->run, timeout_ms, anth_blocks_on_ev, &st->blk, &res, &e);
+    watch_batch(&st->stops, st->run);
     if (rc > 0) return 1;
     st->phase = 2;
     if (rc < 0) {
@@ -73,8 +119,8 @@ static int stream_pull(void *ctx, wbuf *out, int timeout_ms) {
         return 0;
     }
     anth_blocks_end(&st->blk);
-    anth_sse_finish(out, anth_stop_reason(chat_run_finish_reason(st->run, res)), res->prompt_tokens,
-                    res->cached_tokens, res->generated_tokens);
+    const char *seq, *reason = watch_reason(&st->stops, st->run, res, &seq);
+    anth_sse_finish(out, reason, seq, res->prompt_tokens, res->cached_tokens, res->generated_tokens);
     return 0;
 }
 
@@ -83,20 +129,24 @@ static void stream_fin(void *ctx, bool aborted) {
     anth_stream *st = ctx;
     chat_run_free(st->run);
     anth_blocks_free(&st->blk);
+    watch_free(&st->stops);
     free(st);
 }
 
 /* The whole message, once the turn has ended. */
-static cJSON *whole_message(const char *id, const chat_run *run, const job_result *res, cJSON *content) {
+static cJSON *whole_message(const char *id, const chat_run *run, const stop_watch *w, const job_result *res,
+                            cJSON *content) {
     const chat_run_info *info = chat_run_get_info(run);
+    const char *seq, *reason = watch_reason(w, run, res, &seq);
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "id", id);
     cJSON_AddStringToObject(m, "type", "message");
     cJSON_AddStringToObject(m, "role", "assistant");
     cJSON_AddStringToObject(m, "model", info->model);
     cJSON_AddItemToObject(m, "content", content);
-    cJSON_AddStringToObject(m, "stop_reason", anth_stop_reason(chat_run_finish_reason(run, res)));
-    cJSON_AddNullToObject(m, "stop_sequence");
+    cJSON_AddStringToObject(m, "stop_reason", reason);
+    if (seq) cJSON_AddStringToObject(m, "stop_sequence", seq);
+    else cJSON_AddNullToObject(m, "stop_sequence");
     wbuf u = {0};
     anth_usage_json(&u, res->prompt_tokens, res->cached_tokens, res->generated_tokens);
     cJSON_AddItemToObject(m, "usage", cJSON_Parse(u.data ? u.data : "{}"));
@@ -116,8 +166,11 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
     /* max_tokens 0: the prompt computed into the prefix cache, nothing generated */
     const chat_run_opts ro = {.prefill_only = opts.prefill_only};
     const int rc = chat_run_start_opts(s, oai, &ro, &run, &e);
+    stop_watch w;
+    watch_init(&w, oai);
     cJSON_Delete(oai);
     if (rc < 0) {
+        watch_free(&w);
         anth_rename_param(&e);
         reply_anthropic_error(c, &e);
         return;
@@ -128,12 +181,14 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
         anth_stream *st = calloc(1, sizeof *st);
         if (!st) {
             chat_run_free(run);
+            watch_free(&w);
             fld_fail(&e, 500, NULL, "out of memory");
             reply_anthropic_error(c, &e);
             return;
         }
         st->s = s;
         st->run = run;
+        st->stops = w;
         anth_blocks_init(&st->blk, true, opts.omit_thinking);
         reply_new_id(s, "msg_", st->id, sizeof st->id);
         http_reply_stream(c, 200, "text/event-stream", stream_pull, stream_fin, st);
@@ -142,7 +197,18 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
     anth_blocks blk;
     anth_blocks_init(&blk, false, opts.omit_thinking);
     const job_result *res = NULL;
-    if (chat_run_collect(run, c, anth_blocks_on_ev, &blk, &res, &e) < 0) {
+    int pr;
+    /* chat_run_collect's loop, with each batch's tokens watched for stop sequences */
+    while ((pr = chat_run_pull(run, 200, anth_blocks_on_ev, &blk, &res, &e)) > 0) {
+        watch_batch(&w, run);
+        if (http_client_gone(c)) {
+            pr = http_stopping(s->http) ? fld_fail(&e, 503, NULL, "server is shutting down")
+                                        : fld_fail(&e, 499, NULL, "client closed the connection");
+            break;
+        }
+    }
+    if (pr == 0) watch_batch(&w, run);
+    if (pr < 0) {
         reply_anthropic_error(c, &e);
     } else {
         anth_blocks_end(&blk);
@@ -154,10 +220,11 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
             reply_new_id(s, "msg_", id, sizeof id);
             http_note(c, "model=%s prompt=%d cached=%d gen=%d", info->model, res->prompt_tokens, res->cached_tokens,
                       res->generated_tokens);
-            reply_json(c, 200, whole_message(id, run, res, anth_blocks_content(&blk)));
+            reply_json(c, 200, whole_message(id, run, &w, res, anth_blocks_content(&blk)));
         }
     }
     anth_blocks_free(&blk);
+    watch_free(&w);
     chat_run_free(run);
 }
 

@@ -87,8 +87,15 @@ void anth_usage_json(wbuf *o, int prompt_tokens, int cached_tokens, int output_t
 /* The stream's first events: message_start (empty content, usage with the
  * whole prompt as input) and a ping. */
 void anth_sse_start(wbuf *o, const char *id, const char *model, int prompt_tokens);
-/* The stream's last events: message_delta (stop_reason, usage) and message_stop. */
-void anth_sse_finish(wbuf *o, const char *stop_reason, int prompt_tokens, int cached_tokens, int output_tokens);
+/* The stream's last events: message_delta (stop_reason, stop_sequence or
+ * null, usage) and message_stop. */
+void anth_sse_finish(wbuf *o, const char *stop_reason, const char *stop_sequence, int prompt_tokens,
+                     int cached_tokens, int output_tokens);
+/* Which of n stop sequences ended a turn whose generated text, stop
+ * sequence included, is raw (the pieces of its tokens): the one found first
+ * (the engine ends the text before the first; at one place, the shorter),
+ * -1 if none is in it (the turn ended otherwise). */
+int anth_stop_match(const char *raw, size_t len, const char *const *stops, int n);
 
 /* The parsed turn as content blocks, in the order they come (normally
  * thinking, text, then tool_use blocks): each change of kind closes the

@@ -556,13 +556,30 @@ void anth_sse_start(wbuf *o, const char *id, const char *model, int prompt_token
     wbuf_puts(o, "}}\n\nevent: ping\ndata: {\"type\":\"ping\"}\n\n");
 }
 
-void anth_sse_finish(wbuf *o, const char *stop_reason, int prompt_tokens, int cached_tokens, int output_tokens) {
+void anth_sse_finish(wbuf *o, const char *stop_reason, const char *stop_sequence, int prompt_tokens,
+                     int cached_tokens, int output_tokens) {
     wbuf_printf(o,
                 "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"%s\","
-                "\"stop_sequence\":null},\"usage\":",
+                "\"stop_sequence\":",
                 stop_reason);
+    if (stop_sequence) json_put_str(o, stop_sequence, strlen(stop_sequence));
+    else wbuf_puts(o, "null");
+    wbuf_puts(o, "},\"usage\":");
     anth_usage_json(o, prompt_tokens, cached_tokens, output_tokens);
     wbuf_puts(o, "}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+}
+
+int anth_stop_match(const char *raw, size_t len, const char *const *stops, int n) {
+    int best = -1;
+    size_t at = 0, best_len = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t l = strlen(stops[i]);
+        const char *p = l ? memmem(raw, len, stops[i], l) : NULL;
+        if (!p) continue;
+        const size_t k = (size_t)(p - raw);
+        if (best < 0 || k < at || (k == at && l < best_len)) best = i, at = k, best_len = l;
+    }
+    return best;
 }
 
 enum { B_NONE, B_THINKING, B_TEXT, B_TOOL };

@@ -168,7 +168,13 @@ if (a.part === 'random') {
     const r2 = await client.messages.create({ model, messages: msgs, max_tokens: 24, temperature: 0, stop_sequences: [stop, '@@never@@'] });
     c.eq(tag(`stop_sequences ${JSON.stringify(stop)}: text ends right before it`),
       r2.content.filter((b) => b.type === 'text').map((b) => b.text).join(''), want);
-    c.ok(tag('stop_sequences: stop_reason end_turn or stop_sequence'), ['end_turn', 'stop_sequence'].includes(r2.stop_reason), r2.stop_reason);
+    c.eq(tag('stop_sequences: stop_reason stop_sequence, stop_sequence the one met'), [r2.stop_reason, r2.stop_sequence], ['stop_sequence', stop]);
+    const s2 = client.messages.stream({ model, messages: msgs, max_tokens: 24, temperature: 0, stop_sequences: ['@@never@@', stop] });
+    const f2 = await s2.finalMessage();
+    c.eq(tag('stop_sequences streamed: the same text, stop_reason and stop_sequence'), [f2.content, f2.stop_reason, f2.stop_sequence],
+      [r2.content, 'stop_sequence', stop]);
+    const r3 = await client.messages.create({ model, messages: msgs, max_tokens: 24, temperature: 0, stop_sequences: ['@@never@@'] });
+    c.eq(tag('stop_sequences never met: the whole text, stop_sequence null'), [r3.content, r3.stop_sequence], [r.content, null]);
   });
 
   await c.step(tag('count_tokens'), async () => {
