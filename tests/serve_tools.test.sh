@@ -7,7 +7,8 @@
 # think: a Qwen2.5 one calling get_weather and then answering from the
 # tool's result, a Qwen3 one thinking first; a random-weight Qwen3 model
 # checks that forced calls validate against the tool's schema, seed after
-# seed. Needs ../shared's Qwen tokenizers (skips without them).
+# seed, and n = 4 computing the prompt once. Needs ../shared's Qwen
+# tokenizers (skips without them).
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_tools
@@ -44,6 +45,7 @@ R="$TMP/qwen3-random.gguf"
 if make_model "$R" --arch qwen3 --format gguf --shape tiny --tokenizer "$Q3"; then
   if serve_start S3 -m "$R" --ctx 1024 -t 1; then
     run_js required "$JS/serve_tools.mjs" --mode required --url "$S3" --model "$(model_id "$S3")" --seeds 100
+    run_js n "$JS/serve_tools.mjs" --mode n --url "$S3" --model "$(model_id "$S3")"
     serve_stop "$S3_PID"
   else bad "the random Qwen3 model's server did not start"; fi
 else bad "making the random Qwen3 model failed"; fi
