@@ -13,6 +13,9 @@
 //   --mode required  a random-weight Qwen3 model: tool_choice "required"
 //                    and a named tool give calls whose arguments ajv
 //                    validates against the tool's schema, seed after seed
+//   --mode family    a scripted model of another family (Llama 3, Mistral,
+//                    Granite: tests/data/tool_templates): the call parsed
+//                    whole and streamed, forced, and the second turn
 //   --mode n         the same model: n = 4 computes the prompt once (the
 //                    prompt counted once in /metrics) and choice i equals
 //                    the request run alone with seed + i, whole and streamed
@@ -27,7 +30,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { checker, metrics, parseArgs } from './serve_util.mjs';
 
 const a = parseArgs();
-const name = a.mode; // the name run_js (serve_common.sh) reads the counts under
+const name = a.family || a.mode; // the name run_js (serve_common.sh) reads the counts under
 const c = checker(name);
 const model = a.model;
 const client = new OpenAI({ baseURL: `${a.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
@@ -274,6 +277,31 @@ if (a.mode === 'required') {
     }
     c.ok(`parallel: 20 of 20 seeds give whole calls valid under their schemas (${good})`, good === 20);
     c.ok(`parallel: several calls in one turn (${several} seeds)`, several > 0);
+  });
+}
+
+if (a.mode === 'family') {
+  const idRe = new RegExp(a.idre || '^call_[A-Za-z0-9]{24}$');
+  await c.step(`${a.family}: the call`, async () => {
+    const r = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0 });
+    const m = r.choices[0].message;
+    c.eq(`${a.family}: finish tool_calls`, r.choices[0].finish_reason, 'tool_calls');
+    c.eq(`${a.family}: the call`, m.tool_calls?.map((t) => [t.function.name, JSON.parse(t.function.arguments)]), [['get_weather', { city: 'Paris' }]]);
+    c.ok(`${a.family}: the id`, idRe.test(m.tool_calls?.[0]?.id || ''), m.tool_calls?.[0]?.id);
+    c.eq(`${a.family}: content null`, m.content, null);
+    const g = await gather(await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0, stream: true }));
+    c.eq(`${a.family} streamed: the call`, g.calls.map((t) => [t.name, JSON.parse(t.arguments)]), [['get_weather', { city: 'Paris' }]]);
+    c.eq(`${a.family} streamed: no content`, g.content, '');
+    const f = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    c.eq(`${a.family} forced: the same call`, f.choices[0].message.tool_calls?.map((t) => [t.function.name, JSON.parse(t.function.arguments)]),
+      [['get_weather', { city: 'Paris' }]]);
+    const msgs = [...ask, { role: 'assistant', content: null, tool_calls: m.tool_calls },
+      { role: 'tool', tool_call_id: m.tool_calls[0].id, content: 'sunny, 24 C' }];
+    const r2 = await client.chat.completions.create({ model, messages: msgs, tools: [weatherTool], temperature: 0 });
+    c.eq(`${a.family}: the second turn`, r2.choices[0].message.content, 'The weather in Paris is sunny.');
+    const o = await ollama.chat({ model, messages: ask, tools: [weatherTool], options: { temperature: 0 } });
+    c.eq(`${a.family} ollama: the call`, o.message.tool_calls?.map((t) => [t.function.name, t.function.arguments]), [['get_weather', { city: 'Paris' }]]);
   });
 }
 
