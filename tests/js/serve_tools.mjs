@@ -18,7 +18,9 @@
 //                    whole and streamed, forced, and the second turn
 //   --mode n         the same model: n = 4 computes the prompt once (the
 //                    prompt counted once in /metrics) and choice i equals
-//                    the request run alone with seed + i, whole and streamed
+//                    the request run alone with seed + i, whole and streamed;
+//                    and /v1/completions' echo, suffix (fill in the middle)
+//                    and stream_options.continuous_usage_stats
 //
 //   node serve_tools.mjs --mode M --url http://127.0.0.1:PORT --model ID [--seeds N]
 import OpenAI from 'openai';
@@ -332,6 +334,24 @@ if (a.mode === 'n') {
     c.ok('n above --parallel: 400 naming n', over.status === 400 && over.body?.error?.param === 'n', over.text);
     const comp = await post('/v1/completions', { model, prompt: 'hi', n: 2 });
     c.ok('n > 1 on /v1/completions: 400 naming n', comp.status === 400 && comp.body?.error?.param === 'n', comp.text);
+  });
+  await c.step('completions: echo, suffix, continuous usage', async () => {
+    const base = { model, prompt: 'Once upon a time', max_tokens: 6, temperature: 0 };
+    const plain = (await post('/v1/completions', base)).body.choices[0].text;
+    const echoed = (await post('/v1/completions', { ...base, echo: true })).body.choices[0].text;
+    c.eq('echo: the prompt, then the same output', echoed, 'Once upon a time' + plain);
+    const fimText = '<|fim_prefix|>def add(a, b):<|fim_suffix|>\n    return c<|fim_middle|>';
+    const ids = (await post('/tokenize', { model, content: fimText, add_special: false, parse_special: true })).body.tokens;
+    const byIds = (await post('/v1/completions', { model, prompt: ids, max_tokens: 6, temperature: 0 })).body.choices[0].text;
+    const fim = await post('/v1/completions', { model, prompt: 'def add(a, b):', suffix: '\n    return c', max_tokens: 6, temperature: 0 });
+    c.eq('suffix: the FIM prompt <|fim_prefix|> p <|fim_suffix|> s <|fim_middle|>', fim.body?.choices?.[0]?.text, byIds);
+    c.eq('suffix: its prompt tokens', fim.body?.usage?.prompt_tokens, ids.length);
+    const og = await ollama.generate({ model, prompt: 'def add(a, b):', suffix: '\n    return c', options: { temperature: 0, num_predict: 6 } });
+    c.eq('ollama suffix: the same middle', og.response, byIds);
+    const usages = [];
+    for await (const ch of await client.completions.create({ ...base, stream: true, stream_options: { continuous_usage_stats: true } }))
+      if (ch.usage) usages.push(ch.usage.completion_tokens);
+    c.ok('continuous_usage_stats: usage in every chunk, counting up', usages.length >= 6 && usages.every((u, i) => i === 0 || u >= usages[i - 1]), usages);
   });
 }
 
