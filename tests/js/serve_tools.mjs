@@ -13,9 +13,14 @@
 //   --mode required  a random-weight Qwen3 model: tool_choice "required"
 //                    and a named tool give calls whose arguments ajv
 //                    validates against the tool's schema, seed after seed
+//   --mode family    a scripted model of another family (Llama 3, Mistral,
+//                    Granite: tests/data/tool_templates): the call parsed
+//                    whole and streamed, forced, and the second turn
 //   --mode n         the same model: n = 4 computes the prompt once (the
 //                    prompt counted once in /metrics) and choice i equals
-//                    the request run alone with seed + i, whole and streamed
+//                    the request run alone with seed + i, whole and streamed;
+//                    and /v1/completions' echo, suffix (fill in the middle)
+//                    and stream_options.continuous_usage_stats
 //
 //   node serve_tools.mjs --mode M --url http://127.0.0.1:PORT --model ID [--seeds N]
 import OpenAI from 'openai';
@@ -27,7 +32,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { checker, metrics, parseArgs } from './serve_util.mjs';
 
 const a = parseArgs();
-const name = a.mode; // the name run_js (serve_common.sh) reads the counts under
+const name = a.family || a.mode; // the name run_js (serve_common.sh) reads the counts under
 const c = checker(name);
 const model = a.model;
 const client = new OpenAI({ baseURL: `${a.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
@@ -277,6 +282,31 @@ if (a.mode === 'required') {
   });
 }
 
+if (a.mode === 'family') {
+  const idRe = new RegExp(a.idre || '^call_[A-Za-z0-9]{24}$');
+  await c.step(`${a.family}: the call`, async () => {
+    const r = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0 });
+    const m = r.choices[0].message;
+    c.eq(`${a.family}: finish tool_calls`, r.choices[0].finish_reason, 'tool_calls');
+    c.eq(`${a.family}: the call`, m.tool_calls?.map((t) => [t.function.name, JSON.parse(t.function.arguments)]), [['get_weather', { city: 'Paris' }]]);
+    c.ok(`${a.family}: the id`, idRe.test(m.tool_calls?.[0]?.id || ''), m.tool_calls?.[0]?.id);
+    c.eq(`${a.family}: content null`, m.content, null);
+    const g = await gather(await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0, stream: true }));
+    c.eq(`${a.family} streamed: the call`, g.calls.map((t) => [t.name, JSON.parse(t.arguments)]), [['get_weather', { city: 'Paris' }]]);
+    c.eq(`${a.family} streamed: no content`, g.content, '');
+    const f = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    c.eq(`${a.family} forced: the same call`, f.choices[0].message.tool_calls?.map((t) => [t.function.name, JSON.parse(t.function.arguments)]),
+      [['get_weather', { city: 'Paris' }]]);
+    const msgs = [...ask, { role: 'assistant', content: null, tool_calls: m.tool_calls },
+      { role: 'tool', tool_call_id: m.tool_calls[0].id, content: 'sunny, 24 C' }];
+    const r2 = await client.chat.completions.create({ model, messages: msgs, tools: [weatherTool], temperature: 0 });
+    c.eq(`${a.family}: the second turn`, r2.choices[0].message.content, 'The weather in Paris is sunny.');
+    const o = await ollama.chat({ model, messages: ask, tools: [weatherTool], options: { temperature: 0 } });
+    c.eq(`${a.family} ollama: the call`, o.message.tool_calls?.map((t) => [t.function.name, t.function.arguments]), [['get_weather', { city: 'Paris' }]]);
+  });
+}
+
 if (a.mode === 'n') {
   const body = { model, messages: [{ role: 'user', content: 'Tell me a story about a dog.' }], temperature: 1, max_tokens: 12, seed: 7 };
   await c.step('n = 4', async () => {
@@ -304,6 +334,24 @@ if (a.mode === 'n') {
     c.ok('n above --parallel: 400 naming n', over.status === 400 && over.body?.error?.param === 'n', over.text);
     const comp = await post('/v1/completions', { model, prompt: 'hi', n: 2 });
     c.ok('n > 1 on /v1/completions: 400 naming n', comp.status === 400 && comp.body?.error?.param === 'n', comp.text);
+  });
+  await c.step('completions: echo, suffix, continuous usage', async () => {
+    const base = { model, prompt: 'Once upon a time', max_tokens: 6, temperature: 0 };
+    const plain = (await post('/v1/completions', base)).body.choices[0].text;
+    const echoed = (await post('/v1/completions', { ...base, echo: true })).body.choices[0].text;
+    c.eq('echo: the prompt, then the same output', echoed, 'Once upon a time' + plain);
+    const fimText = '<|fim_prefix|>def add(a, b):<|fim_suffix|>\n    return c<|fim_middle|>';
+    const ids = (await post('/tokenize', { model, content: fimText, add_special: false, parse_special: true })).body.tokens;
+    const byIds = (await post('/v1/completions', { model, prompt: ids, max_tokens: 6, temperature: 0 })).body.choices[0].text;
+    const fim = await post('/v1/completions', { model, prompt: 'def add(a, b):', suffix: '\n    return c', max_tokens: 6, temperature: 0 });
+    c.eq('suffix: the FIM prompt <|fim_prefix|> p <|fim_suffix|> s <|fim_middle|>', fim.body?.choices?.[0]?.text, byIds);
+    c.eq('suffix: its prompt tokens', fim.body?.usage?.prompt_tokens, ids.length);
+    const og = await ollama.generate({ model, prompt: 'def add(a, b):', suffix: '\n    return c', options: { temperature: 0, num_predict: 6 } });
+    c.eq('ollama suffix: the same middle', og.response, byIds);
+    const usages = [];
+    for await (const ch of await client.completions.create({ ...base, stream: true, stream_options: { continuous_usage_stats: true } }))
+      if (ch.usage) usages.push(ch.usage.completion_tokens);
+    c.ok('continuous_usage_stats: usage in every chunk, counting up', usages.length >= 6 && usages.every((u, i) => i === 0 || u >= usages[i - 1]), usages);
   });
 }
 
