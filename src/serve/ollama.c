@@ -154,12 +154,13 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         return 1;
     }
     keep_ids(r, &r->b);
-    for (size_t i = 0; i < r->b.n; i++)
+    for (size_t i = 0; i < r->b.n; i++) { /* a line per token that releases text */
         if (r->b.ev[i].len) parse_text(r, r->b.text + r->b.ev[i].off, r->b.ev[i].len);
-    if (r->content.len || r->thinking.len || r->calls.len) {
-        head(o, r);
-        body_text(o, r);
-        wbuf_puts(o, ",\"done\":false}\n");
+        if (r->content.len || r->thinking.len || r->calls.len) {
+            head(o, r);
+            body_text(o, r);
+            wbuf_puts(o, ",\"done\":false}\n");
+        }
     }
     if (!r->b.done) return 1;
     r->ended = true;
