@@ -360,6 +360,11 @@ typedef struct wick_grammar_spec {
     bool strict;      /* JSON Schema: an object schema without "additionalProperties" allows no other keys
                          (OpenAI's strict mode; the spec's default allows any) */
     bool flexible_ws; /* JSON: whitespace wherever JSON allows it (else none: the compact form) */
+    /* JSON Schema: framed values when prefix is set (a tool call's syntax
+     * around its JSON): prefix + value + suffix, min_values to max_values of
+     * them (max 0 = no limit), separator between two. */
+    const char *prefix, *suffix, *separator;
+    int min_values, max_values;
 } wick_grammar_spec;
 
 typedef struct wick_grammar wick_grammar;

@@ -100,6 +100,8 @@ static const char USAGE[] =
     "                            or is answered 503\n"
     "  --max-connections-per-ip N  the same cap per client address (default 512)\n"
     "  --request-timeout SEC     cancel a generation running longer (default: none)\n"
+    "  --reasoning-format F      deepseek (default; also auto): thinking returned apart as\n"
+    "                            reasoning_content / thinking; none: kept inline in the content\n"
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  -v, --verbose             one log line per request on stderr\n"
     "\n"
@@ -161,7 +163,7 @@ int cmd_serve(int argc, char **argv) {
     int header_timeout = 30, max_conn = 2048, max_per_ip = 512;
     int cache_mb = 0, cache_dir_mb = 10240;
     bool no_prefix_cache = false, no_span_cache = false;
-    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL;
+    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL, *reasoning_format = NULL;
     float req_timeout = 0;
     uint64_t body_limit = 8u << 20;
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
@@ -196,8 +198,9 @@ int cmd_serve(int argc, char **argv) {
         {"--cache-dir-mb", NULL, OPT_INT, &cache_dir_mb, NULL},
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
+        {"--reasoning-format", NULL, OPT_STR, &reasoning_format, NULL},
     };
-    int n = cli_spec_opts(opts, cli_runtime_opts(opts, 27, &rt), &spa);
+    int n = cli_spec_opts(opts, cli_runtime_opts(opts, 28, &rt), &spa);
     const int prc = cli_parse("serve", argc, argv, opts, n);
     if (prc) return prc < 0;
     ctx_set = rt.ctx > 0;
@@ -211,6 +214,9 @@ int cmd_serve(int argc, char **argv) {
     if (max_queue < 1 || max_loaded < 1) return cli_error("serve: --max-queue and --max-loaded-models must be at least 1");
     if (kv_mb < 0 || mem_mb < 0 || timeout < 0 || req_timeout < 0 || cache_mb < 0 || cache_dir_mb < 0)
         return cli_error("serve: --kv-mb, --cache-mb, --cache-dir-mb, --memory-budget, --timeout and --request-timeout must not be negative");
+    if (reasoning_format && strcmp(reasoning_format, "none") && strcmp(reasoning_format, "deepseek") &&
+        strcmp(reasoning_format, "auto"))
+        return cli_error("serve: --reasoning-format must be none, deepseek or auto");
     if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
     if (header_timeout < 0) return cli_error("serve: --header-timeout must not be negative");
     if (max_conn < 1 || max_per_ip < 1)
@@ -238,6 +244,7 @@ int cmd_serve(int argc, char **argv) {
         .host = host, .port = port, .api_key = api_key && *api_key ? api_key : NULL,
         .metrics_key = metrics_key && *metrics_key ? metrics_key : NULL, .allowed_origins = origins,
         .body_limit = (size_t)body_limit, .idle_timeout_s = timeout, .request_timeout_s = req_timeout,
+        .reasoning_inline = reasoning_format && strcmp(reasoning_format, "none") == 0,
         .header_timeout_s = header_timeout ? header_timeout : -1, .max_connections = max_conn,
         .max_per_ip = max_per_ip,
         .max_queue = max_queue, .models = models.v, .n_models = models.n, .models_dir = models_dir,

@@ -1139,6 +1139,43 @@ static cfg_sym compile(jsc *c, const cJSON *s) {
     return c->failed ? -1 : out;
 }
 
+/* start -> framed values: item = prefix value suffix; start = item (sep
+ * item){min-1, max-1}, the optional ones nested so each is a choice once. */
+static void frame(jsc *c, int32_t start, cfg_sym top) {
+    const int32_t item = nonterm(c);
+    if (c->failed) return;
+    RULE(c, item, lit(c, c->o.prefix), top, lit(c, c->o.suffix ? c->o.suffix : ""));
+    const cfg_sym sep = lit(c, c->o.separator ? c->o.separator : "");
+    const int lo = c->o.min_values > 1 ? c->o.min_values : 1;
+    const int hi = c->o.max_values;
+    /* more: the optional items after the first lo */
+    int32_t more = nonterm(c);
+    if (c->failed) return;
+    if (hi == 0) { /* more -> ε | sep item more */
+        rule_empty(c, more);
+        RULE(c, more, sep, item, more);
+    } else { /* more_k -> ε | sep item more_{k-1}, k = hi - lo optional items */
+        int32_t next = -1;
+        for (int k = 0; k < hi - lo && !c->failed; k++) {
+            const int32_t m = k == hi - lo - 1 ? more : nonterm(c);
+            rule_empty(c, m);
+            if (next >= 0) RULE(c, m, sep, item, next);
+            else RULE(c, m, sep, item);
+            next = m;
+        }
+        if (hi - lo <= 0) rule_empty(c, more);
+    }
+    const int32_t first = nonterm(c); /* item (sep item){lo-1} */
+    RULE(c, first, item);
+    int32_t chain = first;
+    for (int k = 1; k < lo && !c->failed; k++) {
+        const int32_t n = nonterm(c);
+        RULE(c, n, chain, sep, item);
+        chain = n;
+    }
+    RULE(c, start, chain, more);
+}
+
 int json_schema_compile(cfg *g, const cJSON *schema, const json_schema_opts *opts, wick_error *err) {
     jsc c = {.g = g, .root = schema, .err = err, .any = -1};
     if (opts) c.o = *opts;
@@ -1150,7 +1187,8 @@ int json_schema_compile(cfg *g, const cJSON *schema, const json_schema_opts *opt
     const cfg_sym top = compile(&c, schema);
     int rc = -1;
     if (!c.failed) {
-        RULE(&c, start, c.ws, top, c.ws);
+        if (c.o.prefix) frame(&c, start, top);
+        else RULE(&c, start, c.ws, top, c.ws);
         rc = c.failed ? wick_fail_code(err, WICK_E_NO_MEMORY, "json schema: out of memory") : cfg_finish(g, start, err);
     }
     free(c.ref_node);

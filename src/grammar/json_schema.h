@@ -11,6 +11,11 @@
 typedef struct json_schema_opts {
     bool strict;      /* additionalProperties absent means false (OpenAI's strict: true) */
     bool flexible_ws; /* JSON whitespace allowed between tokens; else none (compact) */
+    /* Framed values (NULL prefix = one bare value): prefix + value + suffix,
+     * min_values to max_values of them (max_values 0 = no limit), separator
+     * between two. A tool call's syntax around its JSON, for instance. */
+    const char *prefix, *suffix, *separator;
+    int min_values, max_values;
 } json_schema_opts;
 
 /* Adds the schema's rules to g (empty, from cfg_new) and finishes it; -1

@@ -28,6 +28,8 @@ typedef struct chat_run_info {
  * status and message to answer with; nothing is replied) on a bad body, an
  * unknown model, a prompt too long, a full queue. */
 int chat_run_start(serve_server *s, const cJSON *body, chat_run **out, fld_error *e);
+/* The same with the prompt computed and nothing generated (a cache warm-up). */
+int chat_run_start_prefill(serve_server *s, const cJSON *body, chat_run **out, fld_error *e);
 const chat_run_info *chat_run_get_info(const chat_run *r);
 
 /* Take what the job produced so far (waiting up to timeout_ms), passing
@@ -35,6 +37,11 @@ const chat_run_info *chat_run_get_info(const chat_run *r);
  * ended (then *res, if given, holds the result: finish, token counts), -1
  * when it ended in an error or was cancelled (e holds the error to send). */
 int chat_run_pull(chat_run *r, int timeout_ms, tool_ev_fn fn, void *user, const job_result **res, fld_error *e);
+/* The job's last batch taken by chat_run_pull: its tokens (for logprobs). */
+const job_batch *chat_run_last_batch(const chat_run *r);
+const wick_model *chat_run_model(const chat_run *r);
+/* The request's logprobs: -1 none, else top-N. */
+int chat_run_logprobs(const chat_run *r);
 /* The whole turn for a non-streamed answer: chat_run_pull until the end,
  * watching client c (gone: -1 with a 499 in e; server stopping: 503). */
 int chat_run_collect(chat_run *r, http_call *c, tool_ev_fn fn, void *user, const job_result **res, fld_error *e);

@@ -1,7 +1,10 @@
 /* ollama.c — Ollama-compatible generation routes: /api/generate and
  * /api/chat, NDJSON-streamed (the default) or whole, with Ollama's final
  * object (done_reason, durations in nanoseconds, counts, context), model
- * load/unload requests (an empty prompt or message list) and keep_alive. */
+ * load/unload requests (an empty prompt or message list) and keep_alive.
+ * The output goes through the model family's parser (tool_parse.h):
+ * thinking in "thinking", tool calls in message.tool_calls with arguments
+ * as an object, streamed in the line that completes the call. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +19,8 @@
 #include "serve/json_out.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
+#include "serve/chat_tools.h"
+#include "serve/tool_parse.h"
 #include "text/tokenizer.h"
 
 typedef struct oll_resp {
@@ -29,7 +34,48 @@ typedef struct oll_resp {
     int n_ids;
     size_t cap_ids;
     double t0;
+    tool_parser *p;    /* the family's parser (NULL: text passes as it is) */
+    wbuf content, thinking, calls; /* parsed, not yet written; calls: ",{...}" each */
+    wbuf args;         /* the call being parsed: its arguments */
+    char *call_name;
 } oll_resp;
+
+/* Parsed events into the pending content, thinking and finished calls. */
+static int on_ev(void *user, const tool_ev *ev) {
+    oll_resp *r = user;
+    switch (ev->kind) {
+    case TOOL_EV_CONTENT: wbuf_put(&r->content, ev->text, ev->len); break;
+    case TOOL_EV_REASONING: wbuf_put(&r->thinking, ev->text, ev->len); break;
+    case TOOL_EV_CALL_BEGIN:
+        free(r->call_name);
+        r->call_name = strdup(ev->name);
+        wbuf_reset(&r->args);
+        break;
+    case TOOL_EV_CALL_ARGS: break;
+    case TOOL_EV_CALL_END: {
+        cJSON *args = cJSON_ParseWithLength(ev->text, ev->len);
+        if (!cJSON_IsObject(args)) {
+            cJSON_Delete(args);
+            args = cJSON_CreateObject();
+        }
+        char *a = cJSON_PrintUnformatted(args);
+        cJSON_Delete(args);
+        wbuf_printf(&r->calls, ",{\"id\":\"%s\",\"function\":{\"index\":%d,\"name\":", ev->id ? ev->id : "", ev->index);
+        const char *n = r->call_name ? r->call_name : "";
+        json_put_str(&r->calls, n, strlen(n));
+        wbuf_printf(&r->calls, ",\"arguments\":%s}}", a ? a : "{}");
+        free(a);
+        break;
+    }
+    }
+    return 0;
+}
+
+/* Text through the parser (or straight to content without one). */
+static void parse_text(oll_resp *r, const char *text, size_t len) {
+    if (r->p) tool_parser_feed(r->p, text, len, on_ev, r);
+    else wbuf_put(&r->content, text, len);
+}
 
 
 static void head(wbuf *o, const oll_resp *r) {
@@ -40,15 +86,34 @@ static void head(wbuf *o, const oll_resp *r) {
     wbuf_printf(o, ",\"created_at\":\"%s\",", ts);
 }
 
-static void body_text(wbuf *o, const oll_resp *r, const char *text, size_t len) {
+/* The pending parsed parts as the line's message (chat) or response and
+ * thinking (generate); they are emptied. */
+static void body_text(wbuf *o, oll_resp *r) {
+    const char *c = r->content.data ? r->content.data : "";
     if (r->chat) {
         wbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
-        json_put_str(o, text, len);
+        json_put_str(o, c, r->content.len);
+        if (r->thinking.len) {
+            wbuf_puts(o, ",\"thinking\":");
+            json_put_str(o, r->thinking.data, r->thinking.len);
+        }
+        if (r->calls.len) {
+            wbuf_puts(o, ",\"tool_calls\":[");
+            wbuf_put(o, r->calls.data + 1, r->calls.len - 1);
+            wbuf_puts(o, "]");
+        }
         wbuf_puts(o, "}");
     } else {
         wbuf_puts(o, "\"response\":");
-        json_put_str(o, text, len);
+        json_put_str(o, c, r->content.len);
+        if (r->thinking.len) {
+            wbuf_puts(o, ",\"thinking\":");
+            json_put_str(o, r->thinking.data, r->thinking.len);
+        }
     }
+    wbuf_reset(&r->content);
+    wbuf_reset(&r->thinking);
+    wbuf_reset(&r->calls);
 }
 
 static void keep_ids(oll_resp *r, const job_batch *b) {
@@ -89,10 +154,11 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         return 1;
     }
     keep_ids(r, &r->b);
-    for (size_t i = 0; i < r->b.n; i++) {
-        if (!r->b.ev[i].len) continue;
+    for (size_t i = 0; i < r->b.n; i++)
+        if (r->b.ev[i].len) parse_text(r, r->b.text + r->b.ev[i].off, r->b.ev[i].len);
+    if (r->content.len || r->thinking.len || r->calls.len) {
         head(o, r);
-        body_text(o, r, r->b.text + r->b.ev[i].off, r->b.ev[i].len);
+        body_text(o, r);
         wbuf_puts(o, ",\"done\":false}\n");
     }
     if (!r->b.done) return 1;
@@ -106,8 +172,15 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         error_line(o, "request cancelled (timeout or server shutting down)");
         return 0;
     }
+    if (res->tail_len) parse_text(r, res->tail, res->tail_len);
+    if (r->p) tool_parser_end(r->p, on_ev, r);
+    if (r->calls.len) { /* calls go in a line of their own before the final one */
+        head(o, r);
+        body_text(o, r);
+        wbuf_puts(o, ",\"done\":false}\n");
+    }
     head(o, r);
-    body_text(o, r, res->tail ? res->tail : "", res->tail_len);
+    body_text(o, r);
     wbuf_puts(o, ",\"done\":true");
     final_fields(o, r, res);
     return 0;
@@ -120,6 +193,12 @@ static void stream_fin(void *ctx, bool aborted) {
     job_batch_free(&r->b);
     mpool_release(r->s->pool, &r->lease, r->keep_alive);
     free(r->ids);
+    tool_parser_free(r->p);
+    wbuf_free(&r->content);
+    wbuf_free(&r->thinking);
+    wbuf_free(&r->calls);
+    wbuf_free(&r->args);
+    free(r->call_name);
     free(r);
 }
 
@@ -129,7 +208,9 @@ typedef struct oll_req {
     double keep_alive;
     const cJSON *options;
     const char *model;
-    int think;          /* -1 not given, 0 false (enable_thinking false in the template) */
+    int think;          /* -1 not given, else enable_thinking for the template */
+    bool tools;         /* chat with tools: calls are parsed */
+    char *text;         /* the rendered prompt (NULL: raw); the parser starts from its end */
     long long num_ctx;  /* options.num_ctx (0 = not given) */
     const cJSON *body;  /* the request ("format" is read again at submit) */
     gen_params g;
@@ -143,12 +224,13 @@ static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     q->g.logprobs = -1;
     if (fld_unsupported_ollama(b, e) < 0) return -1;
     if (fld_str(b, "model", &q->model, e) < 0 || fld_bool(b, "stream", &q->stream, e) < 0) return -1;
-    /* think: false renders the template with thinking off; returning the
-     * thinking apart (true, or a level) is not supported yet */
+    /* think: false renders the template with thinking off, true with it on;
+     * either way a thinking block comes back apart, in "thinking". The
+     * levels of gpt-oss ("low", "medium", "high") are not supported. */
     const cJSON *think = cJSON_GetObjectItemCaseSensitive(b, "think");
-    if (cJSON_IsFalse(think)) q->think = 0;
-    else if (cJSON_IsTrue(think) || cJSON_IsString(think))
-        return fld_fail(e, 400, "think", "\"think\" (thinking returned apart) is not supported yet; leave it out or set it to false");
+    if (cJSON_IsBool(think)) q->think = cJSON_IsTrue(think);
+    else if (cJSON_IsString(think))
+        return fld_fail(e, 400, "think", "\"think\" levels are not supported; use true or false");
     else if (think && !cJSON_IsNull(think)) return fld_fail(e, 400, "think", "\"think\" must be true or false");
     if (fld_keep_alive(b, "keep_alive", &q->keep_alive, e) < 0) return -1;
     if (fld_object(b, "options", &q->options, e) < 0) return -1;
@@ -185,11 +267,11 @@ static int prompt_room(const mpool_lease *l, const gen_params *g) {
     return n_ctx - 1;
 }
 
-/* chat_template_kwargs for "think": false (NULL if not given). */
+/* chat_template_kwargs for "think" (NULL if not given). */
 static cJSON *think_kwargs(const oll_req *q) {
-    if (q->think != 0) return NULL;
+    if (q->think < 0) return NULL;
     cJSON *kw = cJSON_CreateObject();
-    cJSON_AddBoolToObject(kw, "enable_thinking", false);
+    cJSON_AddBoolToObject(kw, "enable_thinking", q->think == 1);
     return kw;
 }
 
@@ -243,6 +325,19 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
     r->keep_alive = q->keep_alive;
     r->want_context = want_context;
     r->t0 = wick_now_s();
+    if (q->text) { /* a rendered prompt: parse the reply as the family writes it */
+        const tokenizer *tok = wick_model_tokenizer(l->model);
+        const tool_format f = tool_format_detect(tok_chat_template(tok), tok);
+        const char *t = q->text;
+        size_t n = strlen(t);
+        while (n && (t[n - 1] == '\n' || t[n - 1] == ' ')) n--;
+        const size_t k = strlen(f.think_open);
+        const tool_parse_opts po = {.tools = q->tools,
+                                    .reasoning = f.think_open[0] && !s->cfg.reasoning_inline,
+                                    .in_reasoning = k && n >= k && memcmp(t + n - k, f.think_open, k) == 0,
+                                    .id_seed = q->g.sampling.seed};
+        r->p = tool_parser_new(&f, &po);
+    }
     if (want_context && (r->ids = malloc(sizeof *r->ids * (size_t)q->g.n_ids))) {
         memcpy(r->ids, q->g.ids, sizeof *r->ids * (size_t)q->g.n_ids);
         r->n_ids = q->g.n_ids;
@@ -261,14 +356,14 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
             reply_ollama_error(c, &e);
         } else {
             keep_ids(r, &acc);
-            wbuf text = {0}, o = {0};
-            wbuf_put(&text, acc.text ? acc.text : "", acc.text_len);
-            wbuf_put(&text, res->tail ? res->tail : "", res->tail_len);
+            wbuf o = {0};
+            parse_text(r, acc.text ? acc.text : "", acc.text_len);
+            if (res->tail_len) parse_text(r, res->tail, res->tail_len);
+            if (r->p) tool_parser_end(r->p, on_ev, r);
             head(&o, r);
-            body_text(&o, r, text.data ? text.data : "", text.len);
+            body_text(&o, r);
             wbuf_puts(&o, ",\"done\":true");
             final_fields(&o, r, res);
-            wbuf_free(&text);
             http_note(c, "model=%s prompt=%d cached=%d gen=%d", l->name, res->prompt_tokens, res->cached_tokens,
                       res->generated_tokens);
             http_reply_wbuf(c, 200, "application/json", &o);
@@ -342,7 +437,7 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
             cJSON *kw = think_kwargs(&q);
             prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true, .kwargs = kw,
                                    .max_ids = room};
-            int rc = prompt_chat(l.model, &po, &p_ids, &n_p, NULL, &e);
+            int rc = prompt_chat(l.model, &po, &p_ids, &n_p, &q.text, &e);
             cJSON_Delete(msgs);
             cJSON_Delete(kw);
             if (rc < 0) goto bad;
@@ -361,10 +456,12 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
     free(p_ids);
     run(s, c, &q, &l, false, true);
     free(q.g.ids);
+    free(q.text);
     return;
 bad:
     free(ctx_ids);
     free(p_ids);
+    free(q.text);
     mpool_release(s->pool, &l, q.keep_alive);
     reply_ollama_error(c, &e);
 }
@@ -374,8 +471,9 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
     memset(&q, 0, sizeof q);
     fld_error e = {0};
     prompt_chat_opts po = {.add_generation_prompt = true};
+    chat_tools tools;
     if (parse_common(b, &q, &e) < 0 || fld_array(b, "messages", &po.messages, &e) < 0 ||
-        fld_array(b, "tools", &po.tools, &e) < 0) {
+        fld_array(b, "tools", &po.tools, &e) < 0 || chat_tools_parse(b, &tools, &e) < 0) {
         reply_ollama_error(c, &e);
         return;
     }
@@ -383,6 +481,7 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
         load_only(s, c, &q, true);
         return;
     }
+    q.tools = tools.tools != NULL;
     cJSON *kw = think_kwargs(&q);
     po.kwargs = kw;
     mpool_lease l;
@@ -394,13 +493,15 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
     q.g.chat = true;
     int rc = sampling(&l, &q, &e);
     po.max_ids = prompt_room(&l, &q.g);
-    if (rc == 0) rc = prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, NULL, &e);
+    if (rc == 0) rc = prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, &q.text, &e);
     cJSON_Delete(kw);
     if (rc < 0) {
+        free(q.text);
         mpool_release(s->pool, &l, q.keep_alive);
         reply_ollama_error(c, &e);
         return;
     }
     run(s, c, &q, &l, true, false);
     free(q.g.ids);
+    free(q.text);
 }

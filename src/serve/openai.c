@@ -1,6 +1,7 @@
 /* openai.c — OpenAI-compatible routes: /v1/models, /v1/completions,
- * /v1/chat/completions (streamed as SSE or whole) and the two /render
- * routes the llm-d router tokenizes through. Requests are checked field by
+ * /v1/chat/completions' checks (the turn itself runs in chat_run.c and is
+ * written by openai_chat.c) and the two /render routes the llm-d router
+ * tokenizes through. Requests are checked field by
  * field (a wrong type is a 400 naming the field; a field another engine
  * defines and wick does not implement is a 400 too, fields_known.h; fields
  * no engine knows are ignored).
@@ -16,6 +17,7 @@
 #include "serve/prompt.h"
 #include "serve/fields_known.h"
 #include "serve/span_chat.h"
+#include "serve/chat_tools.h"
 
 static void not_found_model(http_call *c, fld_error *e) {
     snprintf(e->code, sizeof e->code, "model_not_found");
@@ -59,7 +61,7 @@ void oai_model(serve_server *s, http_call *c, const char *id) {
 }
 
 /* The fields both generation routes share, before the model is known. */
-static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
+int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     long long v;
     bool flag;
     int r;
@@ -98,7 +100,7 @@ static int parse_common(const cJSON *b, oai_req *q, fld_error *e) {
 }
 
 /* logprobs: chat takes a bool plus top_logprobs; completions an integer */
-static int parse_logprobs(const cJSON *b, oai_req *q, fld_error *e) {
+int oai_parse_logprobs(const cJSON *b, oai_req *q, fld_error *e) {
     long long v;
     int r;
     if (q->chat) {
@@ -174,25 +176,27 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
     oai_stream_fin(r, false);
 }
 
-int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
-    fld_error e = {0};
+int oai_lease(serve_server *s, const cJSON *b, mpool_lease *l, fld_error *e) {
     const char *name = NULL;
-    if (fld_str(b, "model", &name, &e) < 0) {
-        reply_openai_error(c, &e);
-        return -1;
-    }
+    if (fld_str(b, "model", &name, e) < 0) return -1;
     wick_error err;
     if (mpool_acquire(s->pool, name, l, &err) < 0) {
-        fld_fail_wick(&e, &err, "model");
-        if (err.code == WICK_E_NOT_FOUND) not_found_model(c, &e);
-        else reply_openai_error(c, &e);
+        fld_fail_wick(e, &err, "model");
+        if (err.code == WICK_E_NOT_FOUND) snprintf(e->code, sizeof e->code, "model_not_found");
         return -1;
     }
     return 0;
 }
 
+int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *l) {
+    fld_error e = {0};
+    if (oai_lease(s, b, l, &e) == 0) return 0;
+    reply_openai_error(c, &e);
+    return -1;
+}
+
 /* The request's sampling over the leased model's defaults (and its vocabulary, for logit_bias). */
-static int sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e) {
+int oai_sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e) {
     q->g.sampling = wick_sampling_default();
     wick_model_sampling_defaults(l->model, &q->g.sampling);
     if (fld_sampling_openai(b, &q->g.sampling, e) < 0) return -1;
@@ -207,7 +211,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     oai_req q = {0};
     fld_error e = {0};
     const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(b, "prompt");
-    if (parse_common(b, &q, &e) < 0 || parse_logprobs(b, &q, &e) < 0) goto bad;
+    if (oai_parse_common(b, &q, &e) < 0 || oai_parse_logprobs(b, &q, &e) < 0) goto bad;
     if (!prompt || cJSON_IsNull(prompt)) {
         fld_fail(&e, 400, "prompt", "\"prompt\" is required");
         goto bad;
@@ -224,7 +228,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     span_req sr = {0};
-    int rc = sampling_for(&l, b, &q, &e);
+    int rc = oai_sampling_for(&l, b, &q, &e);
     if (rc == 0) rc = span_req_options(b, l.model, &sr, &e);
     if (rc == 0 && cJSON_IsObject(prompt)) {
         if ((rc = span_req_completion(l.model, prompt, &sr, &e)) == 0) {
@@ -251,26 +255,16 @@ bad:
     reply_openai_error(c, &e);
 }
 
-/* The chat prompt fields, shared with /v1/chat/completions/render. */
-static int chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
+/* The chat prompt fields, shared with /v1/chat/completions/render (tools
+ * and tool_choice are checked by chat_tools.c). */
+int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     memset(o, 0, sizeof *o);
     o->add_generation_prompt = true;
     if (fld_array(b, "messages", &o->messages, e) < 0) return -1;
     if (!o->messages) return fld_fail(e, 400, "messages", "\"messages\" is required");
     if (cJSON_GetArraySize(o->messages) == 0) return fld_fail(e, 400, "messages", "\"messages\" is empty");
     if (fld_array(b, "tools", &o->tools, e) < 0) return -1;
-    /* tool_choice: "auto" is what the model does with the tools in its
-     * prompt; "none" leaves them out; forcing a call is not supported yet */
-    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(b, "tool_choice");
-    if (tc && !cJSON_IsNull(tc)) {
-        if (cJSON_IsString(tc) && strcmp(tc->valuestring, "none") == 0) o->tools = NULL;
-        else if (!cJSON_IsString(tc) || strcmp(tc->valuestring, "auto") != 0)
-            return fld_fail(e, 400, "tool_choice", "\"tool_choice\" may be \"auto\" or \"none\" here; forcing a tool call is not supported yet");
-    }
-    bool parallel = true;
-    if (fld_bool(b, "parallel_tool_calls", &parallel, e) < 0) return -1;
-    if (!parallel && o->tools)
-        return fld_fail(e, 400, "parallel_tool_calls", "\"parallel_tool_calls\": false is not supported yet");
+    if (o->tools && cJSON_GetArraySize(o->tools) == 0) o->tools = NULL;
     if (fld_object(b, "chat_template_kwargs", &o->kwargs, e) < 0) return -1;
     /* a template from the request would run client code in the server (a
      * template loop can spin for ever): refused, as vLLM does by default */
@@ -293,42 +287,6 @@ static int chat_prompt(const wick_model *m, const cJSON *b, const prompt_chat_op
     g->spans = &sr->v;
     return 0;
 }
-
-void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
-    oai_req q = {.chat = true};
-    fld_error e = {0};
-    prompt_chat_opts po;
-    if (parse_common(b, &q, &e) < 0 || parse_logprobs(b, &q, &e) < 0 || chat_opts(b, &po, &e) < 0) {
-        fld_grammar_free(&q.gr);
-        reply_openai_error(c, &e);
-        return;
-    }
-    if (prefill_only) q.g.n_predict = 0;
-    mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) {
-        fld_grammar_free(&q.gr);
-        return;
-    }
-    q.g.new_message = true;
-    q.g.chat = true;
-    po.max_ids = l.n_ctx - 1;
-    span_req sr = {0};
-    if (sampling_for(&l, b, &q, &e) < 0 || chat_prompt(l.model, b, &po, &sr, &q.g, &e) < 0) {
-        mpool_release(s->pool, &l, NAN);
-        span_req_free(&sr);
-        free(q.bias);
-    fld_grammar_free(&q.gr);
-        reply_openai_error(c, &e);
-        return;
-    }
-    run(s, c, &q, &l);
-    free(q.g.ids);
-    free(q.bias);
-    fld_grammar_free(&q.gr);
-    span_req_free(&sr);
-}
-
-void oai_chat(serve_server *s, http_call *c, cJSON *b) { oai_chat_run(s, c, b, false); }
 
 static void add_ids(cJSON *a, const int32_t *ids, int n) {
     for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
@@ -383,7 +341,8 @@ void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
 void oai_render_chat(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
     prompt_chat_opts po;
-    if (chat_opts(b, &po, &e) < 0) {
+    chat_tools tools;
+    if (oai_chat_opts(b, &po, &e) < 0 || chat_tools_parse(b, &tools, &e) < 0) {
         reply_openai_error(c, &e);
         return;
     }

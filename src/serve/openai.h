@@ -5,6 +5,7 @@
 #define WICK_SERVE_OPENAI_H
 
 #include "serve/fields_grammar.h"
+#include "serve/prompt.h"
 #include "serve/server.h"
 
 typedef struct oai_req {
@@ -33,11 +34,24 @@ typedef struct oai_resp {
 } oai_resp;
 
 /* /v1/chat/completions on a parsed body (oai_chat, and the spnl route's
- * translated queries); prefill_only: compute the prompt, generate nothing. */
+ * translated queries); prefill_only: compute the prompt, generate nothing
+ * (openai_chat.c). */
 void oai_chat_run(serve_server *s, http_call *c, cJSON *body, bool prefill_only);
+
+/* The request checks the chat turn (chat_run.c) shares with completions:
+ * the fields both routes read, logprobs, sampling over the leased model's
+ * defaults and logit_bias, the chat prompt's fields. 0 or -1 with e. */
+int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e);
+int oai_parse_logprobs(const cJSON *b, oai_req *q, fld_error *e);
+int oai_sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e);
+int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e);
+/* Lease the body's model: 0, or -1 with e (404 model_not_found). */
+int oai_lease(serve_server *s, const cJSON *b, mpool_lease *l, fld_error *e);
 
 /* The whole answer (non-streaming) into out. */
 void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, wbuf *out);
+/* {"content":[{token, logprob, bytes, top_logprobs}, ...]} of n tokens. */
+void oai_chat_logprobs(wbuf *o, const wick_model *m, const job_event *ev, size_t n);
 /* Stream pull (http_pull_fn) and end (http_fin_fn) over an oai_resp. */
 int oai_stream_pull(void *ctx, wbuf *out, int timeout_ms);
 void oai_stream_fin(void *ctx, bool aborted);

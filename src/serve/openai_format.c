@@ -27,7 +27,7 @@ static void piece_json(wbuf *o, const wick_model *m, int32_t id, bool bytes) {
 }
 
 /* {"content":[{token, logprob, bytes, top_logprobs:[...]}, ...]} */
-static void chat_logprobs(wbuf *o, const wick_model *m, const job_event *ev, size_t n) {
+void oai_chat_logprobs(wbuf *o, const wick_model *m, const job_event *ev, size_t n) {
     wbuf_puts(o, "{\"content\":[");
     for (size_t i = 0; i < n; i++) {
         const wick_token_info *t = &ev[i].tok;
@@ -128,7 +128,7 @@ void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, 
         wbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
         json_put_str(o, text->data ? text->data : "", text->len);
         wbuf_puts(o, "},\"logprobs\":");
-        if (r->logprobs >= 0) chat_logprobs(o, m, acc->ev, acc->n);
+        if (r->logprobs >= 0) oai_chat_logprobs(o, m, acc->ev, acc->n);
         else wbuf_puts(o, "null");
     } else {
         wbuf_puts(o, "\"text\":");
@@ -157,7 +157,7 @@ static void chunk(oai_resp *r, wbuf *o, const char *text, size_t len, const job_
             json_put_str(o, text, len);
         }
         wbuf_puts(o, "},\"logprobs\":");
-        if (r->logprobs >= 0 && n) chat_logprobs(o, r->lease.model, ev, n);
+        if (r->logprobs >= 0 && n) oai_chat_logprobs(o, r->lease.model, ev, n);
         else wbuf_puts(o, "null");
     } else {
         wbuf_puts(o, "\"text\":");

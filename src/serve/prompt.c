@@ -139,6 +139,7 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
     }
     int i = 0;
     const cJSON *msg;
+    prompt_history hist = {0};
     cJSON_ArrayForEach(msg, o->messages) {
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(msg, "role");
         if (!cJSON_IsObject(msg) || !cJSON_IsString(role)) {
@@ -151,7 +152,7 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
             return fld_fail(e, 500, NULL, "out of memory");
         }
         cJSON_AddItemToArray(msgs, copy);
-        if (norm_content(copy, i, e) < 0) {
+        if (norm_content(copy, i, e) < 0 || prompt_history_norm(copy, i, &hist, e) < 0) {
             cJSON_Delete(ctx);
             return -1;
         }

@@ -48,6 +48,16 @@ int prompt_encode(const wick_model *m, const char *text, size_t len, int max_ids
 int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,
                 fld_error *e);
 
+/* A conversation's earlier turns as templates expect them
+ * (prompt_history.c), one message at a time in order: content null -> "",
+ * tool-call arguments given as a JSON string -> the object, Ollama's
+ * "thinking" -> reasoning_content; a tool result must answer a call of the
+ * assistant message before it (by tool_call_id, or Ollama's tool_name). */
+typedef struct prompt_history {
+    const cJSON *calls; /* the last assistant message's tool_calls */
+} prompt_history;
+int prompt_history_norm(cJSON *msg, int i, prompt_history *h, fld_error *e);
+
 /* The bytes token id stands for (may be a partial UTF-8 character). */
 void prompt_piece(const wick_model *m, int32_t id, wbuf *out);
 

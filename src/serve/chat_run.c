@@ -1,0 +1,233 @@
+/* chat_run.c — one chat turn from an OpenAI chat-completions body to parsed
+ * events (chat_run.h): the body checked (chat_tools.c reads tools and
+ * tool_choice), the model leased, the prompt rendered and submitted, and the
+ * job's text fed through the model family's tool and reasoning parser. */
+#include "serve/chat_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "serve/chat_tools.h"
+#include "serve/openai.h"
+#include "serve/prompt.h"
+#include "serve/span_chat.h"
+#include "text/tokenizer.h"
+
+struct chat_run {
+    serve_server *s;
+    mpool_lease lease;
+    bool leased;
+    job *j;
+    job_batch b;
+    tool_parser *p;
+    chat_run_info info;
+    chat_tools tools;
+    char *lead;         /* text the prompt wrote for the reply (a forced call's opening tag): fed first */
+    double t0;
+    bool ended, stopped_after_call;
+    int n_calls, logprobs;
+    tool_ev_fn fn;      /* the caller's, while a pull runs */
+    void *user;
+};
+
+/* Events pass through here: counts calls, and with parallel_tool_calls
+ * false stops the turn after the first call. */
+static int relay(void *user, const tool_ev *ev) {
+    chat_run *r = user;
+    if (ev->kind == TOOL_EV_CALL_BEGIN) {
+        if (!r->tools.parallel && r->n_calls >= 1) return 0;
+        r->n_calls++;
+    }
+    if (ev->index >= 1 && !r->tools.parallel &&
+        (ev->kind == TOOL_EV_CALL_ARGS || ev->kind == TOOL_EV_CALL_END))
+        return 0;
+    if (ev->kind == TOOL_EV_CALL_END && !r->tools.parallel && !r->stopped_after_call && r->j) {
+        r->stopped_after_call = true;
+        job_cancel(r->j);
+    }
+    return r->fn ? r->fn(r->user, ev) : 0;
+}
+
+/* Does text end with tag, give or take whitespace after it? */
+static bool ends_with_tag(const char *text, size_t len, const char *tag) {
+    const size_t tl = strlen(tag);
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\r')) len--;
+    return tl && len >= tl && memcmp(text + len - tl, tag, tl) == 0;
+}
+
+static int start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e, bool prefill_only) {
+    *out = NULL;
+    chat_run *r = calloc(1, sizeof *r);
+    if (!r) return fld_fail(e, 500, NULL, "out of memory");
+    r->s = s;
+    oai_req q = {.chat = true};
+    prompt_chat_opts po;
+    span_req sr = {0};
+    char *text = NULL;
+    int rc = -1;
+    if (oai_parse_common(b, &q, e) < 0 || oai_parse_logprobs(b, &q, e) < 0 || oai_chat_opts(b, &po, e) < 0 ||
+        chat_tools_parse(b, &r->tools, e) < 0)
+        goto out;
+    if (prefill_only) q.g.n_predict = 0;
+    r->logprobs = q.logprobs;
+    if (r->tools.choice == CHAT_TOOLS_NONE) po.tools = NULL;
+    if (r->tools.forced && q.gr.spec.kind) {
+        fld_fail(e, 400, "tool_choice", "\"tool_choice\" \"%s\" and \"%s\" cannot be used together",
+                 r->tools.choice == CHAT_TOOLS_REQUIRED ? "required" : "function", q.gr.param);
+        goto out;
+    }
+    const char *fmt = NULL;
+    if (fld_str(b, "reasoning_format", &fmt, e) < 0) goto out;
+    if (fmt && strcmp(fmt, "none") && strcmp(fmt, "deepseek") && strcmp(fmt, "auto") && strcmp(fmt, "deepseek-legacy")) {
+        fld_fail(e, 400, "reasoning_format", "\"reasoning_format\" must be \"none\", \"auto\" or \"deepseek\"");
+        goto out;
+    }
+    bool split_reasoning = fmt ? strcmp(fmt, "none") != 0 : s->cfg.reasoning_inline == 0;
+    if (oai_lease(s, b, &r->lease, e) < 0) goto out;
+    r->leased = true;
+    const wick_model *m = r->lease.model;
+    const tokenizer *tok = wick_model_tokenizer(m);
+    r->info.model = r->lease.name;
+    r->info.stream = q.stream;
+    r->info.include_usage = q.include_usage;
+    r->info.format = tool_format_detect(tok_chat_template(tok), tok);
+    q.g.new_message = true;
+    q.g.chat = true;
+    po.max_ids = r->lease.n_ctx - 1;
+    if (oai_sampling_for(&r->lease, b, &q, e) < 0) goto out;
+    if (r->tools.forced && chat_tools_grammar(&r->tools, &r->info.format, tok, &q.gr, &r->lead, e) < 0) goto out;
+    int spans = span_chat_detect(po.messages, e);
+    if (spans < 0 || span_req_options(b, m, &sr, e) < 0) goto out;
+    if (spans && r->lead) {
+        fld_fail(e, 400, "tool_choice", "a forced tool call cannot be used with span messages");
+        goto out;
+    }
+    if (!spans) {
+        size_t text_len = 0;
+        if (prompt_render(m, &po, &text, &text_len, e) < 0) goto out;
+        if (r->lead) { /* the call's opening written into the prompt */
+            const size_t n = strlen(text), k = strlen(r->lead);
+            char *t2 = realloc(text, n + k + 1);
+            if (!t2) {
+                fld_fail(e, 500, NULL, "out of memory");
+                goto out;
+            }
+            memcpy(t2 + n, r->lead, k + 1);
+            text = t2;
+        }
+        if (prompt_encode(m, text, strlen(text), po.max_ids, &q.g.ids, &q.g.n_ids, e) < 0) goto out;
+    } else {
+        if (span_chat_build(m, &po, &sr, e) < 0) goto out;
+        q.g.n_ids = span_req_finish(&sr);
+        q.g.spans = &sr.v;
+    }
+    const tool_format *f = &r->info.format;
+    const bool in_think = text && f->think_open[0] && !r->lead && ends_with_tag(text, strlen(text), f->think_open);
+    const tool_parse_opts popts = {.tools = po.tools != NULL,
+                                   .reasoning = split_reasoning && f->think_open[0],
+                                   .in_reasoning = in_think,
+                                   .id_seed = q.g.sampling.seed};
+    if (!(r->p = tool_parser_new(f, &popts))) {
+        fld_fail(e, 500, NULL, "out of memory");
+        goto out;
+    }
+    r->info.n_prompt = q.g.n_ids;
+    if (!(r->j = gen_submit(s, &r->lease, &q.g, e))) goto out;
+    r->t0 = wick_now_s();
+    rc = 0;
+out:
+    free(text);
+    free(q.g.ids);
+    free(q.bias);
+    fld_grammar_free(&q.gr);
+    span_req_free(&sr);
+    if (rc < 0) chat_run_free(r);
+    else *out = r;
+    return rc;
+}
+
+int chat_run_start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e) { return start(s, b, out, e, false); }
+int chat_run_start_prefill(serve_server *s, const cJSON *b, chat_run **out, fld_error *e) {
+    return start(s, b, out, e, true);
+}
+
+const chat_run_info *chat_run_get_info(const chat_run *r) { return &r->info; }
+int chat_run_logprobs(const chat_run *r) { return r->logprobs; }
+const wick_model *chat_run_model(const chat_run *r) { return r->lease.model; }
+
+int chat_run_pull(chat_run *r, int timeout_ms, tool_ev_fn fn, void *user, const job_result **res, fld_error *e) {
+    if (r->ended) return 0;
+    r->fn = fn;
+    r->user = user;
+    if (r->lead) { /* the forced call's opening, as if generated */
+        tool_parser_feed(r->p, r->lead, strlen(r->lead), relay, r);
+        free(r->lead);
+        r->lead = NULL;
+    }
+    if (http_stopping(r->s->http)) job_cancel(r->j);
+    if (!job_take(r->j, &r->b, timeout_ms)) {
+        double limit = r->s->cfg.request_timeout_s;
+        if (limit > 0 && wick_now_s() - r->t0 > limit) job_cancel(r->j);
+        r->fn = NULL;
+        return 1;
+    }
+    for (size_t i = 0; i < r->b.n; i++)
+        if (r->b.ev[i].len) tool_parser_feed(r->p, r->b.text + r->b.ev[i].off, r->b.ev[i].len, relay, r);
+    if (!r->b.done) {
+        r->fn = NULL;
+        return 1;
+    }
+    r->ended = true;
+    const job_result *jr = job_get_result(r->j);
+    if (res) *res = jr;
+    if (jr->finish == WICK_FINISH_ERROR) {
+        r->fn = NULL;
+        return fld_fail(e, 500, NULL, "%s", jr->error ? jr->error : "generation failed");
+    }
+    if (jr->finish == WICK_FINISH_CANCELLED && !r->stopped_after_call) {
+        r->fn = NULL;
+        return fld_fail(e, 503, NULL, "request cancelled (timeout or server shutting down)");
+    }
+    if (jr->tail_len && !r->stopped_after_call) tool_parser_feed(r->p, jr->tail, jr->tail_len, relay, r);
+    tool_parser_end(r->p, relay, r);
+    r->fn = NULL;
+    return 0;
+}
+
+const job_batch *chat_run_last_batch(const chat_run *r) { return &r->b; }
+
+int chat_run_collect(chat_run *r, http_call *c, tool_ev_fn fn, void *user, const job_result **res, fld_error *e) {
+    double checked = wick_now_s();
+    for (;;) {
+        int rc = chat_run_pull(r, 200, fn, user, res, e);
+        if (rc <= 0) return rc;
+        double now = wick_now_s();
+        if (now - checked < 0.01) continue;
+        checked = now;
+        if (http_client_gone(c)) {
+            job_cancel(r->j);
+            if (http_stopping(r->s->http)) return fld_fail(e, 503, NULL, "server is shutting down");
+            return fld_fail(e, 499, NULL, "client closed the connection");
+        }
+    }
+}
+
+const char *chat_run_finish_reason(const chat_run *r, const job_result *res) {
+    if (r->n_calls > 0 && (res->finish == WICK_FINISH_STOP || r->stopped_after_call)) return "tool_calls";
+    return gen_finish_name(res->finish);
+}
+
+int chat_run_n_calls(const chat_run *r) { return r->n_calls; }
+
+void chat_run_free(chat_run *r) {
+    if (!r) return;
+    if (r->j) job_release(r->j);
+    job_batch_free(&r->b);
+    tool_parser_free(r->p);
+    if (r->leased) mpool_release(r->s->pool, &r->lease, NAN);
+    free(r->lead);
+    free(r);
+}
