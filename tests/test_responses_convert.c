@@ -442,6 +442,28 @@ static void output_whole(void) {
     CHECK_STR(str(at(o.output, 1), "name"), "b");
     CHECK_STR(str(at(o.output, 1), "call_id"), "call_2");
     resp_out_free(&o);
+
+    /* cut short inside the second call: it is incomplete, the first whole call is not */
+    resp_out_init(&o, "resp_0123", 1, "m", NULL);
+    call_begin(&o, 0, "call_1", "a");
+    call_ev(&o, TOOL_EV_CALL_END, 0, "{\"x\":1}");
+    call_begin(&o, 1, "call_2", "a");
+    call_ev(&o, TOOL_EV_CALL_ARGS, 1, "{\"x\":");
+    call_ev(&o, TOOL_EV_CALL_END, 1, "{\"x\":");
+    call_ev(&o, TOOL_EV_CALL_ARGS, 1, "ignored after the end");
+    resp_out_end(&o, true);
+    CHECK_INT(cJSON_GetArraySize(o.output), 2);
+    CHECK_STR(str(at(o.output, 0), "status"), "completed");
+    CHECK_STR(str(at(o.output, 1), "status"), "incomplete");
+    CHECK_STR(str(at(o.output, 1), "arguments"), "{\"x\":");
+    resp_out_free(&o);
+    /* a whole call when the turn was cut right after it: complete */
+    resp_out_init(&o, "resp_0123", 1, "m", NULL);
+    call_begin(&o, 0, "call_1", "a");
+    call_ev(&o, TOOL_EV_CALL_END, 0, "{}");
+    resp_out_end(&o, true);
+    CHECK_STR(str(at(o.output, 0), "status"), "completed");
+    resp_out_free(&o);
 }
 
 /* SSE text → array of {event, data} (data parsed); NULL when malformed. */

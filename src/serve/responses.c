@@ -68,9 +68,7 @@ static int stream_pull(void *ctx, wbuf *out, int timeout_ms) {
     }
     fld_error e = {0};
     const job_result *res = NULL;
-    int rc;
-    if (http_stopping(r->s->http)) rc = fld_fail(&e, 503, NULL, "server is shutting down");
-    else rc = chat_run_pull(r->run, timeout_ms, resp_out_event, &r->out, &res, &e);
+    int rc = chat_run_pull(r->run, timeout_ms, resp_out_event, &r->out, &res, &e);
     if (rc == 1) return 1;
     r->phase = 2;
     if (rc == 0 && res) {

@@ -63,6 +63,7 @@ typedef struct resp_out {
     wbuf text;            /* its text sent so far (a call: its arguments) */
     wbuf pend;            /* text not sent yet: trailing blanks, a part of a character */
     char *call_id, *name;
+    bool call_ended;      /* the open call's arguments are whole (it closes with what comes next) */
     int n_ids;            /* item ids handed out */
     bool any_message, any_call;
     bool oom;

@@ -737,6 +737,11 @@ static void send_pend(resp_out *o, bool end) {
 
 static void close_item(resp_out *o, bool incomplete) {
     if (o->open == RESP_ITEM_NONE) return;
+    if (o->open == RESP_ITEM_CALL && incomplete) { /* a call the cut left whole is complete */
+        cJSON *args = cJSON_ParseWithLength(o->text.data ? o->text.data : "", o->text.len);
+        incomplete = !cJSON_IsObject(args);
+        cJSON_Delete(args);
+    }
     const char *status = incomplete ? "incomplete" : "completed";
     if (o->open != RESP_ITEM_CALL) send_pend(o, true);
     if (o->sse) {
@@ -764,6 +769,7 @@ static void close_item(resp_out *o, bool incomplete) {
     }
     cJSON_AddItemToArray(o->output, item_json(o, status));
     o->open = RESP_ITEM_NONE;
+    o->call_ended = false;
     wbuf_reset(&o->text);
     wbuf_reset(&o->pend);
 }
@@ -795,14 +801,15 @@ int resp_out_event(void *user, const tool_ev *ev) {
         open_item(o, RESP_ITEM_CALL);
         break;
     case TOOL_EV_CALL_ARGS:
-        if (o->open == RESP_ITEM_CALL) send_text(o, ev->text, ev->len);
+        if (o->open == RESP_ITEM_CALL && !o->call_ended) send_text(o, ev->text, ev->len);
         break;
     case TOOL_EV_CALL_END:
-        if (o->open != RESP_ITEM_CALL) break;
-        /* the whole arguments are what the call says, whatever the deltas added up to */
+        if (o->open != RESP_ITEM_CALL || o->call_ended) break;
+        /* the whole arguments are what the call says, whatever the deltas added up to; the item
+         * closes with what comes next, or at the end (incomplete if the turn was cut inside it) */
         wbuf_reset(&o->text);
         if (!wbuf_put(&o->text, ev->text ? ev->text : "", ev->text ? ev->len : 0)) o->oom = true;
-        close_item(o, false);
+        o->call_ended = true;
         break;
     }
     return 0;
