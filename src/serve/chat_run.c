@@ -123,6 +123,7 @@ static int start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e, 
         if (span_chat_build(m, &po, &sr, e) < 0) goto out;
         q.g.n_ids = span_req_finish(&sr);
         q.g.spans = &sr.v;
+        r->info.spans = true;
     }
     const tool_format *f = &r->info.format;
     const bool in_think = text && f->think_open[0] && !r->lead && ends_with_tag(text, strlen(text), f->think_open);

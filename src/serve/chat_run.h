@@ -21,6 +21,7 @@ typedef struct chat_run_info {
     bool stream;            /* the body asked for "stream": true */
     bool include_usage;     /* stream_options.include_usage */
     int n_prompt;           /* prompt tokens */
+    bool spans;             /* a span request: usage reports span_cached_tokens */
     tool_format format;     /* the model's tool and reasoning syntax */
 } chat_run_info;
 

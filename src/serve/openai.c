@@ -141,12 +141,11 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
     r->s = s;
     r->lease = *lease;
     r->j = j;
-    r->chat = q->chat;
     r->include_usage = q->include_usage;
     r->spans = q->g.spans != NULL;
     r->logprobs = q->logprobs;
     r->created = (long long)time(NULL);
-    reply_new_id(s, q->chat ? "chatcmpl-" : "cmpl-", r->id, sizeof r->id);
+    reply_new_id(s, "cmpl-", r->id, sizeof r->id);
     if (q->stream) {
         http_reply_stream(c, 200, "text/event-stream", oai_stream_pull, oai_stream_fin, r);
         return;

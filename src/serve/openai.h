@@ -17,13 +17,13 @@ typedef struct oai_req {
     gen_params g;
 } oai_req;
 
-/* One response in the making, streamed or whole. */
+/* One /v1/completions response in the making, streamed or whole. */
 typedef struct oai_resp {
     serve_server *s;
     mpool_lease lease;
     job *j;
     job_batch b;      /* the last batch taken (stream) */
-    bool chat, include_usage;
+    bool include_usage;
     bool spans;       /* a span request: usage reports span_cached_tokens */
     int logprobs;
     char id[48];

@@ -45,12 +45,16 @@ static void head(wbuf *o, const oc_resp *r, bool whole) {
     wbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
 }
 
-static void usage_json(wbuf *o, const job_result *res) {
+/* span_cached_tokens (span requests only): the cached tokens that were
+ * spans placed from the span cache */
+static void usage_json(wbuf *o, const oc_resp *r, const job_result *res) {
     wbuf_printf(o,
                 "{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
-                "\"prompt_tokens_details\":{\"cached_tokens\":%d}}",
+                "\"prompt_tokens_details\":{\"cached_tokens\":%d",
                 res->prompt_tokens, res->generated_tokens, res->prompt_tokens + res->generated_tokens,
                 res->cached_tokens);
+    if (chat_run_get_info(r->run)->spans) wbuf_printf(o, ",\"span_cached_tokens\":%d", res->span_cached_tokens);
+    wbuf_puts(o, "}}");
 }
 
 /* ---- streamed ---- */
@@ -167,7 +171,7 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
             wbuf_puts(o, "data: ");
             head(o, r, false);
             wbuf_puts(o, ",\"choices\":[],\"usage\":");
-            usage_json(o, res);
+            usage_json(o, r, res);
             wbuf_puts(o, "}\n\n");
         }
     }
@@ -249,7 +253,7 @@ static void whole_json(oc_resp *r, const job_result *res, const job_batch *acc, 
     if (acc) oai_chat_logprobs(o, chat_run_model(r->run), acc->ev, acc->n);
     else wbuf_puts(o, "null");
     wbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", chat_run_finish_reason(r->run, res));
-    usage_json(o, res);
+    usage_json(o, r, res);
     wbuf_puts(o, "}");
 }
 

@@ -1,6 +1,7 @@
-/* openai_format.c — OpenAI response bodies: whole completions, SSE chunks
- * (one id for all, role first, finish_reason last, usage when asked),
- * mid-stream errors, and logprobs in the chat and completions shapes.
+/* openai_format.c — /v1/completions response bodies: whole, SSE chunks
+ * (one id for all, finish_reason last, usage when asked), mid-stream
+ * errors, and logprobs in the chat and completions shapes (the chat route's
+ * own bodies are openai_chat.c's).
  * Written by hand: this runs once per streamed token. */
 #include <math.h>
 #include <stdio.h>
@@ -110,33 +111,25 @@ static void usage_json(wbuf *o, const oai_resp *r, const job_result *res) {
     wbuf_puts(o, "}}");
 }
 
-static void head(wbuf *o, const oai_resp *r, bool whole) {
-    wbuf_printf(o, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", r->id,
-                r->chat ? (whole ? "chat.completion" : "chat.completion.chunk") : "text_completion", r->created);
+static void head(wbuf *o, const oai_resp *r) {
+    wbuf_printf(o, "{\"id\":\"%s\",\"object\":\"text_completion\",\"created\":%lld,\"model\":", r->id,
+                r->created);
     json_put_str(o, r->lease.name, strlen(r->lease.name));
     wbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
 }
 
 void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, wbuf *o) {
     const wick_model *m = r->lease.model;
-    head(o, r, true);
+    head(o, r);
     wbuf_puts(o, ",\"choices\":[{\"index\":0,");
     wbuf *text = &(wbuf){0};
     wbuf_put(text, acc->text ? acc->text : "", acc->text_len);
     if (res->tail_len) wbuf_put(text, res->tail, res->tail_len);
-    if (r->chat) {
-        wbuf_puts(o, "\"message\":{\"role\":\"assistant\",\"content\":");
-        json_put_str(o, text->data ? text->data : "", text->len);
-        wbuf_puts(o, "},\"logprobs\":");
-        if (r->logprobs >= 0) oai_chat_logprobs(o, m, acc->ev, acc->n);
-        else wbuf_puts(o, "null");
-    } else {
-        wbuf_puts(o, "\"text\":");
-        json_put_str(o, text->data ? text->data : "", text->len);
-        wbuf_puts(o, ",\"logprobs\":");
-        if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, 0);
-        else wbuf_puts(o, "null");
-    }
+    wbuf_puts(o, "\"text\":");
+    json_put_str(o, text->data ? text->data : "", text->len);
+    wbuf_puts(o, ",\"logprobs\":");
+    if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, 0);
+    else wbuf_puts(o, "null");
     wbuf_free(text);
     wbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
     usage_json(o, r, res);
@@ -145,28 +138,16 @@ void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, 
 
 /* One choice chunk: text (may be empty), events for logprobs, finish reason or NULL. */
 static void chunk(oai_resp *r, wbuf *o, const char *text, size_t len, const job_event *ev, size_t n,
-                  const char *finish, bool role) {
+                  const char *finish) {
     wbuf_puts(o, "data: ");
-    head(o, r, false);
+    head(o, r);
     wbuf_puts(o, ",\"choices\":[{\"index\":0,");
-    if (r->chat) {
-        wbuf_puts(o, "\"delta\":{");
-        if (role) wbuf_puts(o, "\"role\":\"assistant\",\"content\":\"\"");
-        else if (len || !finish) {
-            wbuf_puts(o, "\"content\":");
-            json_put_str(o, text, len);
-        }
-        wbuf_puts(o, "},\"logprobs\":");
-        if (r->logprobs >= 0 && n) oai_chat_logprobs(o, r->lease.model, ev, n);
-        else wbuf_puts(o, "null");
-    } else {
-        wbuf_puts(o, "\"text\":");
-        json_put_str(o, text, len);
-        wbuf_puts(o, ",\"logprobs\":");
-        if (r->logprobs >= 0 && n) completion_logprobs(o, r->lease.model, ev, n, (long long)r->text_off - (long long)ev[0].off);
-        else wbuf_puts(o, "null");
-        r->text_off += len;
-    }
+    wbuf_puts(o, "\"text\":");
+    json_put_str(o, text, len);
+    wbuf_puts(o, ",\"logprobs\":");
+    if (r->logprobs >= 0 && n) completion_logprobs(o, r->lease.model, ev, n, (long long)r->text_off - (long long)ev[0].off);
+    else wbuf_puts(o, "null");
+    r->text_off += len;
     if (finish) wbuf_printf(o, ",\"finish_reason\":\"%s\"}]", finish);
     else wbuf_puts(o, ",\"finish_reason\":null}]");
     if (r->include_usage) wbuf_puts(o, ",\"usage\":null");
@@ -186,10 +167,6 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     if (r->phase == 0) {
         r->phase = 1;
         r->t0 = wick_now_s();
-        if (r->chat) {
-            chunk(r, o, "", 0, NULL, 0, NULL, true);
-            return 1;
-        }
     }
     if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with a "cancelled" error event */
     if (!job_take(r->j, &r->b, timeout_ms)) {
@@ -200,10 +177,10 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     /* one chunk per token (with logprobs) or per batch of text */
     if (r->logprobs >= 0) {
         for (size_t i = 0; i < r->b.n; i++)
-            chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, &r->b.ev[i], 1, NULL, false);
+            chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, &r->b.ev[i], 1, NULL);
     } else {
         for (size_t i = 0; i < r->b.n; i++)
-            if (r->b.ev[i].len) chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, NULL, 0, NULL, false);
+            if (r->b.ev[i].len) chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, NULL, 0, NULL);
     }
     if (!r->b.done) return 1;
     const job_result *res = job_get_result(r->j);
@@ -213,10 +190,10 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     } else if (res->finish == WICK_FINISH_CANCELLED) {
         error_event(o, "request cancelled (timeout or server shutting down)", "server_error", 503);
     } else {
-        chunk(r, o, res->tail ? res->tail : "", res->tail_len, NULL, 0, gen_finish_name(res->finish), false);
+        chunk(r, o, res->tail ? res->tail : "", res->tail_len, NULL, 0, gen_finish_name(res->finish));
         if (r->include_usage) {
             wbuf_puts(o, "data: ");
-            head(o, r, false);
+            head(o, r);
             wbuf_puts(o, ",\"choices\":[],\"usage\":");
             usage_json(o, r, res);
             wbuf_puts(o, "}\n\n");

@@ -127,11 +127,10 @@ async function httpMode() {
     ['/v1/completions', { n_probs: 3 }, 'n_probs'],
     ['/v1/completions', { add_special_tokens: false }, 'add_special_tokens'],
     ['/v1/chat/completions', { reasoning_effort: 'high' }, 'reasoning_effort'],
-    ['/v1/chat/completions', { tool_choice: 'required', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }, 'tool_choice'],
+    ['/v1/chat/completions', { tool_choice: 'required', response_format: { type: 'json_object' }, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }, 'tool_choice'],
     ['/v1/chat/completions', { prediction: { type: 'content', content: 'x' } }, 'prediction'],
     ['/v1/chat/completions', { structured_outputs: { structural_tag: '{}' } }, 'structured_outputs.structural_tag'],
     ['/api/generate', { template: '{{ .Prompt }}' }, 'template'],
-    ['/api/generate', { think: true }, 'think'],
     ['/api/chat', { think: 'high' }, 'think'],
     ['/api/chat', { think: 5 }, 'think'],
     ['/api/generate', { options: { mirostat: 1 } }, 'options.mirostat'],
@@ -144,6 +143,7 @@ async function httpMode() {
   }
   for (const [path, extra] of [['/v1/completions', { use_beam_search: false, min_tokens: 0, typical_p: 1, cache_prompt: true, n_keep: 4, store: false, id_slot: -1 }],
     ['/v1/chat/completions', { tool_choice: 'auto', skip_special_tokens: true, parallel_tool_calls: true, user: 'u', metadata: { a: 'b' } }],
+    ['/api/generate', { think: true }],
     ['/api/generate', { think: false, options: { num_thread: 2, num_gpu: 0, use_mmap: true, typical_p: 1, mirostat: 0 } }]]) {
     const chat = /chat/.test(path);
     const r = await post(path, { ...(chat ? { messages: [{ role: 'user', content: 'hi' }] } : { prompt: 'hi' }), max_tokens: 1, stream: false, ...extra });
