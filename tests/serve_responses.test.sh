@@ -43,7 +43,7 @@ else
   T1=$'<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
   A2=$'</tool_response><|im_end|>\n<|im_start|>assistant\n'
   M2="$TMP/qwen25-weather.gguf"
-  if make_model "$M2" --arch qwen2 --shape tiny --tokenizer "$QTOK25" \
+  if make_model "$M2" --arch qwen2 --format gguf --tokenizer "$QTOK25" \
        --script "$T1" --script "The weather in Paris is sunny." --after "$A2"; then
     if serve_start S2 -m "$M2" --ctx 2048 -t 1; then
       run_js tools "$JS/serve_responses.mjs" --name tools --url "$S2" --sections tools
