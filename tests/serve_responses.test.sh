@@ -14,7 +14,9 @@
 #    get_weather for Paris and then, after the tool's answer, to say "The
 #    weather in Paris is sunny.": the function_call item whole and streamed,
 #    the tool-output turn, and the Agents SDK running the tool loop (section
-#    "tools"). Skipped (SKIP line) while make-test-model has no --script.
+#    "tools"); a qwen3 tiny model scripted to think, then answer: the
+#    reasoning item whole and streamed, and sent back (section "reasoning").
+#    Both skipped (SKIP line) while make-test-model has no --script.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
 serve_init serve_responses
@@ -50,6 +52,16 @@ else
       serve_stop "$S2_PID"
     else bad "scripted qwen2.5 server did not start"; fi
   else bad "making the scripted qwen2.5 model failed"; fi
+  M3="$TMP/qwen3-think.gguf"
+  if [ ! -d "$QTOK3" ]; then
+    skip_part "$QTOK3 not found (shared fixtures absent): the reasoning part"
+  elif make_model "$M3" --arch qwen3 --format gguf --tokenizer "$QTOK3" \
+       --script $'<think>\nI should greet.\n</think>\n\nHello there.'; then
+    if serve_start S3 -m "$M3" --ctx 2048 -t 1; then
+      run_js reasoning "$JS/serve_responses.mjs" --name reasoning --url "$S3" --sections reasoning
+      serve_stop "$S3_PID"
+    else bad "scripted qwen3 server did not start"; fi
+  else bad "making the scripted qwen3 model failed"; fi
 fi
 
 finish

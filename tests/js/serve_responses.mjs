@@ -3,7 +3,7 @@
 // Agents SDK (@openai/agents, whose default model API is Responses).
 // Driven by tests/serve_responses.test.sh.
 //
-//   node serve_responses.mjs --name N --url http://127.0.0.1:PORT --sections shapes|tools
+//   node serve_responses.mjs --name N --url http://127.0.0.1:PORT --sections shapes|tools|reasoning
 //
 // shapes (any chat model, random weights): greedy output_text = the chat
 //   route's content for the same conversation; streamed events (order,
@@ -16,6 +16,9 @@
 //   call (tool_choice named, one value allowed) whole and streamed, the
 //   function_call_output turn (prompt = the chat route's), and the Agents
 //   SDK's loop running the tool on it.
+// reasoning (a model scripted to think, then answer): the reasoning item
+//   whole and streamed, sent back through previous_response_id and by the
+//   Agents SDK.
 // tools (a model scripted to call get_weather for Paris, then to answer
 //   "The weather in Paris is sunny."): the function_call item whole and
 //   streamed, the function_call_output turn through previous_response_id and
@@ -290,6 +293,36 @@ if (sections.has('shapes')) await c.step(tag('forced function call'), async () =
   c.eq(tag('Agents SDK, forced call: the tool ran once with {city: "Paris"}'), calledWith, ['Paris']);
   c.ok(tag('Agents SDK, forced call: then a reply (or the "response.incomplete" the SDK raises for one cut short)'),
     typeof outcome === 'string' || /response\.incomplete/.test(outcome?.message), String(outcome?.stack || outcome));
+});
+
+// A model scripted to think, then answer: "<think>\nI should greet.\n</think>\n\nHello there."
+if (sections.has('reasoning')) await c.step(tag('reasoning'), async () => {
+  const r = await client.responses.create({ model, input: 'Hi' });
+  c.eq(tag('reasoning: a reasoning item (reasoning_text, summary []) then the message'),
+    [r.status, r.output.map((it) => it.type), r.output[0]?.content?.[0]?.type, r.output[0]?.content?.[0]?.text, r.output[0]?.summary, r.output_text],
+    ['completed', ['reasoning', 'message'], 'reasoning_text', 'I should greet.', [], 'Hello there.']);
+  c.ok(tag('reasoning: item ids rs_... and msg_...'), /^rs_/.test(r.output[0]?.id) && /^msg_/.test(r.output[1]?.id), r.output);
+  const s = await client.responses.create({ model, input: 'Hi', stream: true });
+  const { types, events } = await collect('reasoning stream', s);
+  c.ok(tag('reasoning stream: the reasoning item\'s events (part added, reasoning_text deltas, done, part done), then the message\'s'),
+    /^response\.created,response\.in_progress,response\.output_item\.added,response\.content_part\.added,(response\.reasoning_text\.delta,)+response\.reasoning_text\.done,response\.content_part\.done,response\.output_item\.done,response\.output_item\.added,response\.content_part\.added,(response\.output_text\.delta,)+/
+      .test(types.join(',')), types);
+  c.eq(tag('reasoning stream: reasoning_text.done text'), events.find((e) => e.type === 'response.reasoning_text.done')?.text, 'I should greet.');
+  // the next turn gets the reasoning item back: the same prompt as the chat route's for that conversation
+  const r2 = await client.responses.create({ model, input: 'Again', previous_response_id: r.id });
+  const ch = await client.chat.completions.create({ model, max_tokens: 20, messages: [{ role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello there.', reasoning_content: 'I should greet.' }, { role: 'user', content: 'Again' }] });
+  c.eq(tag('reasoning, previous_response_id: input_tokens = the chat route\'s; the scripted answer again'),
+    [r2.usage.input_tokens, r2.output_text], [ch.usage.prompt_tokens, 'Hello there.']);
+  const { Agent, run, setDefaultOpenAIClient, setTracingDisabled, setOpenAIAPI } = await import('@openai/agents');
+  setTracingDisabled(true);
+  setOpenAIAPI('responses');
+  setDefaultOpenAIClient(new OpenAI({ baseURL: `${a.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 }));
+  const agent = new Agent({ name: 'greeter', instructions: 'Greet.', model });
+  const first = await run(agent, 'Hi');
+  const second = await run(agent, [...first.history, { role: 'user', content: 'Again' }]);
+  c.eq(tag('Agents SDK: finalOutput, and again with the history (its reasoning item) sent back'),
+    [first.finalOutput, second.finalOutput, first.history.some((it) => it.type === 'reasoning')], ['Hello there.', 'Hello there.', true]);
 });
 
 if (sections.has('tools')) {
