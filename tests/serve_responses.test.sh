@@ -38,7 +38,7 @@ else
 fi
 
 if ! "$WICK" make-test-model --help 2>&1 | grep -q -- '--script'; then
-  skip_part "wick make-test-model has no --script: the tool loop (openai client and Agents SDK)"
+  skip_part "wick make-test-model has no --script: the tool loop (openai client and Agents SDK) and the reasoning part"
 elif [ ! -d "$QTOK25" ]; then
   skip_part "$QTOK25 not found (shared fixtures absent): the tool loop"
 else
