@@ -214,9 +214,11 @@ static void admit(wick_sched *s) {
             q->ever_admitted = true;
             q->t_admit = wick_now_ms();
             q->cached_tokens = keep;
-            s->st.prompt_tokens += (uint64_t)q->n_prompt;
-            s->st.prefix_queries += (uint64_t)(q->plan ? q->plan->n_prefix : q->n_prompt);
-            s->st.prefix_hits += (uint64_t)keep;
+            if (!q->r.prompt_shared) {
+                s->st.prompt_tokens += (uint64_t)q->n_prompt;
+                s->st.prefix_queries += (uint64_t)(q->plan ? q->plan->n_prefix : q->n_prompt);
+                s->st.prefix_hits += (uint64_t)keep;
+            }
         }
         pthread_mutex_unlock(&s->mu);
     }

@@ -58,7 +58,9 @@ static bool ends_with_tag(const char *text, size_t len, const char *tag) {
     return tl && len >= tl && memcmp(text + len - tl, tag, tl) == 0;
 }
 
-static int start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e, bool prefill_only) {
+int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o, chat_run **out, fld_error *e) {
+    static const chat_run_opts none = {0};
+    if (!o) o = &none;
     *out = NULL;
     chat_run *r = calloc(1, sizeof *r);
     if (!r) return fld_fail(e, 500, NULL, "out of memory");
@@ -71,7 +73,13 @@ static int start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e, 
     if (oai_parse_common(b, &q, e) < 0 || oai_parse_logprobs(b, &q, e) < 0 || oai_chat_opts(b, &po, e) < 0 ||
         chat_tools_parse(b, &r->tools, e) < 0)
         goto out;
-    if (prefill_only) q.g.n_predict = 0;
+    if (o->prefill_only) q.g.n_predict = 0;
+    q.g.prompt_shared = o->prompt_shared;
+    r->info.n = q.n;
+    if (q.n > s->cfg.parallel) {
+        fld_fail(e, 400, "n", "\"n\" is %d, more than the %d sequences the server runs at once (--parallel)", q.n, s->cfg.parallel);
+        goto out;
+    }
     r->logprobs = q.logprobs;
     if (r->tools.choice == CHAT_TOOLS_NONE) po.tools = NULL;
     if (r->tools.forced && q.gr.spec.kind) {
@@ -98,6 +106,8 @@ static int start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e, 
     q.g.chat = true;
     po.max_ids = r->lease.n_ctx - 1;
     if (oai_sampling_for(&r->lease, b, &q, e) < 0) goto out;
+    if (o->seed_set) q.g.sampling.seed = o->seed;
+    r->info.seed = q.g.sampling.seed;
     if (r->tools.forced && chat_tools_grammar(&r->tools, &r->info.format, tok, &q.gr, &r->lead, e) < 0) goto out;
     int spans = span_chat_detect(po.messages, e);
     if (spans < 0 || span_req_options(b, m, &sr, e) < 0) goto out;
@@ -150,9 +160,8 @@ out:
     return rc;
 }
 
-int chat_run_start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e) { return start(s, b, out, e, false); }
-int chat_run_start_prefill(serve_server *s, const cJSON *b, chat_run **out, fld_error *e) {
-    return start(s, b, out, e, true);
+int chat_run_start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e) {
+    return chat_run_start_opts(s, b, NULL, out, e);
 }
 
 const chat_run_info *chat_run_get_info(const chat_run *r) { return &r->info; }

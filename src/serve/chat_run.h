@@ -22,15 +22,25 @@ typedef struct chat_run_info {
     bool include_usage;     /* stream_options.include_usage */
     int n_prompt;           /* prompt tokens */
     bool spans;             /* a span request: usage reports span_cached_tokens */
+    int n;                  /* choices asked for ("n", at most the server's --parallel) */
+    unsigned long long seed; /* the seed this run samples with */
     tool_format format;     /* the model's tool and reasoning syntax */
 } chat_run_info;
+
+/* How one run of a request starts (zeroed: the body's request as it is). */
+typedef struct chat_run_opts {
+    bool prefill_only;    /* compute the prompt, generate nothing (a cache warm-up) */
+    bool seed_set;        /* sample with seed (n > 1: the base seed + the choice's index) */
+    unsigned long long seed;
+    bool prompt_shared;   /* another run of the request counted the prompt */
+} chat_run_opts;
 
 /* Start the turn an OpenAI chat-completions body asks for. -1 with e (the
  * status and message to answer with; nothing is replied) on a bad body, an
  * unknown model, a prompt too long, a full queue. */
 int chat_run_start(serve_server *s, const cJSON *body, chat_run **out, fld_error *e);
-/* The same with the prompt computed and nothing generated (a cache warm-up). */
-int chat_run_start_prefill(serve_server *s, const cJSON *body, chat_run **out, fld_error *e);
+/* The same with options (o may be NULL). */
+int chat_run_start_opts(serve_server *s, const cJSON *body, const chat_run_opts *o, chat_run **out, fld_error *e);
 const chat_run_info *chat_run_get_info(const chat_run *r);
 
 /* Take what the job produced so far (waiting up to timeout_ms), passing

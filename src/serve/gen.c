@@ -50,6 +50,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .logprobs = g->logprobs,
         .spans = g->spans,
         .spec = g->spec,
+        .prompt_shared = g->prompt_shared,
     };
     wick_error err = {0};
     wick_grammar *gr = NULL;

@@ -83,8 +83,10 @@ int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
         if (r && v == 0) return fld_fail(e, 400, "n_predict", "n_predict must be -1 or at least 1");
         if (r) q->g.n_predict = v;
     }
-    if ((r = fld_int(b, "n", 1, 1e9, &v, e)) < 0) return -1;
-    if (r && v != 1) return fld_fail(e, 400, "n", "only n = 1 is supported");
+    q->n = 1;
+    if ((r = fld_int(b, "n", 1, 4096, &v, e)) < 0) return -1;
+    if (r) q->n = (int)v;
+    if (q->n > 1 && !q->chat) return fld_fail(e, 400, "n", "n > 1 is supported on /v1/chat/completions only");
     if ((r = fld_int(b, "best_of", 1, 1e9, &v, e)) < 0) return -1;
     if (r && v != 1) return fld_fail(e, 400, "best_of", "only best_of = 1 is supported");
     if ((r = fld_bool(b, "echo", &flag, e)) < 0) return -1;

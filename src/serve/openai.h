@@ -10,6 +10,7 @@
 
 typedef struct oai_req {
     bool chat, stream, include_usage;
+    int n;             /* choices ("n"; completions: 1) */
     int logprobs;      /* -1 none; else top-N (chat: top_logprobs) */
     wick_logit_bias *bias; /* logit_bias (malloc'd; g.sampling points here) */
     int n_bias;
