@@ -360,6 +360,8 @@ typedef struct wick_grammar_spec {
     bool strict;      /* JSON Schema: an object schema without "additionalProperties" allows no other keys
                          (OpenAI's strict mode; the spec's default allows any) */
     bool flexible_ws; /* JSON: whitespace wherever JSON allows it (else none: the compact form) */
+    bool single_space; /* JSON Schema: at most one space between tokens (json.dumps' ", " and ": ", the
+                          spacing models write tool calls in); bounded, unlike flexible_ws */
     /* JSON Schema: framed values when prefix is set (a tool call's syntax
      * around its JSON): prefix + value + suffix, min_values to max_values of
      * them (max 0 = no limit), separator between two. */
@@ -622,6 +624,9 @@ typedef struct wick_request {
     /* A span request (copied at submit; prompt and n_prompt are then unused). */
     const wick_spans *spans;
     wick_spec_request spec;  /* speculative decoding (zeroed: the scheduler's default) */
+    /* Another choice of the same request (n > 1) has counted this prompt:
+     * it stays out of the prompt and prefix-cache statistics. */
+    bool prompt_shared;
     /* Structured output (NULL = none): a grammar compiled for the
      * scheduler's model, alive until on_done is called (it may be freed
      * there: the request no longer reads it). */

@@ -1179,7 +1179,7 @@ static void frame(jsc *c, int32_t start, cfg_sym top) {
 int json_schema_compile(cfg *g, const cJSON *schema, const json_schema_opts *opts, wick_error *err) {
     jsc c = {.g = g, .root = schema, .err = err, .any = -1};
     if (opts) c.o = *opts;
-    c.ws = term(c.o.flexible_ws ? re(&c, "[ \\t\\n\\r]*") : RX_EPSILON);
+    c.ws = term(c.o.flexible_ws ? re(&c, "[ \\t\\n\\r]*") : c.o.single_space ? re(&c, " ?") : RX_EPSILON);
     /* one character: \\u escapes of surrogates are left out, so that a length in characters
      * is a count of these units (a pair would be two units for one character) */
     c.str_char = re(&c, "[^\"\\\\\\x00-\\x1f]|\\\\([\"\\\\/bfnrt]|u([0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))");

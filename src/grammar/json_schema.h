@@ -11,6 +11,7 @@
 typedef struct json_schema_opts {
     bool strict;      /* additionalProperties absent means false (OpenAI's strict: true) */
     bool flexible_ws; /* JSON whitespace allowed between tokens; else none (compact) */
+    bool single_space; /* at most one space between tokens (when not flexible_ws) */
     /* Framed values (NULL prefix = one bare value): prefix + value + suffix,
      * min_values to max_values of them (max_values 0 = no limit), separator
      * between two. A tool call's syntax around its JSON, for instance. */

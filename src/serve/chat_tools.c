@@ -187,6 +187,7 @@ int chat_tools_grammar(const chat_tools *t, const tool_format *f, const wick_tok
     g->spec.kind = WICK_GRAMMAR_JSON_SCHEMA;
     g->spec.text = g->text;
     g->spec.strict = strict;
+    g->spec.single_space = true;
     g->spec.min_values = 1;
     g->spec.max_values = many && !array && f->family == TOOL_FAMILY_HERMES ? 0 : 1;
     g->spec.suffix = close;

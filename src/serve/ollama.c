@@ -399,11 +399,7 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
         reply_ollama_error(c, &e);
         return;
     }
-    if (suffix && *suffix) {
-        fld_fail(&e, 400, "suffix", "\"suffix\" is not supported");
-        reply_ollama_error(c, &e);
-        return;
-    }
+
     int n_ctx_ids = context ? cJSON_GetArraySize(context) : 0;
     if ((!prompt || !*prompt) && n_ctx_ids == 0) {
         load_only(s, c, &q, false);
@@ -426,7 +422,9 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
     }
     const char *tmpl = tok_chat_template(wick_model_tokenizer(l.model));
     const int room = prompt_room(&l, &q.g) - n_ctx_ids > 1 ? prompt_room(&l, &q.g) - n_ctx_ids : 1;
-    if (prompt && *prompt) {
+    if (prompt && *prompt && suffix && *suffix) { /* fill in the middle: no template */
+        if (prompt_fim(l.model, prompt, suffix, room, &p_ids, &n_p, &e) < 0) goto bad;
+    } else if (prompt && *prompt) {
         if (raw || !tmpl) {
             if (prompt_text(l.model, prompt, n_ctx_ids == 0, room, &p_ids, &n_p, &e) < 0) goto bad;
         } else {

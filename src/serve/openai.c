@@ -63,7 +63,6 @@ void oai_model(serve_server *s, http_call *c, const char *id) {
 /* The fields both generation routes share, before the model is known. */
 int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     long long v;
-    bool flag;
     int r;
     q->logprobs = -1;
     q->g.n_predict = -1;
@@ -73,6 +72,8 @@ int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     const cJSON *so = NULL;
     if (fld_object(b, "stream_options", &so, e) < 0) return -1;
     if (so && fld_bool(so, "include_usage", &q->include_usage, e) < 0) return fld_fail(e, 400, "stream_options", "\"stream_options.include_usage\" must be true or false");
+    if (so && fld_bool(so, "continuous_usage_stats", &q->continuous_usage, e) < 0)
+        return fld_fail(e, 400, "stream_options", "\"stream_options.continuous_usage_stats\" must be true or false");
     if ((r = fld_int(b, "max_tokens", 0, 2147483647, &v, e)) < 0) return -1;
     if (r) q->g.n_predict = v;
     if ((r = fld_int(b, "max_completion_tokens", 0, 2147483647, &v, e)) < 0) return -1;
@@ -89,8 +90,8 @@ int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     if (q->n > 1 && !q->chat) return fld_fail(e, 400, "n", "n > 1 is supported on /v1/chat/completions only");
     if ((r = fld_int(b, "best_of", 1, 1e9, &v, e)) < 0) return -1;
     if (r && v != 1) return fld_fail(e, 400, "best_of", "only best_of = 1 is supported");
-    if ((r = fld_bool(b, "echo", &flag, e)) < 0) return -1;
-    if (r && flag) return fld_fail(e, 400, "echo", "\"echo\" is not supported");
+    if ((r = fld_bool(b, "echo", &q->echo, e)) < 0) return -1;
+    if (q->echo && q->chat) return fld_fail(e, 400, "echo", "\"echo\" is for /v1/completions");
     if (fld_stop(b, "stop", &q->g.stop, e) < 0) return -1;
     if (fld_bool(b, "ignore_eos", &q->g.ignore_eos, e) < 0) return -1;
     const char *str;
@@ -146,6 +147,13 @@ static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
     r->include_usage = q->include_usage;
     r->spans = q->g.spans != NULL;
     r->logprobs = q->logprobs;
+    r->continuous_usage = q->continuous_usage;
+    r->n_prompt = q->g.n_ids;
+    if (q->echo && !q->g.spans) { /* the prompt's text before the output */
+        char *t = wick_tokenizer_decode(wick_model_tokenizer(lease->model), q->g.ids, (size_t)q->g.n_ids, false, NULL, NULL);
+        if (t) wbuf_puts(&r->echo, t);
+        free(t);
+    }
     r->created = (long long)time(NULL);
     reply_new_id(s, "cmpl-", r->id, sizeof r->id);
     if (q->stream) {
@@ -219,8 +227,8 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     }
     const char *suffix = NULL;
     if (fld_str(b, "suffix", &suffix, &e) < 0) goto bad;
-    if (suffix && *suffix) {
-        fld_fail(&e, 400, "suffix", "\"suffix\" is not supported");
+    if (suffix && *suffix && !cJSON_IsString(prompt)) {
+        fld_fail(&e, 400, "suffix", "\"suffix\" needs \"prompt\" as a string");
         goto bad;
     }
     mpool_lease l;
@@ -236,6 +244,8 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
             q.g.n_ids = span_req_finish(&sr);
             q.g.spans = &sr.v;
         }
+    } else if (rc == 0 && suffix && *suffix) {
+        rc = prompt_fim(l.model, prompt->valuestring, suffix, l.n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
     } else if (rc == 0) {
         rc = prompt_completion(l.model, prompt, l.n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
     }

@@ -9,7 +9,7 @@
 #include "serve/server.h"
 
 typedef struct oai_req {
-    bool chat, stream, include_usage;
+    bool chat, stream, include_usage, continuous_usage, echo;
     int n;             /* choices ("n"; completions: 1) */
     int logprobs;      /* -1 none; else top-N (chat: top_logprobs) */
     wick_logit_bias *bias; /* logit_bias (malloc'd; g.sampling points here) */
@@ -24,8 +24,10 @@ typedef struct oai_resp {
     mpool_lease lease;
     job *j;
     job_batch b;      /* the last batch taken (stream) */
-    bool include_usage;
+    bool include_usage, continuous_usage;
     bool spans;       /* a span request: usage reports span_cached_tokens */
+    wbuf echo;        /* "echo": the prompt's text, sent before the output */
+    int n_prompt, n_gen; /* continuous usage: prompt tokens, tokens streamed so far */
     int logprobs;
     char id[48];
     long long created;

@@ -123,12 +123,13 @@ void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, 
     head(o, r);
     wbuf_puts(o, ",\"choices\":[{\"index\":0,");
     wbuf *text = &(wbuf){0};
+    wbuf_put(text, r->echo.data ? r->echo.data : "", r->echo.len);
     wbuf_put(text, acc->text ? acc->text : "", acc->text_len);
     if (res->tail_len) wbuf_put(text, res->tail, res->tail_len);
     wbuf_puts(o, "\"text\":");
     json_put_str(o, text->data ? text->data : "", text->len);
     wbuf_puts(o, ",\"logprobs\":");
-    if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, 0);
+    if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, (long long)r->echo.len);
     else wbuf_puts(o, "null");
     wbuf_free(text);
     wbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
@@ -150,7 +151,10 @@ static void chunk(oai_resp *r, wbuf *o, const char *text, size_t len, const job_
     r->text_off += len;
     if (finish) wbuf_printf(o, ",\"finish_reason\":\"%s\"}]", finish);
     else wbuf_puts(o, ",\"finish_reason\":null}]");
-    if (r->include_usage) wbuf_puts(o, ",\"usage\":null");
+    if (r->continuous_usage && !finish)
+        wbuf_printf(o, ",\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}", r->n_prompt,
+                    r->n_gen, r->n_prompt + r->n_gen);
+    else if (r->include_usage) wbuf_puts(o, ",\"usage\":null");
     wbuf_puts(o, "}\n\n");
 }
 
@@ -167,6 +171,7 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     if (r->phase == 0) {
         r->phase = 1;
         r->t0 = wick_now_s();
+        if (r->echo.len) chunk(r, o, r->echo.data, r->echo.len, NULL, 0, NULL);
     }
     if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with a "cancelled" error event */
     if (!job_take(r->j, &r->b, timeout_ms)) {
@@ -175,6 +180,7 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         return 1;
     }
     /* one chunk per token (with logprobs) or per batch of text */
+    r->n_gen += (int)r->b.n;
     if (r->logprobs >= 0) {
         for (size_t i = 0; i < r->b.n; i++)
             chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, &r->b.ev[i], 1, NULL);
@@ -208,6 +214,7 @@ void oai_stream_fin(void *ctx, bool aborted) {
     oai_resp *r = ctx;
     job_release(r->j);
     job_batch_free(&r->b);
+    wbuf_free(&r->echo);
     mpool_release(r->s->pool, &r->lease, NAN);
     free(r);
 }

@@ -233,3 +233,62 @@ void prompt_piece(const wick_model *m, int32_t id, wbuf *out) {
     if (big && wick_token_piece(m, id, big, (size_t)l) == l) wbuf_put(out, big, (size_t)l);
     free(big);
 }
+
+/* The fill-in-the-middle tokens of a model: Qwen2.5-Coder's, StarCoder's,
+ * CodeLlama's; false when it has none. */
+static bool fim_tokens(const tokenizer *t, int32_t ids[3]) {
+    static const char *const sets[][3] = {
+        {"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"},
+        {"<fim_prefix>", "<fim_suffix>", "<fim_middle>"},
+        {"<PRE>", "<SUF>", "<MID>"},
+        {"\xe2\x96\x81<PRE>", "\xe2\x96\x81<SUF>", "\xe2\x96\x81<MID>"},
+    };
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        for (int i = 0; i < 3; i++) ids[i] = tok_find(t, sets[k][i]);
+        if (ids[0] >= 0 && ids[1] >= 0 && ids[2] >= 0) return true;
+    }
+    return false;
+}
+
+int prompt_fim(const wick_model *m, const char *prefix, const char *suffix, int max_ids, int32_t **ids, int *n,
+               fld_error *e) {
+    const tokenizer *t = tok_of(m);
+    int32_t fim[3];
+    *ids = NULL;
+    *n = 0;
+    if (!fim_tokens(t, fim))
+        return fld_fail(e, 400, "suffix", "\"suffix\" needs a model with fill-in-the-middle tokens (<|fim_prefix|>, <fim_prefix> or <PRE>); this one has none");
+    int32_t *a = NULL, *b = NULL;
+    int na = 0, nb = 0;
+    if (encode(m, prefix, strlen(prefix), false, max_ids, "prompt", &a, &na, e) < 0) return -1;
+    if (encode(m, suffix, strlen(suffix), false, max_ids, "suffix", &b, &nb, e) < 0) {
+        free(a);
+        return -1;
+    }
+    const int32_t bos = tok_adds_bos(t) ? tok_bos(t) : -1;
+    const int total = na + nb + 3 + (bos >= 0);
+    int32_t *out = malloc(sizeof *out * (size_t)total);
+    if (!out) {
+        free(a);
+        free(b);
+        return fld_fail(e, 500, NULL, "out of memory");
+    }
+    int k = 0;
+    if (bos >= 0) out[k++] = bos;
+    out[k++] = fim[0]; /* prefix, suffix, middle: the order these models were trained on */
+    memcpy(out + k, a, sizeof *a * (size_t)na);
+    k += na;
+    out[k++] = fim[1];
+    memcpy(out + k, b, sizeof *b * (size_t)nb);
+    k += nb;
+    out[k++] = fim[2];
+    free(a);
+    free(b);
+    if (max_ids > 0 && k > max_ids) {
+        free(out);
+        return too_long(e, "prompt", max_ids, (size_t)k);
+    }
+    *ids = out;
+    *n = k;
+    return 0;
+}

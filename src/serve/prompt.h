@@ -17,6 +17,12 @@
  * that is known (400 context_length_exceeded), before it is tokenized in
  * full. *ids malloc'd. 0, or -1 with e (param "prompt"). */
 int prompt_completion(const wick_model *m, const cJSON *prompt, int max_ids, int32_t **ids, int *n, fld_error *e);
+/* A fill-in-the-middle prompt: [BOS] <prefix> prefix <suffix> suffix
+ * <middle>, with the model's FIM tokens (Qwen2.5-Coder's <|fim_prefix|>...,
+ * StarCoder's <fim_prefix>..., CodeLlama's <PRE>...); a 400 naming
+ * "suffix" for a model without them. */
+int prompt_fim(const wick_model *m, const char *prefix, const char *suffix, int max_ids, int32_t **ids, int *n,
+               fld_error *e);
 /* Plain text with BOS as the model adds it (special-token text recognized). */
 int prompt_text(const wick_model *m, const char *text, bool add_special, int max_ids, int32_t **ids, int *n,
                 fld_error *e);

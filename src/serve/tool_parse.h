@@ -15,7 +15,7 @@
  *            {"tool_calls": [...]}, or an array of such objects
  * Reasoning is text between the family's open and close tags (<think> ...
  * </think>); a template whose generation prompt opens the block already
- * (DeepSeek-R1, QwQ, Qwen3 thinking) starts the parser inside it.
+ * (DeepSeek-R1, QwQ) starts the parser inside it.
  * No byte of a tag ever reaches content: text that may still become a tag is
  * held back until the next feed decides it (or the end releases it). */
 #ifndef WICK_SERVE_TOOL_PARSE_H

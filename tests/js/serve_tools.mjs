@@ -13,6 +13,14 @@
 //   --mode required  a random-weight Qwen3 model: tool_choice "required"
 //                    and a named tool give calls whose arguments ajv
 //                    validates against the tool's schema, seed after seed
+//   --mode family    a scripted model of another family (Llama 3, Mistral,
+//                    Granite: tests/data/tool_templates): the call parsed
+//                    whole and streamed, forced, and the second turn
+//   --mode n         the same model: n = 4 computes the prompt once (the
+//                    prompt counted once in /metrics) and choice i equals
+//                    the request run alone with seed + i, whole and streamed;
+//                    and /v1/completions' echo, suffix (fill in the middle)
+//                    and stream_options.continuous_usage_stats
 //
 //   node serve_tools.mjs --mode M --url http://127.0.0.1:PORT --model ID [--seeds N]
 import OpenAI from 'openai';
@@ -21,10 +29,10 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { ChatOpenAI } from '@langchain/openai';
 import { Ollama } from 'ollama';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { checker, parseArgs } from './serve_util.mjs';
+import { checker, metrics, parseArgs } from './serve_util.mjs';
 
 const a = parseArgs();
-const name = `serve_tools ${a.mode}`;
+const name = a.family || a.mode; // the name run_js (serve_common.sh) reads the counts under
 const c = checker(name);
 const model = a.model;
 const client = new OpenAI({ baseURL: `${a.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
@@ -237,24 +245,114 @@ if (a.mode === 'required') {
     additionalProperties: false,
   };
   const tools = [{ type: 'function', function: { name: 'get_forecast', parameters: params } },
-    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['utc', 'cet'] } }, required: ['zone'] } } }];
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['utc', 'cet'] } }, required: ['zone'], additionalProperties: false } } }];
+  const parsed = (t) => { try { return JSON.parse(t); } catch { return undefined; } };
   const validate = { get_forecast: ajv.compile(params), get_time: ajv.compile(tools[1].function.parameters) };
   const seeds = Number(a.seeds || 100);
-  for (const [label, choice] of [['required', 'required'], ['named', { type: 'function', function: { name: 'get_forecast' } }]]) {
+  // one call (parallel_tool_calls false, or a named tool): the grammar ends the turn after it
+  for (const [label, choice, parallel] of [['required', 'required', false], ['named', { type: 'function', function: { name: 'get_forecast' } }, true]]) {
     let good = 0;
     const badOnes = [];
     await c.step(`tool_choice ${label}`, async () => {
       for (let seed = 1; seed <= seeds; seed++) {
-        const r = await client.chat.completions.create({ model, messages: ask, tools, tool_choice: choice, temperature: 1, seed, max_tokens: 120 });
+        const r = await client.chat.completions.create({ model, messages: ask, tools, tool_choice: choice, parallel_tool_calls: parallel,
+          temperature: 1, seed, max_tokens: 120 });
         const calls = r.choices[0].message.tool_calls || [];
-        const ok = calls.length >= 1 && calls.every((t) => validate[t.function.name] && validate[t.function.name](JSON.parse(t.function.arguments))) &&
-          (label === 'required' || calls.every((t) => t.function.name === 'get_forecast')) && r.choices[0].finish_reason === 'tool_calls';
+        const ok = calls.length === 1 && calls.every((t) => validate[t.function.name] && validate[t.function.name](parsed(t.function.arguments))) &&
+          (label === 'required' || calls[0].function.name === 'get_forecast') && r.choices[0].finish_reason === 'tool_calls';
         if (ok) good++;
         else if (badOnes.length < 3) badOnes.push(r.choices[0]);
       }
-      c.ok(`tool_choice ${label}: ${good} of ${seeds} seeds give calls valid under the schema`, good === seeds, badOnes);
+      c.ok(`tool_choice ${label}: ${good} of ${seeds} seeds give one call valid under the schema`, good === seeds, badOnes);
     });
   }
+  // parallel calls: random weights rarely end, so the last call may be cut by max_tokens (finish "length");
+  // every call before it is whole and valid
+  await c.step('tool_choice required, parallel', async () => {
+    let good = 0, several = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const r = await client.chat.completions.create({ model, messages: ask, tools, tool_choice: 'required', temperature: 1, seed, max_tokens: 120 });
+      const ch = r.choices[0], calls = ch.message.tool_calls || [];
+      const whole = ch.finish_reason === 'length' ? calls.slice(0, -1) : calls;
+      if (calls.length >= 1 && whole.every((t) => validate[t.function.name] && validate[t.function.name](parsed(t.function.arguments)))) good++;
+      if (whole.length >= 2) several++;
+    }
+    c.ok(`parallel: 20 of 20 seeds give whole calls valid under their schemas (${good})`, good === 20);
+    c.ok(`parallel: several calls in one turn (${several} seeds)`, several > 0);
+  });
+}
+
+if (a.mode === 'family') {
+  const idRe = new RegExp(a.idre || '^call_[A-Za-z0-9]{24}$');
+  await c.step(`${a.family}: the call`, async () => {
+    const r = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0 });
+    const m = r.choices[0].message;
+    c.eq(`${a.family}: finish tool_calls`, r.choices[0].finish_reason, 'tool_calls');
+    c.eq(`${a.family}: the call`, m.tool_calls?.map((t) => [t.function.name, JSON.parse(t.function.arguments)]), [['get_weather', { city: 'Paris' }]]);
+    c.ok(`${a.family}: the id`, idRe.test(m.tool_calls?.[0]?.id || ''), m.tool_calls?.[0]?.id);
+    c.eq(`${a.family}: content null`, m.content, null);
+    const g = await gather(await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0, stream: true }));
+    c.eq(`${a.family} streamed: the call`, g.calls.map((t) => [t.name, JSON.parse(t.arguments)]), [['get_weather', { city: 'Paris' }]]);
+    c.eq(`${a.family} streamed: no content`, g.content, '');
+    const f = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    c.eq(`${a.family} forced: the same call`, f.choices[0].message.tool_calls?.map((t) => [t.function.name, JSON.parse(t.function.arguments)]),
+      [['get_weather', { city: 'Paris' }]]);
+    const msgs = [...ask, { role: 'assistant', content: null, tool_calls: m.tool_calls },
+      { role: 'tool', tool_call_id: m.tool_calls[0].id, content: 'sunny, 24 C' }];
+    const r2 = await client.chat.completions.create({ model, messages: msgs, tools: [weatherTool], temperature: 0 });
+    c.eq(`${a.family}: the second turn`, r2.choices[0].message.content, 'The weather in Paris is sunny.');
+    const o = await ollama.chat({ model, messages: ask, tools: [weatherTool], options: { temperature: 0 } });
+    c.eq(`${a.family} ollama: the call`, o.message.tool_calls?.map((t) => [t.function.name, t.function.arguments]), [['get_weather', { city: 'Paris' }]]);
+  });
+}
+
+if (a.mode === 'n') {
+  const body = { model, messages: [{ role: 'user', content: 'Tell me a story about a dog.' }], temperature: 1, max_tokens: 12, seed: 7 };
+  await c.step('n = 4', async () => {
+    const m0 = await metrics(a.url);
+    const r = await client.chat.completions.create({ ...body, n: 4 });
+    const m1 = await metrics(a.url);
+    c.eq('n = 4: four choices, indexed', r.choices.map((x) => x.index), [0, 1, 2, 3]);
+    const prompt = r.usage.prompt_tokens;
+    c.eq('n = 4: the prompt counted once in /metrics', m1.byName['vllm:prompt_tokens_total'] - m0.byName['vllm:prompt_tokens_total'], prompt);
+    const alone = [];
+    for (let i = 0; i < 4; i++) alone.push((await client.chat.completions.create({ ...body, seed: 7 + i })).choices[0].message.content);
+    c.eq('n = 4: choice i equals the request alone with seed + i', r.choices.map((x) => x.message.content), alone);
+    c.ok('n = 4: the choices differ', new Set(alone).size > 1, alone);
+    const texts = ['', ''];
+    const finish = [null, null];
+    for await (const ch of await client.chat.completions.create({ ...body, n: 2, stream: true })) {
+      for (const x of ch.choices) {
+        if (x.delta?.content) texts[x.index] += x.delta.content;
+        if (x.finish_reason) finish[x.index] = x.finish_reason;
+      }
+    }
+    c.eq('n = 2 streamed: each choice as alone', texts, alone.slice(0, 2));
+    c.ok('n = 2 streamed: both finish', finish.every((f) => f), finish);
+    const over = await post('/v1/chat/completions', { ...body, n: 9 });
+    c.ok('n above --parallel: 400 naming n', over.status === 400 && over.body?.error?.param === 'n', over.text);
+    const comp = await post('/v1/completions', { model, prompt: 'hi', n: 2 });
+    c.ok('n > 1 on /v1/completions: 400 naming n', comp.status === 400 && comp.body?.error?.param === 'n', comp.text);
+  });
+  await c.step('completions: echo, suffix, continuous usage', async () => {
+    const base = { model, prompt: 'Once upon a time', max_tokens: 6, temperature: 0 };
+    const plain = (await post('/v1/completions', base)).body.choices[0].text;
+    const echoed = (await post('/v1/completions', { ...base, echo: true })).body.choices[0].text;
+    c.eq('echo: the prompt, then the same output', echoed, 'Once upon a time' + plain);
+    const fimText = '<|fim_prefix|>def add(a, b):<|fim_suffix|>\n    return c<|fim_middle|>';
+    const ids = (await post('/tokenize', { model, content: fimText, add_special: false, parse_special: true })).body.tokens;
+    const byIds = (await post('/v1/completions', { model, prompt: ids, max_tokens: 6, temperature: 0 })).body.choices[0].text;
+    const fim = await post('/v1/completions', { model, prompt: 'def add(a, b):', suffix: '\n    return c', max_tokens: 6, temperature: 0 });
+    c.eq('suffix: the FIM prompt <|fim_prefix|> p <|fim_suffix|> s <|fim_middle|>', fim.body?.choices?.[0]?.text, byIds);
+    c.eq('suffix: its prompt tokens', fim.body?.usage?.prompt_tokens, ids.length);
+    const og = await ollama.generate({ model, prompt: 'def add(a, b):', suffix: '\n    return c', options: { temperature: 0, num_predict: 6 } });
+    c.eq('ollama suffix: the same middle', og.response, byIds);
+    const usages = [];
+    for await (const ch of await client.completions.create({ ...base, stream: true, stream_options: { continuous_usage_stats: true } }))
+      if (ch.usage) usages.push(ch.usage.completion_tokens);
+    c.ok('continuous_usage_stats: usage in every chunk, counting up', usages.length >= 6 && usages.every((u, i) => i === 0 || u >= usages[i - 1]), usages);
+  });
 }
 
 c.done();
