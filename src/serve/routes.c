@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "serve/anthropic.h"
+#include "serve/responses.h"
 #include "serve/server.h"
 
 typedef struct route {
@@ -35,6 +36,7 @@ static const route ROUTES[] = {
     {"GET", "/v1/models", false, false, oai_models, NULL, false},
     {"POST", "/v1/completions", true, false, NULL, oai_completions, false},
     {"POST", "/v1/chat/completions", true, false, NULL, oai_chat, false},
+    {"POST", "/v1/responses", true, false, NULL, resp_create, false},
     {"POST", "/v1/completions/render", true, false, NULL, oai_render_completions, false},
     {"POST", "/v1/chat/completions/render", true, false, NULL, oai_render_chat, false},
     {"POST", "/v1/messages", true, false, NULL, anth_messages, false},
@@ -163,7 +165,8 @@ void routes_dispatch(void *user, http_call *c) {
         if (strcmp(method, ROUTES[i].method) == 0 || (head && ROUTES[i].get)) r = &ROUTES[i];
     }
     const bool model_path = strncmp(path, "/v1/models/", 11) == 0 && path[11];
-    if (model_path) path_known = true;
+    const bool resp_path = strncmp(path, "/v1/responses/", 14) == 0 && path[14] && !strchr(path + 14, '/');
+    if (model_path || resp_path) path_known = true;
     /* with a key, nothing but the open routes is told apart without it (not even 404) */
     if (!(r && r->open) && !authorized(s, c)) {
         http_add_header(c, "WWW-Authenticate", "Bearer");
@@ -180,9 +183,17 @@ void routes_dispatch(void *user, http_call *c) {
         oai_model(s, c, path + 11);
         return;
     }
+    if (resp_path && (strcmp(method, "GET") == 0 || head)) {
+        resp_get(s, c, path + 14);
+        return;
+    }
+    if (resp_path && strcmp(method, "DELETE") == 0) {
+        resp_delete(s, c, path + 14);
+        return;
+    }
     if (!r) {
         if (path_known) {
-            http_add_header(c, "Allow", model_path ? "GET, HEAD" : "GET, HEAD, POST");
+            http_add_header(c, "Allow", model_path ? "GET, HEAD" : resp_path ? "GET, HEAD, DELETE" : "GET, HEAD, POST");
             error(c, path, 405, NULL, "method %s not allowed here", method);
         } else {
             error(c, path, 404, NULL, "no route %s", path);

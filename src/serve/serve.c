@@ -85,14 +85,21 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (!s->cfg.max_queue) s->cfg.max_queue = 512;
     if (!s->cfg.parallel) s->cfg.parallel = 8;
     s->started = wick_wall_s();
+    if (!(s->responses = resp_store_new(256, 64u << 20))) {
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
+        free(s);
+        return NULL;
+    }
     if (origin_policy_init(&s->origins, cfg->allowed_origins, cfg->host) < 0) {
         wick_fail(err, "too many allowed origins (at most %d)", ORIGIN_MAX_PATTERNS);
+        resp_store_free(s->responses);
         free(s);
         return NULL;
     }
     kv_events *ev = NULL; /* the pool hands it back at serve_stop */
     if (cfg->kv_events && !(ev = kv_events_open(cfg->kv_events, cfg->kv_events_topic, cfg->host, err))) {
         origin_policy_free(&s->origins);
+        resp_store_free(s->responses);
         free(s);
         return NULL;
     }
@@ -110,6 +117,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (!(s->pool = mpool_new(&pc, err))) {
         kv_events_close(ev);
         origin_policy_free(&s->origins);
+        resp_store_free(s->responses);
         free(s);
         return NULL;
     }
@@ -124,6 +132,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         mpool_free(s->pool);
         kv_events_close(ev);
         origin_policy_free(&s->origins);
+        resp_store_free(s->responses);
         free(s);
         return NULL;
     }
@@ -143,5 +152,6 @@ void serve_stop(serve_server *s) {
     mpool_free(s->pool);  /* schedulers cancel what is left, models unload (AllBlocksCleared each) */
     kv_events_close(ev);  /* after the last event; lingers up to 1 s to send it */
     origin_policy_free(&s->origins);
+    resp_store_free(s->responses);  /* after http_stop: no handler runs */
     free(s);
 }

@@ -12,6 +12,7 @@
 #include "serve/job.h"
 #include "serve/model_pool.h"
 #include "serve/origin.h"
+#include "serve/resp_store.h"
 #include "serve/serve.h"
 
 struct serve_server {
@@ -21,6 +22,7 @@ struct serve_server {
     origin_policy origins;      /* browser origins and Host names answered */
     double started;             /* wall-clock seconds */
     _Atomic unsigned long long next_id;
+    resp_store *responses;      /* the Responses API's kept responses (responses.c) */
 };
 
 /* ---- replies (reply.c) ---- */
