@@ -51,13 +51,6 @@ static int relay(void *user, const tool_ev *ev) {
     return r->fn ? r->fn(r->user, ev) : 0;
 }
 
-/* Does text end with tag, give or take whitespace after it? */
-static bool ends_with_tag(const char *text, size_t len, const char *tag) {
-    const size_t tl = strlen(tag);
-    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\r')) len--;
-    return tl && len >= tl && memcmp(text + len - tl, tag, tl) == 0;
-}
-
 int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o, chat_run **out, fld_error *e) {
     static const chat_run_opts none = {0};
     if (!o) o = &none;
@@ -75,7 +68,6 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
         goto out;
     if (o->prefill_only) q.g.n_predict = 0;
     q.g.prompt_shared = o->prompt_shared;
-    r->info.n = q.n;
     if (q.n > s->cfg.parallel) {
         fld_fail(e, 400, "n", "\"n\" is %d, more than the %d sequences the server runs at once (--parallel)", q.n, s->cfg.parallel);
         goto out;
@@ -136,7 +128,7 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
         r->info.spans = true;
     }
     const tool_format *f = &r->info.format;
-    const bool in_think = text && f->think_open[0] && !r->lead && ends_with_tag(text, strlen(text), f->think_open);
+    const bool in_think = text && !r->lead && tool_format_prompt_opens_reasoning(f, text, strlen(text));
     const tool_parse_opts popts = {.tools = po.tools != NULL,
                                    .reasoning = split_reasoning && f->think_open[0],
                                    .in_reasoning = in_think,
@@ -229,8 +221,6 @@ const char *chat_run_finish_reason(const chat_run *r, const job_result *res) {
     if (r->n_calls > 0 && (res->finish == WICK_FINISH_STOP || r->stopped_after_call)) return "tool_calls";
     return gen_finish_name(res->finish);
 }
-
-int chat_run_n_calls(const chat_run *r) { return r->n_calls; }
 
 void chat_run_free(chat_run *r) {
     if (!r) return;

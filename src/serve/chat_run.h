@@ -22,7 +22,6 @@ typedef struct chat_run_info {
     bool include_usage;     /* stream_options.include_usage */
     int n_prompt;           /* prompt tokens */
     bool spans;             /* a span request: usage reports span_cached_tokens */
-    int n;                  /* choices asked for ("n", at most the server's --parallel) */
     unsigned long long seed; /* the seed this run samples with */
     tool_format format;     /* the model's tool and reasoning syntax */
 } chat_run_info;
@@ -59,8 +58,6 @@ int chat_run_collect(chat_run *r, http_call *c, tool_ev_fn fn, void *user, const
 /* The finish reason the APIs report: "tool_calls" when a call was made and
  * the turn stopped there, else "stop" / "length". */
 const char *chat_run_finish_reason(const chat_run *r, const job_result *res);
-/* Calls made so far. */
-int chat_run_n_calls(const chat_run *r);
 /* Cancel if still running, release the job and the model's lease. */
 void chat_run_free(chat_run *r);
 

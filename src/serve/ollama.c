@@ -36,7 +36,6 @@ typedef struct oll_resp {
     double t0;
     tool_parser *p;    /* the family's parser (NULL: text passes as it is) */
     wbuf content, thinking, calls; /* parsed, not yet written; calls: ",{...}" each */
-    wbuf args;         /* the call being parsed: its arguments */
     char *call_name;
 } oll_resp;
 
@@ -49,7 +48,6 @@ static int on_ev(void *user, const tool_ev *ev) {
     case TOOL_EV_CALL_BEGIN:
         free(r->call_name);
         r->call_name = strdup(ev->name);
-        wbuf_reset(&r->args);
         break;
     case TOOL_EV_CALL_ARGS: break;
     case TOOL_EV_CALL_END: {
@@ -198,7 +196,6 @@ static void stream_fin(void *ctx, bool aborted) {
     wbuf_free(&r->content);
     wbuf_free(&r->thinking);
     wbuf_free(&r->calls);
-    wbuf_free(&r->args);
     free(r->call_name);
     free(r);
 }
@@ -329,13 +326,9 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
     if (q->text) { /* a rendered prompt: parse the reply as the family writes it */
         const tokenizer *tok = wick_model_tokenizer(l->model);
         const tool_format f = tool_format_detect(tok_chat_template(tok), tok);
-        const char *t = q->text;
-        size_t n = strlen(t);
-        while (n && (t[n - 1] == '\n' || t[n - 1] == ' ')) n--;
-        const size_t k = strlen(f.think_open);
         const tool_parse_opts po = {.tools = q->tools,
                                     .reasoning = f.think_open[0] && !s->cfg.reasoning_inline,
-                                    .in_reasoning = k && n >= k && memcmp(t + n - k, f.think_open, k) == 0,
+                                    .in_reasoning = tool_format_prompt_opens_reasoning(&f, q->text, strlen(q->text)),
                                     .id_seed = q->g.sampling.seed};
         r->p = tool_parser_new(&f, &po);
     }
@@ -400,7 +393,6 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
         reply_ollama_error(c, &e);
         return;
     }
-
     int n_ctx_ids = context ? cJSON_GetArraySize(context) : 0;
     if ((!prompt || !*prompt) && n_ctx_ids == 0) {
         load_only(s, c, &q, false);

@@ -25,6 +25,12 @@ static const char *const CALL_TAG[] = {
     [TOOL_FAMILY_GRANITE] = "<|tool_call|>",
 };
 
+bool tool_format_prompt_opens_reasoning(const tool_format *f, const char *prompt, size_t len) {
+    const size_t k = strlen(f->think_open);
+    while (len && (prompt[len - 1] == '\n' || prompt[len - 1] == ' ' || prompt[len - 1] == '\r')) len--;
+    return k && len >= k && memcmp(prompt + len - k, f->think_open, k) == 0;
+}
+
 const char *tool_family_name(tool_family f) {
     switch (f) {
     case TOOL_FAMILY_NONE: return "none";

@@ -48,6 +48,10 @@ typedef struct tool_format {
  * reasoning tags when nothing is recognized. */
 tool_format tool_format_detect(const char *chat_template, const wick_tokenizer *tok);
 const char *tool_family_name(tool_family f); /* "hermes", "llama3", ... */
+/* Does a rendered prompt end inside an opened reasoning block (its last
+ * tag, give or take whitespace, is f's think_open)? The parser then starts
+ * in_reasoning. */
+bool tool_format_prompt_opens_reasoning(const tool_format *f, const char *prompt, size_t len);
 
 /* One piece of the parsed turn. */
 typedef enum tool_ev_kind {
