@@ -176,7 +176,6 @@ else:
     print("text", m.get("content"))' 2>&1)
   case "$got" in
     "call get_weather {'city': 'Paris'}") ok "serve: the tool call, parsed";;
-    "text $TOOL") ok "serve: the tool call, as text";;
     *) bad "serve: turn 1: $got ($r)";;
   esac
   body=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["temperature"]=0; print(json.dumps(c))' "$TMP/conv2.json")
