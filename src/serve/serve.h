@@ -45,6 +45,8 @@ typedef struct serve_config {
     size_t cache_dir_bytes;       /* disk budget of cache_dir; 0 = 10 GiB */
     const char *kv_events;        /* ZMQ endpoint for KV events; NULL = none */
     const char *kv_events_topic;  /* NULL = "kv@HOST:PORT@MODEL" */
+    const char *slot_save_path;   /* --slot-save-path: where POST /slots/{id}?action=save writes; NULL = saving is off */
+    bool no_slots;                /* --no-slots: GET /slots is a 501, as llama-server answers */
     const char *dtype;
     /* speculative decoding: what every model's scheduler may speculate with
      * (a draft model applies to models of its vocabulary); NULL = none */
