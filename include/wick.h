@@ -608,6 +608,8 @@ typedef struct wick_spans {
     int blend_first_k;              /* >= 0 */
 } wick_spans;
 
+#define WICK_MAX_GRAMMAR_TRIGGERS 8
+
 typedef struct wick_request {
     const int32_t *prompt;   /* copied at submit */
     int n_prompt;
@@ -631,6 +633,14 @@ typedef struct wick_request {
      * scheduler's model, alive until on_done is called (it may be freed
      * there: the request no longer reads it). */
     const wick_grammar *grammar;
+    /* A lazily started grammar (n_grammar_triggers > 0; copied at submit):
+     * the output is free until one of these tokens is sampled, and the
+     * grammar applies from then on: it takes the trigger itself where it can
+     * write it, else it starts right after it (a special token it cannot
+     * write). Such requests do not speculate. At most
+     * WICK_MAX_GRAMMAR_TRIGGERS. */
+    const int32_t *grammar_triggers;
+    int n_grammar_triggers;
     /* Each generated token with the text it releases (complete UTF-8, stop
      * strings held back; may be empty). Return false to cancel. May be NULL. */
     bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);

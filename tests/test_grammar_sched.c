@@ -6,7 +6,8 @@
  * unconstrained ones give the same tokens as each run alone (greedy and
  * seeded); speculative decoding (prompt lookup) under a grammar gives the
  * greedy output of plain decoding; the matcher API (accept, refuse,
- * rollback, masks); errors (bad grammars, another model's grammar). */
+ * rollback, masks); errors (bad grammars, another model's grammar); a
+ * lazily started grammar (triggered by a token). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <cJSON.h>
 #include <pcre2.h>
@@ -304,12 +305,75 @@ static void errors(wick_model *m) {
     wick_model_free(m2);
 }
 
+/* A lazily started grammar: the output is the free run's up to and with the
+ * trigger token, then the grammar's; a trigger never sampled leaves the
+ * whole output free; a scheduler that speculates gives the same. */
+static void lazy_trigger(wick_model *m) {
+    wick_context *c;
+    for (int lookup = 0; lookup <= 1; lookup++) {
+        wick_sched *s = new_sched(m, 2, &c, lookup);
+        if (!s) return;
+        const job_spec free_run = {.temperature = 0, .n_predict = 40, .prompt = "Once upon a time"};
+        out_rec o_free;
+        submit(s, m, &free_run, &o_free, WICK_SPEC_OFF);
+        run_all(s);
+        int k = -1; /* the first token from the fourth on that did not come before */
+        for (int i = 3; i < o_free.n && k < 0; i++) {
+            bool seen = false;
+            for (int j = 0; j < i; j++) seen = seen || o_free.ids[j] == o_free.ids[i];
+            if (!seen) k = i;
+        }
+        CHECK(k > 0);
+        if (k < 0) break;
+        wick_grammar *g = compile(m, WICK_GRAMMAR_REGEX, "[0-9]{3}");
+        const int32_t trig = o_free.ids[k], absent = 0 /* <unk>: never sampled */;
+        for (int t = 0; t < 2; t++) {
+            int32_t ids[64];
+            wick_error err;
+            const int n = wick_tokenize(m, free_run.prompt, strlen(free_run.prompt), true, ids, 64, &err);
+            out_rec o;
+            memset(&o, 0, sizeof o);
+            wick_request r = {.prompt = ids, .n_prompt = n, .n_predict = 40, .grammar = g,
+                              .grammar_triggers = t == 0 ? &trig : &absent, .n_grammar_triggers = 1,
+                              .on_token = on_token, .on_done = on_done, .user = &o, .logprobs = -1};
+            r.sampling = wick_sampling_default();
+            r.sampling.temperature = 0;
+            CHECK_MSG(wick_sched_submit(s, &r, &err) > 0, "%s", err.msg);
+            run_all(s);
+            if (t == 0) {
+                CHECK_MSG(o.n > k && memcmp(o.ids, o_free.ids, (size_t)(k + 1) * sizeof *o.ids) == 0,
+                          "lazy (lookup %d): the output up to the trigger is the free run's", lookup);
+                CHECK_MSG(o.res.finish == WICK_FINISH_STOP && pcre_whole("[0-9]{3}", o.text + strlen(o.text) - 3),
+                          "lazy (lookup %d): three digits after the trigger, then the end: \"%s\" (%s)", lookup, o.text, o.error);
+                CHECK_MSG(o.n == k + 4, "lazy (lookup %d): %d tokens after the trigger, not 3 digits", lookup, o.n - k - 1);
+            } else {
+                CHECK_MSG(o.n == o_free.n && memcmp(o.ids, o_free.ids, (size_t)o.n * sizeof *o.ids) == 0,
+                          "lazy (lookup %d): a trigger never sampled leaves the output free", lookup);
+            }
+        }
+        /* bad triggers */
+        wick_error err;
+        int32_t ids[8] = {1, 2, 3};
+        int32_t bad = -5;
+        wick_request r = {.prompt = ids, .n_prompt = 3, .n_predict = 4, .grammar = g, .grammar_triggers = &bad,
+                          .n_grammar_triggers = 1, .on_done = on_done, .logprobs = -1};
+        r.sampling = wick_sampling_default();
+        CHECK(wick_sched_submit(s, &r, &err) < 0 && strstr(err.msg, "trigger"));
+        r.grammar = NULL, r.grammar_triggers = ids;
+        CHECK(wick_sched_submit(s, &r, &err) < 0 && strstr(err.msg, "trigger"));
+        wick_grammar_free(g);
+        wick_sched_free(s);
+        wick_context_free(c);
+    }
+}
+
 static wick_model *M;
 static void t_regex(void) { regex_outputs_match(M); }
 static void t_choice_schema(void) { choice_and_schema(M); }
 static void t_batch(void) { batch_invariance(M); }
 static void t_matcher(void) { matcher_api(M); }
 static void t_errors(void) { errors(M); }
+static void t_lazy(void) { lazy_trigger(M); }
 
 int main(void) {
     wick_error err;
@@ -321,6 +385,7 @@ int main(void) {
         RUN(t_batch);
         RUN(t_matcher);
         RUN(t_errors);
+        RUN(t_lazy);
     }
     wick_model_free(M);
     return check_summary("test_grammar_sched");

@@ -26,6 +26,7 @@ void req_free(sched_req *q) {
     free(q->tokens);
     free(q->q);
     wick_grammar_matcher_free(q->gm);
+    wick_grammar_matcher_free(q->gm_lazy);
     token_mask_free(&q->gmask);
     span_plan_free(q->plan);
     free(q);
@@ -60,6 +61,12 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
             return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
+    if (r->n_grammar_triggers < 0 || r->n_grammar_triggers > WICK_MAX_GRAMMAR_TRIGGERS ||
+        (r->n_grammar_triggers > 0 && (!r->grammar_triggers || !r->grammar)))
+        return wick_fail(err, "grammar triggers need a grammar and are at most %d tokens", WICK_MAX_GRAMMAR_TRIGGERS);
+    for (int i = 0; i < r->n_grammar_triggers; i++)
+        if (r->grammar_triggers[i] < 0 || r->grammar_triggers[i] >= c->m->hp.n_vocab)
+            return wick_fail(err, "grammar trigger token %d out of range [0, %d)", r->grammar_triggers[i], c->m->hp.n_vocab);
     const wick_sampling *p = &r->sampling;
     if (p->n_logit_bias < 0 || (p->n_logit_bias > 0 && !p->logit_bias)) return wick_fail(err, "bad logit bias list");
     for (int i = 0; i < p->n_logit_bias; i++) {
@@ -119,6 +126,14 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
             req_free(q);
             return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
         }
+        if (r->n_grammar_triggers > 0) { /* lazy: the mask joins the processors at the trigger */
+            memcpy(q->triggers, r->grammar_triggers, (size_t)r->n_grammar_triggers * sizeof *q->triggers);
+            q->n_triggers = r->n_grammar_triggers;
+            q->gm_lazy = q->gm;
+            q->gm = NULL;
+            q->cfg.n_procs--;
+            q->spec_method = WICK_SPEC_OFF; /* drafts past a trigger would skip the grammar */
+        }
     }
     sampler_rng_seed(&q->rng, r->sampling.seed);
     q->t_submit = wick_now_ms();
@@ -162,13 +177,24 @@ int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err)
 
 /* ---- tokens in ---- */
 
+static bool is_trigger(const sched_req *q, int32_t id) {
+    for (int i = 0; i < q->n_triggers; i++)
+        if (q->triggers[i] == id) return true;
+    return false;
+}
+
 int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     wick_context *c = s->c;
     if (q->r.on_logits) q->r.on_logits(q->r.user, logits, c->m->hp.n_vocab);
     if (q->n_gen == 0) q->t_first = wick_now_ms();
     const bool eog = wick_token_is_eog(c->m, id);
     if (eog && (!q->r.ignore_eos || q->gm)) return WICK_FINISH_STOP; /* a grammar allows it only where complete */
-    if (q->gm && !wick_grammar_matcher_accept(q->gm, id)) {
+    if (q->gm_lazy && is_trigger(q, id)) { /* the grammar starts: with this token where it writes it, else after it */
+        q->gm = q->gm_lazy;
+        q->gm_lazy = NULL;
+        sampler_cfg_add(&q->cfg, logits_proc_mask(&q->gmask)); /* (room kept at submit) */
+        (void)wick_grammar_matcher_accept(q->gm, id);
+    } else if (q->gm && !wick_grammar_matcher_accept(q->gm, id)) {
         q->fail = "the grammar refused the sampled token";
         return WICK_FINISH_ERROR;
     }
@@ -232,7 +258,8 @@ void req_finish(wick_sched *s, sched_req *q, wick_finish why, const char *error)
     if (q->slot >= 0) sched_release(s, q);
     if (why == WICK_FINISH_ERROR && !error) error = q->fail ? q->fail : "internal error";
     wick_grammar_matcher_free(q->gm); /* before on_done: the grammar need not outlive that call */
-    q->gm = NULL;
+    wick_grammar_matcher_free(q->gm_lazy);
+    q->gm = q->gm_lazy = NULL;
     wick_request_result res = {.finish = why, .error = error};
     if (why != WICK_FINISH_ERROR && why != WICK_FINISH_CANCELLED && !q->stopped) res.tail_len = text_out_finish(&q->text, &res.tail);
     if (!res.tail) res.tail = "";

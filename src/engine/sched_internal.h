@@ -63,6 +63,11 @@ struct sched_req {
      * tokens it allows next, the last of cfg's processors */
     wick_grammar_matcher *gm;
     token_mask gmask;
+    /* a lazily started grammar: its matcher until a trigger token is
+     * sampled (then it becomes gm), and the triggers */
+    wick_grammar_matcher *gm_lazy;
+    int32_t triggers[WICK_MAX_GRAMMAR_TRIGGERS];
+    int n_triggers;
     const char *fail; /* why req_emit ended q with WICK_FINISH_ERROR */
     bool mask_ready, mask_ok; /* gmask computed for the next token (sched_masks.c), and its result */
     sched_req *next;

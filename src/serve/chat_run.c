@@ -101,6 +101,9 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
     if (o->seed_set) q.g.sampling.seed = o->seed;
     r->info.seed = q.g.sampling.seed;
     if (r->tools.forced && chat_tools_grammar(&r->tools, &r->info.format, tok, &q.gr, &r->lead, e) < 0) goto out;
+    if (r->tools.choice == CHAT_TOOLS_AUTO && !q.gr.spec.kind &&
+        chat_tools_lazy_grammar(&r->tools, &r->info.format, tok, tok_chat_template(tok), &q.gr, e) < 0)
+        goto out;
     int spans = span_chat_detect(po.messages, e);
     if (spans < 0 || span_req_options(b, m, &sr, e) < 0) goto out;
     if (spans && r->lead) {

@@ -144,9 +144,22 @@ static bool writable(const wick_tokenizer *tok, const char *text) {
     return ok;
 }
 
-int chat_tools_grammar(const chat_tools *t, const tool_format *f, const wick_tokenizer *tok, fld_grammar *g,
-                       char **lead, fld_error *e) {
-    *lead = NULL;
+/* The one token text encodes to (special or not), or -1. */
+static int32_t single_token(const wick_tokenizer *tok, const char *text) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    wick_error err;
+    if (!tok || wick_tokenizer_encode(tok, text, strlen(text), false, &ids, &n, NULL, &err) < 0) return -1;
+    const int32_t id = n == 1 ? ids[0] : -1;
+    free(ids);
+    return id;
+}
+
+/* The call grammar of family f into g: many = several calls allowed. The
+ * opening tag goes into the grammar where it can write it, else into *lead
+ * (the prompt's end, forced calls) and the grammar starts after it. */
+static int call_grammar(const chat_tools *t, const tool_format *f, const wick_tokenizer *tok, bool many,
+                        fld_grammar *g, char **lead, fld_error *e) {
     const char *key = f->family == TOOL_FAMILY_LLAMA3 ? "parameters" : "arguments";
     cJSON *any = cJSON_CreateArray();
     bool strict = true;
@@ -163,7 +176,6 @@ int chat_tools_grammar(const chat_tools *t, const tool_format *f, const wick_tok
         call = cJSON_CreateObject();
         cJSON_AddItemToObject(call, "anyOf", any);
     }
-    const bool many = t->parallel && t->choice == CHAT_TOOLS_REQUIRED;
     const char *open = NULL, *close = "", *sep = "";
     bool array = false;
     switch (f->family) {
@@ -193,12 +205,42 @@ int chat_tools_grammar(const chat_tools *t, const tool_format *f, const wick_tok
     g->spec.suffix = close;
     g->spec.separator = sep;
     snprintf(g->param, sizeof g->param, "tools");
-    if (*open && !writable(tok, open)) { /* the prompt writes the opening tag: one opening */
-        if (!(*lead = strdup(open))) return fld_fail(e, 500, NULL, "out of memory");
+    if (*open && !writable(tok, open)) { /* the prompt (or the trigger) writes the opening tag: one opening */
+        if (lead && !(*lead = strdup(open))) return fld_fail(e, 500, NULL, "out of memory");
         g->spec.prefix = "";
         g->spec.max_values = 1;
     } else {
         g->spec.prefix = open;
     }
+    return 0;
+}
+
+int chat_tools_grammar(const chat_tools *t, const tool_format *f, const wick_tokenizer *tok, fld_grammar *g,
+                       char **lead, fld_error *e) {
+    *lead = NULL;
+    return call_grammar(t, f, tok, t->parallel && t->choice == CHAT_TOOLS_REQUIRED, g, lead, e);
+}
+
+int chat_tools_lazy_grammar(const chat_tools *t, const tool_format *f, const wick_tokenizer *tok,
+                            const char *chat_template, fld_grammar *g, fld_error *e) {
+    if (t->choice != CHAT_TOOLS_AUTO || !t->tools) return 0;
+    const char *tag = NULL;
+    switch (f->family) {
+    case TOOL_FAMILY_HERMES:
+        /* Qwen3-Coder's templates ask for <function=...> XML inside the tag:
+         * a JSON grammar would change what the model writes */
+        if (chat_template && strstr(chat_template, "<function=")) return 0;
+        tag = "<tool_call>";
+        break;
+    case TOOL_FAMILY_MISTRAL: tag = "[TOOL_CALLS]"; break;
+    case TOOL_FAMILY_GRANITE: tag = "<|tool_call|>"; break;
+    case TOOL_FAMILY_LLAMA3: tag = "<|python_tag|>"; break;
+    default: return 0;
+    }
+    const int32_t trigger = single_token(tok, tag);
+    if (trigger < 0) return 0;
+    if (call_grammar(t, f, tok, t->parallel, g, NULL, e) < 0) return -1;
+    g->triggers[0] = trigger;
+    g->n_triggers = 1;
     return 0;
 }

@@ -24,6 +24,8 @@ typedef struct fld_grammar {
     char **choices;           /* owned */
     int n_choices;
     char param[48];           /* the field it came from (errors name it) */
+    int32_t triggers[WICK_MAX_GRAMMAR_TRIGGERS]; /* a lazily started grammar (wick_request.grammar_triggers) */
+    int n_triggers;
 } fld_grammar;
 
 /* The OpenAI routes' spellings (OpenAI, llama.cpp, vLLM): 0 (g->spec.kind 0

@@ -61,6 +61,8 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
             fld_fail(e, 400, g->grammar->param, "%s", err.msg);
             return NULL;
         }
+        r.grammar_triggers = g->grammar->triggers;
+        r.n_grammar_triggers = g->grammar->n_triggers;
     }
     job *j = job_submit(l->sched, &r, gr, l->mx, &err); /* (owns gr from here) */
     if (!j) {

@@ -208,6 +208,7 @@ typedef struct oll_req {
     const char *model;
     int think;          /* -1 not given, else enable_thinking for the template */
     bool tools;         /* chat with tools: calls are parsed */
+    const chat_tools *ct; /* chat: the tools checked (their calls' arguments are constrained) */
     char *text;         /* the rendered prompt (NULL: raw); the parser starts from its end */
     long long num_ctx;  /* options.num_ctx (0 = not given) */
     const cJSON *body;  /* the request ("format" is read again at submit) */
@@ -300,7 +301,14 @@ static void run(serve_server *s, http_call *c, oll_req *q, mpool_lease *l, bool 
     http_note(c, "model=%s prompt=%d", l->name, q->g.n_ids);
     fld_grammar gr;
     job *j = NULL;
-    if (fld_grammar_ollama(q->body, &gr, &e) == 0) {
+    int rc = fld_grammar_ollama(q->body, &gr, &e);
+    if (rc == 0 && q->ct && !gr.spec.kind) {
+        const tokenizer *tok = wick_model_tokenizer(l->model);
+        const tool_format f = tool_format_detect(tok_chat_template(tok), tok);
+        rc = chat_tools_lazy_grammar(q->ct, &f, tok, tok_chat_template(tok), &gr, &e);
+        if (rc < 0) fld_grammar_free(&gr);
+    }
+    if (rc == 0) {
         q->g.grammar = &gr;
         j = gen_submit(s, l, &q->g, &e);
         q->g.grammar = NULL;
@@ -473,6 +481,7 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     q.tools = tools.tools != NULL;
+    q.ct = &tools;
     cJSON *kw = think_kwargs(&q);
     po.kwargs = kw;
     mpool_lease l;

@@ -113,6 +113,19 @@ if (a.mode === 'hermes') {
     const rr = await post('/v1/chat/completions/render', { model, messages: msgs, tools: [weatherTool] });
     c.eq('render: 200', rr.status, 200);
   });
+  await c.step('tool_choice auto: a started call is held to the schema (lazy grammar)', async () => {
+    // the script writes "Paris", which this schema does not allow: once the model opens <tool_call>,
+    // the grammar makes the arguments valid
+    const enumTool = { type: 'function', function: { name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { enum: ['Rome', 'Oslo'] } }, required: ['city'], additionalProperties: false } } };
+    const r = await client.chat.completions.create({ model, messages: ask, tools: [enumTool], temperature: 0, parallel_tool_calls: false, max_tokens: 60 });
+    const calls = r.choices[0].message.tool_calls || [];
+    c.eq('auto: one call of get_weather', calls.map((t) => t.function.name), ['get_weather']);
+    c.ok('auto: its arguments follow the schema', ['Rome', 'Oslo'].includes(JSON.parse(calls[0]?.function.arguments || '{}').city), calls[0]);
+    c.eq('auto: finish tool_calls', r.choices[0].finish_reason, 'tool_calls');
+    const o = await ollama.chat({ model, messages: ask, tools: [enumTool], options: { temperature: 0, num_predict: 60 } });
+    c.ok('ollama: its arguments follow the schema', ['Rome', 'Oslo'].includes(o.message.tool_calls?.[0]?.function.arguments.city), o.message);
+  });
   await c.step('openai: tool_choice none leaves the tools out', async () => {
     const r = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], tool_choice: 'none', temperature: 0, max_tokens: 8 });
     c.eq('tool_choice none: no calls', r.choices[0].message.tool_calls, undefined);
@@ -266,6 +279,25 @@ if (a.mode === 'required') {
       c.ok(`tool_choice ${label}: ${good} of ${seeds} seeds give one call valid under the schema`, good === seeds, badOnes);
     });
   }
+  // tool_choice auto: a random model never opens a call by itself, so a logit bias makes it open one;
+  // from the opening tag on, the lazily started grammar holds the call to its tool's schema
+  await c.step('tool_choice auto, a call started by the model', async () => {
+    const tk = await post('/tokenize', { model, content: '<tool_call>' });
+    const open = tk.body?.tokens;
+    c.eq('<tool_call> is one token', open?.length, 1);
+    let good = 0;
+    const badOnes = [];
+    for (let seed = 1; seed <= 20; seed++) {
+      const r = await client.chat.completions.create({ model, messages: ask, tools, parallel_tool_calls: false,
+        logit_bias: { [open[0]]: 30 }, temperature: 1, seed, max_tokens: 120 });
+      const calls = r.choices[0].message.tool_calls || [];
+      const ok = calls.length === 1 && validate[calls[0].function.name] && validate[calls[0].function.name](parsed(calls[0].function.arguments)) &&
+        r.choices[0].finish_reason === 'tool_calls';
+      if (ok) good++;
+      else if (badOnes.length < 3) badOnes.push(r.choices[0]);
+    }
+    c.ok(`auto: ${good} of 20 seeds give one call valid under the schema`, good === 20, badOnes);
+  });
   // parallel calls: random weights rarely end, so the last call may be cut by max_tokens (finish "length");
   // every call before it is whole and valid
   await c.step('tool_choice required, parallel', async () => {
@@ -302,6 +334,13 @@ if (a.mode === 'family') {
       { role: 'tool', tool_call_id: m.tool_calls[0].id, content: 'sunny, 24 C' }];
     const r2 = await client.chat.completions.create({ model, messages: msgs, tools: [weatherTool], temperature: 0 });
     c.eq(`${a.family}: the second turn`, r2.choices[0].message.content, 'The weather in Paris is sunny.');
+    if (a.family !== 'llama3') { // Llama 3's bare JSON calls open with no tag: "auto" cannot start a grammar there
+      const enumTool = { type: 'function', function: { name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { enum: ['Rome', 'Oslo'] } }, required: ['city'], additionalProperties: false } } };
+      const ra = await client.chat.completions.create({ model, messages: ask, tools: [enumTool], temperature: 0, parallel_tool_calls: false, max_tokens: 60 });
+      const ca = ra.choices[0].message.tool_calls || [];
+      c.ok(`${a.family} auto: the call's arguments follow the schema`, ca.length === 1 && ['Rome', 'Oslo'].includes(JSON.parse(ca[0].function.arguments).city), ra.choices[0]);
+    }
     const o = await ollama.chat({ model, messages: ask, tools: [weatherTool], options: { temperature: 0 } });
     c.eq(`${a.family} ollama: the call`, o.message.tool_calls?.map((t) => [t.function.name, t.function.arguments]), [['get_weather', { city: 'Paris' }]]);
   });
