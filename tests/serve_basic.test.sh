@@ -127,7 +127,7 @@ req POST "$S/v1/completions" '{"prompt":"x","max_tokens":1e30}'; expect_http "ma
 req POST "$S/v1/completions" '{"prompt":"x","max_tokens":-5}'; expect_http "max_tokens negative" 400 "j['error']['param'] == 'max_tokens'"
 req POST "$S/v1/completions" '{"prompt":"x","temperature":"hot"}'; expect_http "temperature string" 400 "j['error']['param'] == 'temperature'"
 req POST "$S/v1/completions" '{"prompt":"x","stop":5}'; expect_http "stop number" 400 "j['error']['param'] == 'stop'"
-req POST "$S/v1/completions" '{"prompt":"x","n":2}'; expect_http "n 2" 400 "j['error']['param'] == 'n'"
+req POST "$S/v1/completions" '{"prompt":"x","n":4096}'; expect_http "n above --parallel" 400 "j['error']['param'] == 'n'"
 req POST "$S/v1/completions" '{"prompt":"x","stream":"yes"}'; expect_http "stream string" 400 "j['error']['param'] == 'stream'"
 req POST "$S/v1/completions" '{"max_tokens":3}'; expect_http "no prompt" 400 "j['error']['param'] == 'prompt'"
 req POST "$S/v1/completions" '{"prompt":[999999]}'; expect_http "token id out of range" 400 "'error' in j"

@@ -228,42 +228,16 @@ void anth_messages(serve_server *s, http_call *c, cJSON *body) {
     chat_run_free(run);
 }
 
-/* The prompt tokens of the turn an OpenAI chat body asks for, counted as
- * chat_run.c's start renders them: the conversation with its tools (none
- * for tool_choice "none"), chat_template_kwargs, a continued final message,
- * and the opening of a forced call written at the prompt's end. */
+/* The prompt tokens of the turn an OpenAI chat body asks for, exactly as
+ * chat_run.c builds it for the turn. */
 static int count_prompt(serve_server *s, const cJSON *oai, int *n, fld_error *e) {
-    prompt_chat_opts po;
-    chat_tools tools;
-    if (oai_chat_opts(oai, &po, e) < 0 || chat_tools_parse(oai, &tools, e) < 0) return -1;
-    if (tools.choice == CHAT_TOOLS_NONE) po.tools = NULL;
-    mpool_lease l;
-    if (oai_lease(s, oai, &l, e) < 0) return -1;
-    const tokenizer *tok = wick_model_tokenizer(l.model);
-    char *lead = NULL, *text = NULL;
-    size_t len = 0;
-    int rc = 0;
-    if (tools.forced) {
-        const tool_format f = tool_format_detect(tok_chat_template(tok), tok);
-        fld_grammar gr = {0};
-        rc = chat_tools_grammar(&tools, &f, tok, &gr, &lead, e);
-        fld_grammar_free(&gr);
-    }
-    if (rc == 0) rc = prompt_render(l.model, &po, &text, &len, e);
-    wbuf all = {0};
-    if (rc == 0) {
-        wbuf_put(&all, text, len);
-        if (lead) wbuf_puts(&all, lead);
-        if (all.oom) rc = fld_fail(e, 500, NULL, "out of memory");
-    }
-    int32_t *ids = NULL;
-    if (rc == 0) rc = prompt_encode(l.model, all.data ? all.data : "", all.len, 0, &ids, n, e);
-    free(ids);
-    wbuf_free(&all);
-    free(text);
-    free(lead);
-    mpool_release(s->pool, &l, NAN);
-    return rc;
+    chat_run *run = NULL;
+    const chat_run_opts o = {.render_only = true};
+    if (chat_run_start_opts(s, oai, &o, &run, e) < 0) return -1;
+    const struct span_req *sr = NULL;
+    (void)chat_run_prompt(run, n, &sr);
+    chat_run_free(run);
+    return 0;
 }
 
 void anth_count_tokens(serve_server *s, http_call *c, cJSON *body) {

@@ -29,6 +29,10 @@ struct chat_run {
     double t0;
     bool ended, stopped_after_call;
     int n_calls, logprobs;
+    int32_t *ids;       /* render_only: the prompt, or its span segments */
+    int n_ids;
+    span_req sr;
+    bool has_spans;
     tool_ev_fn fn;      /* the caller's, while a pull runs */
     void *user;
 };
@@ -96,7 +100,7 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
     r->info.format = tool_format_detect(tok_chat_template(tok), tok);
     q.g.new_message = true;
     q.g.chat = true;
-    po.max_ids = r->lease.n_ctx - 1;
+    po.max_ids = o->render_only ? 0 : r->lease.n_ctx - 1;
     if (oai_sampling_for(&r->lease, b, &q, e) < 0) goto out;
     if (o->seed_set) q.g.sampling.seed = o->seed;
     r->info.seed = q.g.sampling.seed;
@@ -130,6 +134,19 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
         q.g.spans = &sr.v;
         r->info.spans = true;
     }
+    if (o->render_only) { /* the prompt moves into r */
+        r->n_ids = q.g.n_ids;
+        r->ids = q.g.ids;
+        q.g.ids = NULL;
+        if (q.g.spans) {
+            r->sr = sr;
+            memset(&sr, 0, sizeof sr);
+            span_req_finish(&r->sr);
+            r->has_spans = true;
+        }
+        rc = 0;
+        goto out;
+    }
     const tool_format *f = &r->info.format;
     const bool in_think = text && !r->lead && tool_format_prompt_opens_reasoning(f, text, strlen(text));
     const tool_parse_opts popts = {.tools = po.tools != NULL,
@@ -160,6 +177,12 @@ int chat_run_start(serve_server *s, const cJSON *b, chat_run **out, fld_error *e
 }
 
 const chat_run_info *chat_run_get_info(const chat_run *r) { return &r->info; }
+
+const int32_t *chat_run_prompt(const chat_run *r, int *n_ids, const span_req **spans) {
+    *n_ids = r->n_ids;
+    *spans = r->has_spans ? &r->sr : NULL;
+    return r->ids;
+}
 int chat_run_logprobs(const chat_run *r) { return r->logprobs; }
 const wick_model *chat_run_model(const chat_run *r) { return r->lease.model; }
 
@@ -232,5 +255,7 @@ void chat_run_free(chat_run *r) {
     tool_parser_free(r->p);
     if (r->leased) mpool_release(r->s->pool, &r->lease, NAN);
     free(r->lead);
+    free(r->ids);
+    span_req_free(&r->sr);
     free(r);
 }

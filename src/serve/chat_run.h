@@ -27,11 +27,14 @@ typedef struct chat_run_info {
 } chat_run_info;
 
 /* How one run of a request starts (zeroed: the body's request as it is). */
+struct span_req;
+
 typedef struct chat_run_opts {
     bool prefill_only;    /* compute the prompt, generate nothing (a cache warm-up) */
     bool seed_set;        /* sample with seed (n > 1: the base seed + the choice's index) */
     unsigned long long seed;
     bool prompt_shared;   /* another run of the request counted the prompt */
+    bool render_only;     /* build the prompt and stop: nothing is submitted (chat_run_prompt) */
 } chat_run_opts;
 
 /* Start the turn an OpenAI chat-completions body asks for. -1 with e (the
@@ -41,6 +44,11 @@ int chat_run_start(serve_server *s, const cJSON *body, chat_run **out, fld_error
 /* The same with options (o may be NULL). */
 int chat_run_start_opts(serve_server *s, const cJSON *body, const chat_run_opts *o, chat_run **out, fld_error *e);
 const chat_run_info *chat_run_get_info(const chat_run *r);
+/* A render_only run's prompt, exactly as the turn would submit it (tools
+ * left out for tool_choice "none", a forced call's opening written at the
+ * end): its token ids, or its span segments (then *n_ids is their whole
+ * length and *spans non-NULL). */
+const int32_t *chat_run_prompt(const chat_run *r, int *n_ids, const struct span_req **spans);
 
 /* Take what the job produced so far (waiting up to timeout_ms), passing
  * the parsed events to fn. Returns 1 while the turn goes on, 0 when it has

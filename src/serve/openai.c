@@ -16,8 +16,8 @@
 #include "serve/openai.h"
 #include "serve/prompt.h"
 #include "serve/fields_known.h"
-#include "serve/span_chat.h"
-#include "serve/chat_tools.h"
+#include "serve/span_req.h"
+#include "serve/chat_run.h"
 
 static void not_found_model(http_call *c, fld_error *e) {
     snprintf(e->code, sizeof e->code, "model_not_found");
@@ -87,7 +87,6 @@ int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     q->n = 1;
     if ((r = fld_int(b, "n", 1, 4096, &v, e)) < 0) return -1;
     if (r) q->n = (int)v;
-    if (q->n > 1 && !q->chat) return fld_fail(e, 400, "n", "n > 1 is supported on /v1/chat/completions only");
     if ((r = fld_int(b, "best_of", 1, 1e9, &v, e)) < 0) return -1;
     if (r && v != 1) return fld_fail(e, 400, "best_of", "only best_of = 1 is supported");
     if ((r = fld_bool(b, "echo", &q->echo, e)) < 0) return -1;
@@ -122,67 +121,92 @@ int oai_parse_logprobs(const cJSON *b, oai_req *q, fld_error *e) {
     return 0;
 }
 
-/* Run a checked request on the leased model: stream or answer whole. The
- * lease passes to the response (released when it ends). */
-static void run(serve_server *s, http_call *c, oai_req *q, mpool_lease *lease) {
+/* Stream the response, or wait for every choice and answer whole. The
+ * response owns the lease and the jobs (oai_stream_fin frees them). */
+static void answer(serve_server *s, http_call *c, oai_resp *r, bool stream) {
     fld_error e = {0};
-    http_note(c, "model=%s prompt=%d%s", lease->name, q->g.n_ids, q->g.spans ? " spans" : "");
-    job *j = gen_submit(s, lease, &q->g, &e);
-    if (!j) {
-        mpool_release(s->pool, lease, NAN);
-        reply_openai_error(c, &e);
-        return;
-    }
-    oai_resp *r = calloc(1, sizeof *r);
-    if (!r) {
-        job_release(j);
-        mpool_release(s->pool, lease, NAN);
-        fld_fail(&e, 500, NULL, "out of memory");
-        reply_openai_error(c, &e);
-        return;
-    }
-    r->s = s;
-    r->lease = *lease;
-    r->j = j;
-    r->include_usage = q->include_usage;
-    r->spans = q->g.spans != NULL;
-    r->logprobs = q->logprobs;
-    r->continuous_usage = q->continuous_usage;
-    r->n_prompt = q->g.n_ids;
-    if (q->echo && !q->g.spans) { /* the prompt's text before the output */
-        char *t = wick_tokenizer_decode(wick_model_tokenizer(lease->model), q->g.ids, (size_t)q->g.n_ids, false, NULL, NULL);
-        if (t) wbuf_puts(&r->echo, t);
-        free(t);
-    }
     r->created = (long long)time(NULL);
     reply_new_id(s, "cmpl-", r->id, sizeof r->id);
-    if (q->stream) {
+    if (stream) {
         http_reply_stream(c, 200, "text/event-stream", oai_stream_pull, oai_stream_fin, r);
         return;
     }
-    job_batch acc = {0};
-    if (gen_collect(s, c, j, &acc) == 0) {
-        const job_result *res = job_get_result(j);
-        if (res->finish == WICK_FINISH_ERROR) {
-            fld_fail(&e, 500, NULL, "%s", res->error ? res->error : "generation failed");
-            reply_openai_error(c, &e);
-        } else if (res->finish == WICK_FINISH_CANCELLED) {
-            fld_fail(&e, 503, NULL, "request cancelled (timeout or server shutting down)");
-            reply_openai_error(c, &e);
-        } else {
-            wbuf out = {0};
-            oai_format_whole(r, &acc, res, &out);
-            http_note(c, "model=%s prompt=%d cached=%d%s gen=%d", lease->name, res->prompt_tokens,
-                      res->cached_tokens, r->spans ? " spans" : "", res->generated_tokens);
-            http_reply_wbuf(c, 200, "application/json", &out);
+    job_batch *acc = calloc((size_t)r->n_ch, sizeof *acc);
+    int rc = acc ? 0 : fld_fail(&e, 500, NULL, "out of memory");
+    for (int i = 0; i < r->n_ch && rc == 0; i++) {
+        if (gen_collect(s, c, r->ch[i].j, &acc[i]) < 0) {
+            if (http_stopping(s->http)) rc = fld_fail(&e, 503, NULL, "server is shutting down");
+            else rc = fld_fail(&e, 499, NULL, "client closed the connection");
+            break;
         }
-    } else {
-        if (http_stopping(s->http)) fld_fail(&e, 503, NULL, "server is shutting down");
-        else fld_fail(&e, 499, NULL, "client closed the connection");
-        reply_openai_error(c, &e);
+        const job_result *res = job_get_result(r->ch[i].j);
+        if (res->finish == WICK_FINISH_ERROR)
+            rc = fld_fail(&e, 500, NULL, "%s", res->error ? res->error : "generation failed");
+        else if (res->finish == WICK_FINISH_CANCELLED)
+            rc = fld_fail(&e, 503, NULL, "request cancelled (timeout or server shutting down)");
     }
-    job_batch_free(&acc);
+    if (rc < 0) {
+        reply_openai_error(c, &e);
+    } else {
+        wbuf out = {0};
+        oai_format_whole(r, acc, &out);
+        const job_result *res = job_get_result(r->ch[0].j);
+        http_note(c, "model=%s prompt=%d cached=%d%s gen=%d n=%d", r->lease.name, res->prompt_tokens,
+                  res->cached_tokens, r->spans ? " spans" : "", res->generated_tokens, r->n_ch);
+        http_reply_wbuf(c, 200, "application/json", &out);
+    }
+    for (int i = 0; acc && i < r->n_ch; i++) job_batch_free(&acc[i]);
+    free(acc);
     oai_stream_fin(r, false);
+}
+
+/* n > 1: compute prompt g once (a prefill-only run whose KV the prefix
+ * cache keeps for the choices) and count it in r's usage. */
+static int prefill_once(serve_server *s, http_call *c, oai_resp *r, const gen_params *g, fld_error *e) {
+    gen_params pre = *g;
+    pre.n_predict = 0;
+    pre.grammar = NULL;
+    job *j = gen_submit(s, &r->lease, &pre, e);
+    if (!j) return -1;
+    job_batch acc = {0};
+    int rc = gen_collect(s, c, j, &acc);
+    job_batch_free(&acc);
+    if (rc < 0) fld_fail(e, 499, NULL, "client closed the connection");
+    else {
+        const job_result *res = job_get_result(j);
+        r->prompt_tokens += res->prompt_tokens;
+        r->cached_tokens += res->cached_tokens;
+        r->span_cached_tokens += res->span_cached_tokens;
+    }
+    job_release(j);
+    return rc;
+}
+
+/* Prompt g's n choices into r->ch[first ..]: choice j samples with seed
+ * base + j, so that each equals the prompt run alone with that seed. */
+static int submit_choices(serve_server *s, http_call *c, oai_resp *r, const oai_req *q, int first, fld_error *e) {
+    const int n = q->n;
+    if (n > 1 && prefill_once(s, c, r, &q->g, e) < 0) return -1;
+    char *echo = NULL;
+    if (q->echo && !q->g.spans)
+        echo = wick_tokenizer_decode(wick_model_tokenizer(r->lease.model), q->g.ids, (size_t)q->g.n_ids, false, NULL, NULL);
+    for (int j = 0; j < n; j++) {
+        gen_params g = q->g;
+        g.sampling.seed = q->g.sampling.seed + (uint64_t)j;
+        g.prompt_shared = n > 1;
+        oai_choice *k = &r->ch[first + j];
+        if (!(k->j = gen_submit(s, &r->lease, &g, e))) {
+            free(echo);
+            return -1;
+        }
+        k->index = first + j;
+        k->n_prompt = q->g.n_ids;
+        k->counts_prompt = n == 1;
+        if (echo) wbuf_puts(&k->echo, echo);
+        r->n_ch = first + j + 1;
+    }
+    free(echo);
+    return 0;
 }
 
 int oai_lease(serve_server *s, const cJSON *b, mpool_lease *l, fld_error *e) {
@@ -216,6 +240,10 @@ int oai_sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error
     return 0;
 }
 
+/* Several prompts (an array of strings or of token-id arrays) and n
+ * choices each: prompt p's choice j is choice p * n + j, run with seed
+ * base + j. Every choice is submitted before any is read, so they run
+ * batched; with n > 1 each prompt is computed once first. */
 void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     oai_req q = {0};
     fld_error e = {0};
@@ -231,34 +259,67 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
         fld_fail(&e, 400, "suffix", "\"suffix\" needs \"prompt\" as a string");
         goto bad;
     }
-    mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) {
+    const int n_prompts = cJSON_IsObject(prompt) ? 1 : prompt_completion_count(prompt, &e);
+    if (n_prompts < 0) goto bad;
+    if (q.n > s->cfg.parallel) {
+        fld_fail(&e, 400, "n", "\"n\" is %d, more than the %d sequences the server runs at once (--parallel)", q.n,
+                 s->cfg.parallel);
+        goto bad;
+    }
+    if ((long long)n_prompts * q.n > s->cfg.max_queue) {
+        fld_fail(&e, 400, n_prompts > 1 ? "prompt" : "n", "%d prompts with n = %d are %lld choices, more than the %d a request may queue",
+                 n_prompts, q.n, (long long)n_prompts * q.n, s->cfg.max_queue);
+        goto bad;
+    }
+    oai_resp *r = calloc(1, sizeof *r);
+    if (!r || !(r->ch = calloc((size_t)n_prompts * (size_t)q.n, sizeof *r->ch))) {
+        free(r);
+        fld_fail(&e, 500, NULL, "out of memory");
+        goto bad;
+    }
+    if (oai_lease_model(s, c, b, &r->lease) < 0) {
+        free(r->ch);
+        free(r);
         fld_grammar_free(&q.gr);
         return;
     }
+    r->s = s;
+    r->include_usage = q.include_usage;
+    r->continuous_usage = q.continuous_usage;
+    r->logprobs = q.logprobs;
+    const mpool_lease *l = &r->lease;
     span_req sr = {0};
-    int rc = oai_sampling_for(&l, b, &q, &e);
-    if (rc == 0) rc = span_req_options(b, l.model, &sr, &e);
-    if (rc == 0 && cJSON_IsObject(prompt)) {
-        if ((rc = span_req_completion(l.model, prompt, &sr, &e)) == 0) {
-            q.g.n_ids = span_req_finish(&sr);
-            q.g.spans = &sr.v;
+    int rc = oai_sampling_for(l, b, &q, &e);
+    if (rc == 0) rc = span_req_options(b, l->model, &sr, &e);
+    for (int p = 0; p < n_prompts && rc == 0; p++) {
+        q.g.ids = NULL;
+        if (cJSON_IsObject(prompt)) {
+            if ((rc = span_req_completion(l->model, prompt, &sr, &e)) == 0) {
+                q.g.n_ids = span_req_finish(&sr);
+                q.g.spans = &sr.v;
+                r->spans = true;
+            }
+        } else if (suffix && *suffix) {
+            rc = prompt_fim(l->model, prompt->valuestring, suffix, l->n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
+        } else {
+            rc = prompt_completion_at(l->model, prompt, p, l->n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
         }
-    } else if (rc == 0 && suffix && *suffix) {
-        rc = prompt_fim(l.model, prompt->valuestring, suffix, l.n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
-    } else if (rc == 0) {
-        rc = prompt_completion(l.model, prompt, l.n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
+        if (rc == 0) {
+            if (p == 0) http_note(c, "model=%s prompt=%d%s", l->name, q.g.n_ids, q.g.spans ? " spans" : "");
+            rc = submit_choices(s, c, r, &q, p * q.n, &e);
+        }
+        free(q.g.ids);
     }
-    if (rc < 0) {
-        mpool_release(s->pool, &l, NAN);
-        span_req_free(&sr);
-        goto bad;
-    }
-    run(s, c, &q, &l);
-    free(q.g.ids);
+    span_req_free(&sr);
     free(q.bias);
     fld_grammar_free(&q.gr);
-    span_req_free(&sr);
+    if (rc < 0) {
+        for (int i = 0; i < r->n_ch; i++) job_cancel(r->ch[i].j);
+        oai_stream_fin(r, true);
+        reply_openai_error(c, &e);
+        return;
+    }
+    answer(s, c, r, q.stream);
     return;
 bad:
     free(q.bias);
@@ -283,19 +344,6 @@ int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     if (o->tmpl) return fld_fail(e, 400, "chat_template", "\"chat_template\" in requests is not allowed; the model's own template is used");
     if (fld_bool(b, "add_generation_prompt", &o->add_generation_prompt, e) < 0) return -1;
     if (fld_bool(b, "continue_final_message", &o->continue_final_message, e) < 0) return -1;
-    return 0;
-}
-
-/* The chat prompt of a request: span segments into sr when messages carry
- * "span": true (with span_cache's options), else token ids into g. */
-static int chat_prompt(const wick_model *m, const cJSON *b, const prompt_chat_opts *po, span_req *sr, gen_params *g,
-                       fld_error *e) {
-    int spans = span_chat_detect(po->messages, e);
-    if (spans < 0 || span_req_options(b, m, sr, e) < 0) return -1;
-    if (!spans) return prompt_chat(m, po, &g->ids, &g->n_ids, NULL, e);
-    if (span_chat_build(m, po, sr, e) < 0) return -1;
-    g->n_ids = span_req_finish(sr);
-    g->spans = &sr->v;
     return 0;
 }
 
@@ -327,51 +375,53 @@ void oai_render_completions(serve_server *s, http_call *c, cJSON *b) {
         reply_openai_error(c, &e);
         return;
     }
-    mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) return;
-    int32_t *ids = NULL;
-    int n = 0;
-    span_req sr = {0};
-    int rc = cJSON_IsObject(prompt) ? span_req_completion(l.model, prompt, &sr, &e)
-                                    : prompt_completion(l.model, prompt, 0, &ids, &n, &e);
-    mpool_release(s->pool, &l, NAN);
-    if (rc < 0) {
-        span_req_free(&sr);
+    const int n_prompts = cJSON_IsObject(prompt) ? 1 : prompt_completion_count(prompt, &e);
+    if (n_prompts < 0) {
         reply_openai_error(c, &e);
         return;
     }
-    cJSON *arr = cJSON_CreateArray(), *o = cJSON_CreateObject();
-    if (cJSON_IsObject(prompt)) add_span_ids(o, &sr);
-    else cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
-    cJSON_AddItemToArray(arr, o);
-    free(ids);
-    span_req_free(&sr);
+    mpool_lease l;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
+    cJSON *arr = cJSON_CreateArray();
+    int rc = 0;
+    for (int p = 0; p < n_prompts && rc == 0; p++) { /* one entry per prompt */
+        int32_t *ids = NULL;
+        int n = 0;
+        span_req sr = {0};
+        rc = cJSON_IsObject(prompt) ? span_req_completion(l.model, prompt, &sr, &e)
+                                    : prompt_completion_at(l.model, prompt, p, 0, &ids, &n, &e);
+        if (rc == 0) {
+            cJSON *o = cJSON_CreateObject();
+            if (cJSON_IsObject(prompt)) add_span_ids(o, &sr);
+            else cJSON_AddItemToObject(o, "token_ids", ids_json(ids, n));
+            cJSON_AddItemToArray(arr, o);
+        }
+        free(ids);
+        span_req_free(&sr);
+    }
+    mpool_release(s->pool, &l, NAN);
+    if (rc < 0) {
+        cJSON_Delete(arr);
+        reply_openai_error(c, &e);
+        return;
+    }
     reply_json(c, 200, arr);
 }
 
 void oai_render_chat(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
-    prompt_chat_opts po;
-    chat_tools tools;
-    if (oai_chat_opts(b, &po, &e) < 0 || chat_tools_parse(b, &tools, &e) < 0) {
+    chat_run *run = NULL;
+    const chat_run_opts o = {.render_only = true}; /* the prompt exactly as the turn submits it */
+    if (chat_run_start_opts(s, b, &o, &run, &e) < 0) {
         reply_openai_error(c, &e);
         return;
     }
-    mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) return;
-    gen_params g = {0};
-    span_req sr = {0};
-    int rc = chat_prompt(l.model, b, &po, &sr, &g, &e);
-    mpool_release(s->pool, &l, NAN);
-    if (rc < 0) {
-        span_req_free(&sr);
-        reply_openai_error(c, &e);
-        return;
-    }
-    cJSON *o = cJSON_CreateObject();
-    if (g.spans) add_span_ids(o, &sr);
-    else cJSON_AddItemToObject(o, "token_ids", ids_json(g.ids, g.n_ids));
-    free(g.ids);
-    span_req_free(&sr);
-    reply_json(c, 200, o);
+    int n = 0;
+    const span_req *sr = NULL;
+    const int32_t *ids = chat_run_prompt(run, &n, &sr);
+    cJSON *out = cJSON_CreateObject();
+    if (sr) add_span_ids(out, sr);
+    else cJSON_AddItemToObject(out, "token_ids", ids_json(ids, n));
+    chat_run_free(run);
+    reply_json(c, 200, out);
 }

@@ -18,21 +18,32 @@ typedef struct oai_req {
     gen_params g;
 } oai_req;
 
+/* One choice of a /v1/completions response: prompt p's choice j is choice
+ * p * n + j. */
+typedef struct oai_choice {
+    job *j;
+    job_batch b;      /* the last batch taken (stream) */
+    wbuf echo;        /* "echo": its prompt's text, sent before the output */
+    int index;
+    int n_prompt, n_gen; /* continuous usage: prompt tokens, tokens streamed so far */
+    size_t text_off;  /* text bytes sent so far (text_offset) */
+    bool counts_prompt; /* its prompt counts in usage (n = 1; else the prefill run counted it) */
+    bool ended;
+} oai_choice;
+
 /* One /v1/completions response in the making, streamed or whole. */
 typedef struct oai_resp {
     serve_server *s;
     mpool_lease lease;
-    job *j;
-    job_batch b;      /* the last batch taken (stream) */
+    oai_choice *ch;
+    int n_ch;
     bool include_usage, continuous_usage;
     bool spans;       /* a span request: usage reports span_cached_tokens */
-    wbuf echo;        /* "echo": the prompt's text, sent before the output */
-    int n_prompt, n_gen; /* continuous usage: prompt tokens, tokens streamed so far */
     int logprobs;
+    int prompt_tokens, cached_tokens, span_cached_tokens; /* the prefill runs' (n > 1), summed */
     char id[48];
     long long created;
     int phase;        /* stream: 0 = nothing sent, 1 = streaming, 2 = ended */
-    size_t text_off;  /* completions: text bytes sent so far (text_offset) */
     double t0;
 } oai_resp;
 
@@ -51,8 +62,8 @@ int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e);
 /* Lease the body's model: 0, or -1 with e (404 model_not_found). */
 int oai_lease(serve_server *s, const cJSON *b, mpool_lease *l, fld_error *e);
 
-/* The whole answer (non-streaming) into out. */
-void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, wbuf *out);
+/* The whole answer (non-streaming) into out: acc[i] holds choice i's output. */
+void oai_format_whole(oai_resp *r, const job_batch *acc, wbuf *out);
 /* {"content":[{token, logprob, bytes, top_logprobs}, ...]} of n tokens. */
 void oai_chat_logprobs(wbuf *o, const wick_model *m, const job_event *ev, size_t n);
 /* Stream pull (http_pull_fn) and end (http_fin_fn) over an oai_resp. */

@@ -99,15 +99,24 @@ static void completion_logprobs(wbuf *o, const wick_model *m, const job_event *e
     wbuf_free(&p);
 }
 
-/* span_cached_tokens (span requests only): the cached tokens that were
- * spans placed from the span cache */
-static void usage_json(wbuf *o, const oai_resp *r, const job_result *res) {
+/* The request's usage: prompt tokens once per prompt, every choice's
+ * completion tokens; span_cached_tokens (span requests only): the cached
+ * tokens that were spans placed from the span cache. */
+static void usage_json(wbuf *o, const oai_resp *r) {
+    int prompt = r->prompt_tokens, cached = r->cached_tokens, span = r->span_cached_tokens, gen = 0;
+    for (int i = 0; i < r->n_ch; i++) {
+        const job_result *res = job_get_result(r->ch[i].j);
+        gen += res->generated_tokens;
+        if (!r->ch[i].counts_prompt) continue;
+        prompt += res->prompt_tokens;
+        cached += res->cached_tokens;
+        span += res->span_cached_tokens;
+    }
     wbuf_printf(o,
                 "{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
                 "\"prompt_tokens_details\":{\"cached_tokens\":%d",
-                res->prompt_tokens, res->generated_tokens, res->prompt_tokens + res->generated_tokens,
-                res->cached_tokens);
-    if (r->spans) wbuf_printf(o, ",\"span_cached_tokens\":%d", res->span_cached_tokens);
+                prompt, gen, prompt + gen, cached);
+    if (r->spans) wbuf_printf(o, ",\"span_cached_tokens\":%d", span);
     wbuf_puts(o, "}}");
 }
 
@@ -118,42 +127,49 @@ static void head(wbuf *o, const oai_resp *r) {
     wbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
 }
 
-void oai_format_whole(oai_resp *r, const job_batch *acc, const job_result *res, wbuf *o) {
+void oai_format_whole(oai_resp *r, const job_batch *acc, wbuf *o) {
     const wick_model *m = r->lease.model;
     head(o, r);
-    wbuf_puts(o, ",\"choices\":[{\"index\":0,");
+    wbuf_puts(o, ",\"choices\":[");
     wbuf *text = &(wbuf){0};
-    wbuf_put(text, r->echo.data ? r->echo.data : "", r->echo.len);
-    wbuf_put(text, acc->text ? acc->text : "", acc->text_len);
-    if (res->tail_len) wbuf_put(text, res->tail, res->tail_len);
-    wbuf_puts(o, "\"text\":");
-    json_put_str(o, text->data ? text->data : "", text->len);
-    wbuf_puts(o, ",\"logprobs\":");
-    if (r->logprobs >= 0) completion_logprobs(o, m, acc->ev, acc->n, (long long)r->echo.len);
-    else wbuf_puts(o, "null");
+    for (int i = 0; i < r->n_ch; i++) {
+        const oai_choice *k = &r->ch[i];
+        const job_result *res = job_get_result(k->j);
+        wbuf_printf(o, "%s{\"index\":%d,", i ? "," : "", k->index);
+        wbuf_reset(text);
+        wbuf_put(text, k->echo.data ? k->echo.data : "", k->echo.len);
+        wbuf_put(text, acc[i].text ? acc[i].text : "", acc[i].text_len);
+        if (res->tail_len) wbuf_put(text, res->tail, res->tail_len);
+        wbuf_puts(o, "\"text\":");
+        json_put_str(o, text->data ? text->data : "", text->len);
+        wbuf_puts(o, ",\"logprobs\":");
+        if (r->logprobs >= 0) completion_logprobs(o, m, acc[i].ev, acc[i].n, (long long)k->echo.len);
+        else wbuf_puts(o, "null");
+        wbuf_printf(o, ",\"finish_reason\":\"%s\"}", gen_finish_name(res->finish));
+    }
     wbuf_free(text);
-    wbuf_printf(o, ",\"finish_reason\":\"%s\"}],\"usage\":", gen_finish_name(res->finish));
-    usage_json(o, r, res);
+    wbuf_puts(o, "],\"usage\":");
+    usage_json(o, r);
     wbuf_puts(o, "}");
 }
 
-/* One choice chunk: text (may be empty), events for logprobs, finish reason or NULL. */
-static void chunk(oai_resp *r, wbuf *o, const char *text, size_t len, const job_event *ev, size_t n,
+/* One chunk of choice k: text (may be empty), events for logprobs, finish reason or NULL. */
+static void chunk(oai_resp *r, oai_choice *k, wbuf *o, const char *text, size_t len, const job_event *ev, size_t n,
                   const char *finish) {
     wbuf_puts(o, "data: ");
     head(o, r);
-    wbuf_puts(o, ",\"choices\":[{\"index\":0,");
+    wbuf_printf(o, ",\"choices\":[{\"index\":%d,", k->index);
     wbuf_puts(o, "\"text\":");
     json_put_str(o, text, len);
     wbuf_puts(o, ",\"logprobs\":");
-    if (r->logprobs >= 0 && n) completion_logprobs(o, r->lease.model, ev, n, (long long)r->text_off - (long long)ev[0].off);
+    if (r->logprobs >= 0 && n) completion_logprobs(o, r->lease.model, ev, n, (long long)k->text_off - (long long)ev[0].off);
     else wbuf_puts(o, "null");
-    r->text_off += len;
+    k->text_off += len;
     if (finish) wbuf_printf(o, ",\"finish_reason\":\"%s\"}]", finish);
     else wbuf_puts(o, ",\"finish_reason\":null}]");
     if (r->continuous_usage && !finish)
-        wbuf_printf(o, ",\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}", r->n_prompt,
-                    r->n_gen, r->n_prompt + r->n_gen);
+        wbuf_printf(o, ",\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}", k->n_prompt,
+                    k->n_gen, k->n_prompt + k->n_gen);
     else if (r->include_usage) wbuf_puts(o, ",\"usage\":null");
     wbuf_puts(o, "}\n\n");
 }
@@ -164,6 +180,15 @@ static void error_event(wbuf *o, const char *msg, const char *type, int code) {
     wbuf_printf(o, ",\"type\":\"%s\",\"param\":null,\"code\":%d}}\n\n", type, code);
 }
 
+/* Choice k's chunks of its last batch: one per token (with logprobs) or per
+ * piece of text. */
+static void batch_chunks(oai_resp *r, oai_choice *k, wbuf *o) {
+    k->n_gen += (int)k->b.n;
+    for (size_t i = 0; i < k->b.n; i++) {
+        if (r->logprobs >= 0) chunk(r, k, o, k->b.text + k->b.ev[i].off, k->b.ev[i].len, &k->b.ev[i], 1, NULL);
+        else if (k->b.ev[i].len) chunk(r, k, o, k->b.text + k->b.ev[i].off, k->b.ev[i].len, NULL, 0, NULL);
+    }
+}
 
 int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     oai_resp *r = ctx;
@@ -171,39 +196,47 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     if (r->phase == 0) {
         r->phase = 1;
         r->t0 = wick_now_s();
-        if (r->echo.len) chunk(r, o, r->echo.data, r->echo.len, NULL, 0, NULL);
+        for (int i = 0; i < r->n_ch; i++)
+            if (r->ch[i].echo.len) chunk(r, &r->ch[i], o, r->ch[i].echo.data, r->ch[i].echo.len, NULL, 0, NULL);
     }
-    if (http_stopping(r->s->http)) job_cancel(r->j); /* ends with a "cancelled" error event */
-    if (!job_take(r->j, &r->b, timeout_ms)) {
-        double limit = r->s->cfg.request_timeout_s;
-        if (limit > 0 && wick_now_s() - r->t0 > limit) job_cancel(r->j);
-        return 1;
-    }
-    /* one chunk per token (with logprobs) or per batch of text */
-    r->n_gen += (int)r->b.n;
-    if (r->logprobs >= 0) {
-        for (size_t i = 0; i < r->b.n; i++)
-            chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, &r->b.ev[i], 1, NULL);
-    } else {
-        for (size_t i = 0; i < r->b.n; i++)
-            if (r->b.ev[i].len) chunk(r, o, r->b.text + r->b.ev[i].off, r->b.ev[i].len, NULL, 0, NULL);
-    }
-    if (!r->b.done) return 1;
-    const job_result *res = job_get_result(r->j);
-    r->phase = 2;
-    if (res->finish == WICK_FINISH_ERROR) {
-        error_event(o, res->error ? res->error : "generation failed", "server_error", 500);
-    } else if (res->finish == WICK_FINISH_CANCELLED) {
-        error_event(o, "request cancelled (timeout or server shutting down)", "server_error", 503);
-    } else {
-        chunk(r, o, res->tail ? res->tail : "", res->tail_len, NULL, 0, gen_finish_name(res->finish));
-        if (r->include_usage) {
-            wbuf_puts(o, "data: ");
-            head(o, r);
-            wbuf_puts(o, ",\"choices\":[],\"usage\":");
-            usage_json(o, r, res);
-            wbuf_puts(o, "}\n\n");
+    const bool stopping = http_stopping(r->s->http); /* each ends with a "cancelled" error event */
+    const double limit = r->s->cfg.request_timeout_s;
+    const bool late = limit > 0 && wick_now_s() - r->t0 > limit;
+    bool waited = false, all_ended = true;
+    for (int i = 0; i < r->n_ch; i++) {
+        oai_choice *k = &r->ch[i];
+        if (k->ended) continue;
+        if (stopping || late) job_cancel(k->j);
+        const bool got = job_take(k->j, &k->b, waited ? 0 : timeout_ms);
+        waited = true;
+        if (!got) {
+            all_ended = false;
+            continue;
         }
+        batch_chunks(r, k, o);
+        if (!k->b.done) {
+            all_ended = false;
+            continue;
+        }
+        k->ended = true;
+        const job_result *res = job_get_result(k->j);
+        if (res->finish == WICK_FINISH_ERROR || res->finish == WICK_FINISH_CANCELLED) { /* the stream ends with it */
+            if (res->finish == WICK_FINISH_ERROR) error_event(o, res->error ? res->error : "generation failed", "server_error", 500);
+            else error_event(o, "request cancelled (timeout or server shutting down)", "server_error", 503);
+            r->phase = 2;
+            wbuf_puts(o, "data: [DONE]\n\n");
+            return 0;
+        }
+        chunk(r, k, o, res->tail ? res->tail : "", res->tail_len, NULL, 0, gen_finish_name(res->finish));
+    }
+    if (!all_ended) return 1;
+    r->phase = 2;
+    if (r->include_usage) {
+        wbuf_puts(o, "data: ");
+        head(o, r);
+        wbuf_puts(o, ",\"choices\":[],\"usage\":");
+        usage_json(o, r);
+        wbuf_puts(o, "}\n\n");
     }
     wbuf_puts(o, "data: [DONE]\n\n");
     return 0;
@@ -212,9 +245,13 @@ int oai_stream_pull(void *ctx, wbuf *o, int timeout_ms) {
 void oai_stream_fin(void *ctx, bool aborted) {
     (void)aborted;
     oai_resp *r = ctx;
-    job_release(r->j);
-    job_batch_free(&r->b);
-    wbuf_free(&r->echo);
+    for (int i = 0; i < r->n_ch; i++) {
+        oai_choice *k = &r->ch[i];
+        if (k->j) job_release(k->j);
+        job_batch_free(&k->b);
+        wbuf_free(&k->echo);
+    }
+    free(r->ch);
     mpool_release(r->s->pool, &r->lease, NAN);
     free(r);
 }

@@ -69,17 +69,36 @@ int prompt_text(const wick_model *m, const char *text, bool add_special, int max
     return encode(m, text, strlen(text), add_special, max_ids, "prompt", ids, n, e);
 }
 
-int prompt_completion(const wick_model *m, const cJSON *p, int max_ids, int32_t **ids, int *n, fld_error *e) {
-    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, true, max_ids, ids, n, e);
+int prompt_completion_count(const cJSON *p, fld_error *e) {
+    if (cJSON_IsString(p)) return 1;
     if (!cJSON_IsArray(p)) return fld_fail(e, 400, "prompt", "\"prompt\" must be a string or an array");
-    int count = cJSON_GetArraySize(p);
+    const int count = cJSON_GetArraySize(p);
     if (count == 0) return fld_fail(e, 400, "prompt", "\"prompt\" is empty");
     const cJSON *first = cJSON_GetArrayItem(p, 0);
-    if (cJSON_IsNumber(first)) return check_ids(m, p, ids, n, e);
-    if (count > 1) return fld_fail(e, 400, "prompt", "only one prompt per request is supported");
-    if (cJSON_IsString(first)) return prompt_text(m, first->valuestring, true, max_ids, ids, n, e);
-    if (cJSON_IsArray(first)) return check_ids(m, first, ids, n, e);
-    return fld_fail(e, 400, "prompt", "\"prompt\" must be a string, an array of strings or token ids");
+    if (cJSON_IsNumber(first)) return 1; /* token ids (check_ids checks each) */
+    const cJSON *it;
+    cJSON_ArrayForEach(it, p) {
+        if (cJSON_IsString(it) != cJSON_IsString(first) || !(cJSON_IsString(it) || cJSON_IsArray(it)))
+            return fld_fail(e, 400, "prompt",
+                            "\"prompt\" must be a string, token ids, or an array of strings or of token-id arrays (one kind)");
+    }
+    return count;
+}
+
+int prompt_completion_at(const wick_model *m, const cJSON *p, int i, int max_ids, int32_t **ids, int *n, fld_error *e) {
+    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, true, max_ids, ids, n, e);
+    if (cJSON_IsNumber(cJSON_GetArrayItem(p, 0))) return check_ids(m, p, ids, n, e);
+    const cJSON *it = cJSON_GetArrayItem(p, i);
+    if (cJSON_IsString(it)) return prompt_text(m, it->valuestring, true, max_ids, ids, n, e);
+    if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 0) return fld_fail(e, 400, "prompt", "prompt %d is empty", i);
+    return check_ids(m, it, ids, n, e);
+}
+
+int prompt_completion(const wick_model *m, const cJSON *p, int max_ids, int32_t **ids, int *n, fld_error *e) {
+    const int count = prompt_completion_count(p, e);
+    if (count < 0) return -1;
+    if (count > 1) return fld_fail(e, 400, "prompt", "only one prompt is taken here");
+    return prompt_completion_at(m, p, 0, max_ids, ids, n, e);
 }
 
 /* A message's content as the template sees it: a string (or null). */

@@ -17,6 +17,12 @@
  * that is known (400 context_length_exceeded), before it is tokenized in
  * full. *ids malloc'd. 0, or -1 with e (param "prompt"). */
 int prompt_completion(const wick_model *m, const cJSON *prompt, int max_ids, int32_t **ids, int *n, fld_error *e);
+/* How many prompts "prompt" holds: 1 for a string or token ids, k for an
+ * array of k strings or of k token-id arrays; -1 with e for another shape. */
+int prompt_completion_count(const cJSON *prompt, fld_error *e);
+/* Prompt i (< prompt_completion_count) as prompt_completion gives one. */
+int prompt_completion_at(const wick_model *m, const cJSON *prompt, int i, int max_ids, int32_t **ids, int *n,
+                         fld_error *e);
 /* A fill-in-the-middle prompt: [BOS] <prefix> prefix <suffix> suffix
  * <middle>, with the model's FIM tokens (Qwen2.5-Coder's <|fim_prefix|>...,
  * StarCoder's <fim_prefix>..., CodeLlama's <PRE>...); a 400 naming

@@ -250,8 +250,8 @@ if (sections.has('errors')) await c.step(tag('errors'), async () => {
   await c.throws(tag('chat with unknown model → 404'),
     () => client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
     (e) => e instanceof OpenAI.NotFoundError && e.status === 404, 'NotFoundError 404');
-  await c.throws(tag('n: 2 → BadRequestError 400'),
-    () => client.completions.create({ model, prompt: 'hi', max_tokens: 2, n: 2 }),
+  await c.throws(tag('n above --parallel → BadRequestError 400'),
+    () => client.completions.create({ model, prompt: 'hi', max_tokens: 2, n: 4096 }),
     (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && body(e), 'BadRequestError 400');
   await c.throws(tag('max_tokens "x" → 400'),
     () => client.completions.create({ model, prompt: 'hi', max_tokens: 'x' }),

@@ -371,8 +371,54 @@ if (a.mode === 'n') {
     c.ok('n = 2 streamed: both finish', finish.every((f) => f), finish);
     const over = await post('/v1/chat/completions', { ...body, n: 9 });
     c.ok('n above --parallel: 400 naming n', over.status === 400 && over.body?.error?.param === 'n', over.text);
-    const comp = await post('/v1/completions', { model, prompt: 'hi', n: 2 });
-    c.ok('n > 1 on /v1/completions: 400 naming n', comp.status === 400 && comp.body?.error?.param === 'n', comp.text);
+  });
+  await c.step('completions: n > 1 and prompt arrays', async () => {
+    const cb = { model, prompt: 'Once upon a time', temperature: 1, max_tokens: 10, seed: 11 };
+    const m0 = await metrics(a.url);
+    const r = await client.completions.create({ ...cb, n: 3 });
+    const m1 = await metrics(a.url);
+    c.eq('completions n = 3: three choices, indexed', r.choices.map((x) => x.index), [0, 1, 2]);
+    c.eq('completions n = 3: the prompt counted once (usage and /metrics)',
+      [r.usage.prompt_tokens, m1.byName['vllm:prompt_tokens_total'] - m0.byName['vllm:prompt_tokens_total']], [4, 4]);
+    const alone = [];
+    for (let i = 0; i < 3; i++) alone.push((await client.completions.create({ ...cb, seed: 11 + i })).choices[0].text);
+    c.eq('completions n = 3: choice i equals the request alone with seed + i', r.choices.map((x) => x.text), alone);
+    c.eq('completions n = 3: completion tokens summed', r.usage.completion_tokens, 30);
+    const prompts = ['Once upon a time', 'The dog'];
+    const solo = [];
+    for (const p of prompts) solo.push((await client.completions.create({ ...cb, prompt: p })).choices[0].text);
+    const arr = await client.completions.create({ ...cb, prompt: prompts });
+    c.eq('prompt array: a choice per prompt, each as alone', arr.choices.map((x) => [x.index, x.text]), [[0, solo[0]], [1, solo[1]]]);
+    const ids = [];
+    for (const p of prompts) ids.push((await post('/tokenize', { model, prompt: p })).body.tokens);
+    const arrIds = await client.completions.create({ ...cb, prompt: ids });
+    c.eq('token-id prompt arrays: the same', arrIds.choices.map((x) => x.text), solo);
+    const both = await client.completions.create({ ...cb, prompt: prompts, n: 2 });
+    const second = (await client.completions.create({ ...cb, prompt: prompts[1], seed: 12 })).choices[0].text;
+    c.eq('prompt array with n = 2: prompt p choice j is index 2p + j, with seed + j',
+      both.choices.map((x) => x.text), [solo[0], alone[1], solo[1], second]);
+    c.eq('prompt array with n = 2: usage counts each prompt once', both.usage.prompt_tokens, arr.usage.prompt_tokens);
+    const texts = ['', '', '', ''];
+    const finish = [null, null, null, null];
+    let usage = null;
+    for await (const ch of await client.completions.create({ ...cb, prompt: prompts, n: 2, stream: true, stream_options: { include_usage: true } })) {
+      for (const x of ch.choices) {
+        texts[x.index] += x.text;
+        if (x.finish_reason) finish[x.index] = x.finish_reason;
+      }
+      if (ch.usage) usage = ch.usage;
+    }
+    c.eq('streamed: each choice as whole', texts, both.choices.map((x) => x.text));
+    c.ok('streamed: every choice finishes', finish.every((f) => f), finish);
+    c.eq('streamed: the usage', usage?.completion_tokens, both.usage.completion_tokens);
+    const echo = await client.completions.create({ ...cb, prompt: prompts, echo: true, max_tokens: 2 });
+    c.ok('echo: each choice starts with its own prompt', echo.choices.every((x, i) => x.text.startsWith(prompts[i])), echo.choices);
+    const over = await post('/v1/completions', { ...cb, n: 9 });
+    c.ok('completions n above --parallel: 400 naming n', over.status === 400 && over.body?.error?.param === 'n', over.text);
+    const mixed = await post('/v1/completions', { ...cb, prompt: ['a', [1, 2]] });
+    c.ok('a prompt array of mixed kinds: 400 naming prompt', mixed.status === 400 && mixed.body?.error?.param === 'prompt', mixed.text);
+    const render = await post('/v1/completions/render', { model, prompt: prompts });
+    c.eq('render: one entry per prompt', render.body?.map((x) => x.token_ids), ids);
   });
   await c.step('completions: echo, suffix, continuous usage', async () => {
     const base = { model, prompt: 'Once upon a time', max_tokens: 6, temperature: 0 };
