@@ -48,7 +48,8 @@ static int relay(void *user, const tool_ev *ev) {
     if (ev->index >= 1 && !r->tools.parallel &&
         (ev->kind == TOOL_EV_CALL_ARGS || ev->kind == TOOL_EV_CALL_END))
         return 0;
-    if (ev->kind == TOOL_EV_CALL_END && !r->tools.parallel && !r->stopped_after_call && r->j) {
+    /* (a call the parser closes at the end, cut by max_tokens, keeps finish "length") */
+    if (ev->kind == TOOL_EV_CALL_END && !r->tools.parallel && !r->stopped_after_call && r->j && !r->ended) {
         r->stopped_after_call = true;
         job_cancel(r->j);
     }

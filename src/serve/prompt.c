@@ -192,14 +192,34 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
     char *bos = token_text(t, tok_bos(t)), *eos = token_text(t, tok_eos(t));
     cJSON_AddStringToObject(ctx, "bos_token", bos ? bos : "");
     cJSON_AddStringToObject(ctx, "eos_token", eos ? eos : "");
-    free(bos);
     free(eos);
     const char *tmpl = o->tmpl ? o->tmpl : tok_chat_template(t);
-    if (!tmpl) tmpl = chat_template_builtin("chatml");
+    /* A model's own template places BOS where the model wants it (as
+     * transformers and vLLM render); ChatML, the fallback for a model
+     * without one, knows nothing of it: BOS goes first as the model adds it
+     * to text (as llama.cpp does). */
+    const bool fallback = !tmpl;
+    if (fallback) tmpl = chat_template_builtin("chatml");
     wick_error err;
     size_t len = 0;
     char *out = chat_template_render_cjson(tmpl, ctx, &len, &err);
     cJSON_Delete(ctx);
+    if (out && fallback && bos && tok_adds_bos(t)) {
+        const size_t k = strlen(bos);
+        char *with = malloc(k + len + 1);
+        if (with) {
+            memcpy(with, bos, k);
+            memcpy(with + k, out, len + 1);
+            len += k;
+        }
+        free(out);
+        out = with;
+        if (!out) {
+            free(bos);
+            return fld_fail(e, 500, NULL, "out of memory");
+        }
+    }
+    free(bos);
     if (!out) return fld_fail_wick(e, &err, "messages");
     if (o->continue_final_message && i > 0) {
         /* end the prompt right after the last message's text, so the reply continues it */

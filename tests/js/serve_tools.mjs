@@ -136,6 +136,9 @@ if (a.mode === 'hermes') {
     const t = r.choices[0].message.tool_calls?.[0];
     c.eq('named: the call', t && [t.function.name, JSON.parse(t.function.arguments)], ['get_weather', { city: 'Paris' }]);
     c.eq('named: finish tool_calls', r.choices[0].finish_reason, 'tool_calls');
+    const cut = await client.chat.completions.create({ model, messages: ask, tools: [weatherTool], temperature: 0, max_tokens: 5,
+      parallel_tool_calls: false, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    c.eq('a call cut by max_tokens: finish length', cut.choices[0].finish_reason, 'length');
   });
 
   const provider = createOpenAICompatible({ name: 'wick', baseURL: `${a.url}/v1`, apiKey: 'sk-test' });
