@@ -12,7 +12,8 @@
 #    /completion of the FIM layout built by hand; bad input_extra 400s;
 #    stories260K (no FIM tokens): /infill 400;
 #  - with --slot-save-path (when this build has the flag): save -> erase ->
-#    restore, then the prompt is served from cache with the same output;
+#    restore, then the prompt is served from cache with the same output; on a
+#    fresh server, restoring the saved file alone makes the prompt a cache hit;
 #    --no-slots: GET /slots 501; without a save path: slot actions 501.
 cd "$(dirname "$0")/.." || exit 1
 source tests/js/serve_common.sh
@@ -62,6 +63,11 @@ if [ -f "$STORIES" ]; then
     if serve_start S3 -m "$STORIES" --ctx 128 -t 1 --parallel 2 --slot-save-path "$TMP/slots"; then
       run_py slots --part slots --url "$S3" --dir "$TMP/slots"
       serve_stop "$S3_PID"
+      # a fresh server: the saved slot restored warms its empty prefix cache
+      if serve_start S5 -m "$STORIES" --ctx 128 -t 1 --parallel 2 --slot-save-path "$TMP/slots"; then
+        run_py slots_fresh --part slots_fresh --url "$S5" --dir "$TMP/slots"
+        serve_stop "$S5_PID"
+      else bad "second server with --slot-save-path did not start"; fi
     else bad "server with --slot-save-path did not start"; fi
   else
     skip_part "this build has no --slot-save-path: the slot save/restore part"

@@ -272,12 +272,15 @@ static int push_text(const wick_model *m, const char *text, int32_t **ids, int *
 
 static int push_id(int32_t id, int32_t **ids, int *n, fld_error *e) { return append(ids, n, &id, 1, e); }
 
-/* [BOS] [repo "myproject\n"] ([file_sep] filename "\n" text)... [file_sep "filename\n"]
- * <prefix> input_prefix + prompt <suffix> input_suffix <middle>: the layout
- * llama-server gives FIM models; extra files without file separators are
- * joined by a snippet line. */
+/* The layout llama-server gives FIM models: the extra files first
+ * ([repo] "myproject\n", then per file [file_sep] filename "\n" text, then
+ * [file_sep] "filename\n"; without file separators the files are joined by
+ * a snippet line), then [BOS] <prefix> input_prefix prompt <suffix>
+ * input_suffix <middle>. Text is tokenized without special tokens, the
+ * prompt with them. Unlike llama-server nothing is trimmed to fit a batch:
+ * a prompt longer than the context is refused. */
 static int infill_prompt(const wick_model *m, const cJSON *extra, const char *prefix, const char *prompt,
-                         const char *suffix, int32_t **ids, int *n, fld_error *e) {
+                         const char *suffix, int max_ids, int32_t **ids, int *n, fld_error *e) {
     const tokenizer *t = wick_model_tokenizer(m);
     static const char *const sets[][5] = {
         {"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|repo_name|>", "<|file_sep|>"},
@@ -291,24 +294,28 @@ static int infill_prompt(const wick_model *m, const cJSON *extra, const char *pr
         for (int i = 0; i < 5; i++) f[i] = sets[k][i] ? tok_find(t, sets[k][i]) : -1;
         found = f[0] >= 0 && f[1] >= 0 && f[2] >= 0;
     }
-    if (!found) return fld_fail(e, 400, NULL, "Infill is not supported by this model: it has no fill-in-the-middle tokens");
+    if (!found) {
+        fld_fail(e, 501, NULL, "Infill is not supported by this model: it has no fill-in-the-middle tokens");
+        snprintf(e->code, sizeof e->code, "not_supported_error");
+        return -1;
+    }
     *ids = NULL;
     *n = 0;
     int rc = 0;
-    if (tok_adds_bos(t) && tok_bos(t) >= 0) rc = push_id(tok_bos(t), ids, n, e);
-    if (rc == 0 && f[3] >= 0) rc = push_id(f[3], ids, n, e) < 0 ? -1 : push_text(m, "myproject\n", ids, n, e);
+    if (f[3] >= 0) rc = push_id(f[3], ids, n, e) < 0 ? -1 : push_text(m, "myproject\n", ids, n, e);
     const cJSON *it;
     cJSON_ArrayForEach(it, extra) {
         if (rc < 0) break;
         const cJSON *fn = cJSON_GetObjectItemCaseSensitive(it, "filename");
         const cJSON *tx = cJSON_GetObjectItemCaseSensitive(it, "text");
         if (f[4] >= 0) {
-            char *line = malloc(strlen(fn->valuestring) + 2);
+            const char *name = cJSON_IsString(fn) ? fn->valuestring : "tmp";
+            char *line = malloc(strlen(name) + 2);
             if (!line) {
                 rc = fld_fail(e, 500, NULL, "out of memory");
                 break;
             }
-            sprintf(line, "%s\n", fn->valuestring);
+            sprintf(line, "%s\n", name);
             rc = push_id(f[4], ids, n, e) < 0 ? -1 : push_text(m, line, ids, n, e);
             free(line);
         } else {
@@ -317,9 +324,16 @@ static int infill_prompt(const wick_model *m, const cJSON *extra, const char *pr
         if (rc == 0) rc = push_text(m, tx->valuestring, ids, n, e);
     }
     if (rc == 0 && f[4] >= 0) rc = push_id(f[4], ids, n, e) < 0 ? -1 : push_text(m, "filename\n", ids, n, e);
+    if (rc == 0 && tok_adds_bos(t) && tok_bos(t) >= 0) rc = push_id(tok_bos(t), ids, n, e);
     if (rc == 0) rc = push_id(f[0], ids, n, e);
     if (rc == 0) rc = push_text(m, prefix, ids, n, e);
-    if (rc == 0) rc = push_text(m, prompt, ids, n, e);
+    if (rc == 0 && *prompt) {
+        int32_t *pt = NULL;
+        int np = 0;
+        rc = prompt_text(m, prompt, false, max_ids, &pt, &np, e);
+        if (rc == 0) rc = append(ids, n, pt, np, e);
+        free(pt);
+    }
     if (rc == 0) rc = push_id(f[1], ids, n, e);
     if (rc == 0) rc = push_text(m, suffix, ids, n, e);
     if (rc == 0) rc = push_id(f[2], ids, n, e);
@@ -338,8 +352,10 @@ static int check_extra(const cJSON *b, const cJSON **extra, fld_error *e) {
     cJSON_ArrayForEach(it, *extra) {
         const cJSON *fn = cJSON_GetObjectItemCaseSensitive(it, "filename");
         const cJSON *tx = cJSON_GetObjectItemCaseSensitive(it, "text");
-        if (!cJSON_IsObject(it) || !cJSON_IsString(fn) || !cJSON_IsString(tx))
-            return fld_fail(e, 400, "input_extra", "input_extra[%d] must be an object with string \"filename\" and \"text\"", i);
+        if (!cJSON_IsObject(it) || !cJSON_IsString(tx))
+            return fld_fail(e, 400, "input_extra", "input_extra[%d] must contain a \"text\" field with a string value", i);
+        if (fn && !cJSON_IsString(fn))
+            return fld_fail(e, 400, "input_extra", "input_extra[%d]: \"filename\" must be a string", i);
         i++;
     }
     return 0;
@@ -367,7 +383,9 @@ static void task_end(ln_task *t) {
     int32_t *gen = malloc(sizeof *gen * (t->acc.n + 1));
     for (size_t i = 0; gen && i < t->acc.n; i++) gen[i] = t->acc.ev[i].tok.id;
     char *st = settings_text(t->p, t->lease);
-    ln_slot_done(t->s, t->slot, t->ids, t->n_ids, gen, gen ? (int)t->acc.n : 0, st);
+    char *text = tok_decode(wick_model_tokenizer(t->lease->model), t->ids, (size_t)t->n_ids, false, NULL);
+    ln_slot_done(t->s, t->slot, t->ids, t->n_ids, gen, gen ? (int)t->acc.n : 0, st, text);
+    free(text);
     free(st);
     free(gen);
     t->slot = -1;
@@ -470,7 +488,7 @@ static void run(serve_server *s, http_call *c, ln_params *p, mpool_lease *l, ln_
         st->p.g.n_ids = t->n_ids;
         if ((t->slot = ln_slot_take(s, st->p.id_slot, l->name, l->n_ctx, t->ids, t->n_ids, &e)) < 0 ||
             !(t->j = gen_submit(s, &st->lease, &st->p.g, &e))) {
-            if (t->slot >= 0) ln_slot_done(s, t->slot, NULL, 0, NULL, 0, NULL);
+            if (t->slot >= 0) ln_slot_done(s, t->slot, NULL, 0, NULL, 0, NULL, NULL);
             t->slot = -1;
             task_free(t);
             params_free(&st->p);
@@ -497,7 +515,7 @@ static void run(serve_server *s, http_call *c, ln_params *p, mpool_lease *l, ln_
         p->g.n_ids = t->n_ids;
         if ((t->slot = ln_slot_take(s, ps->n == 1 ? p->id_slot : -1, l->name, l->n_ctx, t->ids, t->n_ids, &e)) < 0 ||
             !(t->j = gen_submit(s, l, &p->g, &e))) {
-            if (t->slot >= 0) ln_slot_done(s, t->slot, NULL, 0, NULL, 0, NULL);
+            if (t->slot >= 0) ln_slot_done(s, t->slot, NULL, 0, NULL, 0, NULL, NULL);
             t->slot = -1;
             n++;
             goto out;
@@ -585,15 +603,15 @@ void ln_infill(serve_server *s, http_call *c, cJSON *b) {
     ln_params p = {0};
     fld_error e = {0};
     const cJSON *extra = NULL;
-    const char *prefix = "", *suffix = "", *prompt = "";
+    const char *prefix = NULL, *suffix = NULL, *prompt = NULL;
     if (parse_common(b, &p, &e) < 0 || check_extra(b, &extra, &e) < 0 || fld_str(b, "input_prefix", &prefix, &e) < 0 ||
-        fld_str(b, "input_suffix", &suffix, &e) < 0 || fld_str(b, "prompt", &prompt, &e) < 0) {
+        fld_str(b, "input_suffix", &suffix, &e) < 0 || fld_str(b, "prompt", &prompt, &e) < 0 ||
+        (!prefix && fld_fail(&e, 400, "input_prefix", "\"input_prefix\" is required") < 0) ||
+        (!suffix && fld_fail(&e, 400, "input_suffix", "\"input_suffix\" is required") < 0)) {
         params_free(&p);
         reply_err(c, &e);
         return;
     }
-    if (!prefix) prefix = "";
-    if (!suffix) suffix = "";
     if (!prompt) prompt = "";
     mpool_lease l;
     if (oai_lease_model(s, c, b, &l) < 0) {
@@ -602,7 +620,7 @@ void ln_infill(serve_server *s, http_call *c, cJSON *b) {
     }
     ln_prompts ps = {.n = 1};
     if (parse_sampling(b, &l, &p, &e) < 0 ||
-        infill_prompt(l.model, extra, prefix, prompt, suffix, &ps.ids[0], &ps.n_ids[0], &e) < 0) {
+        infill_prompt(l.model, extra, prefix, prompt, suffix, l.n_ctx - 1, &ps.ids[0], &ps.n_ids[0], &e) < 0) {
         params_free(&p);
         mpool_release(s->pool, &l, NAN);
         reply_err(c, &e);

@@ -39,12 +39,13 @@ typedef struct ln_params {
  * prompt, output and settings, the unit /slots shows, saves and restores. */
 typedef struct ln_slot {
     int id;
-    bool busy;
+    int busy;             /* requests filed under it now */
     char model[256];
     int32_t *tokens;      /* the last prompt, then its generated ids */
     int n_tokens, n_prompt;
     int n_ctx;
     char *settings;       /* the last generation_settings (JSON text) */
+    char *prompt;         /* the last prompt's text */
     int n_decoded, n_remain;
     long long task_id;
 } ln_slot;
@@ -64,7 +65,7 @@ void ln_slots_free(ln_slots *t);
 int ln_slot_take(serve_server *s, int want, const char *model, int n_ctx, const int32_t *ids, int n, fld_error *e);
 /* The request on slot id ended: its generated ids and settings recorded. */
 void ln_slot_done(serve_server *s, int id, const int32_t *ids, int n_prompt, const int32_t *gen, int n_gen,
-                  const char *settings_json);
+                  const char *settings_json, const char *prompt_text);
 
 void ln_slots_get(serve_server *s, http_call *c);
 /* POST /slots/{id}?action=save|restore|erase (rest: the path after "/slots/"). */

@@ -30,6 +30,7 @@
 
 #include "core/clock.h"
 #include "serve/llama_native.h"
+#include "text/tokenizer.h"
 
 #define SLOT_FORMAT "wick-slot"
 #define SLOT_VERSION 1
@@ -53,6 +54,7 @@ void ln_slots_free(ln_slots *t) {
     for (int i = 0; i < t->n; i++) {
         free(t->v[i].tokens);
         free(t->v[i].settings);
+        free(t->v[i].prompt);
     }
     pthread_mutex_destroy(&t->mu);
     free(t->v);
@@ -92,7 +94,7 @@ int ln_slot_take(serve_server *s, int want, const char *model, int n_ctx, const 
 }
 
 void ln_slot_done(serve_server *s, int id, const int32_t *ids, int n_prompt, const int32_t *gen, int n_gen,
-                  const char *settings) {
+                  const char *settings, const char *prompt) {
     ln_slots *t = s->slots;
     if (!t || id < 0 || id >= t->n) return;
     pthread_mutex_lock(&t->mu);
@@ -113,6 +115,8 @@ void ln_slot_done(serve_server *s, int id, const int32_t *ids, int n_prompt, con
             free(sl->settings);
             sl->settings = strdup(settings);
         }
+        free(sl->prompt);
+        sl->prompt = prompt ? strdup(prompt) : NULL;
     }
     pthread_mutex_unlock(&t->mu);
 }
@@ -153,9 +157,11 @@ void ln_slots_get(serve_server *s, http_call *c) {
         cJSON_AddNumberToObject(o, "n_ctx", sl->n_ctx ? sl->n_ctx : def_ctx);
         cJSON_AddBoolToObject(o, "speculative", false);
         cJSON_AddBoolToObject(o, "is_processing", sl->busy > 0);
+        cJSON_AddBoolToObject(o, "non_causal", false);
         n_idle += sl->busy == 0;
         cJSON *params = sl->settings ? cJSON_Parse(sl->settings) : NULL;
         cJSON_AddItemToObject(o, "params", params ? params : cJSON_CreateObject());
+        cJSON_AddStringToObject(o, "prompt", sl->prompt ? sl->prompt : "");
         if (sl->model[0]) cJSON_AddStringToObject(o, "model", sl->model);
         cJSON_AddNumberToObject(o, "n_prompt_tokens", sl->n_prompt);
         cJSON *nt = cJSON_AddObjectToObject(o, "next_token");
@@ -340,7 +346,11 @@ static void slot_restore(serve_server *s, http_call *c, int id, const cJSON *b) 
         return;
     }
     int k = ln_slot_take(s, id, l.name, l.n_ctx, ids, n, &e);
-    if (k >= 0) ln_slot_done(s, k, ids, n, NULL, 0, NULL);
+    if (k >= 0) {
+        char *text = tok_decode(wick_model_tokenizer(l.model), ids, (size_t)n, false, NULL);
+        ln_slot_done(s, k, ids, n, NULL, 0, NULL, text);
+        free(text);
+    }
     mpool_release(s->pool, &l, NAN);
     free(ids);
     cJSON *r = cJSON_CreateObject();
@@ -360,7 +370,9 @@ static void slot_erase(serve_server *s, http_call *c, int id) {
     const bool busy = sl->busy > 0;
     if (!busy) {
         free(sl->tokens);
+        free(sl->prompt);
         sl->tokens = NULL;
+        sl->prompt = NULL;
         sl->n_tokens = sl->n_prompt = sl->n_decoded = 0;
     }
     pthread_mutex_unlock(&t->mu);
