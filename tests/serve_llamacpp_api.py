@@ -147,6 +147,16 @@ def stories(url):
            all(len(e.get("completion_probabilities", [])) == 1 for e in ev[:-1] if e["tokens"]), True)
     expect("last chunk has timings", "timings" in ev[-1], True)
 
+    st, ev2, _ = sse(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0, "stream": True})
+    expect("stream chunks carry their token ids without return_tokens", all(len(e["tokens"]) == 1 for e in ev2[:-1]), True)
+
+    # response_fields: only those paths, each under its path
+    st, rf = call(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0,
+                                       "response_fields": ["content", "generation_settings/n_predict", "nope/x"]})
+    expect("response_fields keeps those paths", sorted(rf), ["content", "generation_settings/n_predict"])
+    expect("response_fields nested value", rf.get("generation_settings/n_predict"), 4)
+    expect("response_fields content is the output's start", text.startswith(rf.get("content", "?")), True)
+
     # stop word
     words = text.split()
     word = words[3] if len(words) > 3 else words[-1]

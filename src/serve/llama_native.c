@@ -31,7 +31,7 @@ static const ln_unsup UNSUPPORTED[] = {
     {"n_discard", 0, 0},       {"t_max_predict_ms", 0, 0}, {"t_max_prompt_ms", 3, 0}, {"n_indent", 0, 0},
     {"n_cmpl", 3, 1},          {"post_sampling_probs", 1, 0}, {"timings_per_token", 1, 0},
     {"return_progress", 1, 0}, {"grammar_lazy", 1, 0},    {"lora", 2, 0},          {"image_data", 2, 0},
-    {"multimodal_data", 2, 0}, {"response_fields", 2, 0}, {"grammar_triggers", 2, 0}, {"preserved_tokens", 2, 0},
+    {"multimodal_data", 2, 0}, {"grammar_triggers", 2, 0}, {"preserved_tokens", 2, 0},
     {"use_beam_search", 1, 0}, {"stop_token_ids", 2, 0},
 };
 
@@ -122,6 +122,11 @@ static int parse_common(const cJSON *b, ln_params *p, fld_error *e) {
     if (fld_bool(b, "ignore_eos", &p->g.ignore_eos, e) < 0) return -1;
     if (fld_str(b, "cache_salt", &p->g.cache_salt, e) < 0) return -1;
     if (parse_samplers(b, p->samplers, e) < 0) return -1;
+    const cJSON *rf = NULL;
+    if (fld_array(b, "response_fields", &rf, e) < 0) return -1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, rf) if (!cJSON_IsString(it)) return fld_fail(e, 400, "response_fields", "\"response_fields\" must be an array of strings");
+    if (rf && rf->child && !(p->fields = cJSON_Duplicate(rf, 1))) return fld_fail(e, 500, NULL, "out of memory");
     if (fld_grammar_openai(b, &p->gr, e) < 0) return -1;
     p->g.grammar = &p->gr;
     return 0;
@@ -150,6 +155,8 @@ static int parse_sampling(const cJSON *b, const mpool_lease *l, ln_params *p, fl
 }
 
 static void params_free(ln_params *p) {
+    cJSON_Delete(p->fields);
+    p->fields = NULL;
     free(p->bias);
     fld_grammar_free(&p->gr);
 }
@@ -426,23 +433,27 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         if (limit > 0 && wick_now_s() - t->t0 > limit) job_cancel(t->j);
         return 1;
     }
+    const job_result *res = t->b.done ? job_get_result(t->j) : NULL;
+    const bool ok_end = res && res->finish != WICK_FINISH_ERROR && res->finish != WICK_FINISH_CANCELLED;
     for (size_t i = 0; i < t->b.n; i++) {
         const job_event *ev = &t->b.ev[i];
         wbuf txt = {0};
         wbuf_put(&txt, t->b.text + ev->off, ev->len);
         job_batch_push(&t->acc, &ev->tok, t->b.text + ev->off, ev->len);
+        /* the text held back at the end (a stop string's start that was not one, an
+         * unfinished character) goes with the last token, whose chunk ends it */
+        if (ok_end && i + 1 == t->b.n && res->tail_len) wbuf_put(&txt, res->tail, res->tail_len);
         put_event(o, ln_chunk_json(t, ev, 1, txt.data ? txt.data : ""));
         wbuf_free(&txt);
     }
     if (!t->b.done) return 1;
     t->ended = true;
-    const job_result *res = job_get_result(t->j);
     if (res->finish == WICK_FINISH_ERROR) {
         error_event(o, 500, res->error ? res->error : "generation failed");
     } else if (res->finish == WICK_FINISH_CANCELLED) {
         error_event(o, 503, "request cancelled (timeout or server shutting down)");
     } else {
-        if (res->tail_len) {
+        if (res->tail_len && !t->b.n) {
             char *tail = strndup(res->tail, res->tail_len);
             put_event(o, ln_chunk_json(t, NULL, 0, tail ? tail : ""));
             free(tail);

@@ -29,6 +29,7 @@ typedef struct ln_params {
     bool stream, return_tokens, cache_prompt;
     int id_slot;          /* -1 = any */
     char samplers[16];    /* the samplers applied, llama-server's letters, in wick's order */
+    cJSON *fields;        /* response_fields: the paths a whole answer keeps (owned; NULL = all) */
 } ln_params;
 
 /* ---- slots (llama_native_slots.c) ---- */
@@ -102,6 +103,9 @@ cJSON *ln_settings_json(const ln_params *p, const mpool_lease *l);
 cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream);
 /* A partial stream chunk of events ev[0, n) (their text). */
 cJSON *ln_chunk_json(const ln_task *t, const job_event *ev, size_t n, const char *text);
+/* response_fields: only the values at these paths ("a/b" = o.a.b), each
+ * under its path as the key; o is replaced. */
+cJSON *ln_pick_fields(cJSON *o, const cJSON *paths);
 /* completion_probabilities of events ev[0, n). */
 cJSON *ln_probs_json(const wick_model *m, const job_event *ev, size_t n);
 

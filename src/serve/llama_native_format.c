@@ -129,12 +129,30 @@ static void add_ids(cJSON *o, const char *key, const job_event *ev, size_t n) {
     for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ev[i].tok.id));
 }
 
+cJSON *ln_pick_fields(cJSON *o, const cJSON *paths) {
+    cJSON *out = cJSON_CreateObject();
+    const cJSON *p;
+    cJSON_ArrayForEach(p, paths) {
+        if (!cJSON_IsString(p)) continue;
+        const cJSON *v = o;
+        char *path = strdup(p->valuestring);
+        for (char *save = NULL, *k = path ? strtok_r(path, "/", &save) : NULL; k && v; k = strtok_r(NULL, "/", &save))
+            v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, k) : NULL;
+        free(path);
+        if (v && v != o && !cJSON_GetObjectItemCaseSensitive(out, p->valuestring))
+            cJSON_AddItemToObject(out, p->valuestring, cJSON_Duplicate(v, 1));
+    }
+    cJSON_Delete(o);
+    return out;
+}
+
+/* A stream's chunk carries the ids of its tokens (whatever return_tokens
+ * says), as llama-server's partial results do. */
 cJSON *ln_chunk_json(const ln_task *t, const job_event *ev, size_t n, const char *text) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", t->index);
     cJSON_AddStringToObject(o, "content", text);
-    if (t->p->return_tokens) add_ids(o, "tokens", ev, n);
-    else cJSON_AddItemToObject(o, "tokens", cJSON_CreateArray());
+    add_ids(o, "tokens", ev, n);
     cJSON_AddBoolToObject(o, "stop", false);
     cJSON_AddNumberToObject(o, "id_slot", t->slot);
     cJSON_AddNumberToObject(o, "tokens_predicted", (double)t->acc.n);
@@ -214,5 +232,5 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
     cJSON_AddNumberToObject(tm, "predicted_per_second", res->decode_ms > 0 ? 1e3 * res->generated_tokens / res->decode_ms : 0);
     if (t->p->n_probs > 0 && !stream) cJSON_AddItemToObject(o, "completion_probabilities", ln_probs_json(m, t->acc.ev, t->acc.n));
     wbuf_free(&text);
-    return o;
+    return t->p->fields ? ln_pick_fields(o, t->p->fields) : o;
 }
