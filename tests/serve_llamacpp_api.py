@@ -203,6 +203,9 @@ def stories(url):
     st, ts = call(url, "/tokenize", {"content": "<s>Hello", "parse_special": True})
     expect("parse_special false keeps special text as text", len(tp["tokens"]) > len(ts["tokens"]), True)
 
+    st, tm = call(url, "/tokenize", {"content": [5, "Hello"], "add_special": True})
+    expect("/tokenize of ids and text (no BOS after a leading id)", tm.get("tokens"), [5] + t0["tokens"])
+
     # props, slots, models, apply-template, aliases
     st, props = call(url, "/props")
     expect("/props 200", st, 200)

@@ -183,12 +183,11 @@ static int append(int32_t **ids, int *n, const int32_t *add, int n_add, fld_erro
     return 0;
 }
 
-/* A string, or an array of token ids and strings (BOS only before a
- * leading string, as llama-server tokenizes a mixed prompt). */
-static int one_prompt(const wick_model *m, const cJSON *p, int max_ids, int32_t **ids, int *n, fld_error *e) {
+int ln_prompt_mixed(const wick_model *m, const cJSON *p, bool add_special, int max_ids, int32_t **ids, int *n,
+                    fld_error *e) {
     *ids = NULL;
     *n = 0;
-    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, true, max_ids, ids, n, e);
+    if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, add_special, max_ids, ids, n, e);
     if (cJSON_IsObject(p))
         return fld_fail(e, 400, "prompt", "multimodal prompts ({prompt_string, multimodal_data}) are not supported by this server");
     if (!cJSON_IsArray(p)) return fld_fail(e, 400, "prompt", "\"prompt\" must be a string, token ids or an array of them");
@@ -200,7 +199,7 @@ static int one_prompt(const wick_model *m, const cJSON *p, int max_ids, int32_t 
         if (cJSON_IsString(it)) {
             int32_t *t = NULL;
             int nt = 0;
-            rc = prompt_text(m, it->valuestring, first, max_ids, &t, &nt, e);
+            rc = prompt_text(m, it->valuestring, add_special && first, max_ids, &t, &nt, e);
             if (rc == 0) rc = append(ids, n, t, nt, e);
             free(t);
         } else if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble < n_vocab &&
@@ -240,13 +239,13 @@ static int read_prompts(const wick_model *m, const cJSON *p, int max_ids, ln_pro
     }
     if (!several) {
         ps->n = 1;
-        return one_prompt(m, p, max_ids, &ps->ids[0], &ps->n_ids[0], e);
+        return ln_prompt_mixed(m, p, true, max_ids, &ps->ids[0], &ps->n_ids[0], e);
     }
     if (cJSON_GetArraySize(p) > LN_MAX_PROMPTS)
         return fld_fail(e, 400, "prompt", "at most %d prompts per request", LN_MAX_PROMPTS);
     const cJSON *it;
     cJSON_ArrayForEach(it, p) {
-        if (one_prompt(m, it, max_ids, &ps->ids[ps->n], &ps->n_ids[ps->n], e) < 0) {
+        if (ln_prompt_mixed(m, it, true, max_ids, &ps->ids[ps->n], &ps->n_ids[ps->n], e) < 0) {
             prompts_free(ps);
             return -1;
         }

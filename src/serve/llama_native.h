@@ -76,6 +76,11 @@ void ln_slots_action(serve_server *s, http_call *c, const char *rest, cJSON *bod
 
 void ln_completion(serve_server *s, http_call *c, cJSON *body);
 void ln_infill(serve_server *s, http_call *c, cJSON *body);
+/* A prompt as llama-server tokenizes one: a string, or an array of token
+ * ids and strings (special-token text recognized; BOS, when add_special,
+ * only before a leading string). *ids malloc'd; 0 or -1 with e. */
+int ln_prompt_mixed(const wick_model *m, const cJSON *p, bool add_special, int max_ids, int32_t **ids, int *n,
+                    fld_error *e);
 /* The sampling base every native request starts from (the model's defaults). */
 wick_sampling ln_sampling_base(const mpool_lease *l);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "serve/json_out.h"
+#include "serve/llama_native.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
 #include "text/tokenizer.h"
@@ -39,13 +40,15 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     const char *text = NULL;
     bool add_special = false, pieces = false; /* llama.cpp's default: no BOS unless asked */
     bool parse_special = true;                /* special-token text becomes its id */
-    if (fld_str(b, "content", &text, &e) < 0 || (!text && fld_str(b, "prompt", &text, &e) < 0) ||
+    const cJSON *mixed = cJSON_GetObjectItemCaseSensitive(b, "content"); /* llama-server's ids and strings */
+    if (!cJSON_IsArray(mixed)) mixed = NULL;
+    if ((!mixed && fld_str(b, "content", &text, &e) < 0) || (!text && !mixed && fld_str(b, "prompt", &text, &e) < 0) ||
         fld_bool(b, "add_special", &add_special, &e) < 0 || fld_bool(b, "with_pieces", &pieces, &e) < 0 ||
         fld_bool(b, "parse_special", &parse_special, &e) < 0) {
         reply_openai_error(c, &e);
         return;
     }
-    if (!text) {
+    if (!text && !mixed) {
         fld_fail(&e, 400, "content", "\"content\" is required");
         reply_openai_error(c, &e);
         return;
@@ -55,7 +58,9 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     int32_t *ids = NULL;
     int n = 0;
     int rc;
-    if (parse_special) {
+    if (mixed) {
+        rc = ln_prompt_mixed(l.model, mixed, add_special, 0, &ids, &n, &e);
+    } else if (parse_special) {
         rc = prompt_text(l.model, text, add_special, 0, &ids, &n, &e);
     } else {
         wick_error err;
