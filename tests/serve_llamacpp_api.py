@@ -231,6 +231,9 @@ def stories(url):
     st2, rd = call(url, "/v1/chat/completions/render", {"messages": [{"role": "user", "content": "Hi"}]})
     st3, tk = call(url, "/tokenize", {"content": at.get("prompt", ""), "parse_special": True})
     expect("/apply-template renders what the chat route tokenizes", tk.get("tokens"), rd.get("token_ids"))
+    st, it = call(url, "/v1/chat/completions/input_tokens", {"messages": [{"role": "user", "content": "Hi"}]})
+    expect("/v1/chat/completions/input_tokens counts the rendered prompt", it,
+           {"object": "response.input_tokens", "input_tokens": len(rd.get("token_ids", []))})
     st, ch = call(url, "/chat/completions", {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0})
     st2, ch2 = call(url, "/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0})
     expect("/chat/completions = /v1/chat/completions", ch["choices"][0]["message"]["content"], ch2["choices"][0]["message"]["content"])

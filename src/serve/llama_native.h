@@ -119,6 +119,8 @@ cJSON *ln_probs_json(const wick_model *m, const job_event *ev, size_t n);
 void ln_props_get(serve_server *s, http_call *c);
 void ln_props_post(serve_server *s, http_call *c, cJSON *body);
 void ln_apply_template(serve_server *s, http_call *c, cJSON *body);
+/* POST /v1/chat/completions/input_tokens: {"object": "response.input_tokens", "input_tokens": N}. */
+void ln_chat_input_tokens(serve_server *s, http_call *c, cJSON *body);
 /* /models and /v1/models: OpenAI's list with llama-server's "models" beside it. */
 void ln_models(serve_server *s, http_call *c);
 

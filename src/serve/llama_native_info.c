@@ -2,14 +2,16 @@
  * (default_generation_settings, total_slots, model_path, chat_template,
  * modalities, build_info, ...), POST /props (llama-server changes nothing
  * there without --props, which wick does not have: 501), POST
- * /apply-template (a conversation rendered with the model's chat template)
- * and /models, /v1/models in llama-server's shape (OpenAI's list with
- * "models" beside it; every field wick's OpenAI list had is kept). */
+ * /apply-template (a conversation rendered with the model's chat template),
+ * POST /v1/chat/completions/input_tokens (the prompt tokens a chat request
+ * would run) and /models, /v1/models in llama-server's shape (OpenAI's list
+ * with "models" beside it; every field wick's OpenAI list had is kept). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/chat_tools.h"
 #include "serve/llama_native.h"
 #include "serve/openai.h"
 #include "serve/prompt.h"
@@ -107,6 +109,31 @@ void ln_apply_template(serve_server *s, http_call *c, cJSON *b) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "prompt", text);
     free(text);
+    reply_json(c, 200, j);
+}
+
+void ln_chat_input_tokens(serve_server *s, http_call *c, cJSON *b) {
+    fld_error e = {0};
+    prompt_chat_opts po;
+    chat_tools tools;
+    if (oai_chat_opts(b, &po, &e) < 0 || chat_tools_parse(b, &tools, &e) < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    mpool_lease l;
+    if (oai_lease_model(s, c, b, &l) < 0) return;
+    int32_t *ids = NULL;
+    int n = 0;
+    const int rc = prompt_chat(l.model, &po, &ids, &n, NULL, &e);
+    mpool_release(s->pool, &l, NAN);
+    free(ids);
+    if (rc < 0) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "object", "response.input_tokens");
+    cJSON_AddNumberToObject(j, "input_tokens", n);
     reply_json(c, 200, j);
 }
 

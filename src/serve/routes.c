@@ -42,6 +42,7 @@ static const route ROUTES[] = {
     {"POST", "/completions", true, false, NULL, ln_completion, false},
     {"POST", "/infill", true, false, NULL, ln_infill, false},
     {"POST", "/apply-template", true, false, NULL, ln_apply_template, false},
+    {"POST", "/v1/chat/completions/input_tokens", true, false, NULL, ln_chat_input_tokens, false},
     {"GET", "/props", false, false, ln_props_get, NULL, false},
     {"POST", "/props", true, false, NULL, ln_props_post, false},
     {"GET", "/slots", false, false, ln_slots_get, NULL, false},
