@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "serve/anthropic.h"
+#include "serve/llama_native.h"
 #include "serve/responses.h"
 #include "serve/server.h"
 
@@ -33,7 +34,18 @@ static const route ROUTES[] = {
     {"GET", "/health", false, true, util_health, NULL, false},
     {"GET", "/v1/health", false, true, util_health, NULL, false},
     {"GET", "/metrics", false, true, util_metrics, NULL, false},
-    {"GET", "/v1/models", false, false, oai_models, NULL, false},
+    {"GET", "/v1/models", false, false, ln_models, NULL, false},
+    {"GET", "/models", false, false, ln_models, NULL, false},
+    {"POST", "/chat/completions", true, false, NULL, oai_chat, false},
+    /* llama-server's native API (llama_native*.c) */
+    {"POST", "/completion", true, false, NULL, ln_completion, false},
+    {"POST", "/completions", true, false, NULL, ln_completion, false},
+    {"POST", "/infill", true, false, NULL, ln_infill, false},
+    {"POST", "/apply-template", true, false, NULL, ln_apply_template, false},
+    {"POST", "/v1/chat/completions/input_tokens", true, false, NULL, ln_chat_input_tokens, false},
+    {"GET", "/props", false, false, ln_props_get, NULL, false},
+    {"POST", "/props", true, false, NULL, ln_props_post, false},
+    {"GET", "/slots", false, false, ln_slots_get, NULL, false},
     {"POST", "/v1/completions", true, false, NULL, oai_completions, false},
     {"POST", "/v1/chat/completions", true, false, NULL, oai_chat, false},
     {"POST", "/v1/responses", true, false, NULL, resp_create, false},
@@ -130,6 +142,25 @@ static bool json_content_type(const char *ct, bool text_ok) {
     return n > 17 && strncasecmp(ct, "application/", 12) == 0 && strncasecmp(ct + n - 5, "+json", 5) == 0;
 }
 
+/* POST /slots/{id}?action=...: the body (a JSON object) may be absent, as
+ * for action=erase. */
+static void slot_action(serve_server *s, http_call *c, const char *rest) {
+    if (http_stopping(s->http)) {
+        error(c, http_path(c), 503, NULL, "%s", "server is shutting down");
+        return;
+    }
+    size_t len;
+    const char *body = http_body(c, &len);
+    fld_error e = {0};
+    cJSON *j = len ? fld_parse_body(body, len, &e) : cJSON_CreateObject();
+    if (!j) {
+        reply_openai_error(c, &e);
+        return;
+    }
+    ln_slots_action(s, c, rest, j);
+    cJSON_Delete(j);
+}
+
 void routes_refuse(void *user, http_call *c, int status, const char *why) {
     serve_server *s = user;
     const char *origin = http_header(c, "Origin");
@@ -166,7 +197,8 @@ void routes_dispatch(void *user, http_call *c) {
     }
     const bool model_path = strncmp(path, "/v1/models/", 11) == 0 && path[11];
     const bool resp_path = strncmp(path, "/v1/responses/", 14) == 0 && path[14] && !strchr(path + 14, '/');
-    if (model_path || resp_path) path_known = true;
+    const bool slot_path = strncmp(path, "/slots/", 7) == 0 && path[7] && !strchr(path + 7, '/');
+    if (model_path || resp_path || slot_path) path_known = true;
     /* with a key, nothing but the open routes is told apart without it (not even 404) */
     if (!(r && r->open) && !authorized(s, c)) {
         http_add_header(c, "WWW-Authenticate", "Bearer");
@@ -191,9 +223,13 @@ void routes_dispatch(void *user, http_call *c) {
         resp_delete(s, c, path + 14);
         return;
     }
+    if (slot_path && strcmp(method, "POST") == 0) {
+        slot_action(s, c, path + 7);
+        return;
+    }
     if (!r) {
         if (path_known) {
-            http_add_header(c, "Allow", model_path ? "GET, HEAD" : resp_path ? "GET, HEAD, DELETE" : "GET, HEAD, POST");
+            http_add_header(c, "Allow", model_path ? "GET, HEAD" : resp_path ? "GET, HEAD, DELETE" : slot_path ? "POST" : "GET, HEAD, POST");
             error(c, path, 405, NULL, "method %s not allowed here", method);
         } else {
             error(c, path, 404, NULL, "no route %s", path);

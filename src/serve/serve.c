@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "serve/json_out.h"
+#include "serve/llama_native.h"
 #include "serve/server.h"
 
 /* Append s to out with every byte a terminal or a log reader could take for
@@ -90,8 +91,15 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         free(s);
         return NULL;
     }
+    if (!(s->slots = ln_slots_new(s->cfg.parallel))) {
+        wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
+        resp_store_free(s->responses);
+        free(s);
+        return NULL;
+    }
     if (origin_policy_init(&s->origins, cfg->allowed_origins, cfg->host) < 0) {
         wick_fail(err, "too many allowed origins (at most %d)", ORIGIN_MAX_PATTERNS);
+        ln_slots_free(s->slots);
         resp_store_free(s->responses);
         free(s);
         return NULL;
@@ -99,6 +107,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     kv_events *ev = NULL; /* the pool hands it back at serve_stop */
     if (cfg->kv_events && !(ev = kv_events_open(cfg->kv_events, cfg->kv_events_topic, cfg->host, err))) {
         origin_policy_free(&s->origins);
+        ln_slots_free(s->slots);
         resp_store_free(s->responses);
         free(s);
         return NULL;
@@ -117,6 +126,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
     if (!(s->pool = mpool_new(&pc, err))) {
         kv_events_close(ev);
         origin_policy_free(&s->origins);
+        ln_slots_free(s->slots);
         resp_store_free(s->responses);
         free(s);
         return NULL;
@@ -132,6 +142,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         mpool_free(s->pool);
         kv_events_close(ev);
         origin_policy_free(&s->origins);
+        ln_slots_free(s->slots);
         resp_store_free(s->responses);
         free(s);
         return NULL;
@@ -153,5 +164,6 @@ void serve_stop(serve_server *s) {
     kv_events_close(ev);  /* after the last event; lingers up to 1 s to send it */
     origin_policy_free(&s->origins);
     resp_store_free(s->responses);  /* after http_stop: no handler runs */
+    ln_slots_free(s->slots);
     free(s);
 }

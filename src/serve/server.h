@@ -23,6 +23,7 @@ struct serve_server {
     double started;             /* wall-clock seconds */
     _Atomic unsigned long long next_id;
     resp_store *responses;      /* the Responses API's kept responses (responses.c) */
+    struct ln_slots *slots;     /* llama-server's slot records (llama_native_slots.c) */
 };
 
 /* ---- replies (reply.c) ---- */

@@ -1,13 +1,17 @@
 /* util.c — the routes beside the two APIs: /health (llama.cpp's shape),
- * /metrics (Prometheus text), /tokenize and /detokenize. */
+ * /metrics (Prometheus text), /tokenize and /detokenize (llama-server's
+ * fields: add_special, parse_special, with_pieces, whose pieces are strings
+ * when they are whole UTF-8 and byte arrays when not). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "serve/json_out.h"
+#include "serve/llama_native.h"
 #include "serve/prompt.h"
 #include "serve/server.h"
+#include "text/tokenizer.h"
 
 void util_health(serve_server *s, http_call *c) {
     char msg[512];
@@ -35,12 +39,16 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
     const char *text = NULL;
     bool add_special = false, pieces = false; /* llama.cpp's default: no BOS unless asked */
-    if (fld_str(b, "content", &text, &e) < 0 || (!text && fld_str(b, "prompt", &text, &e) < 0) ||
-        fld_bool(b, "add_special", &add_special, &e) < 0 || fld_bool(b, "with_pieces", &pieces, &e) < 0) {
+    bool parse_special = true;                /* special-token text becomes its id */
+    const cJSON *mixed = cJSON_GetObjectItemCaseSensitive(b, "content"); /* llama-server's ids and strings */
+    if (!cJSON_IsArray(mixed)) mixed = NULL;
+    if ((!mixed && fld_str(b, "content", &text, &e) < 0) || (!text && !mixed && fld_str(b, "prompt", &text, &e) < 0) ||
+        fld_bool(b, "add_special", &add_special, &e) < 0 || fld_bool(b, "with_pieces", &pieces, &e) < 0 ||
+        fld_bool(b, "parse_special", &parse_special, &e) < 0) {
         reply_openai_error(c, &e);
         return;
     }
-    if (!text) {
+    if (!text && !mixed) {
         fld_fail(&e, 400, "content", "\"content\" is required");
         reply_openai_error(c, &e);
         return;
@@ -49,7 +57,19 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
     if (oai_lease_model(s, c, b, &l) < 0) return;
     int32_t *ids = NULL;
     int n = 0;
-    if (prompt_text(l.model, text, add_special, 0, &ids, &n, &e) < 0) {
+    int rc;
+    if (mixed) {
+        rc = ln_prompt_mixed(l.model, mixed, add_special, 0, &ids, &n, &e);
+    } else if (parse_special) {
+        rc = prompt_text(l.model, text, add_special, 0, &ids, &n, &e);
+    } else {
+        wick_error err;
+        size_t k = 0;
+        rc = tok_encode(wick_model_tokenizer(l.model), text, strlen(text), add_special, false, &ids, &k, &err);
+        if (rc < 0) fld_fail_wick(&e, &err, "content");
+        n = (int)k;
+    }
+    if (rc < 0) {
         mpool_release(s->pool, &l, NAN);
         reply_openai_error(c, &e);
         return;
@@ -62,7 +82,13 @@ void util_tokenize(serve_server *s, http_call *c, cJSON *b) {
             wbuf_reset(&p);
             prompt_piece(l.model, ids[i], &p);
             wbuf_printf(&o, "{\"id\":%d,\"piece\":", ids[i]);
-            json_put_str(&o, p.data ? p.data : "", p.len);
+            if (utf8_valid_len(p.data ? p.data : "", p.len) == p.len) {
+                json_put_str(&o, p.data ? p.data : "", p.len);
+            } else { /* part of a character: its bytes */
+                wbuf_puts(&o, "[");
+                for (size_t k = 0; k < p.len; k++) wbuf_printf(&o, k ? ",%u" : "%u", (unsigned char)p.data[k]);
+                wbuf_puts(&o, "]");
+            }
             wbuf_puts(&o, "}");
         } else {
             wbuf_printf(&o, "%d", ids[i]);
