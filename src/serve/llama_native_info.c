@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/chat_tools.h"
+#include "serve/chat_run.h"
 #include "serve/llama_native.h"
 #include "serve/openai.h"
 #include "serve/prompt.h"
@@ -114,23 +114,16 @@ void ln_apply_template(serve_server *s, http_call *c, cJSON *b) {
 
 void ln_chat_input_tokens(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
-    prompt_chat_opts po;
-    chat_tools tools;
-    if (oai_chat_opts(b, &po, &e) < 0 || chat_tools_parse(b, &tools, &e) < 0) {
+    chat_run *run = NULL;
+    const chat_run_opts o = {.render_only = true}; /* the prompt exactly as the turn submits it */
+    if (chat_run_start_opts(s, b, &o, &run, &e) < 0) {
         reply_openai_error(c, &e);
         return;
     }
-    mpool_lease l;
-    if (oai_lease_model(s, c, b, &l) < 0) return;
-    int32_t *ids = NULL;
     int n = 0;
-    const int rc = prompt_chat(l.model, &po, &ids, &n, NULL, &e);
-    mpool_release(s->pool, &l, NAN);
-    free(ids);
-    if (rc < 0) {
-        reply_openai_error(c, &e);
-        return;
-    }
+    const struct span_req *sr = NULL;
+    (void)chat_run_prompt(run, &n, &sr);
+    chat_run_free(run);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "object", "response.input_tokens");
     cJSON_AddNumberToObject(j, "input_tokens", n);
