@@ -42,9 +42,15 @@ timeout_arg=()
 
 mkdir -p "$out/junit" "$out/logs"
 out=$(cd "$out" && pwd)
-: > "$out/files.tsv"
 files=("$@")
 [[ ${#files[@]} -gt 0 ]] || files=($(cd "$tests/unit" && ls test_*.py))
+# files.tsv: name, exit status, seconds per test file; rerunning some files
+# into the same OUT_DIR replaces their rows only
+touch "$out/files.tsv"
+for f in "${files[@]}"; do
+	grep -v "^${f%.py}	" "$out/files.tsv" > "$out/files.tsv.new"
+	mv "$out/files.tsv.new" "$out/files.tsv"
+done
 commit=$(git -C "$src" rev-parse HEAD 2>/dev/null || cat "$src/COMMIT" 2>/dev/null || echo unknown)
 echo "llama.cpp tests: $tests (commit $commit)"
 echo "target: $kind $bin"
@@ -69,7 +75,7 @@ done
 	echo
 	echo "- binary: \`$bin\`"
 	echo "- llama.cpp commit: $commit"
-	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), whole run $((SECONDS - start_all)) s"
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); this invocation ran $((SECONDS - start_all)) s"
 	echo
 	"$py" "$here/report.py" "$out"
 } > "$out/report.md"

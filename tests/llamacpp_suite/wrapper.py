@@ -9,7 +9,9 @@ wrapper receives that command line and execs the server under test:
   SUITE_TARGET_KIND=wick          `$SUITE_TARGET_BIN serve ...`; every flag that
                                   `wick serve --help` lists is passed through
                                   as is, the few llama-server flags wick spells
-                                  differently are translated, and the rest are
+                                  differently are translated (--ctx-size N with
+                                  --parallel P becomes -c N/P: llama-server's
+                                  context is shared by its slots), the rest are
                                   dropped with one "dropped" line each on stderr
                                   (the test's captured output shows them)
 
@@ -54,7 +56,6 @@ MODEL_FLAGS = {
 # list the llama-server spelling itself.  --draft is special: llama-server's
 # --draft N is the number of drafted tokens, wick's --draft is a draft model.
 WICK_RENAMES = {
-    "--ctx-size": "-c",
     "--parallel": "-np",
     "--threads": "-t",
     "--verbose": "-v",
@@ -154,6 +155,10 @@ def to_wick(wick, path, pairs):
     known = wick_flags(wick)
     args = []
     alias = None
+    parallel = 1  # llama-server's default
+    for flag, value in pairs:
+        if flag in ("--parallel", "-np") and value:
+            parallel = max(1, int(value))
     for flag, value in pairs:
         if flag in ALWAYS_RENAMED:
             args.append((ALWAYS_RENAMED[flag], value))
@@ -161,6 +166,10 @@ def to_wick(wick, path, pairs):
             args.append((flag, value))
         elif flag in ("--alias", "-a"):
             alias = value
+        elif flag in ("--ctx-size", "-c") and value and "-c" in known:
+            # llama-server's context is shared by its slots; wick's -c is
+            # the context of one sequence
+            args.append(("-c", str(max(1, int(value) // parallel))))
         elif flag in WICK_RENAMES and WICK_RENAMES[flag] in known:
             args.append((WICK_RENAMES[flag], value))
         else:
