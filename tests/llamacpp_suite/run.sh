@@ -40,7 +40,8 @@ pypath=$tests:$here
 timeout_arg=()
 "$py" -c 'import pytest_timeout' 2>/dev/null && timeout_arg=(--timeout="${TEST_TIMEOUT:-120}")
 
-mkdir -p "$out/junit" "$out/logs"
+# ./tmp in the tests folder: the suite's download and --slot-save-path folder
+mkdir -p "$out/junit" "$out/logs" "$tests/tmp"
 out=$(cd "$out" && pwd)
 files=("$@")
 [[ ${#files[@]} -gt 0 ]] || files=($(cd "$tests/unit" && ls test_*.py))
