@@ -180,7 +180,10 @@ def to_wick(wick, path, pairs):
         if alias:
             path = alias_link(path, alias)
         args.insert(0, ("--model", path))
-    return [wick, "serve"] + flatten(args)
+    # extra wick flags for experiments, e.g. SUITE_WICK_ARGS="--allowed-origins *"
+    # to answer every browser origin as llama-server does by default
+    extra = os.environ.get("SUITE_WICK_ARGS", "").split()
+    return [wick, "serve"] + flatten(args) + extra
 
 
 def main():
