@@ -37,6 +37,7 @@ py=${PYTHON:-/usr/bin/python3}
 	{ echo "$py lacks pytest/requests/wget: apt-get install python3-pytest python3-requests python3-wget python3-aiohttp python3-prometheus-client python3-jsonschema python3-pytest-timeout" >&2; exit 2; }
 pypath=$tests:$here
 "$py" -c 'import openai' 2>/dev/null || pypath=$pypath:$here/shim
+read -ra extra_args <<< "${PYTEST_ARGS:-}"
 timeout_arg=()
 "$py" -c 'import pytest_timeout' 2>/dev/null && timeout_arg=(--timeout="${TEST_TIMEOUT:-120}")
 
@@ -44,7 +45,7 @@ timeout_arg=()
 mkdir -p "$out/junit" "$out/logs" "$tests/tmp"
 out=$(cd "$out" && pwd)
 files=("$@")
-[[ ${#files[@]} -gt 0 ]] || files=($(cd "$tests/unit" && ls test_*.py))
+[[ ${#files[@]} -gt 0 ]] || mapfile -t files < <(cd "$tests/unit" && ls test_*.py)
 # files.tsv: name, exit status, seconds per test file; rerunning some files
 # into the same OUT_DIR replaces their rows only
 touch "$out/files.tsv"
@@ -65,7 +66,7 @@ for f in "${files[@]}"; do
 		SUITE_TARGET_KIND=$kind SUITE_TARGET_BIN=$bin \
 		LLAMA_SERVER_BIN_PATH=$here/wrapper.py \
 		timeout -k 10 "${FILE_TIMEOUT:-1200}" "$py" -m pytest -p suite_plugin -p no:cacheprovider \
-		-m "not slow" "${timeout_arg[@]}" -rA ${PYTEST_ARGS:-} \
+		-m "not slow" "${timeout_arg[@]}" -rA "${extra_args[@]}" \
 		--junitxml="$out/junit/$name.xml" "unit/$f") > "$out/logs/$name.log" 2>&1
 	rc=$?
 	printf '%s\t%s\t%s\n' "$name" "$rc" $((SECONDS - t0)) >> "$out/files.tsv"
