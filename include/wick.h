@@ -58,6 +58,9 @@ const char *wick_version(void);
 /* The build: the git commit the library was built from ("-dirty" with local
  * changes, "unknown" outside git) and the compiler, e.g. "1a2b3c4d5e6f, gcc 12.2.0". */
 const char *wick_build(void);
+/* The build as OpenAI's system_fingerprint, in llama-server's form:
+ * "b<version>-<commit>". */
+const char *wick_fingerprint(void);
 
 /* ---- models ---- */
 

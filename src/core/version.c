@@ -20,3 +20,5 @@
 const char *wick_version(void) { return WICK_VERSION; }
 
 const char *wick_build(void) { return WICK_BUILD_ID ", " WICK_COMPILER; }
+
+const char *wick_fingerprint(void) { return "b" WICK_VERSION "-" WICK_BUILD_ID; }

@@ -57,7 +57,7 @@ static void head(wbuf *o, const oc_resp *r, bool whole) {
     wbuf_printf(o, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", r->id,
                 whole ? "chat.completion" : "chat.completion.chunk", r->created);
     json_put_str(o, model, strlen(model));
-    wbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
+    wbuf_printf(o, ",\"system_fingerprint\":\"%s\"", wick_fingerprint());
 }
 
 /* span_cached_tokens (span requests only): the cached tokens that were

@@ -124,7 +124,7 @@ static void head(wbuf *o, const oai_resp *r) {
     wbuf_printf(o, "{\"id\":\"%s\",\"object\":\"text_completion\",\"created\":%lld,\"model\":", r->id,
                 r->created);
     json_put_str(o, r->lease.name, strlen(r->lease.name));
-    wbuf_puts(o, ",\"system_fingerprint\":\"wick\"");
+    wbuf_printf(o, ",\"system_fingerprint\":\"%s\"", wick_fingerprint());
 }
 
 void oai_format_whole(oai_resp *r, const job_batch *acc, wbuf *o) {
