@@ -67,8 +67,10 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   expect "--temp 0 default = a request's temperature 0" "$(js 'j["choices"][0]["text"]')" "$t_default"
   post "$A/v1/completions" "{$P, \"max_tokens\": 3}"
   expect "a request's max_tokens overrides -n" "$(js 'j["usage"]["completion_tokens"]')" 3
-  post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7}"
+  post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 12}"
   t_hot_a=$(js 'j["choices"][0]["text"]')
+  post "$A/v1/completions" "{$P, \"max_tokens\": 12}"
+  t_greedy12=$(js 'j["choices"][0]["text"]')
   C='"messages": [{"role": "user", "content": "Tell me a story"}]'
   post "$A/v1/chat/completions" "{$C}"
   c_default=$(js 'j["choices"][0]["message"]["content"]')
@@ -107,9 +109,9 @@ fi
 
 # ---- server B: no sampling flags; a request's own fields give the same output anywhere
 if serve_start B -m "$STORIES" -t 1 -c 300; then
-  post "$B/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7}"
+  post "$B/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 12}"
   expect "a request's temperature and seed override --temp" "$(js 'j["choices"][0]["text"]')" "$t_hot_a"
-  [ "$t_hot_a" != "$t_default" ] && ok "temperature 1.5 differs from the greedy default" || bad "temperature 1.5 gave the greedy text"
+  [ "$t_hot_a" != "$t_greedy12" ] && ok "temperature 1.5 differs from the greedy default" || bad "temperature 1.5 gave the greedy text"
   post "$B/v1/completions" "{$P, \"max_tokens\": 1}"
   curl -s "$B/v1/models" >"$TMP/b"
   expect "-c 300 without --parallel: each sequence has 300 (a shared pool)" "$(js 'j["data"][0].get("max_model_len")')" 300
@@ -119,16 +121,16 @@ if serve_start B -m "$STORIES" -t 1 -c 300; then
 fi
 
 # ---- server C: --seed with a temperature: requests without a seed repeat; with one, theirs
-if serve_start C -m "$STORIES" -t 1 --temp 1.5 --seed 7 --top-k 0 --top-p 1 --min-p 0; then
-  post "$C/v1/completions" "{$P, \"max_tokens\": 12}"; s1=$(js 'j["choices"][0]["text"]')
-  post "$C/v1/completions" "{$P, \"max_tokens\": 12}"; s2=$(js 'j["choices"][0]["text"]')
+if serve_start S -m "$STORIES" -t 1 --temp 1.5 --seed 7 --top-k 0 --top-p 1 --min-p 0; then
+  post "$S/v1/completions" "{$P, \"max_tokens\": 12}"; s1=$(js 'j["choices"][0]["text"]')
+  post "$S/v1/completions" "{$P, \"max_tokens\": 12}"; s2=$(js 'j["choices"][0]["text"]')
   expect "--seed: requests without a seed repeat" "$s2" "$s1"
   post "$B/v1/completions" "{$P, \"max_tokens\": 12, \"temperature\": 1.5, \"seed\": 7, \"top_k\": 0, \"top_p\": 1, \"min_p\": 0}"
   expect "--temp --seed --top-k --top-p --min-p = the same fields in a request" "$(js 'j["choices"][0]["text"]')" "$s1"
-  post "$C/api/generate" '{"prompt": "Once upon a time", "stream": false, "options": {"num_predict": 12}}'; o1=$(js 'j["response"]')
-  post "$C/api/generate" '{"prompt": "Once upon a time", "stream": false, "options": {"num_predict": 12}}'
+  post "$S/api/generate" '{"prompt": "Once upon a time", "stream": false, "options": {"num_predict": 12}}'; o1=$(js 'j["response"]')
+  post "$S/api/generate" '{"prompt": "Once upon a time", "stream": false, "options": {"num_predict": 12}}'
   expect "--seed on /api/generate" "$(js 'j["response"]')" "$o1"
-  serve_stop "$C_PID"
+  serve_stop "$S_PID"
 fi
 
 # ---- templates: --chat-template-file and --chat-template NAME replace the model's
@@ -136,7 +138,7 @@ printf '%s' '{% for m in messages %}<{{ m.role }}:{{ m.content }}>{% endfor %}{%
 if serve_start D -m "$STORIES" -t 1 --chat-template-file "$TMP/t.jinja"; then
   post "$D/v1/chat/completions/render" "{$C}"
   got=$(js 'j["token_ids"]')
-  post "$D/tokenize" '{"content": "<user:Tell me a story>[bot]", "add_special": true}'
+  post "$D/tokenize" '{"content": "<user:Tell me a story>[bot]", "add_special": false}'
   want=$(js 'j["tokens"]')
   expect "--chat-template-file: the prompt is the file's rendering" "$got" "$want"
   [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template-file differs from the model's template" ||
@@ -148,6 +150,7 @@ if serve_start E -m "$STORIES" -t 1 --chat-template llama3 --no-jinja; then
   got=$(js 'j["token_ids"]')
   post "$E/tokenize" '{"content": "<|start_header_id|>user<|end_header_id|>\n\nTell me a story<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", "add_special": true}'
   want=$(js 'j["tokens"]')
+  expect "--chat-template llama3: the prompt is llama3's rendering" "$got" "$want"
   [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template llama3 differs from the model's template" ||
     bad "--chat-template llama3 rendered as the model's template"
   serve_stop "$E_PID"
