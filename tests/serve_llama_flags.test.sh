@@ -41,12 +41,15 @@ refuse "--flash-attn with a bad value" "--flash-attn" -fa maybe
 refuse "-n 0" "--n-predict" -n 0
 cp "$STORIES" "$TMP/other.gguf"
 refuse "an alias that is another model's name" '"other"' -m "$TMP/other.gguf" --alias x,other
+refuse "a quantized KV type" "q8_0" -ctk q8_0 -ctv q8_0
+refuse "K and V in different types" "-ctv f16" -ctk f32
+refuse "several --api-key keys" "--api-key" --api-key k1,k2
 refuse "an unreadable --chat-template-file" "$TMP/none.jinja" --chat-template-file "$TMP/none.jinja"
 
 # ---- server A: llama-server's flags as a user would give them
 P='"prompt": "Once upon a time"'
 if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 0 -n 7 -c 512 -np 2 \
-     --cors-origins http://app.example --jinja --metrics --no-webui -ngl 0 -fa auto --reasoning-format deepseek-legacy; then
+     --cors-origins http://app.example --jinja --metrics --no-webui -ngl 0 -fa auto -cb -ctk f16 -ctv f16 --reasoning-format deepseek-legacy; then
   curl -s "$A/v1/models" >"$TMP/b"
   expect "/v1/models id is the first alias" "$(js 'j["data"][0]["id"]')" wick-a
   expect "/v1/models lists every alias" "$(js '",".join(j["data"][0]["aliases"])')" wick-a,wick-b,wick-c
@@ -103,8 +106,11 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   expect "--cors-origins: the origin is allowed" "$h" "Access-Control-Allow-Origin: http://app.example"
   ST=$(curl -s -o /dev/null -w '%{http_code}' -H 'Origin: http://other.example' "$A/v1/models")
   expect "--cors-origins: another origin is refused" "$ST" 403
-  ST=$(curl -s -o /dev/null -w '%{http_code}' "$A/metrics")
-  expect "--metrics: /metrics" "$ST" 200
+  curl -s "$A/metrics" | grep '^vllm:cache_config_info' >"$TMP/cc"
+  kv=$(sed -n 's/.*block_size="\([0-9]*\)",num_gpu_blocks="\([0-9]*\)".*cache_dtype="\([a-z0-9]*\)".*max_num_seqs="\([0-9]*\)".*/\1 \2 \3 \4/p' "$TMP/cc")
+  read -r bs blocks dtype seqs <<<"$kv"
+  expect "-c 512 -np 2: a KV pool of 512 positions, 2 sequences" "$((bs * blocks)) $seqs" "512 2"
+  expect "-ctk f16 -ctv f16: an f16 KV cache" "$dtype" f16
 fi
 
 # ---- server B: no sampling flags; a request's own fields give the same output anywhere
@@ -115,6 +121,10 @@ if serve_start B -m "$STORIES" -t 1 -c 300; then
   post "$B/v1/completions" "{$P, \"max_tokens\": 1}"
   curl -s "$B/v1/models" >"$TMP/b"
   expect "-c 300 without --parallel: each sequence has 300 (a shared pool)" "$(js 'j["data"][0].get("max_model_len")')" 300
+  kv=$(curl -s "$B/metrics" | grep '^vllm:cache_config_info' | sed -n 's/.*block_size="\([0-9]*\)",num_gpu_blocks="\([0-9]*\)".*max_num_seqs="\([0-9]*\)".*/\1 \2 \3/p')
+  read -r bs blocks seqs <<<"$kv"
+  expect "-c 300 without --parallel: 8 sequences share a pool of 300 positions (rounded up to a block)" \
+    "$(( (300 + bs - 1) / bs * bs )) $seqs" "$((bs * blocks)) 8"
   expect "no --alias: the file's name" "$(js 'j["data"][0]["id"]') $(js '"aliases" in j["data"][0]')" "stories260K-f32 False"
   post "$B/v1/chat/completions/render" "{$C}"
   echo "$(js 'j["token_ids"]')" >"$TMP/render_model"

@@ -133,6 +133,9 @@ static const char USAGE[] =
     "  --metrics, --no-webui     no effect: /metrics is always served; there is no web UI\n"
     "  -ngl, --n-gpu-layers N    wick runs on the CPU: 0 and auto are taken, more warns\n"
     "  -fa, --flash-attn on|off|auto  no effect (one attention kernel)\n"
+    "  -cb, --cont-batching      no effect: batching is always continuous\n"
+    "  -ctk, -ctv f32|f16        KV cache type, as --kv-type (K and V must agree; llama-\n"
+    "                            server's default f16 for the one not given)\n"
     "\n"
     "It prints \"listening on http://HOST:PORT\" on stdout once ready to accept\n"
     "connections; SIGINT, SIGTERM or SIGHUP shut it down (streams end, the cache is\n"
@@ -241,9 +244,10 @@ int cmd_serve(int argc, char **argv) {
     /* llama-server's flags */
     cli_list alias_given = {0};
     const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
-    const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL;
+    const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
     bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, metrics_flag = false, no_webui = false;
+    bool cont_batching = false, api_key_set = false;
     cli_sampling sf;
     cli_sampling_init(&sf);
     cli_runtime rt;
@@ -256,7 +260,7 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-mb", NULL, OPT_INT, &kv_mb, NULL},
         {"--host", NULL, OPT_STR, &host, NULL},
         {"--port", NULL, OPT_INT, &port, NULL},
-        {"--api-key", NULL, OPT_STR, &api_key, NULL},
+        {"--api-key", NULL, OPT_STR, &api_key, &api_key_set},
         {"--metrics-key", NULL, OPT_STR, &metrics_key, NULL},
         {"--allowed-origins", NULL, OPT_STR, &origins, NULL},
         {"--header-timeout", NULL, OPT_INT, &header_timeout, NULL},
@@ -293,8 +297,11 @@ int cmd_serve(int argc, char **argv) {
         {"--n-gpu-layers", "-ngl", OPT_STR, &gpu_layers, NULL},
         {"--gpu-layers", NULL, OPT_STR, &gpu_layers, NULL},
         {"--flash-attn", "-fa", OPT_STR, &flash_attn, NULL},
+        {"--cont-batching", "-cb", OPT_FLAG, &cont_batching, NULL},
+        {"--cache-type-k", "-ctk", OPT_STR, &cache_k, NULL},
+        {"--cache-type-v", "-ctv", OPT_STR, &cache_v, NULL},
     };
-    int n = cli_spec_opts(opts, cli_sampling_opts(opts, cli_runtime_opts(opts, 43, &rt), &sf), &spa);
+    int n = cli_spec_opts(opts, cli_sampling_opts(opts, cli_runtime_opts(opts, 46, &rt), &sf), &spa);
     for (int i = 0; i < n; i++) {
         if (!strcmp(opts[i].name, "--ctx")) opts[i].alias = NULL; /* -c is llama-server's --ctx-size here */
         if (!strcmp(opts[i].name, "--seed")) /* llama-server's -1 = random */
@@ -327,6 +334,17 @@ int cmd_serve(int argc, char **argv) {
     if (flash_attn && strcmp(flash_attn, "on") && strcmp(flash_attn, "off") && strcmp(flash_attn, "auto"))
         return cli_error("serve: --flash-attn must be on, off or auto, not \"%s\"", flash_attn);
     if (check_gpu_layers(gpu_layers) < 0) return 1;
+    if (cache_k || cache_v) { /* llama-server's per-tensor KV types (its default f16); wick stores K and V alike */
+        const char *k = cache_k ? cache_k : "f16", *v = cache_v ? cache_v : "f16";
+        if (strcmp(k, v))
+            return cli_error("serve: -ctk %s with -ctv %s: wick keeps K and V in one type (f32 or f16)", k, v);
+        if (strcmp(k, "f32") && strcmp(k, "f16"))
+            return cli_error("serve: KV cache type \"%s\" is not supported (f32 or f16)", k);
+        if (rt.kv_type && strcmp(rt.kv_type, k)) return cli_error("serve: --kv-type %s and -ctk/-ctv %s disagree", rt.kv_type, k);
+        rt.kv_type = k;
+    }
+    if (api_key_set && api_key && strchr(api_key, ','))
+        return cli_error("serve: --api-key takes one key (llama-server's comma-separated list of keys is not supported)");
     if (cors) origins = cors;
     char alias_buf[4096];
     const char *aliases[SERVE_MAX_ALIASES];
@@ -352,7 +370,7 @@ int cmd_serve(int argc, char **argv) {
     if (ctx_size > 0) { /* llama-server: n_ctx in all, n_ctx / n_parallel per slot (unified: all of it each) */
         const bool divided = parallel_set || getenv("OLLAMA_NUM_PARALLEL");
         rt.ctx = divided ? ctx_size / parallel : ctx_size;
-        kv_tokens = (size_t)ctx_size;
+        kv_tokens = kv_mb ? 0 : (size_t)ctx_size; /* an explicit --kv-mb sizes the pool instead */
         if (rt.ctx < 16)
             return cli_error("serve: -c %d over --parallel %d leaves %d positions per sequence (at least 16)",
                              ctx_size, parallel, rt.ctx);
