@@ -183,6 +183,9 @@ wick_tokenizer *wick_tokenizer_load(const char *path, wick_error *err);
 void wick_tokenizer_free(wick_tokenizer *t);
 /* The model's tokenizer (owned by the model; valid while it lives). */
 const wick_tokenizer *wick_model_tokenizer(const wick_model *m);
+/* Replace the model's chat template (Jinja) with a copy of tmpl, before the
+ * model is used: `wick serve --chat-template-file`. 0, or -1 with err. */
+int wick_model_set_chat_template(wick_model *m, const char *tmpl, wick_error *err);
 int wick_tokenizer_n_vocab(const wick_tokenizer *t); /* ids are [0, n_vocab) */
 
 /* Encode len bytes of text. add_special: BOS/EOS as the tokenizer adds them

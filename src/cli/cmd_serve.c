@@ -2,6 +2,7 @@
  * (src/serve/), print where it listens, wait for SIGINT/SIGTERM, shut down
  * cleanly. The access log (-v) is printed here: the library only hands lines
  * to a callback (with client strings escaped). */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,8 +14,10 @@
 
 #include "cli/cli.h"
 #include "cli/spec_args.h"
+#include "core/fileio.h"
 #include "serve/fields.h"
 #include "serve/serve.h"
+#include "template/chat_template.h"
 
 /* The server's default prefill chunk: each scheduler step carries at most this
  * many prompt tokens beside the running streams' decode tokens, so it bounds
@@ -46,8 +49,12 @@ static const char USAGE[] =
     "                            5m or env OLLAMA_KEEP_ALIVE); requests may override\n"
     "per model:\n"
     "  -t, --threads N           threads per model (default: all cores)\n"
-    "  -c, --ctx N               context per sequence (default min(model's, 4096);\n"
+    "  --ctx N                   context per sequence (default min(model's, 4096);\n"
     "                            env OLLAMA_CONTEXT_LENGTH)\n"
+    "  -c, --ctx-size N          total context as llama-server means it: with --parallel P\n"
+    "                            each sequence gets N/P positions; without it each gets\n"
+    "                            N and all share one KV pool of N positions (llama-server's\n"
+    "                            unified KV); 0 = the model's default, as for --ctx\n"
     "  -np, --parallel N         sequences run at once (default 8; env OLLAMA_NUM_PARALLEL)\n"
     "  --kv-mb MB                KV cache pool, committed as it is used (default:\n"
     "                            parallel x ctx positions, at most half the memory\n"
@@ -100,10 +107,35 @@ static const char USAGE[] =
     "                            or is answered 503\n"
     "  --max-connections-per-ip N  the same cap per client address (default 512)\n"
     "  --request-timeout SEC     cancel a generation running longer (default: none)\n"
-    "  --reasoning-format F      deepseek (default; also auto): thinking returned apart as\n"
-    "                            reasoning_content / thinking; none: kept inline in the content\n"
+    "  --reasoning-format F      deepseek (default; also auto, deepseek-legacy): thinking\n"
+    "                            returned apart as reasoning_content / thinking; none: kept\n"
+    "                            inline in the content\n"
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
+    "  --slot-save-path DIR      where POST /slots/ID?action=save writes (default: saving off)\n"
+    "  --no-slots                GET /slots answers 501\n"
     "  -v, --verbose             one log line per request on stderr\n"
+    "request defaults (llama-server's flags; a request's own field overrides each one):\n"
+    "  --temp T, --top-k K, --top-p P, --min-p P, --repeat-penalty R, --repeat-last-n N,\n"
+    "  --presence-penalty P, --frequency-penalty F, --seed S (-1 = random per request)\n"
+    "                            sampling over the model's own defaults, on every API\n"
+    "  -n, --n-predict N         tokens generated when a request sets no limit (-1 = until\n"
+    "                            the context is full, the default)\n"
+    "model names and templates:\n"
+    "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
+    "                            answers in \"model\"; the first is the one listed\n"
+    "  --chat-template NAME      use a built-in template instead of the model's: chatml,\n"
+    "                            llama2, llama3, mistral (other llama-server names: error)\n"
+    "  --chat-template-file F    use the Jinja template in F instead of the model's\n"
+    "  --jinja                   accepted: templates are always rendered as Jinja\n"
+    "  --no-jinja                only with --chat-template NAME (the built-in formats)\n"
+    "llama-server flags taken for compatibility:\n"
+    "  --cors-origins LIST       the same as --allowed-origins\n"
+    "  --metrics, --no-webui     no effect: /metrics is always served; there is no web UI\n"
+    "  -ngl, --n-gpu-layers N    wick runs on the CPU: 0 and auto are taken, more warns\n"
+    "  -fa, --flash-attn on|off|auto  no effect (one attention kernel)\n"
+    "  -cb, --cont-batching      no effect: batching is always continuous\n"
+    "  -ctk, -ctv f32|f16        KV cache type, as --kv-type (K and V must agree; llama-\n"
+    "                            server's default f16 for the one not given)\n"
     "\n"
     "It prints \"listening on http://HOST:PORT\" on stdout once ready to accept\n"
     "connections; SIGINT, SIGTERM or SIGHUP shut it down (streams end, the cache is\n"
@@ -150,6 +182,48 @@ static int env_int(const char *name, int dflt) {
     return *end || x < 0 || x > 1 << 30 ? dflt : (int)x;
 }
 
+/* --alias values: comma-separated and/or repeated names, split into names[]
+ * (pointing into buf); duplicates dropped. -1 after printing. */
+#define SERVE_MAX_ALIASES 64
+static int split_aliases(const cli_list *given, char *buf, size_t cap, const char **names, int *n) {
+    size_t o = 0;
+    *n = 0;
+    for (int i = 0; i < given->n; i++) {
+        const size_t l = strlen(given->v[i]);
+        if (o + l + 1 > cap) return cli_error("serve: --alias values too long");
+        memcpy(buf + o, given->v[i], l + 1);
+        char *save = NULL;
+        for (char *t = strtok_r(buf + o, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            while (*t == ' ') t++;
+            size_t tl = strlen(t);
+            while (tl && t[tl - 1] == ' ') t[--tl] = 0;
+            if (!tl) continue;
+            for (const unsigned char *q = (const unsigned char *)t; *q; q++)
+                if (*q < 0x20 || *q == 0x7f) return cli_error("serve: --alias \"%s\" has a control character", t);
+            bool dup = false;
+            for (int k = 0; k < *n; k++) dup |= !strcmp(names[k], t);
+            if (dup) continue;
+            if (*n == SERVE_MAX_ALIASES) return cli_error("serve: at most %d --alias names", SERVE_MAX_ALIASES);
+            names[(*n)++] = t;
+        }
+        o += l + 1;
+    }
+    if (given->n && !*n) return cli_error("serve: --alias needs a name");
+    return 0;
+}
+
+/* -ngl N / auto / all: wick runs on the CPU, so 0 and auto are what it does;
+ * a request for GPU layers is taken with a warning, as llama.cpp's CPU builds do. */
+static int check_gpu_layers(const char *v) {
+    if (!v || !strcmp(v, "auto") || !strcmp(v, "0")) return 0;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (strcmp(v, "all") && (end == v || *end || n < 0))
+        return cli_error("serve: --n-gpu-layers must be a number, auto or all, not \"%s\"", v);
+    fprintf(stderr, "wick: warning: wick runs on the CPU; --n-gpu-layers %s has no effect\n", v);
+    return 0;
+}
+
 int cmd_serve(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -167,17 +241,26 @@ int cmd_serve(int argc, char **argv) {
     float req_timeout = 0;
     uint64_t body_limit = 8u << 20;
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
+    /* llama-server's flags */
+    cli_list alias_given = {0};
+    const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
+    const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
+    int ctx_size = 0, n_predict = -1;
+    bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, metrics_flag = false, no_webui = false;
+    bool cont_batching = false, api_key_set = false;
+    cli_sampling sf;
+    cli_sampling_init(&sf);
     cli_runtime rt;
     cli_runtime_init(&rt);
     cli_spec_args spa;
-    cli_opt opts[48] = {
+    cli_opt opts[96] = {
         {"--model", "-m", OPT_LIST, &models, NULL},
         {"--models-dir", NULL, OPT_STR, &models_dir, NULL},
         {"--parallel", "-np", OPT_INT, &parallel, &parallel_set},
         {"--kv-mb", NULL, OPT_INT, &kv_mb, NULL},
         {"--host", NULL, OPT_STR, &host, NULL},
         {"--port", NULL, OPT_INT, &port, NULL},
-        {"--api-key", NULL, OPT_STR, &api_key, NULL},
+        {"--api-key", NULL, OPT_STR, &api_key, &api_key_set},
         {"--metrics-key", NULL, OPT_STR, &metrics_key, NULL},
         {"--allowed-origins", NULL, OPT_STR, &origins, NULL},
         {"--header-timeout", NULL, OPT_INT, &header_timeout, NULL},
@@ -199,24 +282,107 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
         {"--reasoning-format", NULL, OPT_STR, &reasoning_format, NULL},
+        {"--alias", "-a", OPT_LIST, &alias_given, NULL},
+        {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
+        {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
+        {"--chat-template", NULL, OPT_STR, &chat_template, NULL},
+        {"--chat-template-file", NULL, OPT_STR, &chat_template_file, NULL},
+        {"--jinja", NULL, OPT_FLAG, &jinja, NULL},
+        {"--no-jinja", NULL, OPT_FLAG, &no_jinja, NULL},
+        {"--slot-save-path", NULL, OPT_STR, &slot_save_path, NULL},
+        {"--no-slots", NULL, OPT_FLAG, &no_slots, NULL},
+        {"--cors-origins", NULL, OPT_STR, &cors, NULL},
+        {"--metrics", NULL, OPT_FLAG, &metrics_flag, NULL},
+        {"--no-webui", NULL, OPT_FLAG, &no_webui, NULL},
+        {"--n-gpu-layers", "-ngl", OPT_STR, &gpu_layers, NULL},
+        {"--gpu-layers", NULL, OPT_STR, &gpu_layers, NULL},
+        {"--flash-attn", "-fa", OPT_STR, &flash_attn, NULL},
+        {"--cont-batching", "-cb", OPT_FLAG, &cont_batching, NULL},
+        {"--cache-type-k", "-ctk", OPT_STR, &cache_k, NULL},
+        {"--cache-type-v", "-ctv", OPT_STR, &cache_v, NULL},
     };
-    int n = cli_spec_opts(opts, cli_runtime_opts(opts, 28, &rt), &spa);
+    int n = cli_spec_opts(opts, cli_sampling_opts(opts, cli_runtime_opts(opts, 46, &rt), &sf), &spa);
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(opts[i].name, "--ctx")) opts[i].alias = NULL; /* -c is llama-server's --ctx-size here */
+        if (!strcmp(opts[i].name, "--seed")) /* llama-server's -1 = random */
+            opts[i] = (cli_opt){"--seed", "-s", OPT_STR, &seed, NULL};
+    }
     const int prc = cli_parse("serve", argc, argv, opts, n);
     if (prc) return prc < 0;
     ctx_set = rt.ctx > 0;
-    if (cli_runtime_check("serve", &rt) < 0) return 1;
+    if (cli_runtime_check("serve", &rt) < 0 || cli_sampling_check("serve", &sf) < 0) return 1;
+    if (seed) {
+        char *end;
+        errno = 0;
+        const long long sv = strtoll(seed, &end, 10);
+        if (end == seed || *end) return cli_error("serve: --seed must be an integer (-1 = random), not \"%s\"", seed);
+        if (sv >= 0 || errno == ERANGE) {
+            sf.seed = true;
+            sf.v.seed = errno == ERANGE ? strtoull(seed, NULL, 10) : (uint64_t)sv;
+        }
+    }
+    if (n_predict < -2 || n_predict == 0)
+        return cli_error("serve: --n-predict must be at least 1, or -1 for no limit");
+    if (ctx_size_set && ctx_set) return cli_error("serve: give --ctx (per sequence) or -c/--ctx-size (in all), not both");
+    if (ctx_size < 0) return cli_error("serve: --ctx-size must not be negative");
+    if (chat_template && chat_template_file)
+        return cli_error("serve: give --chat-template or --chat-template-file, not both");
+    if (no_jinja && jinja) return cli_error("serve: give --jinja or --no-jinja, not both");
+    if (no_jinja && !chat_template)
+        return cli_error("serve: --no-jinja: wick renders the model's template as Jinja only; for a built-in "
+                         "format give --chat-template NAME (chatml, llama2, llama3, mistral)");
+    if (flash_attn && strcmp(flash_attn, "on") && strcmp(flash_attn, "off") && strcmp(flash_attn, "auto"))
+        return cli_error("serve: --flash-attn must be on, off or auto, not \"%s\"", flash_attn);
+    if (check_gpu_layers(gpu_layers) < 0) return 1;
+    if (cache_k || cache_v) { /* llama-server's per-tensor KV types (its default f16); wick stores K and V alike */
+        const char *k = cache_k ? cache_k : "f16", *v = cache_v ? cache_v : "f16";
+        if (strcmp(k, v))
+            return cli_error("serve: -ctk %s with -ctv %s: wick keeps K and V in one type (f32 or f16)", k, v);
+        if (strcmp(k, "f32") && strcmp(k, "f16"))
+            return cli_error("serve: KV cache type \"%s\" is not supported (f32 or f16)", k);
+        if (rt.kv_type && strcmp(rt.kv_type, k)) return cli_error("serve: --kv-type %s and -ctk/-ctv %s disagree", rt.kv_type, k);
+        rt.kv_type = k;
+    }
+    if (api_key_set && api_key && strchr(api_key, ','))
+        return cli_error("serve: --api-key takes one key (llama-server's comma-separated list of keys is not supported)");
+    if (cors) origins = cors;
+    char alias_buf[4096];
+    const char *aliases[SERVE_MAX_ALIASES];
+    int n_aliases = 0;
+    if (split_aliases(&alias_given, alias_buf, sizeof alias_buf, aliases, &n_aliases) < 0) return 1;
+    const char *tmpl = NULL;
+    char *tmpl_file = NULL;
+    if (chat_template && !(tmpl = chat_template_builtin(chat_template)))
+        return cli_error("serve: wick has no built-in chat template \"%s\" (it has chatml, llama2, llama3 and "
+                         "mistral); give the template's Jinja with --chat-template-file", chat_template);
+    if (chat_template_file) {
+        wick_error ferr;
+        if (!(tmpl_file = file_read_all(chat_template_file, NULL, &ferr)))
+            return cli_error("serve: --chat-template-file: %s", ferr.msg);
+        tmpl = tmpl_file;
+    }
     if (!parallel_set) parallel = env_int("OLLAMA_NUM_PARALLEL", 8);
     if (!queue_set) max_queue = env_int("OLLAMA_MAX_QUEUE", 512);
     if (!loaded_set) max_loaded = env_int("OLLAMA_MAX_LOADED_MODELS", 3);
     if (!ctx_set) rt.ctx = env_int("OLLAMA_CONTEXT_LENGTH", 0);
     if (parallel < 1 || parallel > 4096) return cli_error("serve: --parallel must be between 1 and 4096");
+    size_t kv_tokens = 0;
+    if (ctx_size > 0) { /* llama-server: n_ctx in all, n_ctx / n_parallel per slot (unified: all of it each) */
+        const bool divided = parallel_set || getenv("OLLAMA_NUM_PARALLEL");
+        rt.ctx = divided ? ctx_size / parallel : ctx_size;
+        kv_tokens = kv_mb ? 0 : (size_t)ctx_size; /* an explicit --kv-mb sizes the pool instead */
+        if (rt.ctx < 16)
+            return cli_error("serve: -c %d over --parallel %d leaves %d positions per sequence (at least 16)",
+                             ctx_size, parallel, rt.ctx);
+    }
     if (port < 0 || port > 65535) return cli_error("serve: --port must be between 0 and 65535");
     if (max_queue < 1 || max_loaded < 1) return cli_error("serve: --max-queue and --max-loaded-models must be at least 1");
     if (kv_mb < 0 || mem_mb < 0 || timeout < 0 || req_timeout < 0 || cache_mb < 0 || cache_dir_mb < 0)
         return cli_error("serve: --kv-mb, --cache-mb, --cache-dir-mb, --memory-budget, --timeout and --request-timeout must not be negative");
     if (reasoning_format && strcmp(reasoning_format, "none") && strcmp(reasoning_format, "deepseek") &&
-        strcmp(reasoning_format, "auto"))
-        return cli_error("serve: --reasoning-format must be none, deepseek or auto");
+        strcmp(reasoning_format, "auto") && strcmp(reasoning_format, "deepseek-legacy"))
+        return cli_error("serve: --reasoning-format must be none, deepseek, deepseek-legacy or auto, not \"%s\"",
+                         reasoning_format);
     if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
     if (header_timeout < 0) return cli_error("serve: --header-timeout must not be negative");
     if (max_conn < 1 || max_per_ip < 1)
@@ -258,6 +424,10 @@ int cmd_serve(int argc, char **argv) {
         .log = verbose ? log_line : NULL,
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
+        .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
+        .slot_save_path = slot_save_path, .no_slots = no_slots, .n_predict = n_predict,
+        .sampling = {.v = sf.v, .temp = sf.temp, .top_k = sf.top_k, .top_p = sf.top_p, .min_p = sf.min_p,
+                     .rep = sf.rep, .rep_n = sf.rep_n, .pres = sf.pres, .freq = sf.freq, .seed = sf.seed},
     };
     /* SIGINT/SIGTERM/SIGHUP are taken by sigwait below: block them before any
      * thread starts; the others that would end the process at once are ignored */
@@ -274,6 +444,7 @@ int cmd_serve(int argc, char **argv) {
     serve_server *s = serve_start(&cfg, &err);
     if (!s) {
         cli_spec_free(&spa);
+        free(tmpl_file);
         return cli_error("serve: %s", err.msg);
     }
     printf("listening on http://%s:%d (default model: %s)\n", strchr(host, ':') ? "[::]" : host, serve_port(s),
@@ -285,5 +456,6 @@ int cmd_serve(int argc, char **argv) {
         fprintf(stderr, "wick: %s, shutting down\n", sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
     serve_stop(s);
     cli_spec_free(&spa);
+    free(tmpl_file);
     return 0;
 }

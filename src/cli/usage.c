@@ -141,6 +141,8 @@ static const char HELP[] =
     "             [--parallel N] [--ctx N] [--kv-mb MB] [--max-queue N] [-v] [...]\n"
     "             HTTP server with OpenAI- and Ollama-compatible APIs, /health and\n"
     "             /metrics, over continuous batching (`wick serve --help` lists all).\n"
+    "             Takes llama-server's flags where they mean the same (-c, -n, --temp,\n"
+    "             --alias, --chat-template-file, ...; see docs/serving.md).\n"
     "  version\n"
     "             Print the version and build (also: wick --version).\n"
     "  help       [COMMAND]\n"

@@ -143,3 +143,8 @@ int wick_token_piece(const wick_model *m, int32_t id, char *buf, size_t cap) {
 }
 
 const wick_tokenizer *wick_model_tokenizer(const wick_model *m) { return m ? m->tok : NULL; }
+
+int wick_model_set_chat_template(wick_model *m, const char *tmpl, wick_error *err) {
+    if (tok_set_chat_template(m->tok, tmpl) < 0) return wick_fail_code(err, WICK_E_NO_MEMORY, "out of memory");
+    return 0;
+}

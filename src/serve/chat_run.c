@@ -102,7 +102,7 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
     q.g.new_message = true;
     q.g.chat = true;
     po.max_ids = o->render_only ? 0 : r->lease.n_ctx - 1;
-    if (oai_sampling_for(&r->lease, b, &q, e) < 0) goto out;
+    if (oai_sampling_for(s, &r->lease, b, &q, e) < 0) goto out;
     if (o->seed_set) q.g.sampling.seed = o->seed;
     r->info.seed = q.g.sampling.seed;
     if (r->tools.forced && chat_tools_grammar(&r->tools, &r->info.format, tok, &q.gr, &r->lead, e) < 0) goto out;

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "serve/llama_native.h"
+#include "serve/sampling_base.h"
 #include "serve/prompt.h"
 #include "text/tokenizer.h"
 
@@ -132,16 +133,18 @@ static int parse_common(const cJSON *b, ln_params *p, fld_error *e) {
     return 0;
 }
 
-wick_sampling ln_sampling_base(const mpool_lease *l) {
-    wick_sampling s = wick_sampling_default();
-    wick_model_sampling_defaults(l->model, &s);
-    return s;
+wick_sampling ln_sampling_base(const serve_server *s, const mpool_lease *l) {
+    wick_sampling v;
+    serve_sampling_base(s, l->model, &v); /* the model's defaults under the server's flags */
+    return v;
 }
 
 /* Sampling over the base; samplers left out of "samplers" turned off. */
-static int parse_sampling(const cJSON *b, const mpool_lease *l, ln_params *p, fld_error *e) {
-    p->g.sampling = ln_sampling_base(l);
+static int parse_sampling(const serve_server *sv, const cJSON *b, const mpool_lease *l, ln_params *p, fld_error *e) {
+    p->g.sampling = ln_sampling_base(sv, l);
     if (fld_sampling_openai(b, &p->g.sampling, e) < 0) return -1;
+    serve_sampling_keep_seed(sv, cJSON_GetObjectItemCaseSensitive(b, "seed") != NULL, &p->g.sampling);
+    if (p->g.n_predict < 0) p->g.n_predict = serve_n_predict_base(sv);
     wick_sampling *s = &p->g.sampling;
     if (!strchr(p->samplers, 'e')) s->repeat_penalty = 1, s->presence_penalty = 0, s->frequency_penalty = 0;
     if (!strchr(p->samplers, 'k')) s->top_k = 0;
@@ -590,7 +593,7 @@ void ln_completion(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     ln_prompts ps = {0};
-    if (parse_sampling(b, &l, &p, &e) < 0 || read_prompts(l.model, prompt, l.n_ctx - 1, &ps, &e) < 0) {
+    if (parse_sampling(s, b, &l, &p, &e) < 0 || read_prompts(l.model, prompt, l.n_ctx - 1, &ps, &e) < 0) {
         params_free(&p);
         mpool_release(s->pool, &l, NAN);
         reply_err(c, &e);
@@ -629,7 +632,7 @@ void ln_infill(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     ln_prompts ps = {.n = 1};
-    if (parse_sampling(b, &l, &p, &e) < 0 ||
+    if (parse_sampling(s, b, &l, &p, &e) < 0 ||
         infill_prompt(l.model, extra, prefix, prompt, suffix, l.n_ctx - 1, &ps.ids[0], &ps.n_ids[0], &e) < 0) {
         params_free(&p);
         mpool_release(s->pool, &l, NAN);

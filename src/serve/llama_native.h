@@ -82,7 +82,7 @@ void ln_infill(serve_server *s, http_call *c, cJSON *body);
 int ln_prompt_mixed(const wick_model *m, const cJSON *p, bool add_special, int max_ids, int32_t **ids, int *n,
                     fld_error *e);
 /* The sampling base every native request starts from (the model's defaults). */
-wick_sampling ln_sampling_base(const mpool_lease *l);
+wick_sampling ln_sampling_base(const serve_server *s, const mpool_lease *l);
 
 /* ---- answers (llama_native_format.c) ---- */
 

@@ -33,7 +33,7 @@ void ln_props_get(serve_server *s, http_call *c) {
     const tokenizer *t = wick_model_tokenizer(l.model);
     ln_params p = {0};
     p.g.n_predict = -1;
-    p.g.sampling = ln_sampling_base(&l);
+    p.g.sampling = ln_sampling_base(s, &l);
     snprintf(p.samplers, sizeof p.samplers, "%s", "edskypmxt");
     cJSON *j = cJSON_CreateObject();
     cJSON *d = cJSON_AddObjectToObject(j, "default_generation_settings");
@@ -165,6 +165,8 @@ void ln_models(serve_server *s, http_call *c) {
         cJSON_AddNumberToObject(d, "created", (double)(in->mtime ? in->mtime : (uint64_t)s->started));
         cJSON_AddStringToObject(d, "owned_by", "wick");
         if (in->loaded) cJSON_AddNumberToObject(d, "max_model_len", in->n_ctx);
+        if (in->n_aliases) /* llama-server's list of a model's --alias names */
+            cJSON_AddItemToObject(d, "aliases", cJSON_CreateStringArray(in->aliases, in->n_aliases));
         if (in->known) {
             cJSON *meta = cJSON_AddObjectToObject(d, "meta");
             cJSON_AddNumberToObject(meta, "n_ctx_train", in->n_ctx_train);

@@ -329,7 +329,7 @@ static void slot_restore(serve_server *s, http_call *c, int id, const cJSON *b) 
     int rc = 0;
     if (n > 0) { /* warm the prefix cache: a prefill-only request of the saved tokens */
         gen_params g = {.ids = ids, .n_ids = n, .n_predict = 0, .logprobs = -1};
-        g.sampling = ln_sampling_base(&l);
+        g.sampling = ln_sampling_base(s, &l);
         job *j = gen_submit(s, &l, &g, &e);
         job_batch acc = {0};
         if (!j) rc = -1;

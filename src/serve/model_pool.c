@@ -100,14 +100,28 @@ static bool usable_name(const char *name) {
     return true;
 }
 
+/* The name e is listed and answers under: the first --alias of the default model, else its file's name. */
+static const char *shown_name(const serve_pool *p, const mpool_entry *e) {
+    return p->cfg.n_aliases > 0 && p->n && e == p->e[0] ? p->cfg.aliases[0] : e->name;
+}
+
+/* Whether name (its first len bytes) is one of e's names: the file's, or an alias of the default model. */
+static bool has_name(const serve_pool *p, const mpool_entry *e, const char *name, size_t len) {
+    if (strlen(e->name) == len && strncmp(e->name, name, len) == 0) return true;
+    if (!p->n || e != p->e[0]) return false;
+    for (int i = 0; i < p->cfg.n_aliases; i++)
+        if (strlen(p->cfg.aliases[i]) == len && strncmp(p->cfg.aliases[i], name, len) == 0) return true;
+    return false;
+}
+
 static mpool_entry *find_locked(const serve_pool *p, const char *name) {
     if (!name || !*name) return p->n ? p->e[0] : NULL;
-    for (int i = 0; i < p->n; i++)
-        if (strcmp(p->e[i]->name, name) == 0) return p->e[i];
     size_t l = strlen(name);
+    for (int i = 0; i < p->n; i++)
+        if (has_name(p, p->e[i], name, l)) return p->e[i];
     if (l > 7 && strcmp(name + l - 7, ":latest") == 0)
         for (int i = 0; i < p->n; i++)
-            if (strlen(p->e[i]->name) == l - 7 && strncmp(p->e[i]->name, name, l - 7) == 0) return p->e[i];
+            if (has_name(p, p->e[i], name, l - 7)) return p->e[i];
     for (int i = 0; i < p->n; i++)
         if (strcmp(p->e[i]->path, name) == 0) return p->e[i];
     return NULL;
@@ -119,6 +133,11 @@ static int add_model(serve_pool *p, const char *path, wick_error *err) {
     if (!usable_name(name)) {
         wick_fail(err, "%s gives no usable model name (\"%s\": names may not be empty or start with '.'); rename the file",
                   path, name);
+        free(name);
+        return -1;
+    }
+    if (p->n && strcmp(p->e[0]->name, name) != 0 && has_name(p, p->e[0], name, strlen(name))) {
+        wick_fail(err, "--alias \"%s\" is also the name of %s; choose another alias", name, path);
         free(name);
         return -1;
     }
@@ -252,6 +271,7 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     wick_sched *s = NULL;
     kv_events_model *ev = NULL;
     if (!m) goto fail;
+    if (c->chat_template && wick_model_set_chat_template(m, c->chat_template, &err) < 0) goto fail;
     wick_model_info mi;
     wick_model_get_info(m, &mi);
     wick_context_params cp = {.n_ctx = c->n_ctx, .n_seq = c->n_seq > 0 ? c->n_seq : 1,
@@ -268,7 +288,9 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     const int n_ctx = c->n_ctx ? c->n_ctx : (mi.n_ctx_train < 4096 ? mi.n_ctx_train : 4096);
     const size_t min_blocks = (size_t)(n_ctx + bs - 1) / (size_t)bs; /* one full context at least */
     size_t blocks = 0;
-    if (c->kv_bytes) {
+    if (c->kv_tokens) {
+        blocks = (c->kv_tokens + (size_t)bs - 1) / (size_t)bs;
+    } else if (c->kv_bytes) {
         blocks = per_tok ? c->kv_bytes / (per_tok * (size_t)bs) : 0;
     } else {
         /* Default: every sequence's full context, but no more than half of
@@ -499,7 +521,7 @@ void mpool_free(serve_pool *p) {
 }
 
 kv_events *mpool_kv_events(const serve_pool *p) { return p->cfg.kv_events; }
-const char *mpool_default_name(const serve_pool *p) { return p->n ? p->e[0]->name : ""; }
+const char *mpool_default_name(const serve_pool *p) { return p->n ? shown_name(p, p->e[0]) : ""; }
 
 int mpool_default_state(serve_pool *p, char *msg, size_t cap) {
     pthread_mutex_lock(&p->mu);
@@ -524,7 +546,7 @@ static void list_names_locked(const serve_pool *p, char *buf, size_t cap) {
     size_t o = 0;
     buf[0] = 0;
     for (int i = 0; i < p->n && o + 8 < cap; i++) {
-        int w = snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", p->e[i]->name);
+        int w = snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", shown_name(p, p->e[i]));
         if (w < 0) break;
         o += (size_t)w;
     }
@@ -568,7 +590,7 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
     e->refs++;
     e->last_used = wick_now_s();
     out->e = e;
-    out->name = e->name;
+    out->name = shown_name(p, e);
     out->model = e->model;
     out->ctx = e->ctx;
     out->sched = e->sched;
@@ -600,7 +622,10 @@ int mpool_list(serve_pool *p, mpool_info *out, int cap) {
         mpool_entry *e = p->e[i];
         mpool_info *o = &out[n++];
         *o = e->info;
-        o->name = e->name;
+        o->name = shown_name(p, e);
+        o->file_name = e->name;
+        o->aliases = i == 0 ? p->cfg.aliases : NULL;
+        o->n_aliases = i == 0 ? p->cfg.n_aliases : 0;
         o->path = e->path;
         o->loaded = e->state == ST_READY;
         o->loading = e->state == ST_LOADING;

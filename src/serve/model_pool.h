@@ -36,6 +36,10 @@ typedef struct mpool_config {
     const char *dtype;        /* convert matrices at load; NULL = as stored */
     int max_queue;            /* scheduler queue limit; 0 = none */
     kv_events *kv_events;     /* publish each model's KV events here; NULL = none */
+    size_t kv_tokens;         /* KV pool per model in positions; 0 = kv_bytes decides */
+    const char *const *aliases; /* the default model's other names (the first is listed); valid while the pool lives */
+    int n_aliases;
+    const char *chat_template; /* replaces every model's own template; NULL = none */
     const wick_spec_params *spec; /* speculative decoding (NULL = none); a model it does not fit
                                      (vocabulary, layers) speculates by prompt lookup only, with a warning */
     void (*warn)(void *user, const char *line); /* NULL = none */
@@ -45,7 +49,7 @@ typedef struct mpool_config {
 /* A model in use by one request: valid until mpool_release. */
 typedef struct mpool_lease {
     mpool_entry *e;
-    const char *name;
+    const char *name;   /* as listed: the first alias, else the file's name */
     wick_model *model;
     wick_context *ctx;
     wick_sched *sched;
@@ -56,7 +60,10 @@ typedef struct mpool_lease {
 
 /* What the listing endpoints show. */
 typedef struct mpool_info {
-    const char *name, *path; /* valid while the pool lives */
+    const char *name, *path; /* valid while the pool lives; name: the first alias if there are any */
+    const char *file_name;   /* the name from the file or folder (answers requests too) */
+    const char *const *aliases; /* every alias (--alias), of the default model only */
+    int n_aliases;
     bool loaded, loading;
     uint64_t size;           /* bytes on disk (weights), or in memory when loaded */
     uint64_t mtime;          /* file modification time, seconds since the epoch */

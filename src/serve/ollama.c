@@ -18,6 +18,7 @@
 #include "serve/fields_known.h"
 #include "serve/json_out.h"
 #include "serve/prompt.h"
+#include "serve/sampling_base.h"
 #include "serve/server.h"
 #include "serve/chat_tools.h"
 #include "serve/tool_parse.h"
@@ -252,11 +253,14 @@ static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     return 0;
 }
 
-static int sampling(const mpool_lease *l, oll_req *q, fld_error *e) {
-    q->g.sampling = wick_sampling_default();
-    wick_model_sampling_defaults(l->model, &q->g.sampling);
-    if (q->options) return fld_sampling_ollama(q->options, &q->g.sampling, e);
-    q->g.sampling.seed = fld_random_seed();
+/* options over the server's base for the model; the server's -n when num_predict is not set */
+static int sampling(const serve_server *s, const mpool_lease *l, oll_req *q, fld_error *e) {
+    serve_sampling_base(s, l->model, &q->g.sampling);
+    if (q->g.n_predict < 0 && !cJSON_GetObjectItemCaseSensitive(q->options, "num_predict"))
+        q->g.n_predict = serve_n_predict_base(s);
+    if (!q->options) return 0;
+    if (fld_sampling_ollama(q->options, &q->g.sampling, e) < 0) return -1;
+    serve_sampling_keep_seed(s, cJSON_GetObjectItemCaseSensitive(q->options, "seed") != NULL, &q->g.sampling);
     return 0;
 }
 
@@ -410,7 +414,7 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
     if (acquire(s, c, &q, &l) < 0) return;
     int32_t *ctx_ids = NULL, *p_ids = NULL;
     int n_p = 0;
-    if (sampling(&l, &q, &e) < 0) goto bad;
+    if (sampling(s, &l, &q, &e) < 0) goto bad;
     if (n_ctx_ids) {
         cJSON *wrap = cJSON_CreateArray();
         cJSON_AddItemReferenceToArray(wrap, (cJSON *)context);
@@ -491,7 +495,7 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
     }
     q.g.new_message = true;
     q.g.chat = true;
-    int rc = sampling(&l, &q, &e);
+    int rc = sampling(s, &l, &q, &e);
     po.max_ids = prompt_room(&l, &q.g);
     if (rc == 0) rc = prompt_chat(l.model, &po, &q.g.ids, &q.g.n_ids, &q.text, &e);
     cJSON_Delete(kw);

@@ -1,4 +1,5 @@
-/* openai.c — OpenAI-compatible routes: /v1/models, /v1/completions,
+/* openai.c — OpenAI-compatible routes: /v1/models/{id} (the list is
+ * llama_native_info.c's, in both APIs' shapes), /v1/completions,
  * /v1/chat/completions' checks (the turn itself runs in chat_run.c and is
  * written by openai_chat.c) and the two /render routes the llm-d router
  * tokenizes through. Requests are checked field by
@@ -18,35 +19,20 @@
 #include "serve/fields_known.h"
 #include "serve/span_req.h"
 #include "serve/chat_run.h"
+#include "serve/sampling_base.h"
 
 static void not_found_model(http_call *c, fld_error *e) {
     snprintf(e->code, sizeof e->code, "model_not_found");
     reply_openai_error(c, e);
 }
 
-void oai_models(serve_server *s, http_call *c) {
-    mpool_info info[256];
-    int n = mpool_list(s->pool, info, 256);
-    cJSON *j = cJSON_CreateObject(), *data = cJSON_CreateArray();
-    cJSON_AddStringToObject(j, "object", "list");
-    cJSON_AddItemToObject(j, "data", data);
-    for (int i = 0; i < n; i++) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "id", info[i].name);
-        cJSON_AddStringToObject(m, "object", "model");
-        cJSON_AddNumberToObject(m, "created", (double)(info[i].mtime ? info[i].mtime : (uint64_t)s->started));
-        cJSON_AddStringToObject(m, "owned_by", "wick");
-        if (info[i].loaded) cJSON_AddNumberToObject(m, "max_model_len", info[i].n_ctx);
-        cJSON_AddItemToArray(data, m);
-    }
-    reply_json(c, 200, j);
-}
-
 void oai_model(serve_server *s, http_call *c, const char *id) {
     mpool_info info[256];
     int n = mpool_list(s->pool, info, 256);
     for (int i = 0; i < n; i++) {
-        if (strcmp(info[i].name, id) != 0) continue;
+        bool named = !strcmp(info[i].name, id) || !strcmp(info[i].file_name, id);
+        for (int k = 0; k < info[i].n_aliases; k++) named |= !strcmp(info[i].aliases[k], id);
+        if (!named) continue;
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "id", info[i].name);
         cJSON_AddStringToObject(m, "object", "model");
@@ -228,11 +214,13 @@ int oai_lease_model(serve_server *s, http_call *c, const cJSON *b, mpool_lease *
     return -1;
 }
 
-/* The request's sampling over the leased model's defaults (and its vocabulary, for logit_bias). */
-int oai_sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e) {
-    q->g.sampling = wick_sampling_default();
-    wick_model_sampling_defaults(l->model, &q->g.sampling);
+/* The request's sampling over the server's base for the leased model (and
+ * its vocabulary, for logit_bias); the server's -n when it sets no limit. */
+int oai_sampling_for(const serve_server *s, const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e) {
+    serve_sampling_base(s, l->model, &q->g.sampling);
     if (fld_sampling_openai(b, &q->g.sampling, e) < 0) return -1;
+    serve_sampling_keep_seed(s, cJSON_GetObjectItemCaseSensitive(b, "seed") != NULL, &q->g.sampling);
+    if (q->g.n_predict < 0) q->g.n_predict = serve_n_predict_base(s);
     const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(l->model));
     if (fld_logit_bias(b, "logit_bias", n_vocab, &q->bias, &q->n_bias, e) < 0) return -1;
     q->g.sampling.logit_bias = q->bias;
@@ -289,7 +277,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     r->logprobs = q.logprobs;
     const mpool_lease *l = &r->lease;
     span_req sr = {0};
-    int rc = oai_sampling_for(l, b, &q, &e);
+    int rc = oai_sampling_for(s, l, b, &q, &e);
     if (rc == 0) rc = span_req_options(b, l->model, &sr, &e);
     for (int p = 0; p < n_prompts && rc == 0; p++) {
         q.g.ids = NULL;

@@ -57,7 +57,7 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *body, bool prefill_only)
  * defaults and logit_bias, the chat prompt's fields. 0 or -1 with e. */
 int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e);
 int oai_parse_logprobs(const cJSON *b, oai_req *q, fld_error *e);
-int oai_sampling_for(const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e);
+int oai_sampling_for(const serve_server *s, const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e);
 int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e);
 /* Lease the body's model: 0, or -1 with e (404 model_not_found). */
 int oai_lease(serve_server *s, const cJSON *b, mpool_lease *l, fld_error *e);

@@ -12,6 +12,14 @@
 
 typedef void (*serve_log_fn)(void *user, const char *line);
 
+/* Server-wide sampling defaults (llama-server's --temp, --top-k, ...): each
+ * one given overrides the model's default; a request's own field overrides
+ * it in turn (see sampling_base.h). */
+typedef struct serve_sampling_flags {
+    wick_sampling v;  /* the values; only those marked given are read */
+    bool temp, top_k, top_p, min_p, rep, rep_n, pres, freq, seed; /* given */
+} serve_sampling_flags;
+
 typedef struct serve_config {
     const char *host;             /* NULL = 127.0.0.1 */
     int port;                     /* 0 = any free port (see serve_port) */
@@ -48,6 +56,14 @@ typedef struct serve_config {
     const char *slot_save_path;   /* --slot-save-path: where POST /slots/{id}?action=save writes; NULL = saving is off */
     bool no_slots;                /* --no-slots: GET /slots is a 501, as llama-server answers */
     const char *dtype;
+    size_t kv_tokens;             /* KV pool per model in positions (-c/--ctx-size); 0 = kv_bytes decides */
+    /* the default model's other names (--alias): each answers in "model" fields;
+     * the first is the name the APIs list and answer with */
+    const char *const *aliases;
+    int n_aliases;
+    const char *chat_template;    /* Jinja text replacing every model's own template; NULL = the model's */
+    serve_sampling_flags sampling; /* server-wide sampling defaults */
+    long long n_predict;          /* -n: tokens generated when a request sets no limit; 0 or < 0 = none */
     /* speculative decoding: what every model's scheduler may speculate with
      * (a draft model applies to models of its vocabulary); NULL = none */
     const wick_spec_params *spec;

@@ -75,7 +75,6 @@ const char *gen_finish_name(wick_finish f);
 void routes_dispatch(void *user, http_call *c); /* the http_handler */
 void routes_refuse(void *user, http_call *c, int status, const char *why); /* the http_refuse_fn */
 
-void oai_models(serve_server *s, http_call *c);
 void oai_model(serve_server *s, http_call *c, const char *id);
 void oai_completions(serve_server *s, http_call *c, cJSON *body);
 void oai_chat(serve_server *s, http_call *c, cJSON *body);

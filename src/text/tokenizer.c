@@ -591,6 +591,13 @@ bool tok_is_special(const tokenizer *t, int32_t id) {
     return t->type[id] == TT_CONTROL || t->type[id] == TT_UNKNOWN;
 }
 const char *tok_chat_template(const tokenizer *t) { return t->chat_template; }
+int tok_set_chat_template(tokenizer *t, const char *tmpl) {
+    char *c = tmpl ? tok_strdup(tmpl) : NULL;
+    if (tmpl && !c) return -1;
+    free(t->chat_template);
+    t->chat_template = c;
+    return 0;
+}
 bool tok_is_eog(const tokenizer *t, int32_t id) {
     for (int i = 0; i < t->n_eog; i++)
         if (t->eog[i] == id) return true;

@@ -48,6 +48,8 @@ bool tok_adds_eos(const tokenizer *t);
 bool tok_is_special(const tokenizer *t, int32_t id); /* control/special token */
 /* The chat template from tokenizer_config.json / GGUF tokenizer.chat_template, or NULL. */
 const char *tok_chat_template(const tokenizer *t);
+/* Replace the chat template with a copy of tmpl (NULL = none); -1 when out of memory. */
+int tok_set_chat_template(tokenizer *t, const char *tmpl);
 /* Look up a token's id by its exact vocab string; -1 if absent. */
 int32_t tok_find(const tokenizer *t, const char *text);
 /* End of generation: the EOS id or a token whose text ends a turn

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# serve_llama_flags.test.sh — llama-server's command line on `wick serve`,
+# each flag's effect seen through the HTTP APIs: --alias names (answer in
+# "model", listed by /v1/models), server-wide sampling defaults (--temp 0 is
+# greedy like a request's temperature 0; a request's own field wins; --seed),
+# -n caps tokens on every API, --chat-template / --chat-template-file change
+# the rendered prompt, -c with --parallel gives each sequence its share,
+# --cors-origins acts as --allowed-origins, and flags wick does not take (or
+# values it cannot honour) are errors naming them.
+# Model: stories260K (../shared, else the demo copy in models/).
+cd "$(dirname "$0")/.." || exit 1
+. tests/js/serve_common.sh
+serve_init serve_llama_flags
+command -v curl >/dev/null || skip "curl not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+[ -f "$STORIES" ] || skip "stories260K not found ($STORIES)"
+
+# post URL BODY: the status in $ST, the body in $TMP/b
+post() {
+  ST=$(curl -s -o "$TMP/b" -w '%{http_code}' -H 'Content-Type: application/json' -d "$2" "$1")
+}
+# js EXPR: evaluate a Python expression over the last body (j)
+js() { python3 -c "import json,sys; j=json.load(open('$TMP/b')); print($1)"; }
+
+# ---- flags refused at start, each error naming what it refuses
+refuse() { # what, the text the error must name, args...
+  local what=$1 want=$2; shift 2
+  if timeout 20 "$WICK" serve --port 0 -m "$STORIES" "$@" >"$TMP/r.out" 2>"$TMP/r.err"; then
+    bad "$what: started"
+  elif grep -qF -- "$want" "$TMP/r.err"; then ok "$what: refused ($(head -c 150 "$TMP/r.err"))"
+  else bad "$what: error does not name \"$want\": $(cat "$TMP/r.err")"; fi
+}
+refuse "an unknown flag" "--no-such-flag" --no-such-flag
+refuse "llama-server's --props (not supported)" "--props" --props
+refuse "a template wick has no built-in for" "gemma" --chat-template gemma
+refuse "--no-jinja without a built-in template" "--no-jinja" --no-jinja
+refuse "a --reasoning-format llama-server does not have" "sideways" --reasoning-format sideways
+refuse "-c leaving too little per sequence" "-c 64" -c 64 --parallel 8
+refuse "--ctx and --ctx-size together" "not both" --ctx 256 -c 512
+refuse "--flash-attn with a bad value" "--flash-attn" -fa maybe
+refuse "-n 0" "--n-predict" -n 0
+cp "$STORIES" "$TMP/other.gguf"
+refuse "an alias that is another model's name" '"other"' -m "$TMP/other.gguf" --alias x,other
+refuse "a quantized KV type" "q8_0" -ctk q8_0 -ctv q8_0
+refuse "K and V in different types" "-ctv f16" -ctk f32
+refuse "several --api-key keys" "--api-key" --api-key k1,k2
+refuse "an unreadable --chat-template-file" "$TMP/none.jinja" --chat-template-file "$TMP/none.jinja"
+
+# ---- server A: llama-server's flags as a user would give them
+P='"prompt": "Once upon a time"'
+if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 0 -n 7 -c 512 -np 2 \
+     --cors-origins http://app.example --jinja --metrics --no-webui -ngl 0 -fa auto -cb -ctk f16 -ctv f16 --reasoning-format deepseek-legacy; then
+  curl -s "$A/v1/models" >"$TMP/b"
+  expect "/v1/models id is the first alias" "$(js 'j["data"][0]["id"]')" wick-a
+  expect "/v1/models lists every alias" "$(js '",".join(j["data"][0]["aliases"])')" wick-a,wick-b,wick-c
+  ST=$(curl -s -o "$TMP/b" -w '%{http_code}' "$A/v1/models/wick-c")
+  expect "GET /v1/models/ALIAS" "$ST $(js 'j["id"]')" "200 wick-a"
+  for name in wick-b wick-c stories260K-f32 wick-a:latest; do
+    post "$A/v1/completions" "{\"model\": \"$name\", $P}"
+    expect "model \"$name\" answers" "$ST $(js 'j["model"]')" "200 wick-a"
+  done
+  post "$A/v1/completions" "{\"model\": \"wick-d\", $P}"
+  expect "an unknown name is still a 404" "$ST" 404
+
+  # --temp 0 and -n 7: greedy, 7 tokens, the same as a request's temperature 0
+  post "$A/v1/completions" "{$P}"
+  t_default=$(js 'j["choices"][0]["text"]'); n_default=$(js 'j["usage"]["completion_tokens"]')
+  expect "-n 7 caps /v1/completions" "$n_default $(js 'j["choices"][0]["finish_reason"]')" "7 length"
+  post "$A/v1/completions" "{$P, \"temperature\": 0, \"seed\": 99}"
+  expect "--temp 0 default = a request's temperature 0" "$(js 'j["choices"][0]["text"]')" "$t_default"
+  post "$A/v1/completions" "{$P, \"max_tokens\": 3}"
+  expect "a request's max_tokens overrides -n" "$(js 'j["usage"]["completion_tokens"]')" 3
+  post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 12}"
+  t_hot_a=$(js 'j["choices"][0]["text"]')
+  post "$A/v1/completions" "{$P, \"max_tokens\": 12}"
+  t_greedy12=$(js 'j["choices"][0]["text"]')
+  C='"messages": [{"role": "user", "content": "Tell me a story"}]'
+  post "$A/v1/chat/completions" "{$C}"
+  c_default=$(js 'j["choices"][0]["message"]["content"]')
+  expect "-n 7 caps /v1/chat/completions" "$(js 'j["usage"]["completion_tokens"]')" 7
+  post "$A/v1/chat/completions" "{$C, \"temperature\": 0, \"seed\": 3}"
+  expect "chat: --temp 0 = a request's temperature 0" "$(js 'j["choices"][0]["message"]["content"]')" "$c_default"
+  post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false}'
+  g1=$(js 'j["response"]'); expect "-n 7 caps /api/generate" "$ST $(js 'j["eval_count"]')" "200 7"
+  post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false, "options": {"temperature": 0, "seed": 5}}'
+  expect "ollama: --temp 0 = options.temperature 0" "$(js 'j["response"]')" "$g1"
+  post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false, "options": {"num_predict": 2}}'
+  expect "options.num_predict overrides -n" "$(js 'j["eval_count"]')" 2
+  post "$A/v1/messages" "{\"model\": \"wick-c\", \"max_tokens\": 50, $C}"
+  m1=$(js 'j["content"][0]["text"] if j["content"] else ""')
+  post "$A/v1/messages" "{\"model\": \"wick-c\", \"max_tokens\": 50, \"temperature\": 0, $C}"
+  expect "anthropic: --temp 0 = a request's temperature 0" "$ST $(js 'j["content"][0]["text"] if j["content"] else ""')" "200 $m1"
+  post "$A/v1/responses" '{"model": "wick-a", "input": "Tell me a story"}'
+  expect "-n 7 caps /v1/responses" "$ST $(js 'j["usage"]["output_tokens"]')" "200 7"
+
+  # -c 512 over --parallel 2: 256 positions per sequence
+  curl -s "$A/v1/models" >"$TMP/b"
+  expect "-c 512 -np 2: each sequence has 256" "$(js 'j["data"][0].get("max_model_len")')" 256
+  long=$(python3 -c 'print(" ".join(["Once upon a time there was a little dog."] * 40))')
+  post "$A/v1/completions" "{\"prompt\": \"$long\", \"max_tokens\": 1}"
+  if [ "$ST" = 400 ] && grep -q 256 "$TMP/b"; then ok "a prompt over 256 tokens: 400 naming the context ($(head -c 160 "$TMP/b"))"
+  else bad "a prompt over 256 tokens: $ST $(head -c 300 "$TMP/b")"; fi
+
+  # --cors-origins = --allowed-origins
+  h=$(curl -s -D - -o /dev/null -H 'Origin: http://app.example' "$A/v1/models" | tr -d '\r' | grep -i '^access-control-allow-origin:')
+  expect "--cors-origins: the origin is allowed" "$h" "Access-Control-Allow-Origin: http://app.example"
+  ST=$(curl -s -o /dev/null -w '%{http_code}' -H 'Origin: http://other.example' "$A/v1/models")
+  expect "--cors-origins: another origin is refused" "$ST" 403
+  curl -s "$A/metrics" | grep '^vllm:cache_config_info' >"$TMP/cc"
+  kv=$(sed -n 's/.*block_size="\([0-9]*\)",num_gpu_blocks="\([0-9]*\)".*cache_dtype="\([a-z0-9]*\)".*max_num_seqs="\([0-9]*\)".*/\1 \2 \3 \4/p' "$TMP/cc")
+  read -r bs blocks dtype seqs <<<"$kv"
+  expect "-c 512 -np 2: a KV pool of 512 positions, 2 sequences" "$((bs * blocks)) $seqs" "512 2"
+  expect "-ctk f16 -ctv f16: an f16 KV cache" "$dtype" f16
+fi
+
+# ---- server B: no sampling flags; a request's own fields give the same output anywhere
+if serve_start B -m "$STORIES" -t 1 -c 300; then
+  post "$B/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 12}"
+  expect "a request's temperature and seed override --temp" "$(js 'j["choices"][0]["text"]')" "$t_hot_a"
+  [ "$t_hot_a" != "$t_greedy12" ] && ok "temperature 1.5 differs from the greedy default" || bad "temperature 1.5 gave the greedy text"
+  post "$B/v1/completions" "{$P, \"max_tokens\": 1}"
+  curl -s "$B/v1/models" >"$TMP/b"
+  expect "-c 300 without --parallel: each sequence has 300 (a shared pool)" "$(js 'j["data"][0].get("max_model_len")')" 300
+  kv=$(curl -s "$B/metrics" | grep '^vllm:cache_config_info' | sed -n 's/.*block_size="\([0-9]*\)",num_gpu_blocks="\([0-9]*\)".*max_num_seqs="\([0-9]*\)".*/\1 \2 \3/p')
+  read -r bs blocks seqs <<<"$kv"
+  expect "-c 300 without --parallel: 8 sequences share a pool of 300 positions (rounded up to a block)" \
+    "$(( (300 + bs - 1) / bs * bs )) $seqs" "$((bs * blocks)) 8"
+  expect "no --alias: the file's name" "$(js 'j["data"][0]["id"]') $(js '"aliases" in j["data"][0]')" "stories260K-f32 False"
+  post "$B/v1/chat/completions/render" "{$C}"
+  echo "$(js 'j["token_ids"]')" >"$TMP/render_model"
+fi
+
+# ---- server C: --seed with a temperature: requests without a seed repeat; with one, theirs
+if serve_start S -m "$STORIES" -t 1 --temp 1.5 --seed 7 --top-k 0 --top-p 1 --min-p 0; then
+  post "$S/v1/completions" "{$P, \"max_tokens\": 12}"; s1=$(js 'j["choices"][0]["text"]')
+  post "$S/v1/completions" "{$P, \"max_tokens\": 12}"; s2=$(js 'j["choices"][0]["text"]')
+  expect "--seed: requests without a seed repeat" "$s2" "$s1"
+  post "$B/v1/completions" "{$P, \"max_tokens\": 12, \"temperature\": 1.5, \"seed\": 7, \"top_k\": 0, \"top_p\": 1, \"min_p\": 0}"
+  expect "--temp --seed --top-k --top-p --min-p = the same fields in a request" "$(js 'j["choices"][0]["text"]')" "$s1"
+  post "$S/api/generate" '{"prompt": "Once upon a time", "stream": false, "options": {"num_predict": 12}}'; o1=$(js 'j["response"]')
+  post "$S/api/generate" '{"prompt": "Once upon a time", "stream": false, "options": {"num_predict": 12}}'
+  expect "--seed on /api/generate" "$(js 'j["response"]')" "$o1"
+  serve_stop "$S_PID"
+fi
+
+# ---- templates: --chat-template-file and --chat-template NAME replace the model's
+printf '%s' '{% for m in messages %}<{{ m.role }}:{{ m.content }}>{% endfor %}{% if add_generation_prompt %}[bot]{% endif %}' >"$TMP/t.jinja"
+if serve_start D -m "$STORIES" -t 1 --chat-template-file "$TMP/t.jinja"; then
+  post "$D/v1/chat/completions/render" "{$C}"
+  got=$(js 'j["token_ids"]')
+  post "$D/tokenize" '{"content": "<user:Tell me a story>[bot]", "add_special": false}'
+  want=$(js 'j["tokens"]')
+  expect "--chat-template-file: the prompt is the file's rendering" "$got" "$want"
+  [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template-file differs from the model's template" ||
+    bad "--chat-template-file rendered as the model's template"
+  serve_stop "$D_PID"
+fi
+if serve_start E -m "$STORIES" -t 1 --chat-template llama3 --no-jinja; then
+  post "$E/v1/chat/completions/render" "{$C}"
+  got=$(js 'j["token_ids"]')
+  post "$E/tokenize" '{"content": "<|start_header_id|>user<|end_header_id|>\n\nTell me a story<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", "add_special": true}'
+  want=$(js 'j["tokens"]')
+  expect "--chat-template llama3: the prompt is llama3's rendering" "$got" "$want"
+  [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template llama3 differs from the model's template" ||
+    bad "--chat-template llama3 rendered as the model's template"
+  serve_stop "$E_PID"
+fi
+finish
