@@ -112,7 +112,7 @@ static const char USAGE[] =
     "                            inline in the content\n"
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  --slot-save-path DIR      where POST /slots/ID?action=save writes (default: saving off)\n"
-    "  --no-slots                GET /slots answers 501\n"
+    "  --no-slots                GET /slots answers 501 (--slots: served, the default)\n"
     "  -v, --verbose             one log line per request on stderr\n"
     "request defaults (llama-server's flags; a request's own field overrides each one):\n"
     "  --temp T, --top-k K, --top-p P, --min-p P, --repeat-penalty R, --repeat-last-n N,\n"
@@ -124,7 +124,8 @@ static const char USAGE[] =
     "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
     "                            answers in \"model\"; the first is the one listed\n"
     "  --chat-template NAME      use a built-in template instead of the model's: chatml,\n"
-    "                            llama2, llama3, mistral (other llama-server names: error)\n"
+    "                            llama2, llama3, mistral (other llama-server names: error);\n"
+    "                            with --jinja, any other text is the template's Jinja\n"
     "  --chat-template-file F    use the Jinja template in F instead of the model's\n"
     "  --jinja                   accepted: templates are always rendered as Jinja\n"
     "  --no-jinja                only with --chat-template NAME (the built-in formats)\n"
@@ -246,7 +247,7 @@ int cmd_serve(int argc, char **argv) {
     const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
-    bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, metrics_flag = false, no_webui = false;
+    bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, slots = false, metrics_flag = false, no_webui = false;
     bool cont_batching = false, api_key_set = false;
     cli_sampling sf;
     cli_sampling_init(&sf);
@@ -291,6 +292,7 @@ int cmd_serve(int argc, char **argv) {
         {"--no-jinja", NULL, OPT_FLAG, &no_jinja, NULL},
         {"--slot-save-path", NULL, OPT_STR, &slot_save_path, NULL},
         {"--no-slots", NULL, OPT_FLAG, &no_slots, NULL},
+        {"--slots", NULL, OPT_FLAG, &slots, NULL},
         {"--cors-origins", NULL, OPT_STR, &cors, NULL},
         {"--metrics", NULL, OPT_FLAG, &metrics_flag, NULL},
         {"--no-webui", NULL, OPT_FLAG, &no_webui, NULL},
@@ -328,6 +330,7 @@ int cmd_serve(int argc, char **argv) {
     if (chat_template && chat_template_file)
         return cli_error("serve: give --chat-template or --chat-template-file, not both");
     if (no_jinja && jinja) return cli_error("serve: give --jinja or --no-jinja, not both");
+    if (no_slots && slots) return cli_error("serve: give --slots or --no-slots, not both");
     if (no_jinja && !chat_template)
         return cli_error("serve: --no-jinja: wick renders the model's template as Jinja only; for a built-in "
                          "format give --chat-template NAME (chatml, llama2, llama3, mistral)");
@@ -352,9 +355,11 @@ int cmd_serve(int argc, char **argv) {
     if (split_aliases(&alias_given, alias_buf, sizeof alias_buf, aliases, &n_aliases) < 0) return 1;
     const char *tmpl = NULL;
     char *tmpl_file = NULL;
-    if (chat_template && !(tmpl = chat_template_builtin(chat_template)))
+    /* as llama-server: a built-in name, or with --jinja the template's text itself */
+    if (chat_template && !(tmpl = chat_template_builtin(chat_template)) && !(jinja && (tmpl = chat_template)))
         return cli_error("serve: wick has no built-in chat template \"%s\" (it has chatml, llama2, llama3 and "
-                         "mistral); give the template's Jinja with --chat-template-file", chat_template);
+                         "mistral); give the template's Jinja with --chat-template-file, or as the text of "
+                         "--chat-template after --jinja", chat_template);
     if (chat_template_file) {
         wick_error ferr;
         if (!(tmpl_file = file_read_all(chat_template_file, NULL, &ferr)))

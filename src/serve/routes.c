@@ -35,7 +35,7 @@ static const route ROUTES[] = {
     {"GET", "/v1/health", false, true, util_health, NULL, false},
     {"GET", "/metrics", false, true, util_metrics, NULL, false},
     {"GET", "/v1/models", false, false, ln_models, NULL, false},
-    {"GET", "/models", false, false, ln_models, NULL, false},
+    {"GET", "/models", false, true, ln_models, NULL, false}, /* public, as llama-server keeps it */
     {"POST", "/chat/completions", true, false, NULL, oai_chat, false},
     /* llama-server's native API (llama_native*.c) */
     {"POST", "/completion", true, false, NULL, ln_completion, false},
