@@ -217,7 +217,8 @@ static void slot_save(serve_server *s, http_call *c, int id, const cJSON *b) {
     cJSON_AddNumberToObject(j, "version", SLOT_VERSION);
     pthread_mutex_lock(&t->mu);
     const ln_slot *sl = &t->v[id];
-    const int n = sl->n_tokens;
+    /* the tokens whose KV the slot holds: the last generated one was never fed */
+    const int n = sl->n_tokens > sl->n_prompt ? sl->n_tokens - 1 : sl->n_tokens;
     cJSON_AddStringToObject(j, "model", sl->model);
     cJSON_AddNumberToObject(j, "n_ctx", sl->n_ctx);
     cJSON_AddNumberToObject(j, "n_prompt", sl->n_prompt);
@@ -366,7 +367,7 @@ static void slot_erase(serve_server *s, http_call *c, int id) {
     ln_slots *t = s->slots;
     pthread_mutex_lock(&t->mu);
     ln_slot *sl = &t->v[id];
-    const int n = sl->n_tokens;
+    const int n = sl->n_tokens > sl->n_prompt ? sl->n_tokens - 1 : sl->n_tokens; /* as save counts them */
     const bool busy = sl->busy > 0;
     if (!busy) {
         free(sl->tokens);

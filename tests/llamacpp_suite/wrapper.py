@@ -176,6 +176,10 @@ def to_wick(wick, path, pairs):
             sys.stderr.write("llamacpp_suite wrapper: dropped %s%s (wick serve "
                              "has no such flag)\n" % (
                                  flag, "" if value is None else " " + value))
+    # an older suite expects GET /slots off unless --slots is given
+    if (os.environ.get("SUITE_SLOTS_OPT_IN") and "--no-slots" in known and
+            not any(flag == "--slots" for flag, _ in pairs)):
+        args.append(("--no-slots", None))
     if path is not None:
         if alias:
             path = alias_link(path, alias)
