@@ -34,6 +34,7 @@ function headers() {
 function setStatus(text) { $('status').textContent = text || ''; }
 
 // ---- markdown (sanitized: the model's text is untrusted HTML)
+const escapeHtml = (s) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[ch]));
 function markdown(text) {
   if (!window.marked || !window.DOMPurify) return null;
   return window.DOMPurify.sanitize(window.marked.parse(text));
@@ -197,7 +198,7 @@ function renderDocs() {
     const s = document.createElement('span');
     s.className = 'doc';
     s.title = `${d.text.length} characters, sent as a span (cached position-independently)`;
-    s.textContent = '📄 ' + d.name + ' ';
+    s.textContent = d.name + ' (span) ';
     const x = document.createElement('button');
     x.type = 'button';
     x.textContent = '×';
@@ -324,7 +325,9 @@ function busy(on) {
 
 // ---- wiring
 function main() {
-  if (window.marked) window.marked.setOptions({ gfm: true });
+  // raw HTML in the model's markdown is shown as text (DOMPurify then only
+  // sees the tags marked writes)
+  if (window.marked) window.marked.use({ gfm: true, renderer: { html: (html) => escapeHtml(typeof html === 'string' ? html : html.text) } });
   bindSettings();
   // a reply left streaming by a closed tab
   for (const c of convs) for (const m of c.messages) if (m.pending) { delete m.pending; m.stopped = true; }
