@@ -29,6 +29,11 @@ LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The web chat's files (src/serve/webui/, Debian's libjs-marked and node-dompurify),
+# embedded in libwick.a by a C source generated into $(BUILD)/gen (see webui.h)
+WEBUI_FILES := $(sort $(wildcard src/serve/webui/*.html src/serve/webui/*.js src/serve/webui/*.css)) \
+               /usr/share/javascript/marked/marked.min.js /usr/share/nodejs/dompurify/dist/purify.min.js
+LIB_OBJ  += $(BUILD)/obj/gen/webui_files.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 # tests/*.c not named test_*: helper programs the *.test.sh scripts run (tests/run.sh does not)
 TEST_AUX := $(sort $(filter-out tests/test_%,$(wildcard tests/*.c)))
@@ -48,6 +53,16 @@ $(BUILD)/wick: $(CLI_OBJ) $(BUILD)/libwick.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libwick.a $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/embed_files: scripts/embed_files.c
+	@mkdir -p $(@D)
+	$(CC) -std=c17 -O1 -Wall -Wextra -Werror -o $@ $<
+$(BUILD)/gen/webui_files.c: $(BUILD)/embed_files $(WEBUI_FILES)
+	@mkdir -p $(@D)
+	$(BUILD)/embed_files $@ $(WEBUI_FILES)
+$(BUILD)/obj/gen/webui_files.o: $(BUILD)/gen/webui_files.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 

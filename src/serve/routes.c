@@ -14,6 +14,7 @@
 #include "serve/llama_native.h"
 #include "serve/responses.h"
 #include "serve/server.h"
+#include "serve/webui.h"
 
 typedef struct route {
     const char *method; /* "GET" also answers HEAD */
@@ -24,8 +25,15 @@ typedef struct route {
     bool text_ok;       /* the JSON body may come as text/plain (spnl's client sends it so) */
 } route;
 
+/* The web chat for browsers (Accept: text/html); "Ollama is running" for
+ * curl and Ollama's clients, which probe / for it. */
 static void root(serve_server *s, http_call *c) {
     (void)s;
+    http_add_header(c, "Vary", "Accept");
+    if (webui_wants_html(c)) {
+        webui_reply(c, "index.html");
+        return;
+    }
     reply_text(c, 200, "text/plain; charset=utf-8", "Ollama is running");
 }
 
@@ -199,6 +207,11 @@ void routes_dispatch(void *user, http_call *c) {
     const bool resp_path = strncmp(path, "/v1/responses/", 14) == 0 && path[14] && !strchr(path + 14, '/');
     const bool slot_path = strncmp(path, "/slots/", 7) == 0 && path[7] && !strchr(path + 7, '/');
     if (model_path || resp_path || slot_path) path_known = true;
+    /* the web chat's files are open, as / is */
+    if (strncmp(path, WEBUI_PREFIX, strlen(WEBUI_PREFIX)) == 0 && (strcmp(method, "GET") == 0 || head)) {
+        webui_reply(c, path + strlen(WEBUI_PREFIX));
+        return;
+    }
     /* with a key, nothing but the open routes is told apart without it (not even 404) */
     if (!(r && r->open) && !authorized(s, c)) {
         http_add_header(c, "WWW-Authenticate", "Bearer");
