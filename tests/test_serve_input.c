@@ -118,6 +118,13 @@ static void origins(void) {
     CHECK(origin_allowed(&p, "http://host:8080"));
     CHECK(!origin_allowed(&p, "http://hostile:8080"));
     CHECK(origin_host_allowed(&p, "anything.example")); /* not bound to loopback: Host is not checked */
+    /* the web chat opened at a LAN address calls its own server */
+    CHECK(origin_same_site(&p, "http://192.168.1.5:8080", "192.168.1.5:8080"));
+    CHECK(origin_same_site(&p, "https://[fd00::5]:8080", "[fd00::5]:8080"));
+    CHECK(!origin_same_site(&p, "http://192.168.1.5:8080", "192.168.1.5:8081"));
+    CHECK(!origin_same_site(&p, "http://rebound.example:8080", "rebound.example:8080")); /* a name: DNS rebinding */
+    CHECK(!origin_same_site(&p, "ftp://192.168.1.5:8080", "192.168.1.5:8080"));
+    CHECK(!origin_same_site(&p, "http://192.168.1.5:8080", NULL));
     origin_policy_free(&p);
 
     CHECK(origin_policy_init(&p, "*", "localhost") == 0);

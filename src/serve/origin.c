@@ -130,3 +130,23 @@ bool origin_host_allowed(const origin_policy *p, const char *host) {
     if (len > 0 && (size_t)len == strlen(p->bound_host) && strncasecmp(h, p->bound_host, (size_t)len) == 0) return true;
     return len > 0 && (size_t)len == strlen(p->machine) && strncasecmp(h, p->machine, (size_t)len) == 0;
 }
+
+/* An IP address literal, a loopback name, the bound name or this machine's
+ * name: what a DNS-rebinding page cannot pose as. */
+static bool address_or_own_name(const origin_policy *p, const char *h, int len) {
+    if (len <= 0) return false;
+    if (h[0] == '[') return true; /* IPv6 literal */
+    bool ip = true;
+    for (int i = 0; i < len; i++) ip = ip && ((h[i] >= '0' && h[i] <= '9') || h[i] == '.');
+    if (ip || origin_is_loopback_name(h, len)) return true;
+    if ((size_t)len == strlen(p->bound_host) && strncasecmp(h, p->bound_host, (size_t)len) == 0) return true;
+    return (size_t)len == strlen(p->machine) && strncasecmp(h, p->machine, (size_t)len) == 0;
+}
+
+bool origin_same_site(const origin_policy *p, const char *origin, const char *host) {
+    if (!origin || !host) return false;
+    const char *o = strncasecmp(origin, "http://", 7) == 0 ? origin + 7 : strncasecmp(origin, "https://", 8) == 0 ? origin + 8 : NULL;
+    if (!o || strcasecmp(o, host) != 0) return false;
+    const int len = host[0] == '[' ? (int)strlen(host) : (int)strcspn(host, ":");
+    return address_or_own_name(p, host, len);
+}

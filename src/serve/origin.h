@@ -33,6 +33,11 @@ int origin_policy_init(origin_policy *p, const char *patterns, const char *bind_
 void origin_policy_free(origin_policy *p);
 
 bool origin_allowed(const origin_policy *p, const char *origin);
+/* A page this server sent making a request to it: origin is http(s)://
+ * followed by exactly the Host header, and that host is an IP address, a
+ * loopback name, the bound name or the machine's name (a name a
+ * DNS-rebinding page cannot take). The web chat opened at a LAN address. */
+bool origin_same_site(const origin_policy *p, const char *origin, const char *host);
 /* host: the Host header (NULL = absent, allowed: HTTP/1.0). */
 bool origin_host_allowed(const origin_policy *p, const char *host);
 /* True for a loopback host name or address (no port). */

@@ -186,7 +186,7 @@ void routes_dispatch(void *user, http_call *c) {
               "against DNS rebinding); start it with --host to serve others");
         return;
     }
-    if (origin && !origin_allowed(&s->origins, origin)) {
+    if (origin && !origin_allowed(&s->origins, origin) && !origin_same_site(&s->origins, origin, http_header(c, "Host"))) {
         error(c, path, 403, NULL, "%s", "this browser origin is not allowed (see --allowed-origins)");
         return;
     }
