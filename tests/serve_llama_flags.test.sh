@@ -69,11 +69,13 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   post "$A/v1/completions" "{$P, \"temperature\": 0, \"seed\": 99}"
   expect "--temp 0 default = a request's temperature 0" "$(js 'j["choices"][0]["text"]')" "$t_default"
   post "$A/v1/completions" "{$P, \"max_tokens\": 3}"
-  expect "a request's max_tokens overrides -n" "$(js 'j["usage"]["completion_tokens"]')" 3
-  post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 12}"
+  expect "a request's smaller max_tokens wins over -n" "$(js 'j["usage"]["completion_tokens"]')" 3
+  post "$A/v1/completions" "{$P, \"max_tokens\": 20}"
+  expect "-n 7 caps a request's larger max_tokens (as llama-server)" "$(js 'j["usage"]["completion_tokens"]')" 7
+  post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 7}"
   t_hot_a=$(js 'j["choices"][0]["text"]')
-  post "$A/v1/completions" "{$P, \"max_tokens\": 12}"
-  t_greedy12=$(js 'j["choices"][0]["text"]')
+  post "$A/v1/completions" "{$P, \"max_tokens\": 7}"
+  t_greedy7=$(js 'j["choices"][0]["text"]')
   C='"messages": [{"role": "user", "content": "Tell me a story"}]'
   post "$A/v1/chat/completions" "{$C}"
   c_default=$(js 'j["choices"][0]["message"]["content"]')
@@ -115,9 +117,9 @@ fi
 
 # ---- server B: no sampling flags; a request's own fields give the same output anywhere
 if serve_start B -m "$STORIES" -t 1 -c 300; then
-  post "$B/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 12}"
+  post "$B/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 7}"
   expect "a request's temperature and seed override --temp" "$(js 'j["choices"][0]["text"]')" "$t_hot_a"
-  [ "$t_hot_a" != "$t_greedy12" ] && ok "temperature 1.5 differs from the greedy default" || bad "temperature 1.5 gave the greedy text"
+  [ "$t_hot_a" != "$t_greedy7" ] && ok "temperature 1.5 differs from the greedy default" || bad "temperature 1.5 gave the greedy text"
   post "$B/v1/completions" "{$P, \"max_tokens\": 1}"
   curl -s "$B/v1/models" >"$TMP/b"
   expect "-c 300 without --parallel: each sequence has 300 (a shared pool)" "$(js 'j["data"][0].get("max_model_len")')" 300

@@ -219,6 +219,12 @@ def stories(url):
     st, slots = call(url, "/slots")
     expect("/slots lists total_slots", len(slots), 2)
     expect("/slots fields", all({"id", "n_ctx", "is_processing", "params", "next_token"} <= set(s) for s in slots), True)
+    expect("every slot shows its params with the seed", all("seed" in s["params"] for s in slots), True)
+    st, full = call(url, "/completion", {"prompt": "Once upon a time", "n_predict": -1, "temperature": 0})
+    expect("n_predict -1 ended by the full context: truncated",
+           (st, full.get("truncated"), full["tokens_evaluated"] + full["tokens_predicted"]), (200, True, 128))
+    st, short = call(url, "/completion", {"prompt": "Once upon a time", "n_predict": 4, "temperature": 0})
+    expect("a generation its n_predict ended: not truncated", (st, short.get("truncated")), (200, False))
     st, e = call(url, "/slots/0?action=save", {"filename": "x.json"})
     expect("without a save path slot actions are a 501", st, 501)
     st, models = call(url, "/v1/models")

@@ -119,8 +119,8 @@ static const char USAGE[] =
     "  --temp T, --top-k K, --top-p P, --min-p P, --repeat-penalty R, --repeat-last-n N,\n"
     "  --presence-penalty P, --frequency-penalty F, --seed S (-1 = random per request)\n"
     "                            sampling over the model's own defaults, on every API\n"
-    "  -n, --n-predict N         tokens generated when a request sets no limit (-1 = until\n"
-    "                            the context is full, the default)\n"
+    "  -n, --n-predict N         the most tokens a request generates, and the limit of one\n"
+    "                            that sets none (-1 = until the context is full, the default)\n"
     "model names and templates:\n"
     "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
     "                            answers in \"model\"; the first is the one listed\n"
@@ -304,7 +304,9 @@ int cmd_serve(int argc, char **argv) {
         {"--cache-type-k", "-ctk", OPT_STR, &cache_k, NULL},
         {"--cache-type-v", "-ctv", OPT_STR, &cache_v, NULL},
     };
-    int n = cli_spec_opts(opts, cli_sampling_opts(opts, cli_runtime_opts(opts, 46, &rt), &sf), &spa);
+    int n0 = 0; /* the entries above; the shared ones follow */
+    while (n0 < (int)(sizeof opts / sizeof opts[0]) && opts[n0].name) n0++;
+    int n = cli_spec_opts(opts, cli_sampling_opts(opts, cli_runtime_opts(opts, n0, &rt), &sf), &spa);
     for (int i = 0; i < n; i++) {
         if (!strcmp(opts[i].name, "--ctx")) opts[i].alias = NULL; /* -c is llama-server's --ctx-size here */
         if (!strcmp(opts[i].name, "--seed")) /* llama-server's -1 = random */

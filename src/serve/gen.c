@@ -31,8 +31,8 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
     const bool span_over = g->spans && g->n_ids > l->n_ctx;
     if (g->n_ids >= n_ctx && !span_over) {
         fld_fail(e, 400, g->chat ? "messages" : "prompt",
-                 "This model's maximum context length is %d tokens. However, your request has %d input tokens. "
-                 "Please reduce the length of the input.", n_ctx, g->n_ids);
+                 "This model's maximum context length is %d tokens. However, your request has %d input tokens, "
+                 "which exceeds the available context size. Please reduce the length of the input.", n_ctx, g->n_ids);
         snprintf(e->code, sizeof e->code, "context_length_exceeded");
         e->no_retry = true;
         return NULL;

@@ -144,7 +144,7 @@ static int parse_sampling(const serve_server *sv, const cJSON *b, const mpool_le
     p->g.sampling = ln_sampling_base(sv, l);
     if (fld_sampling_openai(b, &p->g.sampling, e) < 0) return -1;
     serve_sampling_keep_seed(sv, cJSON_GetObjectItemCaseSensitive(b, "seed") != NULL, &p->g.sampling);
-    if (p->g.n_predict < 0) p->g.n_predict = serve_n_predict_base(sv);
+    p->g.n_predict = serve_n_predict_for(sv, p->g.n_predict);
     wick_sampling *s = &p->g.sampling;
     if (!strchr(p->samplers, 'e')) s->repeat_penalty = 1, s->presence_penalty = 0, s->frequency_penalty = 0;
     if (!strchr(p->samplers, 'k')) s->top_k = 0;

@@ -210,7 +210,10 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
     cJSON_AddStringToObject(o, "prompt", ptext ? ptext : "");
     free(ptext);
     cJSON_AddBoolToObject(o, "has_new_line", memchr(content, '\n', text.len) != NULL);
-    cJSON_AddBoolToObject(o, "truncated", false); /* wick refuses a prompt too long rather than cutting it */
+    /* wick refuses a prompt too long rather than cutting it; what is cut is
+     * a generation the full context ended (as llama-server says it) */
+    const bool ctx_full = res->finish == WICK_FINISH_LENGTH && res->prompt_tokens + res->generated_tokens >= t->lease->n_ctx;
+    cJSON_AddBoolToObject(o, "truncated", ctx_full);
     const bool eos = res->finish == WICK_FINISH_STOP && t->acc.n &&
                      tok_is_eog(wick_model_tokenizer(m), t->acc.ev[t->acc.n - 1].tok.id);
     const char *word = res->finish == WICK_FINISH_STOP && !eos ? stopping_word(t, content, text.len) : "";

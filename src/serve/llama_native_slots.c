@@ -30,6 +30,8 @@
 
 #include "core/clock.h"
 #include "serve/llama_native.h"
+#include "serve/openai.h"
+#include "serve/sampling_base.h"
 #include "text/tokenizer.h"
 
 #define SLOT_FORMAT "wick-slot"
@@ -138,6 +140,23 @@ static int default_n_ctx(serve_server *s) {
     return 0;
 }
 
+/* The default model's generation settings (the server's base), as JSON
+ * text; NULL when it cannot be leased. */
+static char *default_settings(serve_server *s) {
+    mpool_lease l;
+    fld_error e = {0};
+    if (oai_lease(s, NULL, &l, &e) < 0) return NULL;
+    ln_params p = {0};
+    p.g.n_predict = serve_n_predict_for(s, -1);
+    p.g.sampling = ln_sampling_base(s, &l);
+    snprintf(p.samplers, sizeof p.samplers, "%s", "edskypmxt");
+    cJSON *j = ln_settings_json(&p, &l);
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    mpool_release(s->pool, &l, NAN);
+    return text;
+}
+
 void ln_slots_get(serve_server *s, http_call *c) {
     if (s->cfg.no_slots) {
         reply_err(c, 501, "not_supported_error", "This server does not support slots endpoint. Start it with `--slots`");
@@ -146,6 +165,7 @@ void ln_slots_get(serve_server *s, http_call *c) {
     ln_slots *t = s->slots;
     const char *fail = http_query(c, "fail_on_no_slot");
     const int def_ctx = default_n_ctx(s);
+    char *defaults = default_settings(s); /* an unused slot's params, as llama-server shows them */
     cJSON *a = cJSON_CreateArray();
     int n_idle = 0;
     pthread_mutex_lock(&t->mu);
@@ -159,7 +179,7 @@ void ln_slots_get(serve_server *s, http_call *c) {
         cJSON_AddBoolToObject(o, "is_processing", sl->busy > 0);
         cJSON_AddBoolToObject(o, "non_causal", false);
         n_idle += sl->busy == 0;
-        cJSON *params = sl->settings ? cJSON_Parse(sl->settings) : NULL;
+        cJSON *params = sl->settings ? cJSON_Parse(sl->settings) : defaults ? cJSON_Parse(defaults) : NULL;
         cJSON_AddItemToObject(o, "params", params ? params : cJSON_CreateObject());
         cJSON_AddStringToObject(o, "prompt", sl->prompt ? sl->prompt : "");
         if (sl->model[0]) cJSON_AddStringToObject(o, "model", sl->model);
@@ -173,6 +193,7 @@ void ln_slots_get(serve_server *s, http_call *c) {
         cJSON_AddItemToArray(a, o);
     }
     pthread_mutex_unlock(&t->mu);
+    free(defaults);
     if (fail && strcmp(fail, "0") != 0 && strcmp(fail, "false") != 0 && n_idle == 0) {
         cJSON_Delete(a);
         reply_err(c, 503, "unavailable_error", "no slot available");

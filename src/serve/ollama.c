@@ -253,11 +253,10 @@ static int parse_common(const cJSON *b, oll_req *q, fld_error *e) {
     return 0;
 }
 
-/* options over the server's base for the model; the server's -n when num_predict is not set */
+/* options over the server's base for the model; num_predict under the server's -n */
 static int sampling(const serve_server *s, const mpool_lease *l, oll_req *q, fld_error *e) {
     serve_sampling_base(s, l->model, &q->g.sampling);
-    if (q->g.n_predict < 0 && !cJSON_GetObjectItemCaseSensitive(q->options, "num_predict"))
-        q->g.n_predict = serve_n_predict_base(s);
+    q->g.n_predict = serve_n_predict_for(s, q->g.n_predict);
     if (!q->options) return 0;
     if (fld_sampling_ollama(q->options, &q->g.sampling, e) < 0) return -1;
     serve_sampling_keep_seed(s, cJSON_GetObjectItemCaseSensitive(q->options, "seed") != NULL, &q->g.sampling);

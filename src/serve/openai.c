@@ -220,7 +220,7 @@ int oai_sampling_for(const serve_server *s, const mpool_lease *l, const cJSON *b
     serve_sampling_base(s, l->model, &q->g.sampling);
     if (fld_sampling_openai(b, &q->g.sampling, e) < 0) return -1;
     serve_sampling_keep_seed(s, cJSON_GetObjectItemCaseSensitive(b, "seed") != NULL, &q->g.sampling);
-    if (q->g.n_predict < 0) q->g.n_predict = serve_n_predict_base(s);
+    q->g.n_predict = serve_n_predict_for(s, q->g.n_predict);
     const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(l->model));
     if (fld_logit_bias(b, "logit_bias", n_vocab, &q->bias, &q->n_bias, e) < 0) return -1;
     q->g.sampling.logit_bias = q->bias;

@@ -39,7 +39,8 @@ static int check_ids(const wick_model *m, const cJSON *arr, int32_t **ids, int *
 static int too_long(fld_error *e, const char *param, int max_ids, size_t at_least) {
     fld_fail(e, 400, param,
              "This model's maximum context length is %d tokens. However, your request has at least %zu input "
-             "tokens. Please reduce the length of the input.", max_ids + 1, at_least);
+             "tokens, which exceeds the available context size. Please reduce the length of the input.",
+             max_ids + 1, at_least);
     snprintf(e->code, sizeof e->code, "context_length_exceeded");
     e->no_retry = true;
     return -1;

@@ -24,4 +24,8 @@ void serve_sampling_keep_seed(const serve_server *s, bool request_has_seed, wick
     if (!request_has_seed && s->cfg.sampling.seed) v->seed = s->cfg.sampling.v.seed;
 }
 
-long long serve_n_predict_base(const serve_server *s) { return s->cfg.n_predict > 0 ? s->cfg.n_predict : -1; }
+long long serve_n_predict_for(const serve_server *s, long long requested) {
+    const long long most = s->cfg.n_predict;
+    if (most <= 0) return requested;
+    return requested < 0 || requested > most ? most : requested;
+}
