@@ -5,7 +5,8 @@
 # greedy like a request's temperature 0; a request's own field wins; --seed),
 # -n caps tokens on every API, --chat-template / --chat-template-file change
 # the rendered prompt, -c with --parallel gives each sequence its share,
-# --cors-origins acts as --allowed-origins, and flags wick does not take (or
+# --cors-origins acts as --allowed-origins, --any-model-name answers any
+# model name with the default model, and flags wick does not take (or
 # values it cannot honour) are errors naming them.
 # Model: stories260K (../shared, else the demo copy in models/).
 cd "$(dirname "$0")/.." || exit 1
@@ -116,7 +117,7 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
 fi
 
 # ---- server B: no sampling flags; a request's own fields give the same output anywhere
-if serve_start B -m "$STORIES" -t 1 -c 300; then
+if serve_start B -m "$STORIES" -t 1 -c 300 --any-model-name; then
   post "$B/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 7}"
   expect "a request's temperature and seed override --temp" "$(js 'j["choices"][0]["text"]')" "$t_hot_a"
   [ "$t_hot_a" != "$t_greedy7" ] && ok "temperature 1.5 differs from the greedy default" || bad "temperature 1.5 gave the greedy text"
@@ -130,6 +131,16 @@ if serve_start B -m "$STORIES" -t 1 -c 300; then
   expect "no --alias: the file's name" "$(js 'j["data"][0]["id"]') $(js '"aliases" in j["data"][0]')" "stories260K-f32 False"
   post "$B/v1/chat/completions/render" "{$C}"
   echo "$(js 'j["token_ids"]')" >"$TMP/render_model"
+  # --any-model-name: another model's name is answered by the default model, under that name
+  post "$B/v1/chat/completions" "{\"model\": \"gpt-3.5-turbo\", $C, \"max_tokens\": 4, \"temperature\": 0}"
+  expect "--any-model-name: chat naming another model" "$ST $(js 'j["model"]')" "200 gpt-3.5-turbo"
+  any_text=$(js 'j["choices"][0]["message"]["content"]')
+  post "$B/v1/chat/completions" "{$C, \"max_tokens\": 4, \"temperature\": 0}"
+  expect "--any-model-name: the same reply as the default model's" "$ST $(js 'j["choices"][0]["message"]["content"]')" "200 $any_text"
+  post "$B/api/generate" '{"model": "codellama70b", "prompt": "Once upon a time", "stream": false, "options": {"num_predict": 2}}'
+  expect "--any-model-name: /api/generate naming another model" "$ST $(js 'j["model"]')" "200 codellama70b"
+  post "$B/completion" '{"model": "x/y:z", "prompt": "Once upon a time", "n_predict": 2}'
+  expect "--any-model-name: /completion" "$ST $(js 'j["model"]')" "200 x/y:z"
 fi
 
 # ---- server C: --seed with a temperature: requests without a seed repeat; with one, theirs

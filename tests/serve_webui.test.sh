@@ -58,10 +58,11 @@ preflight() {
     -H 'Access-Control-Request-Headers: authorization,content-type' "$S/v1/chat/completions"
   head -n1 "$TMP/p" | cut -d' ' -f2
 }
-expect "preflight from http://app.test:3000: 204" "$(preflight http://app.test:3000)" 204
+expect "preflight from http://app.test:3000: 200" "$(preflight http://app.test:3000)" 200
 expect "  Access-Control-Allow-Origin" "$(hdr "$TMP/p" Access-Control-Allow-Origin)" "http://app.test:3000"
 expect "  Access-Control-Allow-Headers" "$(hdr "$TMP/p" Access-Control-Allow-Headers)" "authorization,content-type"
-expect "  Access-Control-Allow-Methods" "$(hdr "$TMP/p" Access-Control-Allow-Methods)" "GET, HEAD, POST, DELETE, OPTIONS"
+expect "  Access-Control-Allow-Methods" "$(hdr "$TMP/p" Access-Control-Allow-Methods)" "GET, POST"
+expect "  Access-Control-Allow-Credentials" "$(hdr "$TMP/p" Access-Control-Allow-Credentials)" "true"
 expect "preflight from http://evil.test:3000: 403" "$(preflight http://evil.test:3000)" 403
 expect "  no Access-Control-Allow-Origin" "$(hdr "$TMP/p" Access-Control-Allow-Origin)" ""
 expect "preflight from https://app.test (another scheme): 403" "$(preflight https://app.test)" 403

@@ -124,6 +124,9 @@ static const char USAGE[] =
     "model names and templates:\n"
     "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
     "                            answers in \"model\"; the first is the one listed\n"
+    "  --any-model-name          answer a request naming a model this server does not\n"
+    "                            have with the default model, under the name asked for\n"
+    "                            (as a one-model llama-server does), not with a 404\n"
     "  --chat-template NAME      use a built-in template instead of the model's: chatml,\n"
     "                            llama2, llama3, mistral (other llama-server names: error);\n"
     "                            with --jinja, any other text is the template's Jinja\n"
@@ -249,7 +252,7 @@ int cmd_serve(int argc, char **argv) {
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
     bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, slots = false, metrics_flag = false, no_webui = false;
-    bool cont_batching = false, api_key_set = false;
+    bool cont_batching = false, api_key_set = false, any_model_name = false;
     cli_sampling sf;
     cli_sampling_init(&sf);
     cli_runtime rt;
@@ -285,6 +288,7 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
         {"--reasoning-format", NULL, OPT_STR, &reasoning_format, NULL},
         {"--alias", "-a", OPT_LIST, &alias_given, NULL},
+        {"--any-model-name", NULL, OPT_FLAG, &any_model_name, NULL},
         {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
         {"--chat-template", NULL, OPT_STR, &chat_template, NULL},
@@ -433,6 +437,7 @@ int cmd_serve(int argc, char **argv) {
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
         .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
+        .any_model_name = any_model_name,
         .slot_save_path = slot_save_path, .no_slots = no_slots, .n_predict = n_predict,
         .sampling = {.v = sf.v, .temp = sf.temp, .top_k = sf.top_k, .top_p = sf.top_p, .min_p = sf.min_p,
                      .rep = sf.rep, .rep_n = sf.rep_n, .pres = sf.pres, .freq = sf.freq, .seed = sf.seed},

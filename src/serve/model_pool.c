@@ -557,6 +557,11 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&p->mu);
     mpool_entry *e = find_locked(p, name);
+    bool asked = false;
+    if (!e && p->cfg.any_model_name && p->n && strlen(name) < sizeof out->asked) {
+        e = p->e[0];
+        asked = true;
+    }
     if (!e) {
         char names[400];
         list_names_locked(p, names, sizeof names);
@@ -591,6 +596,7 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
     e->last_used = wick_now_s();
     out->e = e;
     out->name = shown_name(p, e);
+    if (asked) out->name = strcpy(out->asked, name);
     out->model = e->model;
     out->ctx = e->ctx;
     out->sched = e->sched;

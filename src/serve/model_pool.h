@@ -40,6 +40,7 @@ typedef struct mpool_config {
     const char *const *aliases; /* the default model's other names (the first is listed); valid while the pool lives */
     int n_aliases;
     const char *chat_template; /* replaces every model's own template; NULL = none */
+    bool any_model_name;       /* a name no model has is answered by the default model, under that name */
     const wick_spec_params *spec; /* speculative decoding (NULL = none); a model it does not fit
                                      (vocabulary, layers) speculates by prompt lookup only, with a warning */
     void (*warn)(void *user, const char *line); /* NULL = none */
@@ -56,6 +57,7 @@ typedef struct mpool_lease {
     metrics_model *mx;
     int n_ctx;
     double load_ms; /* the load this request waited for, else 0 */
+    char asked[128]; /* with any_model_name: the unknown name asked for (name points here) */
 } mpool_lease;
 
 /* What the listing endpoints show. */

@@ -116,24 +116,31 @@ static bool authorized(const serve_server *s, http_call *c) {
     return !key || !*key || has_key(c, key);
 }
 
-/* The CORS headers of an answer to an allowed browser origin. */
+/* The CORS headers of an answer to an allowed browser origin. Credentials
+ * are allowed: the origin is echoed, never "*". */
 static void cors(http_call *c, const char *origin) {
     if (!origin) return;
     http_add_header(c, "Access-Control-Allow-Origin", origin);
+    http_add_header(c, "Access-Control-Allow-Credentials", "true");
     http_add_header(c, "Vary", "Origin");
     http_add_header(c, "Access-Control-Expose-Headers", "retry-after, x-should-retry");
 }
 
-/* A CORS preflight (OPTIONS) from an allowed origin, or a plain OPTIONS. */
+/* A CORS preflight (OPTIONS) from an allowed origin, or a plain OPTIONS;
+ * 200 as llama-server answers. Methods: GET and POST (llama-server's list)
+ * and DELETE when asked for (Ollama's /api/delete). Headers: the ones asked
+ * for, by name: a wildcard would not let a browser send Authorization. */
 static void preflight(http_call *c, const char *origin) {
     if (origin) {
         const char *h = http_header(c, "Access-Control-Request-Headers");
-        http_add_header(c, "Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS");
+        const char *m = http_header(c, "Access-Control-Request-Method");
+        const bool del = m && strcasecmp(m, "DELETE") == 0;
+        http_add_header(c, "Access-Control-Allow-Methods", del ? "GET, POST, DELETE" : "GET, POST");
         http_add_header(c, "Access-Control-Allow-Headers", h && *h ? h : "Authorization, Content-Type, x-api-key");
         http_add_header(c, "Access-Control-Max-Age", "600");
     }
     http_add_header(c, "Allow", "GET, HEAD, POST, DELETE, OPTIONS");
-    http_reply(c, 204, NULL, "", 0);
+    http_reply(c, 200, NULL, "", 0);
 }
 
 /* Bodies are JSON: application/json, application/<x>+json, none, or curl -d's

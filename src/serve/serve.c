@@ -118,7 +118,7 @@ serve_server *serve_start(const serve_config *cfg, wick_error *err) {
         .n_ctx = cfg->n_ctx, .n_seq = s->cfg.parallel, .n_threads = cfg->n_threads, .kv_type = cfg->kv_type,
         .prefill_chunk = cfg->prefill_chunk, .kv_bytes = cfg->kv_bytes, .dtype = cfg->dtype,
         .kv_tokens = cfg->kv_tokens, .aliases = cfg->aliases, .n_aliases = cfg->n_aliases,
-        .chat_template = cfg->chat_template,
+        .chat_template = cfg->chat_template, .any_model_name = cfg->any_model_name,
         .no_prefix_cache = cfg->no_prefix_cache, .no_span_cache = cfg->no_span_cache,
         .cache_bytes = cfg->cache_bytes,
         .cache_dir = cfg->cache_dir, .cache_dir_bytes = cfg->cache_dir_bytes,

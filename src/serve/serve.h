@@ -62,6 +62,10 @@ typedef struct serve_config {
     const char *const *aliases;
     int n_aliases;
     const char *chat_template;    /* Jinja text replacing every model's own template; NULL = the model's */
+    /* --any-model-name: a request naming a model the server does not have is
+     * answered by the default model, under the name asked for (as a
+     * single-model llama-server answers) instead of a 404 */
+    bool any_model_name;
     serve_sampling_flags sampling; /* server-wide sampling defaults */
     long long n_predict;          /* -n: tokens generated when a request sets no limit; 0 or < 0 = none */
     /* speculative decoding: what every model's scheduler may speculate with

@@ -106,7 +106,7 @@ async function httpMode() {
   {
     const r = await fetch(`${a.url}/v1/chat/completions`, { method: 'OPTIONS', headers: {
       Origin: 'http://localhost:3000', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
-    c.ok('preflight from an allowed origin → 204 with Allow-Origin/Methods/Headers', r.status === 204 &&
+    c.ok('preflight from an allowed origin → 200 with Allow-Origin/Methods/Headers', r.status === 200 &&
       r.headers.get('access-control-allow-origin') === 'http://localhost:3000' && /POST/.test(r.headers.get('access-control-allow-methods') || '') &&
       /authorization/i.test(r.headers.get('access-control-allow-headers') || ''), Object.fromEntries(r.headers));
     const r2 = await fetch(`${a.url}/v1/chat/completions`, { method: 'OPTIONS', headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' } });

@@ -13,7 +13,14 @@ wrapper receives that command line and execs the server under test:
                                   --parallel P becomes -c N/P: llama-server's
                                   context is shared by its slots), the rest are
                                   dropped with one "dropped" line each on stderr
-                                  (the test's captured output shows them)
+                                  (the test's captured output shows them);
+                                  what llama-server does without a flag is
+                                  asked of wick with its flag: any model name
+                                  (--any-model-name), any browser origin
+                                  (--allowed-origins '*', unless the suite
+                                  gives --cors-origins) and, for a suite whose
+                                  llama-server shifts the context by default
+                                  (SUITE_CTX_SHIFT_DEFAULT=1), --context-shift
 
 In both modes --hf-repo/--hf-file/--model-url become --model with a local file
 (modelmap.py).  A model this machine does not have ends the wrapper with a
@@ -176,6 +183,16 @@ def to_wick(wick, path, pairs):
             sys.stderr.write("llamacpp_suite wrapper: dropped %s%s (wick serve "
                              "has no such flag)\n" % (
                                  flag, "" if value is None else " " + value))
+    given = {flag for flag, _ in pairs}
+    # llama-server's defaults, which wick has behind flags
+    if "--any-model-name" in known:
+        args.append(("--any-model-name", None))
+    if ("--allowed-origins" in known and "--cors-origins" not in given and
+            "--allowed-origins" not in given):
+        args.append(("--allowed-origins", "*"))
+    if (os.environ.get("SUITE_CTX_SHIFT_DEFAULT") and "--context-shift" in known
+            and "--no-context-shift" not in given and "--context-shift" not in given):
+        args.append(("--context-shift", None))
     # an older suite expects GET /slots off unless --slots is given
     if (os.environ.get("SUITE_SLOTS_OPT_IN") and "--no-slots" in known and
             not any(flag == "--slots" for flag, _ in pairs)):
@@ -184,8 +201,7 @@ def to_wick(wick, path, pairs):
         if alias:
             path = alias_link(path, alias)
         args.insert(0, ("--model", path))
-    # extra wick flags for experiments, e.g. SUITE_WICK_ARGS="--allowed-origins *"
-    # to answer every browser origin as llama-server does by default
+    # extra wick flags for experiments, e.g. SUITE_WICK_ARGS="--no-prefix-cache"
     extra = os.environ.get("SUITE_WICK_ARGS", "").split()
     return [wick, "serve"] + flatten(args) + extra
 
