@@ -629,6 +629,12 @@ typedef struct wick_request {
     /* Prefix-cache salt (NULL or "" = none): requests share cached KV only
      * with requests of the same salt (vLLM's cache_salt). */
     const char *cache_salt;
+    /* Forget instead of compute (llama-server's slot erase): the prefix
+     * cache's KV of prompt under cache_salt is dropped, every block of its
+     * chain in memory and in the cache folder, in submission order with the
+     * other requests. Nothing is generated; on_done reports
+     * WICK_FINISH_STOP. A block a running request holds stays with it. */
+    bool forget_prefix;
     /* A span request (copied at submit; prompt and n_prompt are then unused). */
     const wick_spans *spans;
     wick_spec_request spec;  /* speculative decoding (zeroed: the scheduler's default) */

@@ -303,6 +303,10 @@ def slots(url, _dir):
     expect("erase 200", (st, er.get("n_erased")), (200, sv.get("n_saved")))
     st, sl = call(url, "/slots")
     expect("erased slot holds no prompt", sl[1].get("n_prompt_tokens"), 0)
+    st, r3 = call(url, "/completion", {"prompt": prompt, "n_predict": 16, "temperature": 0, "id_slot": 1})
+    expect("after erase the prompt is computed again (its cached KV is gone)",
+           (r3["timings"]["cache_n"], r3["timings"]["prompt_n"]), (0, r1["tokens_evaluated"]))
+    expect("after erase the output is the same", r3.get("content"), r1.get("content"))
     st, rs = call(url, "/slots/0?action=restore", {"filename": "slot1.json"})
     expect("restore 200", st, 200)
     expect("n_restored = n_saved", rs.get("n_restored"), sv.get("n_saved"))

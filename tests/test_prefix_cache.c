@@ -1,7 +1,8 @@
 /* test_prefix_cache.c — the automatic prefix cache (kv/prefix_cache.c)
  * through the scheduler: a miss, a full hit, a partial hit reused to the
  * token, copy-on-write of a shared block by requests that diverge inside it,
- * eviction under a small pool, salts that keep requests apart, and a
+ * eviction under a small pool, salts that keep requests apart, forgetting
+ * a prompt's chain (forget_prefix) while a request holds it, and a
  * randomized run of hundreds of requests sharing prefixes under small
  * budgets. The cache folder (kv/block_disk.c): restored after a restart,
  * damaged files; a randomized run with the folder's budget full and
@@ -96,6 +97,16 @@ static void submit(wick_sched *s, const req *q, out_rec *o) {
     r.sampling.seed = q->seed;
     int64_t id = wick_sched_submit(s, &r, &err);
     CHECK_MSG(id > 0, "%s", err.msg);
+}
+
+/* Queue a forget_prefix request of q's prompt (it is done in order). */
+static void forget(wick_sched *s, const req *q) {
+    static out_rec o;
+    wick_error err;
+    memset(&o, 0, sizeof o);
+    wick_request r = {.prompt = q->prompt, .n_prompt = q->n_prompt, .logprobs = -1, .forget_prefix = true,
+                      .on_done = on_done, .user = &o, .cache_salt = q->salt};
+    CHECK_MSG(wick_sched_submit(s, &r, &err) > 0, "%s", err.msg);
 }
 
 /* Step until idle, checking the invariants after every step. */
@@ -214,6 +225,22 @@ static void cases(wick_model *m, const char *label) {
     e.salt = "tenant-1";
     expect(m, s, &e, 0, label, "other salt");
     expect(m, s, &e, e.n_prompt - 1, label, "same salt");
+    /* forgetting a prompt's chain: the next run computes it all, with the
+     * same outputs; another salt's chain stays */
+    forget(s, &a);
+    expect(m, s, &a, 0, label, "after forgetting");
+    expect(m, s, &e, e.n_prompt - 1, label, "another salt after forgetting");
+    /* a forget between two requests of the same prompt: the running one
+     * keeps the blocks it holds, the next one finds none */
+    static out_rec held, after, ref_a;
+    submit(s, &a, &held);
+    forget(s, &a);
+    submit(s, &a, &after);
+    run(s);
+    reference(m, &a, &ref_a);
+    CHECK_MSG(same(&held, &ref_a) && same(&after, &ref_a), "%s: outputs around a forget differ", label);
+    CHECK_MSG(held.res.cached_tokens == a.n_prompt - 1 && after.res.cached_tokens == 0,
+              "%s: around a forget: %d and %d cached tokens", label, held.res.cached_tokens, after.res.cached_tokens);
     wick_sched_free(s);
     wick_context_free(c);
 

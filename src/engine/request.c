@@ -61,6 +61,8 @@ static int submit_checks(const wick_context *c, const wick_request *r, const int
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= c->m->hp.n_vocab)
             return wick_fail(err, "prompt token %d out of range [0, %d)", prompt[i], c->m->hp.n_vocab);
+    if (r->forget_prefix && (r->spans || r->grammar))
+        return wick_fail(err, "a forget_prefix request has no spans and no grammar");
     if (r->n_grammar_triggers < 0 || r->n_grammar_triggers > WICK_MAX_GRAMMAR_TRIGGERS ||
         (r->n_grammar_triggers > 0 && (!r->grammar_triggers || !r->grammar)))
         return wick_fail(err, "grammar triggers need a grammar and are at most %d tokens", WICK_MAX_GRAMMAR_TRIGGERS);

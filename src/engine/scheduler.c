@@ -175,8 +175,18 @@ void sched_preempt(wick_sched *s, sched_req *q) {
 static void admit(wick_sched *s) {
     wick_context *c = s->c;
     kv_cache *kv = &c->kv;
-    while (s->waiting && s->n_running < c->n_seq) {
+    while (s->waiting) {
         sched_req *q = s->waiting;
+        if (q->r.forget_prefix) { /* takes no sequence: done at its turn */
+            kv_forget(kv, q->root, q->tokens, q->n_tokens);
+            pthread_mutex_lock(&s->mu);
+            s->waiting = q->next;
+            s->n_incoming_waiting--;
+            pthread_mutex_unlock(&s->mu);
+            req_finish(s, q, WICK_FINISH_STOP, NULL);
+            continue;
+        }
+        if (s->n_running >= c->n_seq) break;
         int slot = 0;
         while (s->slots[slot].owner) slot++;
         /* at least the last token is computed: its logits give the next one;

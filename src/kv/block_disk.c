@@ -450,6 +450,11 @@ void disk_reject(block_disk *d, kv_key key, const char *why) {
     if (i >= 0) drop_entry(d, i, true);
 }
 
+void disk_forget(block_disk *d, kv_key key) {
+    const int i = disk_find(d, key);
+    if (i >= 0) drop_entry(d, i, true);
+}
+
 int disk_store(block_disk *d, const block_pool *pool, int32_t b, kv_key key, kv_key parent, bool has_parent,
                const int32_t *tokens, int n_tok) {
     if (disk_find(d, key) >= 0) return 0;

@@ -71,6 +71,9 @@ int disk_load(block_disk *d, kv_key key, block_pool *pool, int32_t b, disk_entry
 /* A block disk_load returned is not what its caller expects (why): counted
  * as corrupt, the entry dropped, the file deleted. */
 void disk_reject(block_disk *d, kv_key key, const char *why);
+/* Forget the block filed under key (nothing if none): the entry is dropped,
+ * the file deleted. */
+void disk_forget(block_disk *d, kv_key key);
 /* Write block b (n_tok positions) under key, unless the key is on disk
  * already. -1 on an I/O error (counted; nothing is kept). */
 int disk_store(block_disk *d, const block_pool *pool, int32_t b, kv_key key, kv_key parent, bool has_parent,

@@ -86,6 +86,10 @@ int kv_attach_read(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int 
     return prefix_attach_read(kv->pc, s, root, tokens, n, silent);
 }
 
+int kv_forget(kv_cache *kv, kv_key root, const int32_t *tokens, int n) {
+    return kv->pc ? prefix_forget(kv->pc, root, tokens, n) : 0;
+}
+
 void kv_commit(kv_cache *kv, int s) {
     if (kv->pc) prefix_commit(kv->pc, s, false);
 }

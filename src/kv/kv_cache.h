@@ -96,6 +96,9 @@ int kv_attach(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int max_r
  * disk enter the cache silent if asked. s must not be written before
  * kv_release. */
 int kv_attach_read(kv_cache *kv, int s, kv_key root, const int32_t *tokens, int n, bool silent);
+/* Forget the cached KV of tokens[0, n) on the chain from root (see
+ * prefix_forget); the blocks forgotten (0 without a prefix cache). */
+int kv_forget(kv_cache *kv, kv_key root, const int32_t *tokens, int n);
 /* Put the full blocks s has filled since the last call in the cache. */
 void kv_commit(kv_cache *kv, int s);
 /* End s: what it computed within positions [0, limit) (and its attach's

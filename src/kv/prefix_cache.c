@@ -211,3 +211,25 @@ void prefix_release(prefix_cache *pc, int s, int limit, bool silent) {
     pc->chain[s] = pc->root[s];
     pc->limit[s] = PREFIX_ALL;
 }
+
+int prefix_forget(prefix_cache *pc, kv_key root, const int32_t *tokens, int n) {
+    block_pool *p = pc->pool;
+    kv_key key = root;
+    int dropped = 0;
+    for (int i = 0; i < n; i += KV_BLOCK_SIZE) {
+        const int len = n - i < KV_BLOCK_SIZE ? n - i : KV_BLOCK_SIZE;
+        const kv_key k = block_key(key, tokens + i, len);
+        const int32_t b = bpool_find(p, k);
+        if (b >= 0) {
+            bpool_uncache(p, b);
+            if (p->ref[b] == 0) bpool_give_back(p, b); /* it was idle: nobody holds it */
+            dropped++;
+        }
+        if (pc->disk && disk_find(pc->disk, k) >= 0) {
+            disk_forget(pc->disk, k);
+            if (b < 0) dropped++;
+        }
+        key = k;
+    }
+    return dropped;
+}

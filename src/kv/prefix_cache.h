@@ -76,4 +76,10 @@ void prefix_truncate(prefix_cache *pc, int s, int from);
  * every block it held is let go (cached blocks stay until evicted). */
 void prefix_release(prefix_cache *pc, int s, int limit, bool silent);
 
+/* Forget the cached KV of tokens[0, n) on the chain from root: each of its
+ * full blocks and its partly filled last block, in the pool and in the cache
+ * folder. A block a sequence holds stays with it (uncached). Returns the
+ * blocks forgotten. */
+int prefix_forget(prefix_cache *pc, kv_key root, const int32_t *tokens, int n);
+
 #endif

@@ -51,6 +51,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .spans = g->spans,
         .spec = g->spec,
         .prompt_shared = g->prompt_shared,
+        .forget_prefix = g->forget_prefix,
     };
     wick_error err = {0};
     wick_grammar *gr = NULL;

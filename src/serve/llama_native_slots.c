@@ -18,9 +18,11 @@
  *            reused, the rest is computed; either way the prefix cache then
  *            holds them, so the next request with that prefix is served
  *            from cache. The answer counts the tokens restored.
- *   erase    forgets the slot's record. The cached KV stays in the shared
- *            prefix cache (other requests may hold the same blocks); it
- *            goes as the cache evicts it. Outputs never depend on caching. */
+ *   erase    forgets the slot's record and drops the cached KV of its
+ *            tokens from the prefix cache and the cache folder (a block a
+ *            running request holds stays with that request), so the next
+ *            request with that prompt computes it again. Outputs never
+ *            depend on caching. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -384,12 +386,36 @@ static void slot_restore(serve_server *s, http_call *c, int id, const cJSON *b) 
     reply_json(c, 200, r);
 }
 
+/* Drop the prefix cache's KV of the slot's tokens (ids, n) of model:
+ * a forget request, in order with the model's other requests. */
+static int forget_cached(serve_server *s, http_call *c, const char *model, int32_t *ids, int n, fld_error *e) {
+    mpool_lease l;
+    wick_error err;
+    if (mpool_acquire(s->pool, model, &l, &err) < 0) return 0; /* the model is gone, and its cache with it */
+    gen_params g = {.ids = ids, .n_ids = n, .n_predict = 0, .logprobs = -1, .forget_prefix = true};
+    g.sampling = ln_sampling_base(s, &l);
+    job *j = gen_submit(s, &l, &g, e);
+    job_batch acc = {0};
+    int rc = 0;
+    if (!j) rc = -1;
+    else if (gen_collect(s, c, j, &acc) < 0) rc = fld_fail(e, 499, NULL, "client closed the connection");
+    else if (job_get_result(j)->finish == WICK_FINISH_ERROR) rc = fld_fail(e, 500, NULL, "%s", job_get_result(j)->error);
+    job_batch_free(&acc);
+    if (j) job_release(j);
+    mpool_release(s->pool, &l, NAN);
+    return rc;
+}
+
 static void slot_erase(serve_server *s, http_call *c, int id) {
     ln_slots *t = s->slots;
     pthread_mutex_lock(&t->mu);
     ln_slot *sl = &t->v[id];
     const int n = sl->n_tokens > sl->n_prompt ? sl->n_tokens - 1 : sl->n_tokens; /* as save counts them */
     const bool busy = sl->busy > 0;
+    char model[sizeof sl->model];
+    memcpy(model, sl->model, sizeof model);
+    int32_t *ids = !busy && n > 0 ? malloc(sizeof *ids * (size_t)n) : NULL;
+    if (ids) memcpy(ids, sl->tokens, sizeof *ids * (size_t)n);
     if (!busy) {
         free(sl->tokens);
         free(sl->prompt);
@@ -400,6 +426,13 @@ static void slot_erase(serve_server *s, http_call *c, int id) {
     pthread_mutex_unlock(&t->mu);
     if (busy) {
         reply_err(c, 503, "unavailable_error", "the slot is processing a request; erase it when it is idle");
+        return;
+    }
+    fld_error e = {0};
+    const int rc = ids ? forget_cached(s, c, model, ids, n, &e) : 0;
+    free(ids);
+    if (rc < 0) {
+        reply_openai_error(c, &e);
         return;
     }
     cJSON *r = cJSON_CreateObject();

@@ -54,6 +54,7 @@ typedef struct gen_params {
     int n_ctx_limit;         /* a context smaller than the model's for this request (Ollama's num_ctx); 0 = none */
     const struct fld_grammar *grammar; /* structured output (NULL or kind 0 = none); compiled at submit */
     bool prompt_shared;      /* a later choice of an n > 1 request: the prompt was counted once */
+    bool forget_prefix;      /* drop the prompt's cached KV instead of computing (wick_request.forget_prefix) */
 } gen_params;
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
