@@ -542,11 +542,18 @@ typedef struct wick_token_info {
     int index;      /* 0 for the first generated token */
     /* With logprobs >= 0: log-softmax of the model's raw logits (before
      * penalties, temperature and filters) at id, and the n_top most likely
-     * ids (highest first, lower id on ties) with theirs. */
-    float logprob;
+     * ids (highest first, lower id on ties) with theirs.
+     * With post_sampling_probs also set, the same storage holds instead the
+     * probabilities of the distribution id was drawn from (after every
+     * processor, penalty, temperature and filter): prob at id, and the n_top
+     * most likely candidates with theirs (highest first, lower id on ties),
+     * only tokens the filters kept. Greedy (temperature <= 0): id has 1, and
+     * the runners-up by processed logit (within top_k when set; none the
+     * logit processors ruled out) follow with 0, as llama-server lists them. */
+    union { float logprob; float prob; };
     int n_top;
     int32_t top_ids[WICK_MAX_TOP_LOGPROBS];
-    float top_logprobs[WICK_MAX_TOP_LOGPROBS];
+    union { float top_logprobs[WICK_MAX_TOP_LOGPROBS]; float top_probs[WICK_MAX_TOP_LOGPROBS]; };
 } wick_token_info;
 
 typedef struct wick_request_result {
@@ -626,6 +633,10 @@ typedef struct wick_request {
     bool ignore_eos;         /* do not stop at end-of-generation tokens */
     bool new_message;        /* as wick_generate_params.new_message */
     int logprobs;            /* -1 = none; 0..WICK_MAX_TOP_LOGPROBS: the token's logprob and that many top ones */
+    /* With logprobs >= 0: report the post-sampling probabilities instead of
+     * the raw logprobs (wick_token_info.prob / top_probs). Never changes
+     * which tokens are drawn. */
+    bool post_sampling_probs;
     /* Prefix-cache salt (NULL or "" = none): requests share cached KV only
      * with requests of the same salt (vLLM's cache_salt). */
     const char *cache_salt;

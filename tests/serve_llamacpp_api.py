@@ -5,7 +5,8 @@ the last line is "NAME: P passed, F failed".
 
   --part stories URL      /completion vs /v1/completions (greedy, byte
                           identity of text and token ids), ids / mixed /
-                          several prompts, streaming, n_probs, return_tokens,
+                          several prompts, streaming, n_probs,
+                          post_sampling_probs, return_tokens,
                           stop words, /tokenize pieces, /detokenize, /props,
                           /slots, /apply-template, /models, aliases, the 400s
   --part infill URL       /infill on a model with FIM tokens = /completion of
@@ -16,6 +17,7 @@ the last line is "NAME: P passed, F failed".
   --part noslots URL      GET /slots 501, slot actions 501 without a save path
 """
 import json
+import math
 import sys
 import urllib.error
 import urllib.request
@@ -66,6 +68,64 @@ def sse(url, path, body):
         if block.startswith("data: "):
             events.append(json.loads(block[6:]))
     return status, events, text
+
+
+def post_sampling(url, prompt, text, greedy_ids):
+    """post_sampling_probs: probabilities after the sampler chain, as prob / top_probs."""
+    # greedy, as llama-server's test_n_probs_post_sampling asks: 1 for the token, runners-up after it
+    st, r = call(url, "/completion", {"prompt": prompt, "n_predict": 5, "temperature": 0, "n_probs": 10,
+                                      "post_sampling_probs": True})
+    expect("post_sampling_probs answers 200", st, 200)
+    probs = r.get("completion_probabilities", [])
+    expect("post_sampling_probs: an entry per token", len(probs), 5)
+    expect("post_sampling_probs: the greedy tokens", [p["id"] for p in probs], greedy_ids[:5])
+    expect("post_sampling_probs: entry fields", sorted(probs[0]) if probs else None,
+           ["bytes", "id", "prob", "token", "top_probs"])
+    expect("post_sampling_probs: top entry fields", sorted(probs[0]["top_probs"][0]) if probs else None,
+           ["bytes", "id", "prob", "token"])
+    expect("greedy: each token's prob is 1", [p["prob"] for p in probs], [1.0] * 5)
+    expect("greedy: n_probs candidates, the token first with 1, then 0s",
+           [(len(p["top_probs"]), p["top_probs"][0]["id"] == p["id"], [t["prob"] for t in p["top_probs"]])
+            for p in probs], [(10, True, [1.0] + [0.0] * 9)] * 5)
+    expect("generation_settings post_sampling_probs", r["generation_settings"].get("post_sampling_probs"), True)
+
+    # sampled: the same text with or without it; top_k 5 survivors at temperature 0.7, whose
+    # probabilities are the softmax of the raw top logprobs / 0.7 (to 1e-4)
+    body = {"prompt": prompt, "n_predict": 16, "temperature": 0.7, "top_k": 5, "top_p": 1, "min_p": 0,
+            "repeat_penalty": 1, "presence_penalty": 0, "frequency_penalty": 0, "seed": 42, "n_probs": 10}
+    st, plain = call(url, "/completion", {**body, "n_probs": 0})
+    st, raw = call(url, "/completion", body)
+    st, post = call(url, "/completion", {**body, "post_sampling_probs": True})
+    expect("sampled: the same text with post_sampling_probs", (raw.get("content"), post.get("content")),
+           (plain.get("content"), plain.get("content")))
+    pp, rp = post.get("completion_probabilities", []), raw.get("completion_probabilities", [])
+    expect("sampled: an entry per token", (len(pp), len(rp)), (16, 16))
+    worst, shape = 0.0, True
+    for p, q in zip(pp, rp):
+        top = q["top_logprobs"][:5]
+        z = sum(math.exp(t["logprob"] / 0.7) for t in top)
+        want = {t["id"]: math.exp(t["logprob"] / 0.7) / z for t in top}
+        got = {t["id"]: t["prob"] for t in p["top_probs"]}
+        shape &= len(p["top_probs"]) == 5 and set(got) == set(want) and p["id"] in got
+        shape &= all(a["prob"] >= b["prob"] for a, b in zip(p["top_probs"], p["top_probs"][1:]))
+        if set(got) == set(want):
+            worst = max([worst, abs(sum(got.values()) - 1)] + [abs(got[i] - want[i]) for i in want])
+            worst = max(worst, abs(p["prob"] - want.get(p["id"], -1)))
+    expect("sampled: the 5 top-k survivors, best first, the token among them", shape, True)
+    expect("sampled: probs = softmax(top logprobs / T), summing to 1 (1e-4)", worst <= 1e-4, True)
+
+    # streamed: each chunk's entries in the same shape, the same ids as whole
+    st, ev, _ = sse(url, "/completion", {**body, "post_sampling_probs": True, "stream": True})
+    sp = [p for e in ev[:-1] for p in e.get("completion_probabilities", [])]
+    expect("streamed post_sampling_probs = whole", [(p["id"], p["prob"], [t["prob"] for t in p["top_probs"]]) for p in sp],
+           [(p["id"], p["prob"], [t["prob"] for t in p["top_probs"]]) for p in pp])
+    expect("streamed entries carry prob / top_probs", all("prob" in p and "logprob" not in p for p in sp) and len(sp) == 16, True)
+
+    st, e = call(url, "/completion", {"prompt": prompt, "post_sampling_probs": "yes"})
+    expect("post_sampling_probs of the wrong type is a 400", st, 400)
+    st, e = call(url, "/v1/completions", {"prompt": prompt, "post_sampling_probs": True})
+    msg = e.get("error", {}).get("message", "") if isinstance(e, dict) else ""
+    expect("/v1/completions: post_sampling_probs is a 400 naming it", (st, "post_sampling_probs" in msg), (400, True))
 
 
 def stories(url):
@@ -147,6 +207,8 @@ def stories(url):
            all(len(e.get("completion_probabilities", [])) == 1 for e in ev[:-1] if e["tokens"]), True)
     expect("last chunk has timings", "timings" in ev[-1], True)
 
+    post_sampling(url, prompt, text, r["tokens"])
+
     st, ev2, _ = sse(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0, "stream": True})
     expect("stream chunks carry their token ids without return_tokens", all(len(e["tokens"]) == 1 for e in ev2[:-1]), True)
 
@@ -175,7 +237,7 @@ def stories(url):
     expect("unknown sampler is a 400", st, 400)
 
     # fields wick cannot honour: 400 naming them
-    for field, value in [("mirostat", 2), ("typical_p", 0.5), ("dry_multiplier", 0.8), ("post_sampling_probs", True),
+    for field, value in [("mirostat", 2), ("typical_p", 0.5), ("dry_multiplier", 0.8),
                          ("n_keep", 4), ("return_progress", True), ("lora", [{"id": 0, "scale": 1}])]:
         st, e = call(url, "/completion", {"prompt": prompt, field: value})
         msg = e.get("error", {}).get("message", "") if isinstance(e, dict) else ""

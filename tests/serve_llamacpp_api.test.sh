@@ -5,9 +5,12 @@
 # python3's standard library (tests/serve_llamacpp_api.py holds the checks):
 #  - stories260K (--ctx 128 --parallel 2): greedy /completion = /v1/completions
 #    byte for byte (text, token ids, logprobs), ids / mixed / several prompts,
-#    the native SSE stream, n_probs, return_tokens, stop words, samplers,
-#    the 400s of fields wick cannot honour, tokenize pieces, props, slots,
-#    models, apply-template = the chat route's rendering;
+#    the native SSE stream, n_probs, post_sampling_probs (greedy 1 then 0s;
+#    sampled = the softmax of the raw top logprobs over the top-k survivors;
+#    the same text with or without; streamed = whole), return_tokens, stop
+#    words, samplers, the 400s of fields wick cannot honour, tokenize
+#    pieces, props, slots, models, apply-template = the chat route's
+#    rendering;
 #  - a random Qwen2 model on the Qwen2.5 vocabulary (FIM tokens): /infill =
 #    /completion of the FIM layout built by hand; bad input_extra 400s;
 #    stories260K (no FIM tokens): /infill 400;

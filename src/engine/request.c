@@ -191,6 +191,11 @@ int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     if (q->n_gen == 0) q->t_first = wick_now_ms();
     const bool eog = wick_token_is_eog(c->m, id);
     if (eog && (!q->r.ignore_eos || q->gm)) return WICK_FINISH_STOP; /* a grammar allows it only where complete */
+    wick_token_info ti = {.id = id, .index = q->n_gen};
+    if (q->r.on_token && q->r.logprobs >= 0 && q->r.post_sampling_probs) { /* before the grammar takes id */
+        if (q->gm) (void)wick_grammar_matcher_mask(q->gm, q->gmask.bits); /* this position's (speculation moved on) */
+        sampler_post_probs(&c->smp, &q->cfg, logits, q->tokens, q->n_tokens, &ti, q->r.logprobs);
+    }
     if (q->gm_lazy && is_trigger(q, id)) { /* the grammar starts: with this token where it writes it, else after it */
         q->gm = q->gm_lazy;
         q->gm_lazy = NULL;
@@ -210,8 +215,7 @@ int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
     bool stopped = text_out_token(&q->text, id, &text, &len);
     bool go_on = true;
     if (q->r.on_token) {
-        wick_token_info ti = {.id = id, .index = q->n_gen - 1};
-        if (q->r.logprobs >= 0) sampler_logprobs(logits, c->m->hp.n_vocab, &ti, q->r.logprobs);
+        if (q->r.logprobs >= 0 && !q->r.post_sampling_probs) sampler_logprobs(logits, c->m->hp.n_vocab, &ti, q->r.logprobs);
         go_on = q->r.on_token(q->r.user, &ti, text, len);
     }
     if (stopped) {

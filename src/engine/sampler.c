@@ -542,9 +542,10 @@ static cand top_p_vocab(sampler *s, const wick_sampling *p, const float *w, int 
     return list_cut(s, p, ns + nb, ns, Z);
 }
 
-/* The processors and knobs applied to logits: what the draw picks from. */
-static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
-                    int n_history) {
+/* The processors and penalties applied to logits: the logits the knobs see
+ * (logits itself when nothing changes them, else s->logit). */
+static const float *process(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
+                            int n_history) {
     const wick_sampling *p = cfg->p;
     int n = s->n_vocab;
     const float *L = logits;
@@ -558,6 +559,12 @@ static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, con
         int w = p->repeat_last_n < 0 || p->repeat_last_n > n_history ? n_history : p->repeat_last_n;
         apply_penalties(s, p, history + (n_history - w), w);
     }
+    return L;
+}
+
+/* The knobs applied to the processed logits L: what the draw picks from. */
+static cand knobs(sampler *s, const wick_sampling *p, const float *L) {
+    int n = s->n_vocab;
     if (!(p->temperature > 0)) return (cand){.kind = CAND_ONE, .id = sampler_argmax(L, n)};
     float inv_t = 1.0f / p->temperature;
     if (!isfinite(inv_t)) return (cand){.kind = CAND_ONE, .id = sampler_argmax(L, n)}; /* a denormal temperature */
@@ -614,6 +621,11 @@ static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, con
     return (cand){.kind = CAND_VOCAB, .m = n, .S = weights_sum(s->w, n)};
 }
 
+static cand prepare(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
+                    int n_history) {
+    return knobs(s, cfg->p, process(s, cfg, logits, history, n_history));
+}
+
 int32_t sampler_sample(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
                        int n_history, sampler_rng *rng) {
     const cand c = prepare(s, cfg, logits, history, n_history);
@@ -646,6 +658,68 @@ void sampler_dist(sampler *s, const sampler_cfg *cfg, const float *logits, const
 
 int32_t sampler_draw_dist(const float *dist, int n, sampler_rng *rng) {
     return draw_vocab(dist, n, weights_sum(dist, n), rng);
+}
+
+/* ---- post-sampling probabilities ---- */
+
+/* Keep (v, id) among ti's best n_top so far (value descending, lower id first). */
+static void top_keep(wick_token_info *ti, int n_top, float v, int32_t id) {
+    if (n_top <= 0 || (ti->n_top == n_top && !worse(ti->top_probs[n_top - 1], ti->top_ids[n_top - 1], v, id))) return;
+    int k = ti->n_top < n_top ? ti->n_top++ : n_top - 1;
+    while (k > 0 && worse(ti->top_probs[k - 1], ti->top_ids[k - 1], v, id)) {
+        ti->top_probs[k] = ti->top_probs[k - 1];
+        ti->top_ids[k] = ti->top_ids[k - 1];
+        k--;
+    }
+    ti->top_probs[k] = v;
+    ti->top_ids[k] = id;
+}
+
+/* One token takes all the mass: it leads the list with 1, the runners-up
+ * kept there (at most n_top - 1) follow with 0. */
+static void lead(wick_token_info *ti, int n_top, int32_t one) {
+    ti->prob = ti->id == one ? 1.0f : 0.0f;
+    if (n_top <= 0) return;
+    for (int k = ti->n_top; k > 0; k--) ti->top_ids[k] = ti->top_ids[k - 1];
+    ti->top_ids[0] = one;
+    ti->n_top++;
+    for (int k = 0; k < ti->n_top; k++) ti->top_probs[k] = k == 0 ? 1.0f : 0.0f;
+}
+
+void sampler_post_probs(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
+                        int n_history, wick_token_info *ti, int n_top) {
+    const float *L = process(s, cfg, logits, history, n_history);
+    const cand c = knobs(s, cfg->p, L);
+    const int n = s->n_vocab;
+    if (n_top > WICK_MAX_TOP_LOGPROBS) n_top = WICK_MAX_TOP_LOGPROBS;
+    ti->n_top = 0;
+    if (c.kind == CAND_ONE) { /* greedy: the runners-up by processed logit, within top_k, none ruled out */
+        int lim = n_top;
+        if (cfg->p->top_k > 0 && cfg->p->top_k < lim) lim = cfg->p->top_k;
+        for (int i = 0; i < n; i++)
+            if (i != c.id && L[i] > -INFINITY) top_keep(ti, lim - 1, L[i], i);
+        lead(ti, n_top, c.id);
+        return;
+    }
+    if (c.kind == CAND_LIST && !(c.S > 0)) { /* every weight rounded to 0: the draw takes the first */
+        for (int i = 1; i < c.m; i++) top_keep(ti, n_top - 1, s->val[i], s->id[i]);
+        lead(ti, n_top, s->id[0]);
+        return;
+    }
+    /* the probabilities exactly as sampler_dist gives them */
+    const double inv = 1.0 / c.S;
+    ti->prob = 0;
+    if (c.kind == CAND_LIST) {
+        for (int i = 0; i < c.m; i++) {
+            if (s->id[i] == ti->id) ti->prob = (float)(s->val[i] * inv);
+            top_keep(ti, n_top, s->val[i], s->id[i]);
+        }
+    } else {
+        if (ti->id >= 0 && ti->id < n) ti->prob = (float)(s->w[ti->id] * inv);
+        for (int i = 0; i < n; i++)
+            if (L[i] > -INFINITY) top_keep(ti, n_top, s->w[i], i);
+    }
+    for (int k = 0; k < ti->n_top; k++) ti->top_probs[k] = (float)(ti->top_probs[k] * inv);
 }
 
 /* ---- logprobs ---- */

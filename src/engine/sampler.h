@@ -139,6 +139,17 @@ void sampler_dist(sampler *s, const sampler_cfg *cfg, const float *logits, const
 /* Draw i with probability dist[i] / Σ dist (entries <= 0 never) with rng. */
 int32_t sampler_draw_dist(const float *dist, int n, sampler_rng *rng);
 
+/* The distribution sampler_sample draws from (as sampler_dist), reported
+ * for the token ti->id drawn from it: its probability into ti->prob, and
+ * the n_top most likely candidates the knobs kept into ti->top_ids /
+ * top_probs (best first, lower id on ties), ti->n_top of them. When one
+ * token takes all the mass (greedy, an infinite logit, every weight rounded
+ * to 0) it has 1 and the runners-up follow with 0: greedy's by processed
+ * logit, within top_k when set, none a processor set to -inf. Uses no
+ * randomness; the sampler's buffers are overwritten. */
+void sampler_post_probs(sampler *s, const sampler_cfg *cfg, const float *logits, const int32_t *history,
+                        int n_history, wick_token_info *ti, int n_top);
+
 /* The log-softmax of the raw logits (as the model gave them, before any
  * processor or knob) at ti->id into ti->logprob, and the n_top most likely
  * ids with theirs into ti->top_ids / top_logprobs (best first, lower id on

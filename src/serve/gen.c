@@ -48,6 +48,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .cache_salt = g->cache_salt,
         .new_message = g->new_message,
         .logprobs = g->logprobs,
+        .post_sampling_probs = g->post_sampling_probs,
         .spans = g->spans,
         .spec = g->spec,
         .prompt_shared = g->prompt_shared,

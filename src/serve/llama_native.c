@@ -1,7 +1,8 @@
 /* llama_native.c — llama-server's native completion routes: POST
  * /completion (and /completions) and /infill. The fields are read as
- * llama-server reads them (n_predict, n_probs, return_tokens, id_slot,
- * samplers, grammar / json_schema, the sampling knobs); a prompt is text,
+ * llama-server reads them (n_predict, n_probs, post_sampling_probs,
+ * return_tokens, id_slot, samplers, grammar / json_schema, the sampling
+ * knobs); a prompt is text,
  * token ids, a mixed array of both, or an array of several prompts (one
  * result each, in order). Fields llama-server has whose effect wick cannot
  * give are a 400 naming them; cache_prompt is honoured by the automatic
@@ -30,7 +31,7 @@ static const ln_unsup UNSUPPORTED[] = {
     {"typical_p", 0, 1},       {"dynatemp_range", 0, 0},   {"mirostat", 0, 0},      {"xtc_probability", 0, 0},
     {"dry_multiplier", 0, 0},  {"top_n_sigma", 3, 0},      {"min_keep", 0, 0},      {"n_keep", 0, 0},
     {"n_discard", 0, 0},       {"t_max_predict_ms", 0, 0}, {"t_max_prompt_ms", 3, 0}, {"n_indent", 0, 0},
-    {"n_cmpl", 3, 1},          {"post_sampling_probs", 1, 0}, {"timings_per_token", 1, 0},
+    {"n_cmpl", 3, 1},          {"timings_per_token", 1, 0},
     {"return_progress", 1, 0}, {"grammar_lazy", 1, 0},    {"lora", 2, 0},          {"image_data", 2, 0},
     {"multimodal_data", 2, 0}, {"grammar_triggers", 2, 0}, {"preserved_tokens", 2, 0},
     {"use_beam_search", 1, 0}, {"stop_token_ids", 2, 0},
@@ -115,6 +116,7 @@ static int parse_common(const cJSON *b, ln_params *p, fld_error *e) {
     if ((r = fld_int(b, "n_probs", 0, WICK_MAX_TOP_LOGPROBS, &v, e)) < 0) return -1;
     if (r) p->n_probs = (int)v;
     if (p->n_probs > 0) p->g.logprobs = p->n_probs;
+    if (fld_bool(b, "post_sampling_probs", &p->g.post_sampling_probs, e) < 0) return -1;
     if (fld_bool(b, "return_tokens", &p->return_tokens, e) < 0) return -1;
     if (fld_bool(b, "cache_prompt", &p->cache_prompt, e) < 0) return -1;
     if ((r = fld_int(b, "id_slot", -1, 1e6, &v, e)) < 0) return -1;

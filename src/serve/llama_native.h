@@ -111,8 +111,9 @@ cJSON *ln_chunk_json(const ln_task *t, const job_event *ev, size_t n, const char
 /* response_fields: only the values at these paths ("a/b" = o.a.b), each
  * under its path as the key; o is replaced. */
 cJSON *ln_pick_fields(cJSON *o, const cJSON *paths);
-/* completion_probabilities of events ev[0, n). */
-cJSON *ln_probs_json(const wick_model *m, const job_event *ev, size_t n);
+/* completion_probabilities of events ev[0, n): {id, token, bytes, logprob,
+ * top_logprobs}, or with post (post_sampling_probs) {..., prob, top_probs}. */
+cJSON *ln_probs_json(const wick_model *m, const job_event *ev, size_t n, bool post);
 
 /* ---- the rest (llama_native_info.c) ---- */
 

@@ -89,14 +89,15 @@ cJSON *ln_settings_json(const ln_params *p, const mpool_lease *l) {
     cJSON_AddNumberToObject(j, "speculative.n_min", 0);
     cJSON_AddNumberToObject(j, "speculative.p_min", 0.75);
     cJSON_AddBoolToObject(j, "timings_per_token", false);
-    cJSON_AddBoolToObject(j, "post_sampling_probs", false);
+    cJSON_AddBoolToObject(j, "post_sampling_probs", p->g.post_sampling_probs);
     cJSON_AddItemToObject(j, "lora", cJSON_CreateArray());
     (void)l;
     return j;
 }
 
-/* {id, token, bytes, logprob} of one id */
-static cJSON *prob_entry(const wick_model *m, int32_t id, float lp) {
+/* {id, token, bytes, logprob} of one id; {..., prob} with post-sampling
+ * probabilities */
+static cJSON *prob_entry(const wick_model *m, int32_t id, float lp, bool post) {
     cJSON *o = cJSON_CreateObject();
     wbuf p = {0};
     prompt_piece(m, id, &p);
@@ -107,18 +108,20 @@ static cJSON *prob_entry(const wick_model *m, int32_t id, float lp) {
     free(str);
     cJSON *bytes = cJSON_AddArrayToObject(o, "bytes");
     for (size_t i = 0; i < p.len; i++) cJSON_AddItemToArray(bytes, cJSON_CreateNumber((unsigned char)p.data[i]));
-    cJSON_AddNumberToObject(o, "logprob", isfinite(lp) ? lp : -9999.0);
+    if (post) cJSON_AddNumberToObject(o, "prob", lp);
+    else cJSON_AddNumberToObject(o, "logprob", isfinite(lp) ? lp : -9999.0);
     wbuf_free(&p);
     return o;
 }
 
-cJSON *ln_probs_json(const wick_model *m, const job_event *ev, size_t n) {
+cJSON *ln_probs_json(const wick_model *m, const job_event *ev, size_t n, bool post) {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         const wick_token_info *t = &ev[i].tok;
-        cJSON *o = prob_entry(m, t->id, t->logprob);
-        cJSON *top = cJSON_AddArrayToObject(o, "top_logprobs");
-        for (int k = 0; k < t->n_top; k++) cJSON_AddItemToArray(top, prob_entry(m, t->top_ids[k], t->top_logprobs[k]));
+        cJSON *o = prob_entry(m, t->id, post ? t->prob : t->logprob, post);
+        cJSON *top = cJSON_AddArrayToObject(o, post ? "top_probs" : "top_logprobs");
+        for (int k = 0; k < t->n_top; k++)
+            cJSON_AddItemToArray(top, prob_entry(m, t->top_ids[k], post ? t->top_probs[k] : t->top_logprobs[k], post));
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -157,7 +160,7 @@ cJSON *ln_chunk_json(const ln_task *t, const job_event *ev, size_t n, const char
     cJSON_AddNumberToObject(o, "id_slot", t->slot);
     cJSON_AddNumberToObject(o, "tokens_predicted", (double)t->acc.n);
     cJSON_AddNumberToObject(o, "tokens_evaluated", t->n_ids);
-    if (t->p->n_probs > 0 && n) cJSON_AddItemToObject(o, "completion_probabilities", ln_probs_json(t->lease->model, ev, n));
+    if (t->p->n_probs > 0 && n) cJSON_AddItemToObject(o, "completion_probabilities", ln_probs_json(t->lease->model, ev, n, t->p->g.post_sampling_probs));
     return o;
 }
 
@@ -233,7 +236,7 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
     cJSON_AddNumberToObject(tm, "predicted_ms", res->decode_ms);
     cJSON_AddNumberToObject(tm, "predicted_per_token_ms", res->generated_tokens > 0 ? res->decode_ms / res->generated_tokens : 0);
     cJSON_AddNumberToObject(tm, "predicted_per_second", res->decode_ms > 0 ? 1e3 * res->generated_tokens / res->decode_ms : 0);
-    if (t->p->n_probs > 0 && !stream) cJSON_AddItemToObject(o, "completion_probabilities", ln_probs_json(m, t->acc.ev, t->acc.n));
+    if (t->p->n_probs > 0 && !stream) cJSON_AddItemToObject(o, "completion_probabilities", ln_probs_json(m, t->acc.ev, t->acc.n, t->p->g.post_sampling_probs));
     wbuf_free(&text);
     return t->p->fields ? ln_pick_fields(o, t->p->fields) : o;
 }

@@ -47,6 +47,7 @@ typedef struct gen_params {
     fld_stops stop;
     bool ignore_eos, new_message;
     int logprobs;         /* -1 none, else top-N */
+    bool post_sampling_probs; /* with logprobs: the sampled distribution's probabilities instead */
     const char *cache_salt; /* prefix-cache salt (NULL = none); read at submit */
     const wick_spans *spans; /* a span request (ids unused; n_ids = its whole length); read at submit */
     wick_spec_request spec;  /* speculative decoding (zeroed: the server's default) */
