@@ -4,7 +4,10 @@
 # "model", listed by /v1/models), server-wide sampling defaults (--temp 0 is
 # greedy like a request's temperature 0; a request's own field wins; --seed),
 # -n caps tokens on every API, --chat-template / --chat-template-file change
-# the rendered prompt, -c with --parallel gives each sequence its share,
+# the rendered prompt (llama.cpp's named formats: command-r's /apply-template
+# text; BOS first as the model adds it, whatever the template; a template that
+# raises on a system role gets the system text folded into the user turn),
+# -c with --parallel gives each sequence its share,
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
 # values it cannot honour) are errors naming them.
@@ -33,7 +36,9 @@ refuse() { # what, the text the error must name, args...
 }
 refuse "an unknown flag" "--no-such-flag" --no-such-flag
 refuse "llama-server's --props (not supported)" "--props" --props
-refuse "a template wick has no built-in for" "gemma" --chat-template gemma
+refuse "a template wick has no built-in for" "nonesuch" --chat-template nonesuch
+grep -qF "command-r, deepseek" "$TMP/r.err" && ok "an unknown template's error lists the built-in names" ||
+  bad "an unknown template's error does not list the names: $(cat "$TMP/r.err")"
 refuse "--no-jinja without a built-in template" "--no-jinja" --no-jinja
 refuse "a --reasoning-format llama-server does not have" "sideways" --reasoning-format sideways
 refuse "-c leaving too little per sequence" "-c 64" -c 64 --parallel 8
@@ -161,9 +166,9 @@ printf '%s' '{% for m in messages %}<{{ m.role }}:{{ m.content }}>{% endfor %}{%
 if serve_start D -m "$STORIES" -t 1 --chat-template-file "$TMP/t.jinja"; then
   post "$D/v1/chat/completions/render" "{$C}"
   got=$(js 'j["token_ids"]')
-  post "$D/tokenize" '{"content": "<user:Tell me a story>[bot]", "add_special": false}'
+  post "$D/tokenize" '{"content": "<user:Tell me a story>[bot]", "add_special": true}'
   want=$(js 'j["tokens"]')
-  expect "--chat-template-file: the prompt is the file's rendering" "$got" "$want"
+  expect "--chat-template-file: the prompt is the file's rendering after BOS (the model adds it)" "$got" "$want"
   [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template-file differs from the model's template" ||
     bad "--chat-template-file rendered as the model's template"
   serve_stop "$D_PID"
@@ -177,5 +182,41 @@ if serve_start E -m "$STORIES" -t 1 --chat-template llama3 --no-jinja; then
   [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template llama3 differs from the model's template" ||
     bad "--chat-template llama3 rendered as the model's template"
   serve_stop "$E_PID"
+fi
+# llama.cpp's named formats; BOS first as the model adds it, whatever the template
+if serve_start F -m "$STORIES" -t 1 --chat-template command-r; then
+  M='"messages": [{"role": "system", "content": "You are a test."}, {"role": "user", "content": "Hi there"}]'
+  post "$F/apply-template" "{$M}"
+  expect "--chat-template command-r: /apply-template is llama.cpp's text" "$(js 'j["prompt"]')" \
+    "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>You are a test.<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hi there<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"
+  post "$F/tokenize" "{\"content\": $(js 'json.dumps(j["prompt"])'), \"add_special\": true}"
+  want=$(js 'j["tokens"]')
+  post "$F/v1/chat/completions/render" "{$M}"
+  expect "--chat-template command-r: the prompt submitted is BOS + the template's text" "$(js 'j["token_ids"]')" "$want"
+  serve_stop "$F_PID"
+fi
+if serve_start G -m "$STORIES" -t 1 --chat-template chatml; then
+  post "$G/v1/chat/completions" '{"messages": [{"role": "system", "content": "Book"}, {"role": "user", "content": "What is the best book"}], "max_tokens": 1}'
+  expect "--chat-template chatml: BOS counted in the prompt (llama.cpp's 77)" "$(js 'j["usage"]["prompt_tokens"]')" 77
+  serve_stop "$G_PID"
+fi
+# a template without a system role (as Gemma 2's, which raises): the system text
+# is folded into the first user message, joined by a newline (as llama.cpp)
+printf '%s' "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else m['role']) + '\n' + m['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}" >"$TMP/nosys.jinja"
+if serve_start H -m "$STORIES" -t 1 --jinja --chat-template-file "$TMP/nosys.jinja"; then
+  M='"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Tell me a story"}]'
+  post "$H/apply-template" "{$M}"
+  expect "no system role: the system text opens the first user turn (BOS left to tokenization)" "$(js 'j["prompt"]')" \
+    "$(printf '<start_of_turn>user\nBe brief.\nTell me a story<end_of_turn>\n<start_of_turn>model\n')"
+  post "$H/tokenize" "{\"content\": $(js 'json.dumps(j["prompt"])'), \"add_special\": true}"
+  want=$(js 'j["tokens"]')
+  post "$H/v1/chat/completions/render" "{$M}"
+  expect "no system role: the prompt has one BOS (the template's)" "$(js 'j["token_ids"]')" "$want"
+  post "$H/v1/chat/completions/render" '{"messages": [{"role": "user", "content": "Hi"}]}'
+  expect "no system message: rendered as is" "$ST" 200
+  T='"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}], "tool_choice": "required"'
+  post "$H/v1/chat/completions" "{$M, $T, \"max_tokens\": 4}"
+  expect "no system role: a system message with tools and tool_choice required is served" "$ST" 200
+  serve_stop "$H_PID"
 fi
 finish

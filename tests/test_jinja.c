@@ -606,6 +606,109 @@ static void test_builtin_templates(void) {
     CHECK(chat_template_builtin(NULL) == NULL);
 }
 
+/* llama.cpp's named formats: its test conversation (tests/test-chat-template.cpp)
+ * rendered by each name, as llama.cpp's built-in formatter writes it */
+static const char LLAMACPP_CONV[] =
+    "[{\"role\": \"system\", \"content\": \"You are a helpful assistant\"}, {\"role\": \"user\", \"content\": \"Hello\"},"
+    " {\"role\": \"assistant\", \"content\": \"Hi there\"}, {\"role\": \"user\", \"content\": \"Who are you\"},"
+    " {\"role\": \"assistant\", \"content\": \"   I am an assistant   \"}, {\"role\": \"user\", \"content\": \"Another question\"}]";
+
+static const struct {
+    const char *name, *want;
+} LLAMACPP_NAMED[] = {
+    {"chatml",
+     "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n<|im_start|>assistant\n"},
+    {"llama3",
+     "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"chatglm3",
+     "[gMASK]sop<|system|>\n You are a helpful assistant<|user|>\n Hello<|assistant|>\n Hi there<|user|>\n Who are you<|assistant|>\n    I am an assistant   <|user|>\n Another question<|assistant|>"},
+    {"chatglm4",
+     "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello<|assistant|>\nHi there<|user|>\nWho are you<|assistant|>\n   I am an assistant   <|user|>\nAnother question<|assistant|>"},
+    {"command-r",
+     "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>You are a helpful assistant<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hello<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>Hi there<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Who are you<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>I am an assistant<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Another question<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"},
+    {"deepseek",
+     "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n### Response:\n"},
+    {"deepseek2",
+     "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\xef""\xbd""\x9c""end\xe2""\x96""\x81""of\xe2""\x96""\x81""sentence\xef""\xbd""\x9c"">User: Who are you\n\nAssistant:    I am an assistant   <\xef""\xbd""\x9c""end\xe2""\x96""\x81""of\xe2""\x96""\x81""sentence\xef""\xbd""\x9c"">User: Another question\n\nAssistant:"},
+    {"deepseek3",
+     "You are a helpful assistant\n\n<\xef""\xbd""\x9c""User\xef""\xbd""\x9c"">Hello<\xef""\xbd""\x9c""Assistant\xef""\xbd""\x9c"">Hi there<\xef""\xbd""\x9c""end\xe2""\x96""\x81""of\xe2""\x96""\x81""sentence\xef""\xbd""\x9c""><\xef""\xbd""\x9c""User\xef""\xbd""\x9c"">Who are you<\xef""\xbd""\x9c""Assistant\xef""\xbd""\x9c"">   I am an assistant   <\xef""\xbd""\x9c""end\xe2""\x96""\x81""of\xe2""\x96""\x81""sentence\xef""\xbd""\x9c""><\xef""\xbd""\x9c""User\xef""\xbd""\x9c"">Another question<\xef""\xbd""\x9c""Assistant\xef""\xbd""\x9c"">"},
+    {"exaone3",
+     "[|system|]You are a helpful assistant[|endofturn|]\n[|user|]Hello\n[|assistant|]Hi there[|endofturn|]\n[|user|]Who are you\n[|assistant|]I am an assistant[|endofturn|]\n[|user|]Another question\n[|assistant|]"},
+    {"falcon3",
+     "<|system|>\nYou are a helpful assistant\n<|user|>\nHello\n<|assistant|>\nHi there\n<|user|>\nWho are you\n<|assistant|>\n   I am an assistant   \n<|user|>\nAnother question\n<|assistant|>\n"},
+    {"gemma",
+     "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
+    {"gigachat",
+     "<s>You are a helpful assistant<|message_sep|>user<|role_sep|>Hello<|message_sep|>available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>Hi there<|message_sep|>user<|role_sep|>Who are you<|message_sep|>available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>   I am an assistant   <|message_sep|>user<|role_sep|>Another question<|message_sep|>available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>"},
+    {"glmedge",
+     "<|system|>\nYou are a helpful assistant<|user|>\nHello<|assistant|>\nHi there<|user|>\nWho are you<|assistant|>\n   I am an assistant   <|user|>\nAnother question<|assistant|>"},
+    {"granite",
+     "<|start_of_role|>system<|end_of_role|>You are a helpful assistant<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Hello<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>Hi there<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Who are you<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>   I am an assistant   <|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Another question<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>\n"},
+    {"llama2-sys",
+     "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+    {"llama2-sys-bos",
+     "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
+    {"llama2-sys-strip",
+     "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
+    {"megrez",
+     "<|role_start|>system<|role_end|>You are a helpful assistant<|turn_end|><|role_start|>user<|role_end|>Hello<|turn_end|><|role_start|>assistant<|role_end|>Hi there<|turn_end|><|role_start|>user<|role_end|>Who are you<|turn_end|><|role_start|>assistant<|role_end|>   I am an assistant   <|turn_end|><|role_start|>user<|role_end|>Another question<|turn_end|><|role_start|>assistant<|role_end|>"},
+    {"minicpm",
+     "You are a helpful assistant<\xe7""\x94""\xa8""\xe6""\x88""\xb7"">Hello<AI>Hi there<\xe7""\x94""\xa8""\xe6""\x88""\xb7"">Who are you<AI>I am an assistant<\xe7""\x94""\xa8""\xe6""\x88""\xb7"">Another question<AI>"},
+    {"mistral-v1",
+     " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
+    {"mistral-v3",
+     "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
+    {"mistral-v3-tekken",
+     "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
+    {"mistral-v7",
+     "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
+    {"monarch",
+     "system\nYou are a helpful assistant</s>\n<s>user\nHello</s>\n<s>assistant\nHi there</s>\n<s>user\nWho are you</s>\n<s>assistant\n   I am an assistant   </s>\n<s>user\nAnother question</s>\n<s>assistant\n"},
+    {"openchat",
+     "You are a helpful assistant<|end_of_turn|>GPT4 Correct User: Hello<|end_of_turn|>GPT4 Correct Assistant: Hi there<|end_of_turn|>GPT4 Correct User: Who are you<|end_of_turn|>GPT4 Correct Assistant:    I am an assistant   <|end_of_turn|>GPT4 Correct User: Another question<|end_of_turn|>GPT4 Correct Assistant:"},
+    {"orion",
+     "Human: You are a helpful assistant\n\nHello\n\nAssistant: </s>Hi there</s>Human: Who are you\n\nAssistant: </s>   I am an assistant   </s>Human: Another question\n\nAssistant: </s>"},
+    {"phi3",
+     "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+    {"phi4",
+     "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|><|im_start|>assistant<|im_sep|>"},
+    {"rwkv-world",
+     "You are a helpful assistant\n\nUser: Hello\n\nAssistant:Hi there\n\nUser: Who are you\n\nAssistant:   I am an assistant   \n\nUser: Another question\n\nAssistant:"},
+    {"vicuna",
+     "You are a helpful assistant\n\nUSER: Hello\nASSISTANT: Hi there</s>\nUSER: Who are you\nASSISTANT:    I am an assistant   </s>\nUSER: Another question\nASSISTANT:"},
+    {"vicuna-orca",
+     "SYSTEM: You are a helpful assistant\nUSER: Hello\nASSISTANT: Hi there</s>\nUSER: Who are you\nASSISTANT:    I am an assistant   </s>\nUSER: Another question\nASSISTANT:"},
+    {"zephyr",
+     "<|system|>\nYou are a helpful assistant<|endoftext|>\n<|user|>\nHello<|endoftext|>\n<|assistant|>\nHi there<|endoftext|>\n<|user|>\nWho are you<|endoftext|>\n<|assistant|>\n   I am an assistant   <|endoftext|>\n<|user|>\nAnother question<|endoftext|>\n<|assistant|>\n"},
+};
+
+static void test_llamacpp_named_templates(void) {
+    wick_error err;
+    /* no BOS text: llama.cpp's formats leave BOS to tokenization */
+    chat_template_opts o = {.add_generation_prompt = 1, .enable_thinking = -1, .bos_token = "", .eos_token = "</s>"};
+    for (size_t i = 0; i < sizeof LLAMACPP_NAMED / sizeof LLAMACPP_NAMED[0]; i++) {
+        CHECK(chat_template_builtin(LLAMACPP_NAMED[i].name) != NULL);
+        char *out = apply(LLAMACPP_NAMED[i].name, LLAMACPP_CONV, o, &err);
+        if (!out || strcmp(out, LLAMACPP_NAMED[i].want)) printf("  %s: %s\n", LLAMACPP_NAMED[i].name, out ? out : err.msg);
+        CHECK_STR(out, LLAMACPP_NAMED[i].want);
+        free(out);
+    }
+    /* the server suite's exact /apply-template answer */
+    char *out = apply("command-r",
+                      "[{\"role\": \"system\", \"content\": \"You are a test.\"}, {\"role\": \"user\", \"content\": \"Hi there\"}]",
+                      o, &err);
+    CHECK_STR(out, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>You are a test.<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|>"
+                   "<|USER_TOKEN|>Hi there<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>");
+    free(out);
+    /* every listed name is a built-in */
+    char names[2048];
+    snprintf(names, sizeof names, "%s", chat_template_builtin_names());
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(names, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save), n++)
+        CHECK(chat_template_builtin(tok) != NULL);
+    CHECK(n == 34);
+}
+
 static void test_context(void) {
     wick_error err;
     chat_template_opts o = {.add_generation_prompt = -1, .enable_thinking = -1};
@@ -690,6 +793,7 @@ int main(void) {
     RUN(test_hostile);
     RUN(test_mutations);
     RUN(test_builtin_templates);
+    RUN(test_llamacpp_named_templates);
     RUN(test_context);
     RUN(test_qwen3);
     return check_summary("test_jinja");

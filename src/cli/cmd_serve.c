@@ -127,9 +127,11 @@ static const char USAGE[] =
     "  --any-model-name          answer a request naming a model this server does not\n"
     "                            have with the default model, under the name asked for\n"
     "                            (as a one-model llama-server does), not with a 404\n"
-    "  --chat-template NAME      use a built-in template instead of the model's: chatml,\n"
-    "                            llama2, llama3, mistral (other llama-server names: error);\n"
-    "                            with --jinja, any other text is the template's Jinja\n"
+    "  --chat-template NAME      use a built-in template instead of the model's: llama-\n"
+    "                            server's names (chatml, llama3, command-r, gemma, phi3,\n"
+    "                            phi4, zephyr, vicuna, deepseek3, granite, mistral-v7, ...;\n"
+    "                            an unknown name's error lists them all); with --jinja,\n"
+    "                            any other text is the template's Jinja\n"
     "  --chat-template-file F    use the Jinja template in F instead of the model's\n"
     "  --jinja                   accepted: templates are always rendered as Jinja\n"
     "  --no-jinja                only with --chat-template NAME (the built-in formats)\n"
@@ -340,7 +342,7 @@ int cmd_serve(int argc, char **argv) {
     if (no_slots && slots) return cli_error("serve: give --slots or --no-slots, not both");
     if (no_jinja && !chat_template)
         return cli_error("serve: --no-jinja: wick renders the model's template as Jinja only; for a built-in "
-                         "format give --chat-template NAME (chatml, llama2, llama3, mistral)");
+                         "format give --chat-template NAME (%s)", chat_template_builtin_names());
     if (flash_attn && strcmp(flash_attn, "on") && strcmp(flash_attn, "off") && strcmp(flash_attn, "auto"))
         return cli_error("serve: --flash-attn must be on, off or auto, not \"%s\"", flash_attn);
     if (check_gpu_layers(gpu_layers) < 0) return 1;
@@ -364,9 +366,9 @@ int cmd_serve(int argc, char **argv) {
     char *tmpl_file = NULL;
     /* as llama-server: a built-in name, or with --jinja the template's text itself */
     if (chat_template && !(tmpl = chat_template_builtin(chat_template)) && !(jinja && (tmpl = chat_template)))
-        return cli_error("serve: wick has no built-in chat template \"%s\" (it has chatml, llama2, llama3 and "
-                         "mistral); give the template's Jinja with --chat-template-file, or as the text of "
-                         "--chat-template after --jinja", chat_template);
+        return cli_error("serve: wick has no built-in chat template \"%s\" (it has %s); give the template's "
+                         "Jinja with --chat-template-file, or as the text of --chat-template after --jinja",
+                         chat_template, chat_template_builtin_names());
     if (chat_template_file) {
         wick_error ferr;
         if (!(tmpl_file = file_read_all(chat_template_file, NULL, &ferr)))

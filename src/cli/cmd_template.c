@@ -112,8 +112,8 @@ int cmd_template(int argc, char **argv) {
     }
     const char *tmpl = NULL;
     if (builtin && !(tmpl = chat_template_builtin(builtin)))
-        return cli_error("template: unknown template \"%s\" (choose chatml, llama3, llama2 or mistral)",
-                         builtin);
+        return cli_error("template: unknown template \"%s\" (choose one of %s)", builtin,
+                         chat_template_builtin_names());
 
     wick_error err;
     char *conv = file_read_all(input, NULL, &err);

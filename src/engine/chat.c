@@ -24,7 +24,8 @@ wick_chat *wick_chat_new(wick_context *c, const char *system, const char *templa
     const char *tmpl = template_name ? chat_template_builtin(template_name) : tok_chat_template(c->m->tok);
     if (!tmpl) {
         if (template_name)
-            wick_fail(err, "unknown chat template \"%s\"; choose chatml, llama3, llama2 or mistral", template_name);
+            wick_fail(err, "unknown chat template \"%s\"; choose one of %s", template_name,
+                      chat_template_builtin_names());
         else
             wick_fail(err, "model has no chat template; pass --template chatml|llama3|llama2|mistral");
         return NULL;

@@ -100,7 +100,7 @@ void ln_apply_template(serve_server *s, http_call *c, cJSON *b) {
     if (oai_lease_model(s, c, b, &l) < 0) return;
     char *text = NULL;
     size_t len = 0;
-    const int rc = prompt_render(l.model, &po, &text, &len, &e);
+    const int rc = prompt_apply_template(l.model, &po, &text, &len, &e);
     mpool_release(s->pool, &l, NAN);
     if (rc < 0) {
         reply_openai_error(c, &e);

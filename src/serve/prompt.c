@@ -1,6 +1,6 @@
 /* prompt.c — request prompts to token ids (see prompt.h). Chat goes through
  * the same Jinja renderer as `wick template`; a model without a template of
- * its own is rendered as ChatML. */
+ * its own is rendered as ChatML; BOS goes first as the model adds it. */
 #include "serve/prompt.h"
 
 #include <math.h>
@@ -138,7 +138,7 @@ static char *token_text(const tokenizer *t, int32_t id) {
     return s ? strndup(s, len) : strdup("");
 }
 
-int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *text_len, fld_error *e) {
+int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *text_len, fld_error *e) {
     const tokenizer *t = tok_of(m);
     *text = NULL;
     *text_len = 0;
@@ -194,33 +194,17 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
     cJSON_AddStringToObject(ctx, "bos_token", bos ? bos : "");
     cJSON_AddStringToObject(ctx, "eos_token", eos ? eos : "");
     free(eos);
+    free(bos);
     const char *tmpl = o->tmpl ? o->tmpl : tok_chat_template(t);
-    /* A model's own template places BOS where the model wants it (as
-     * transformers and vLLM render); ChatML, the fallback for a model
-     * without one, knows nothing of it: BOS goes first as the model adds it
-     * to text (as llama.cpp does). */
-    const bool fallback = !tmpl;
-    if (fallback) tmpl = chat_template_builtin("chatml");
+    if (!tmpl) tmpl = chat_template_builtin("chatml"); /* a model without a template of its own */
+    if (prompt_fold_system(tmpl, ctx, e) < 0) {
+        cJSON_Delete(ctx);
+        return -1;
+    }
     wick_error err;
     size_t len = 0;
     char *out = chat_template_render_cjson(tmpl, ctx, &len, &err);
     cJSON_Delete(ctx);
-    if (out && fallback && bos && tok_adds_bos(t)) {
-        const size_t k = strlen(bos);
-        char *with = malloc(k + len + 1);
-        if (with) {
-            memcpy(with, bos, k);
-            memcpy(with + k, out, len + 1);
-            len += k;
-        }
-        free(out);
-        out = with;
-        if (!out) {
-            free(bos);
-            return fld_fail(e, 500, NULL, "out of memory");
-        }
-    }
-    free(bos);
     if (!out) return fld_fail_wick(e, &err, "messages");
     if (o->continue_final_message && i > 0) {
         /* end the prompt right after the last message's text, so the reply continues it */
@@ -238,6 +222,61 @@ int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, s
     }
     *text = out;
     *text_len = len;
+    return 0;
+}
+
+/* BOS as llama-server adds it: it tokenizes every chat prompt with the
+ * model's add-BOS setting, whatever wrote the template (the model's own, a
+ * built-in or a given text). A template that already wrote BOS first keeps
+ * its one; it is not doubled. */
+int prompt_with_bos(const wick_model *m, char **text, size_t *len, fld_error *e) {
+    const tokenizer *t = tok_of(m);
+    if (!tok_adds_bos(t)) return 0;
+    char *bos = token_text(t, tok_bos(t));
+    if (!bos) return fld_fail(e, 500, NULL, "out of memory");
+    const size_t k = strlen(bos);
+    if (!k || (*len >= k && memcmp(*text, bos, k) == 0)) {
+        free(bos);
+        return 0;
+    }
+    char *with = malloc(k + *len + 1);
+    if (!with) {
+        free(bos);
+        return fld_fail(e, 500, NULL, "out of memory");
+    }
+    memcpy(with, bos, k);
+    memcpy(with + k, *text, *len);
+    with[k + *len] = 0;
+    free(bos);
+    free(*text);
+    *text = with;
+    *len += k;
+    return 0;
+}
+
+int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e) {
+    if (prompt_template_text(m, o, text, len, e) < 0) return -1;
+    if (prompt_with_bos(m, text, len, e) < 0) {
+        free(*text);
+        *text = NULL;
+        *len = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int prompt_apply_template(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e) {
+    if (prompt_template_text(m, o, text, len, e) < 0) return -1;
+    const tokenizer *t = tok_of(m);
+    if (!tok_adds_bos(t)) return 0;
+    char *bos = token_text(t, tok_bos(t));
+    if (!bos) return 0;
+    const size_t k = strlen(bos);
+    if (k && *len >= k && memcmp(*text, bos, k) == 0) { /* tokenization adds it back */
+        memmove(*text, *text + k, *len - k + 1);
+        *len -= k;
+    }
+    free(bos);
     return 0;
 }
 

@@ -45,16 +45,31 @@ typedef struct prompt_chat_opts {
 } prompt_chat_opts;
 
 /* Render a conversation with the chat template: *text (malloc'd, NUL-
- * terminated) and its length. */
+ * terminated) and its length. BOS goes first when the model adds it to text
+ * and the template did not write it first (prompt_with_bos): the text whose
+ * tokens are submitted. */
 int prompt_render(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e);
+/* The template's text alone (no BOS put first). */
+int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e);
+/* What llama-server's /apply-template answers: the template's text without a
+ * leading BOS when the model adds one (tokenizing it with add_special gives
+ * the submitted prompt). */
+int prompt_apply_template(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *len, fld_error *e);
+/* Put the model's BOS text before *text (realloc'd) when the model adds BOS
+ * and *text does not begin with it. */
+int prompt_with_bos(const wick_model *m, char **text, size_t *len, fld_error *e);
+/* Fold the system messages of ctx's "messages" into user messages when tmpl
+ * does not take a system role (prompt_system.c); ctx is the template's
+ * variables. */
+int prompt_fold_system(const char *tmpl, cJSON *ctx, fld_error *e);
 /* Tokenize rendered text: special-token text recognized, no BOS added (what
  * prompt_chat does with the rendered prompt); max_ids as prompt_completion's.
  * *ids malloc'd. */
 int prompt_encode(const wick_model *m, const char *text, size_t len, int max_ids, int32_t **ids, int *n,
                   fld_error *e);
 
-/* Render a conversation and tokenize it (special-token text recognized, no
- * BOS added beyond what the template writes). Message content may be a string,
+/* Render a conversation (prompt_render) and tokenize it (special-token text
+ * recognized). Message content may be a string,
  * null or an array of {type:"text", text} parts; images are refused.
  * *text (may be NULL) gets the rendered prompt. */
 int prompt_chat(const wick_model *m, const prompt_chat_opts *o, int32_t **ids, int *n, char **text,

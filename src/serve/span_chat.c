@@ -79,7 +79,7 @@ int span_chat_build(const wick_model *m, const prompt_chat_opts *o, span_req *r,
     int rc = -1;
     char *p = NULL, *t = NULL, *joined = NULL, *full = NULL;
     size_t plen = 0, tlen = 0, jlen = 0, jcap = 0, flen = 0;
-    /* P: a template that cannot render an empty conversation gives P = "" */
+    /* P: a template that cannot render an empty conversation gives P = "" (BOS alone) */
     if (render(m, o, all, 0, first, -1, false, &p, &plen, e) < 0) {
         if (first > 0) goto done;
         p = strdup("");
@@ -88,6 +88,7 @@ int span_chat_build(const wick_model *m, const prompt_chat_opts *o, span_req *r,
             fld_fail(e, 500, NULL, "out of memory");
             goto done;
         }
+        if (prompt_with_bos(m, &p, &plen, e) < 0) goto done; /* BOS stays out of the first span */
     }
     if (prompt_encode(m, p, plen, 0, &r->prefix, &r->n_prefix, e) < 0) goto done;
     /* P ++ every span's text, to check the spans rendered together against */

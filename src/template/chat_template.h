@@ -37,8 +37,12 @@ typedef struct chat_template_opts {
 cJSON *chat_template_context(const char *conversation_json, const chat_template_opts *o,
                              wick_error *err);
 
-/* A built-in template by name: "chatml", "llama3", "llama2", "mistral";
- * NULL for any other name. */
+/* A built-in template by name (one of chat_template_builtin_names());
+ * NULL for any other name. Besides chatml, llama3, llama2 and mistral (the
+ * official templates of those families), the names are llama.cpp's
+ * --chat-template formats, each rendering what llama.cpp writes for it. */
 const char *chat_template_builtin(const char *name);
+/* The built-in names, ", "-separated, for help and errors. */
+const char *chat_template_builtin_names(void);
 
 #endif
