@@ -34,6 +34,8 @@ done
 [[ -n "$tests" ]] || { echo "no server tests under $src" >&2; exit 2; }
 # trees of that era serve GET /slots only with --slots (now the default)
 [[ $tests == */examples/server/tests ]] && export SUITE_SLOTS_OPT_IN=1
+# and shift the context unless --no-context-shift is given (now off by default)
+[[ $tests == */examples/server/tests ]] && export SUITE_CTX_SHIFT_DEFAULT=1
 py=${PYTHON:-/usr/bin/python3}
 "$py" -c 'import pytest, requests, wget' 2>/dev/null ||
 	{ echo "$py lacks pytest/requests/wget: apt-get install python3-pytest python3-requests python3-wget python3-aiohttp python3-prometheus-client python3-jsonschema python3-pytest-timeout" >&2; exit 2; }

@@ -180,6 +180,10 @@ def to_wick(wick, path, pairs):
     if (os.environ.get("SUITE_SLOTS_OPT_IN") and "--no-slots" in known and
             not any(flag == "--slots" for flag, _ in pairs)):
         args.append(("--no-slots", None))
+    # an older llama-server shifts the context unless told not to
+    if (os.environ.get("SUITE_CTX_SHIFT_DEFAULT") and "--context-shift" in known and
+            not any(flag in ("--context-shift", "--no-context-shift") for flag, _ in pairs)):
+        args.append(("--context-shift", None))
     if path is not None:
         if alias:
             path = alias_link(path, alias)
