@@ -682,7 +682,8 @@ typedef struct wick_request {
 int wick_sched_set_spec(wick_sched *s, const wick_spec_params *p, wick_error *err);
 
 /* Queue a request; returns its id (> 0), or -1 with err: an empty prompt, a
- * prompt that does not fit the context, n_predict beyond the room left,
+ * prompt that does not fit the context, n_predict beyond the room left
+ * (unless the request shifts its context),
  * token ids out of range, or a full queue (err->msg starts "queue full"). */
 int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err);
 /* Cancel a request, queued or running: its blocks are freed at the next
