@@ -4,7 +4,8 @@
  * prompt is the kept tokens (first n_keep, then what follows the dropped
  * run); shifting requests run together on a KV pool too small for all of
  * them (preempted and recomputed) give the same tokens as run alone, greedy
- * and seeded sampling alike; without the option nothing changes (n_predict
+ * and seeded sampling alike; speculation before the first shift leaves
+ * greedy tokens unchanged; without the option nothing changes (n_predict
  * past the room is refused, a full context ends the request). */
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,33 @@ static void together_equals_solo(wick_model *m) {
     wick_context_free(c);
 }
 
+/* Speculating (self-speculation with one layer, prompt lookup) up to the
+ * first shift, plain after it: greedy tokens as without speculation, drafts
+ * never past the context. */
+static void speculation_unchanged(wick_model *m) {
+    wick_error err;
+    int32_t p[N_CTX];
+    const char *text = "Once upon a time, there was a little girl named Lily. She loved to play";
+    const int n = wick_tokenize(m, text, strlen(text), true, p, N_CTX, &err);
+    const wick_ctx_shift cs = {.on = true, .n_keep = 4};
+    static out_rec plain, spec;
+    solo(m, p, n, 300, cs, 0, &plain);
+    const wick_spec_params sp[2] = {{.draft_layers = 2, .draft_max = 8}, {.lookup = 3, .draft_max = 16}};
+    for (int k = 0; k < 2; k++) {
+        memset(&spec, 0, sizeof spec);
+        wick_context *c = new_ctx(m, 1, 0);
+        wick_sched *s = wick_sched_new(c, NULL, &err);
+        CHECK_MSG(wick_sched_set_spec(s, &sp[k], &err) == 0, "%s", err.msg);
+        submit(s, p, n, 300, cs, 0, &spec);
+        run_until_done(s);
+        CHECK_INT(spec.n, 300);
+        CHECK_MSG(memcmp(spec.ids, plain.ids, sizeof *spec.ids * 300) == 0, "speculation %d changed the output", k);
+        CHECK(spec.res.draft_tokens > 0);
+        wick_sched_free(s);
+        wick_context_free(c);
+    }
+}
+
 /* Without the option: the room is a hard limit, as before. */
 static void off_changes_nothing(wick_model *m) {
     wick_error err;
@@ -168,6 +196,7 @@ static void stories(void) {
     shift_is_exact(m);
     together_equals_solo(m);
     off_changes_nothing(m);
+    speculation_unchanged(m);
     wick_model_free(m);
 }
 
