@@ -575,6 +575,7 @@ typedef struct wick_request_result {
     int generated_tokens;
     int preemptions;      /* times the request was preempted and recomputed */
     int ctx_shifts;       /* times its context was shifted (wick_request.ctx_shift) */
+    int ctx_dropped;      /* tokens those shifts dropped */
     int draft_tokens;     /* speculative decoding: tokens drafted, */
     int accepted_tokens;  /* of those accepted, */
     int spec_passes;      /* and the target passes that verified them */

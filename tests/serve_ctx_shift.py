@@ -108,6 +108,7 @@ def part_shift(url):
     expect("suite case: timings.prompt_n", r["timings"]["prompt_n"], 109)
     expect("suite case: timings.predicted_n", r["timings"]["predicted_n"], 64)
     expect("suite case: truncated", r["truncated"], True)
+    expect("suite case: tokens_cached = 109 + 64 - the 63 one shift dropped", r["tokens_cached"], 110)
 
     # the truncated prompt is llama-server's: the same output as that prompt sent as ids
     kept = truncate(ids, 0)

@@ -70,6 +70,8 @@ static void shift_is_exact(wick_model *m) {
     CHECK_INT(a.res.generated_tokens, 400);
     CHECK_INT(a.res.prompt_tokens, n);
     CHECK(a.res.ctx_shifts >= 3);
+    CHECK(a.res.ctx_dropped >= 3 * 70);
+    CHECK(n + 400 - a.res.ctx_dropped <= N_CTX); /* what the context holds at the end */
     CHECK_INT(a.res.finish, WICK_FINISH_LENGTH);
     /* the history at the first shift, cut as the scheduler cuts it */
     int32_t hist[N_CTX], kept[N_CTX];
@@ -89,6 +91,7 @@ static void shift_is_exact(wick_model *m) {
     solo(m, p, n, 400, c10, 0, &a);
     CHECK_INT(a.res.generated_tokens, 400);
     CHECK(a.res.ctx_shifts >= (400 - first) / 10);
+    CHECK_INT(a.res.ctx_dropped, 10 * a.res.ctx_shifts);
     memcpy(kept, hist, sizeof *kept);
     memcpy(kept + 1, hist + 11, sizeof *kept * (size_t)(N_CTX - 11));
     solo(m, kept, N_CTX - 10, 400 - first, c10, 0, &b);

@@ -276,6 +276,7 @@ void req_finish(wick_sched *s, sched_req *q, wick_finish why, const char *error)
     res.generated_tokens = q->n_gen;
     res.preemptions = q->preemptions;
     res.ctx_shifts = q->ctx_shifts;
+    res.ctx_dropped = q->ctx_dropped;
     res.draft_tokens = q->draft_tokens;
     res.accepted_tokens = q->accepted_tokens;
     res.spec_passes = q->spec_passes;

@@ -50,7 +50,7 @@ struct sched_req {
     text_out text;
     bool cancelled, ever_admitted, stopped;
     int cached_tokens, preemptions;
-    int ctx_shifts;          /* times its context was shifted (sched_shift.c) */
+    int ctx_shifts, ctx_dropped; /* times its context was shifted and the tokens dropped (sched_shift.c) */
     double t_submit, t_admit, t_first;
     /* speculative decoding (engine/spec_accept.h): the drafter's method
      * (WICK_SPEC_OFF = none), this step's drafts (tokens[n_tokens,

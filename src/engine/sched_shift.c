@@ -30,6 +30,7 @@ static int shift_one(wick_sched *s, sched_req *q) {
             (size_t)(q->n_tokens - n_keep - n_discard) * sizeof *q->tokens);
     q->n_tokens -= n_discard;
     q->ctx_shifts++;
+    q->ctx_dropped += n_discard;
     q->spec_method = WICK_SPEC_OFF;
     q->n_draft = 0;
     if (q->slot < 0) return 0; /* (waiting: nothing computed to drop) */

@@ -221,7 +221,7 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
                      : res->finish == WICK_FINISH_STOP ? "eos" : "none";
     cJSON_AddStringToObject(o, "stop_type", type);
     cJSON_AddStringToObject(o, "stopping_word", word);
-    cJSON_AddNumberToObject(o, "tokens_cached", res->prompt_tokens + res->generated_tokens);
+    cJSON_AddNumberToObject(o, "tokens_cached", res->prompt_tokens + res->generated_tokens - res->ctx_dropped);
     cJSON *tm = cJSON_AddObjectToObject(o, "timings");
     const int prompt_n = res->prompt_tokens - res->cached_tokens;
     cJSON_AddNumberToObject(tm, "cache_n", res->cached_tokens);
