@@ -468,6 +468,18 @@ typedef struct wick_spec_request {
     int lookup;    /* LOOKUP's longest n-gram; 0 = the scheduler's */
 } wick_spec_request;
 
+/* Context shift (llama-server's, opt-in): when a generating sequence fills
+ * the context, the n_discard tokens after its first n_keep are dropped and
+ * generation goes on. The kept tokens are computed again (their KV is
+ * exactly that of a fresh request whose prompt is the kept tokens), the
+ * request's sampler, stop strings and grammar state carry on. The output
+ * then depends on what was dropped; without it nothing changes. */
+typedef struct wick_ctx_shift {
+    bool on;
+    int n_keep;    /* tokens kept at the start (clamped so at least one is dropped) */
+    int n_discard; /* tokens dropped per shift; 0 = half of those after n_keep */
+} wick_ctx_shift;
+
 typedef struct wick_generate_params {
     int n_predict;        /* max new tokens; -1 = until the context is full */
     wick_sampling sampling;
@@ -569,6 +581,8 @@ typedef struct wick_request_result {
     int span_cached_tokens; /* of those, span tokens placed from the span cache */
     int generated_tokens;
     int preemptions;      /* times the request was preempted and recomputed */
+    int ctx_shifts;       /* times its context was shifted (wick_request.ctx_shift) */
+    int ctx_dropped;      /* tokens those shifts dropped */
     int draft_tokens;     /* speculative decoding: tokens drafted, */
     int accepted_tokens;  /* of those accepted, */
     int spec_passes;      /* and the target passes that verified them */
@@ -652,6 +666,10 @@ typedef struct wick_request {
     /* Another choice of the same request (n > 1) has counted this prompt:
      * it stays out of the prompt and prefix-cache statistics. */
     bool prompt_shared;
+    /* Context shift (off when zeroed): n_predict may then exceed the room
+     * the prompt leaves (-1 still stops at a full context). Not for span
+     * requests. */
+    wick_ctx_shift ctx_shift;
     /* Structured output (NULL = none): a grammar compiled for the
      * scheduler's model, alive until on_done is called (it may be freed
      * there: the request no longer reads it). */
@@ -682,7 +700,8 @@ typedef struct wick_request {
 int wick_sched_set_spec(wick_sched *s, const wick_spec_params *p, wick_error *err);
 
 /* Queue a request; returns its id (> 0), or -1 with err: an empty prompt, a
- * prompt that does not fit the context, n_predict beyond the room left,
+ * prompt that does not fit the context, n_predict beyond the room left
+ * (unless the request shifts its context),
  * token ids out of range, or a full queue (err->msg starts "queue full"). */
 int64_t wick_sched_submit(wick_sched *s, const wick_request *r, wick_error *err);
 /* Cancel a request, queued or running: its blocks are freed at the next

@@ -121,6 +121,15 @@ static const char USAGE[] =
     "                            sampling over the model's own defaults, on every API\n"
     "  -n, --n-predict N         the most tokens a request generates, and the limit of one\n"
     "                            that sets none (-1 = until the context is full, the default)\n"
+    "context shift (llama-server's; off by default):\n"
+    "  --context-shift           a prompt that fills a sequence's context is cut (its first\n"
+    "                            n_keep tokens and whole blocks of its end kept) and a\n"
+    "                            generation that fills it drops n_discard tokens after the\n"
+    "                            first n_keep and goes on (request fields n_keep, n_discard;\n"
+    "                            answers say \"truncated\": true). Outputs then depend on\n"
+    "                            the dropped tokens\n"
+    "  --no-context-shift        the default: a prompt that does not fit is a 400, a full\n"
+    "                            context ends the request\n"
     "model names and templates:\n"
     "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
     "                            answers in \"model\"; the first is the one listed\n"
@@ -254,7 +263,7 @@ int cmd_serve(int argc, char **argv) {
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
     bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, slots = false, metrics_flag = false, no_webui = false;
-    bool cont_batching = false, api_key_set = false, any_model_name = false;
+    bool cont_batching = false, api_key_set = false, any_model_name = false, ctx_shift = false, no_ctx_shift = false;
     cli_sampling sf;
     cli_sampling_init(&sf);
     cli_runtime rt;
@@ -309,6 +318,8 @@ int cmd_serve(int argc, char **argv) {
         {"--cont-batching", "-cb", OPT_FLAG, &cont_batching, NULL},
         {"--cache-type-k", "-ctk", OPT_STR, &cache_k, NULL},
         {"--cache-type-v", "-ctv", OPT_STR, &cache_v, NULL},
+        {"--context-shift", NULL, OPT_FLAG, &ctx_shift, NULL},
+        {"--no-context-shift", NULL, OPT_FLAG, &no_ctx_shift, NULL},
     };
     int n0 = 0; /* the entries above; the shared ones follow */
     while (n0 < (int)(sizeof opts / sizeof opts[0]) && opts[n0].name) n0++;
@@ -340,6 +351,7 @@ int cmd_serve(int argc, char **argv) {
         return cli_error("serve: give --chat-template or --chat-template-file, not both");
     if (no_jinja && jinja) return cli_error("serve: give --jinja or --no-jinja, not both");
     if (no_slots && slots) return cli_error("serve: give --slots or --no-slots, not both");
+    if (ctx_shift && no_ctx_shift) return cli_error("serve: give --context-shift or --no-context-shift, not both");
     if (no_jinja && !chat_template)
         return cli_error("serve: --no-jinja: wick renders the model's template as Jinja only; for a built-in "
                          "format give --chat-template NAME (%s)", chat_template_builtin_names());
@@ -441,6 +453,7 @@ int cmd_serve(int argc, char **argv) {
         .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
         .any_model_name = any_model_name,
         .slot_save_path = slot_save_path, .no_slots = no_slots, .n_predict = n_predict,
+        .ctx_shift = ctx_shift,
         .sampling = {.v = sf.v, .temp = sf.temp, .top_k = sf.top_k, .top_p = sf.top_p, .min_p = sf.min_p,
                      .rep = sf.rep, .rep_n = sf.rep_n, .pres = sf.pres, .freq = sf.freq, .seed = sf.seed},
     };

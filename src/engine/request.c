@@ -35,7 +35,9 @@ void req_free(sched_req *q) {
 /* The one clamp of a generation length to the context. A request's
  * n_predict goes through it at submit (after the check that it is -1 or at
  * most the room), so n_prompt + n_predict <= n_ctx: a request never outgrows
- * its context, and nothing downstream checks that again. */
+ * its context, and nothing downstream checks that again (a request that
+ * shifts its context drops tokens before its history outgrows it:
+ * sched_shift.c). */
 int request_clamp_predict(long long n_predict, int n_ctx, int n_prompt) {
     const int room = n_ctx > n_prompt ? n_ctx - n_prompt : 0;
     return n_predict < 0 || n_predict > room ? room : (int)n_predict;
@@ -44,7 +46,10 @@ int request_clamp_predict(long long n_predict, int n_ctx, int n_prompt) {
 static int submit_checks(const wick_context *c, const wick_request *r, const int32_t *prompt, int n_prompt,
                          wick_error *err) {
     const int most = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
-    if (r->n_predict > most)
+    if (r->ctx_shift.on && (r->ctx_shift.n_keep < 0 || r->ctx_shift.n_discard < 0))
+        return wick_fail(err, "context shift: n_keep and n_discard must not be negative");
+    if (r->ctx_shift.on && r->spans) return wick_fail(err, "context shift does not apply to span requests");
+    if (r->n_predict > most && !r->ctx_shift.on)
         return wick_fail_code(err, WICK_E_TOO_LONG,
                               "%d new tokens requested but only %d fit in the context after the %d-token prompt",
                               r->n_predict, most, n_prompt);
@@ -110,7 +115,8 @@ static int req_copy(wick_sched *s, sched_req *q, const wick_request *r, const in
     q->r.prompt = q->tokens;
     q->r.n_prompt = n_prompt;
     q->n_tokens = q->n_prompt = n_prompt;
-    q->n_predict = request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
+    /* a shifting request may generate past the context (-1: until it is full) */
+    q->n_predict = r->ctx_shift.on && r->n_predict >= 0 ? r->n_predict : request_clamp_predict(r->n_predict, c->n_ctx, n_prompt);
     q->slot = -1;
     q->root = kv_root(&c->kv, r->cache_salt);
     if (spec_req_init(s, q, &r->spec, err) < 0) {
@@ -223,7 +229,7 @@ int req_emit(wick_sched *s, sched_req *q, int32_t id, const float *logits) {
         return WICK_FINISH_STOP;
     }
     if (!go_on) return WICK_FINISH_CANCELLED;
-    if (q->n_gen >= q->n_predict) return WICK_FINISH_LENGTH; /* (the context is full at the latest) */
+    if (q->n_gen >= q->n_predict) return WICK_FINISH_LENGTH; /* (the context is full at the latest, unless it shifts) */
     return REQ_GO_ON;
 }
 
@@ -275,6 +281,8 @@ void req_finish(wick_sched *s, sched_req *q, wick_finish why, const char *error)
     res.span_cached_tokens = q->span_hits;
     res.generated_tokens = q->n_gen;
     res.preemptions = q->preemptions;
+    res.ctx_shifts = q->ctx_shifts;
+    res.ctx_dropped = q->ctx_dropped;
     res.draft_tokens = q->draft_tokens;
     res.accepted_tokens = q->accepted_tokens;
     res.spec_passes = q->spec_passes;

@@ -10,6 +10,7 @@
  *   spec.c        speculative decoding: drafting, verification, acceptance
  *   sched_masks.c grammar masks computed while the forward pass runs
  *   sched_spans.c span requests: placing spans, the span job
+ *   sched_shift.c context shift: a full sequence drops tokens and goes on
  * Only the stepping thread touches waiting/running, the batch and the KV
  * cache; incoming, the cancel flags and the stats are under mu. */
 #ifndef WICK_ENGINE_SCHED_INTERNAL_H
@@ -49,6 +50,7 @@ struct sched_req {
     text_out text;
     bool cancelled, ever_admitted, stopped;
     int cached_tokens, preemptions;
+    int ctx_shifts, ctx_dropped; /* times its context was shifted and the tokens dropped (sched_shift.c) */
     double t_submit, t_admit, t_first;
     /* speculative decoding (engine/spec_accept.h): the drafter's method
      * (WICK_SPEC_OFF = none), this step's drafts (tokens[n_tokens,
@@ -179,6 +181,12 @@ void sched_masks_start(wick_sched *s);
 /* After it: every mask handed out is done (those not taken yet computed here). */
 void sched_masks_wait(wick_sched *s);
 void sched_masks_free(wick_sched *s);
+
+/* ---- sched_shift.c ---- */
+
+/* Every running request that shifts its context and whose history fills
+ * the context drops tokens (wick_request.ctx_shift) before the batch is built. */
+void sched_shift_full(wick_sched *s);
 
 /* ---- sched_spans.c ---- */
 

@@ -18,6 +18,8 @@
  *      (let go of its blocks, requeue it at the front with its history,
  *      recomputed on readmission where the cache no longer has it; its PRNG
  *      state stays in the request);
+ *   3b. a request that shifts its context (opt-in) and whose history fills
+ *      it drops tokens and recomputes what it keeps (sched_shift.c);
  *   4. build ONE batch: the next token of every decoding request (followed
  *      by its drafts when it speculates: spec_draft_all asks its drafter, within
  *      the logit rows, tokens and free KV blocks left), then prefill chunks of
@@ -322,6 +324,7 @@ static int step_inner(wick_sched *s, wick_error *err) {
         admit(s);
         if (s->n_running == 0) return pending(s);
     }
+    sched_shift_full(s);
     spec_draft_all(s);
 
     sched_batch *bt = &s->batch;

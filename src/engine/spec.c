@@ -105,6 +105,7 @@ void spec_draft_all(wick_sched *s) {
         int k = draft_len(q);
         const int left = q->n_predict - q->n_gen - 1;
         if (k > left) k = left;
+        if (k > c->n_ctx - q->n_tokens - 1) k = c->n_ctx - q->n_tokens - 1; /* (a context-shifting request's room) */
         if (k > rows_left) k = rows_left;
         if (k > tok_left) k = tok_left;
         if (k < 1) continue;

@@ -101,8 +101,9 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
     r->info.format = tool_format_detect(tok_chat_template(tok), tok);
     q.g.new_message = true;
     q.g.chat = true;
-    po.max_ids = o->render_only ? 0 : r->lease.n_ctx - 1;
     if (oai_sampling_for(s, &r->lease, b, &q, e) < 0) goto out;
+    if (!o->render_only && gen_shift_fields(s, b, &q.g, e) < 0) goto out;
+    po.max_ids = o->render_only || q.g.ctx_shift ? 0 : r->lease.n_ctx - 1; /* (context shift: cut below) */
     if (o->seed_set) q.g.sampling.seed = o->seed;
     r->info.seed = q.g.sampling.seed;
     if (r->tools.forced && chat_tools_grammar(&r->tools, &r->info.format, tok, &q.gr, &r->lead, e) < 0) goto out;
@@ -158,6 +159,7 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
         fld_fail(e, 500, NULL, "out of memory");
         goto out;
     }
+    gen_fit_context(&r->lease, &q.g);
     r->info.n_prompt = q.g.n_ids;
     if (!(r->j = gen_submit(s, &r->lease, &q.g, e))) goto out;
     r->t0 = wick_now_s();

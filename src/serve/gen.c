@@ -1,7 +1,9 @@
 /* gen.c — the generation steps both APIs share: turn checked request
- * parameters into a scheduler request, and wait for a whole answer while
+ * parameters into a scheduler request (with context shift's prompt
+ * truncation when the server has it on), and wait for a whole answer while
  * watching the client. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,32 @@ const char *gen_finish_name(wick_finish f) {
     case WICK_FINISH_CANCELLED: return "cancelled";
     default: return "error";
     }
+}
+
+int gen_shift_fields(const serve_server *s, const cJSON *body, gen_params *g, fld_error *e) {
+    if (!s->cfg.ctx_shift || g->spans || g->n_ctx_limit > 0) return 0;
+    long long v;
+    int r;
+    g->ctx_shift = true;
+    if ((r = fld_int(body, "n_keep", -1, 2147483647, &v, e)) < 0) return -1;
+    if (r) g->n_keep = (int)v;
+    if ((r = fld_int(body, "n_discard", 0, 2147483647, &v, e)) < 0) return -1;
+    if (r) g->n_discard = (int)v;
+    return 0;
+}
+
+void gen_fit_context(const mpool_lease *l, gen_params *g) {
+    if (!g->ctx_shift || g->spans || g->n_ctx_limit > 0 || g->n_ids <= 0) return;
+    const int n_ctx = l->n_ctx;
+    if (g->n_keep < 0) g->n_keep = g->n_ids;
+    if (g->n_keep > n_ctx - 4) g->n_keep = n_ctx - 4;
+    if (g->n_ids < n_ctx) return;
+    const int n_left = n_ctx - g->n_keep, n_block = n_left / 2;
+    const int erased = (g->n_ids - g->n_keep - n_block) / n_block;
+    const int from = g->n_keep + erased * n_block;
+    memmove(g->ids + g->n_keep, g->ids + from, sizeof *g->ids * (size_t)(g->n_ids - from));
+    g->n_ids = g->n_keep + g->n_ids - from;
+    g->truncated = true;
 }
 
 job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_error *e) {
@@ -54,6 +82,17 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         .prompt_shared = g->prompt_shared,
         .forget_prefix = g->forget_prefix,
     };
+    if (g->ctx_shift && !g->spans && g->n_ctx_limit <= 0) {
+        /* llama-server keeps n_keep tokens and the BOS the model adds; a
+         * request without a limit goes on until the model's training
+         * context (llama-server's cap of an endless generation) */
+        wick_model_info mi;
+        wick_model_get_info(l->model, &mi);
+        r.ctx_shift = (wick_ctx_shift){.on = true, .n_keep = (g->n_keep > 0 ? g->n_keep : 0) + (mi.add_bos ? 1 : 0),
+                                       .n_discard = g->n_discard};
+        if (g->n_predict < 0) r.n_predict = mi.n_ctx_train - g->n_ids > n_ctx - g->n_ids ? mi.n_ctx_train - g->n_ids : -1;
+        else r.n_predict = g->n_predict > INT32_MAX ? INT32_MAX : (int)g->n_predict;
+    }
     wick_error err = {0};
     wick_grammar *gr = NULL;
     if (g->grammar && g->grammar->spec.kind) {

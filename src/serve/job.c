@@ -85,6 +85,8 @@ static void on_done(void *user, const wick_request_result *r) {
     o->span_cached_tokens = r->span_cached_tokens;
     o->generated_tokens = r->generated_tokens;
     o->preemptions = r->preemptions;
+    o->ctx_shifts = r->ctx_shifts;
+    o->ctx_dropped = r->ctx_dropped;
     o->queue_ms = r->queue_ms;
     o->ttft_ms = r->ttft_ms;
     o->prefill_ms = r->prefill_ms;

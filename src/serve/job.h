@@ -31,6 +31,7 @@ typedef struct job_result {
     char *tail;             /* text to append after the last event's */
     size_t tail_len;
     int prompt_tokens, cached_tokens, span_cached_tokens, generated_tokens, preemptions;
+    int ctx_shifts, ctx_dropped; /* times the context was shifted, tokens dropped (wick_request.ctx_shift) */
     double queue_ms, ttft_ms, prefill_ms, decode_ms, total_ms;
 } job_result;
 

@@ -37,9 +37,11 @@ static const ln_unsup UNSUPPORTED[] = {
     {"use_beam_search", 1, 0}, {"stop_token_ids", 2, 0},
 };
 
-static int check_unsupported(const cJSON *b, fld_error *e) {
+/* shift: the server shifts contexts (n_keep and n_discard are read then: gen_shift_fields) */
+static int check_unsupported(const cJSON *b, bool shift, fld_error *e) {
     for (size_t i = 0; i < sizeof UNSUPPORTED / sizeof UNSUPPORTED[0]; i++) {
         const ln_unsup *u = &UNSUPPORTED[i];
+        if (shift && (!strcmp(u->name, "n_keep") || !strcmp(u->name, "n_discard"))) continue;
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, u->name);
         if (!v || cJSON_IsNull(v)) continue;
         int asks;
@@ -100,14 +102,14 @@ static int parse_samplers(const cJSON *b, char have[16], fld_error *e) {
 }
 
 /* The fields read before the model is known. */
-static int parse_common(const cJSON *b, ln_params *p, fld_error *e) {
+static int parse_common(const serve_server *s, const cJSON *b, ln_params *p, fld_error *e) {
     long long v;
     int r;
     p->g.n_predict = -1;
     p->g.logprobs = -1;
     p->id_slot = -1;
     p->cache_prompt = true;
-    if (check_unsupported(b, e) < 0) return -1;
+    if (check_unsupported(b, s->cfg.ctx_shift, e) < 0) return -1;
     if (fld_bool(b, "stream", &p->stream, e) < 0) return -1;
     if ((r = fld_int(b, "n_predict", -1, 2147483647, &v, e)) < 0) return -1;
     if (!r && (r = fld_int(b, "max_tokens", -1, 2147483647, &v, e)) < 0) return -1;
@@ -501,6 +503,9 @@ static void run(serve_server *s, http_call *c, ln_params *p, mpool_lease *l, ln_
         ps->ids[0] = NULL;
         st->p.g.ids = t->ids;
         st->p.g.n_ids = t->n_ids;
+        gen_fit_context(&st->lease, &st->p.g); /* (context shift: the prompt cut to fit) */
+        t->n_ids = st->p.g.n_ids;
+        t->truncated = st->p.g.truncated;
         if ((t->slot = ln_slot_take(s, st->p.id_slot, l->name, l->n_ctx, t->ids, t->n_ids, &e)) < 0 ||
             !(t->j = gen_submit(s, &st->lease, &st->p.g, &e))) {
             if (t->slot >= 0) ln_slot_done(s, t->slot, NULL, 0, NULL, 0, NULL, NULL);
@@ -520,6 +525,7 @@ static void run(serve_server *s, http_call *c, ln_params *p, mpool_lease *l, ln_
         goto fail;
     }
     int n = 0;
+    const int n_keep = p->g.n_keep; /* each prompt's own clamp (gen_fit_context) */
     for (; n < ps->n; n++) {
         ln_task *t = &ts[n];
         *t = (ln_task){.s = s, .lease = l, .p = p, .index = n, .slot = -1, .t0 = wick_now_s()};
@@ -528,6 +534,11 @@ static void run(serve_server *s, http_call *c, ln_params *p, mpool_lease *l, ln_
         ps->ids[n] = NULL;
         p->g.ids = t->ids;
         p->g.n_ids = t->n_ids;
+        p->g.n_keep = n_keep;
+        p->g.truncated = false;
+        gen_fit_context(l, &p->g);
+        t->n_ids = p->g.n_ids;
+        t->truncated = p->g.truncated;
         if ((t->slot = ln_slot_take(s, ps->n == 1 ? p->id_slot : -1, l->name, l->n_ctx, t->ids, t->n_ids, &e)) < 0 ||
             !(t->j = gen_submit(s, l, &p->g, &e))) {
             if (t->slot >= 0) ln_slot_done(s, t->slot, NULL, 0, NULL, 0, NULL, NULL);
@@ -583,7 +594,7 @@ fail:
 void ln_completion(serve_server *s, http_call *c, cJSON *b) {
     ln_params p = {0};
     fld_error e = {0};
-    if (parse_common(b, &p, &e) < 0) {
+    if (parse_common(s, b, &p, &e) < 0) {
         params_free(&p);
         reply_err(c, &e);
         return;
@@ -595,7 +606,8 @@ void ln_completion(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     ln_prompts ps = {0};
-    if (parse_sampling(s, b, &l, &p, &e) < 0 || read_prompts(l.model, prompt, l.n_ctx - 1, &ps, &e) < 0) {
+    if (parse_sampling(s, b, &l, &p, &e) < 0 || gen_shift_fields(s, b, &p.g, &e) < 0 ||
+        read_prompts(l.model, prompt, p.g.ctx_shift ? 0 : l.n_ctx - 1, &ps, &e) < 0) {
         params_free(&p);
         mpool_release(s->pool, &l, NAN);
         reply_err(c, &e);
@@ -619,7 +631,7 @@ void ln_infill(serve_server *s, http_call *c, cJSON *b) {
     fld_error e = {0};
     const cJSON *extra = NULL;
     const char *prefix = NULL, *suffix = NULL, *prompt = NULL;
-    if (parse_common(b, &p, &e) < 0 || check_extra(b, &extra, &e) < 0 || fld_str(b, "input_prefix", &prefix, &e) < 0 ||
+    if (parse_common(s, b, &p, &e) < 0 || check_extra(b, &extra, &e) < 0 || fld_str(b, "input_prefix", &prefix, &e) < 0 ||
         fld_str(b, "input_suffix", &suffix, &e) < 0 || fld_str(b, "prompt", &prompt, &e) < 0 ||
         (!prefix && fld_fail(&e, 400, "input_prefix", "\"input_prefix\" is required") < 0) ||
         (!suffix && fld_fail(&e, 400, "input_suffix", "\"input_suffix\" is required") < 0)) {
@@ -634,8 +646,9 @@ void ln_infill(serve_server *s, http_call *c, cJSON *b) {
         return;
     }
     ln_prompts ps = {.n = 1};
-    if (parse_sampling(s, b, &l, &p, &e) < 0 ||
-        infill_prompt(l.model, extra, prefix, prompt, suffix, l.n_ctx - 1, &ps.ids[0], &ps.n_ids[0], &e) < 0) {
+    if (parse_sampling(s, b, &l, &p, &e) < 0 || gen_shift_fields(s, b, &p.g, &e) < 0 ||
+        infill_prompt(l.model, extra, prefix, prompt, suffix, p.g.ctx_shift ? 0 : l.n_ctx - 1, &ps.ids[0], &ps.n_ids[0],
+                      &e) < 0) {
         params_free(&p);
         mpool_release(s->pool, &l, NAN);
         reply_err(c, &e);

@@ -98,6 +98,7 @@ typedef struct ln_task {
     job_batch acc;        /* everything so far (whole answers, and the end of a stream) */
     job_batch b;          /* the last batch taken (stream) */
     bool ended;
+    bool truncated;       /* context shift cut its prompt (gen_fit_context) */
     double t0;
 } ln_task;
 

@@ -58,8 +58,8 @@ cJSON *ln_settings_json(const ln_params *p, const mpool_lease *l) {
     cJSON *stop = cJSON_AddArrayToObject(j, "stop");
     for (int i = 0; i < p->g.stop.n; i++) cJSON_AddItemToArray(stop, cJSON_CreateString(p->g.stop.v[i]));
     cJSON_AddNumberToObject(j, "max_tokens", (double)p->g.n_predict);
-    cJSON_AddNumberToObject(j, "n_keep", 0);
-    cJSON_AddNumberToObject(j, "n_discard", 0);
+    cJSON_AddNumberToObject(j, "n_keep", p->g.n_keep);
+    cJSON_AddNumberToObject(j, "n_discard", p->g.n_discard);
     cJSON_AddBoolToObject(j, "ignore_eos", p->g.ignore_eos);
     cJSON_AddBoolToObject(j, "stream", p->stream);
     cJSON *lb = cJSON_AddArrayToObject(j, "logit_bias");
@@ -213,10 +213,10 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
     cJSON_AddStringToObject(o, "prompt", ptext ? ptext : "");
     free(ptext);
     cJSON_AddBoolToObject(o, "has_new_line", memchr(content, '\n', text.len) != NULL);
-    /* wick refuses a prompt too long rather than cutting it; what is cut is
-     * a generation the full context ended (as llama-server says it) */
+    /* truncated: a generation the full context ended (as llama-server says
+     * it), or with --context-shift a prompt cut to fit or a context shifted */
     const bool ctx_full = res->finish == WICK_FINISH_LENGTH && res->prompt_tokens + res->generated_tokens >= t->lease->n_ctx;
-    cJSON_AddBoolToObject(o, "truncated", ctx_full);
+    cJSON_AddBoolToObject(o, "truncated", ctx_full || t->truncated || res->ctx_shifts > 0);
     const bool eos = res->finish == WICK_FINISH_STOP && t->acc.n &&
                      tok_is_eog(wick_model_tokenizer(m), t->acc.ev[t->acc.n - 1].tok.id);
     const char *word = res->finish == WICK_FINISH_STOP && !eos ? stopping_word(t, content, text.len) : "";
@@ -224,7 +224,7 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
                      : res->finish == WICK_FINISH_STOP ? "eos" : "none";
     cJSON_AddStringToObject(o, "stop_type", type);
     cJSON_AddStringToObject(o, "stopping_word", word);
-    cJSON_AddNumberToObject(o, "tokens_cached", res->prompt_tokens + res->generated_tokens);
+    cJSON_AddNumberToObject(o, "tokens_cached", res->prompt_tokens + res->generated_tokens - res->ctx_dropped);
     cJSON *tm = cJSON_AddObjectToObject(o, "timings");
     const int prompt_n = res->prompt_tokens - res->cached_tokens;
     cJSON_AddNumberToObject(tm, "cache_n", res->cached_tokens);

@@ -279,8 +279,11 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
     span_req sr = {0};
     int rc = oai_sampling_for(s, l, b, &q, &e);
     if (rc == 0) rc = span_req_options(b, l->model, &sr, &e);
+    if (rc == 0 && !cJSON_IsObject(prompt)) rc = gen_shift_fields(s, b, &q.g, &e);
+    const int max_ids = q.g.ctx_shift ? 0 : l->n_ctx - 1, n_keep = q.g.n_keep; /* (context shift: cut below) */
     for (int p = 0; p < n_prompts && rc == 0; p++) {
         q.g.ids = NULL;
+        q.g.n_keep = n_keep;
         if (cJSON_IsObject(prompt)) {
             if ((rc = span_req_completion(l->model, prompt, &sr, &e)) == 0) {
                 q.g.n_ids = span_req_finish(&sr);
@@ -288,11 +291,12 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
                 r->spans = true;
             }
         } else if (suffix && *suffix) {
-            rc = prompt_fim(l->model, prompt->valuestring, suffix, l->n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
+            rc = prompt_fim(l->model, prompt->valuestring, suffix, max_ids, &q.g.ids, &q.g.n_ids, &e);
         } else {
-            rc = prompt_completion_at(l->model, prompt, p, l->n_ctx - 1, &q.g.ids, &q.g.n_ids, &e);
+            rc = prompt_completion_at(l->model, prompt, p, max_ids, &q.g.ids, &q.g.n_ids, &e);
         }
         if (rc == 0) {
+            gen_fit_context(l, &q.g);
             if (p == 0) http_note(c, "model=%s prompt=%d%s", l->name, q.g.n_ids, q.g.spans ? " spans" : "");
             rc = submit_choices(s, c, r, &q, p * q.n, &e);
         }

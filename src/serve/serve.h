@@ -68,6 +68,11 @@ typedef struct serve_config {
     bool any_model_name;
     serve_sampling_flags sampling; /* server-wide sampling defaults */
     long long n_predict;          /* -n: tokens generated when a request sets no limit; 0 or < 0 = none */
+    /* --context-shift (llama-server's): a prompt that fills a sequence's
+     * context is cut (its first n_keep tokens and whole blocks of its end
+     * kept) and a generation that fills it drops tokens and goes on; off (the
+     * default): such a prompt is a 400 and a full context ends the request */
+    bool ctx_shift;
     /* speculative decoding: what every model's scheduler may speculate with
      * (a draft model applies to models of its vocabulary); NULL = none */
     const wick_spec_params *spec;

@@ -56,7 +56,25 @@ typedef struct gen_params {
     const struct fld_grammar *grammar; /* structured output (NULL or kind 0 = none); compiled at submit */
     bool prompt_shared;      /* a later choice of an n > 1 request: the prompt was counted once */
     bool forget_prefix;      /* drop the prompt's cached KV instead of computing (wick_request.forget_prefix) */
+    /* context shift (the server's --context-shift; see gen_fit_context) */
+    bool ctx_shift;
+    int n_keep;              /* prompt tokens kept at the start (-1 = all); clamped by gen_fit_context */
+    int n_discard;           /* tokens a generation shift drops; 0 = half of those after n_keep */
+    bool truncated;          /* gen_fit_context cut the prompt */
 } gen_params;
+
+/* Context shift's prompt truncation, as llama-server does it: with
+ * g->ctx_shift, n_keep is clamped (-1 = the whole prompt, at most n_ctx - 4)
+ * and a prompt of n_ctx tokens or more keeps its first n_keep tokens and the
+ * end after whole blocks of (n_ctx - n_keep) / 2 tokens are dropped from the
+ * middle (g->ids cut in place, g->n_ids and g->truncated set). Without
+ * ctx_shift, or for span requests and a per-request context (n_ctx_limit),
+ * nothing changes. */
+void gen_fit_context(const mpool_lease *l, gen_params *g);
+/* The request's "n_keep" and "n_discard" into g when the server shifts
+ * contexts (else they stay refused where they are listed as unsupported):
+ * 0, or -1 with e (not an integer, n_keep < -1, n_discard < 0). */
+int gen_shift_fields(const serve_server *s, const cJSON *body, gen_params *g, fld_error *e);
 
 /* Submit to the leased model: 400 (+ x-should-retry false) when the prompt
  * leaves no room (a span request longer than the context: the library's

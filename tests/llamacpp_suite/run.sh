@@ -34,7 +34,7 @@ done
 [[ -n "$tests" ]] || { echo "no server tests under $src" >&2; exit 2; }
 # trees of that era serve GET /slots only with --slots (now the default)
 [[ $tests == */examples/server/tests ]] && export SUITE_SLOTS_OPT_IN=1
-# ... and their llama-server shifts the context unless --no-context-shift is given
+# and shift the context unless --no-context-shift is given (now off by default)
 [[ $tests == */examples/server/tests ]] && export SUITE_CTX_SHIFT_DEFAULT=1
 py=${PYTHON:-/usr/bin/python3}
 "$py" -c 'import pytest, requests, wget' 2>/dev/null ||
