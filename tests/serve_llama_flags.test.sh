@@ -109,6 +109,10 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   if [ "$ST" = 400 ] && grep -q 256 "$TMP/b"; then ok "a prompt over 256 tokens: 400 naming the context ($(head -c 160 "$TMP/b"))"
   else bad "a prompt over 256 tokens: $ST $(head -c 300 "$TMP/b")"; fi
 
+  # --no-webui: no web chat for a browser
+  expect "--no-webui: / to a browser" "$(curl -s -H 'Accept: text/html' "$A/")" "Ollama is running"
+  expect "--no-webui: no /webui/ files" "$(curl -s -o /dev/null -w '%{http_code}' "$A/webui/app.js")" 404
+
   # --cors-origins = --allowed-origins
   h=$(curl -s -D - -o /dev/null -H 'Origin: http://app.example' "$A/v1/models" | tr -d '\r' | grep -i '^access-control-allow-origin:')
   expect "--cors-origins: the origin is allowed" "$h" "Access-Control-Allow-Origin: http://app.example"

@@ -146,7 +146,8 @@ static const char USAGE[] =
     "  --no-jinja                only with --chat-template NAME (the built-in formats)\n"
     "llama-server flags taken for compatibility:\n"
     "  --cors-origins LIST       the same as --allowed-origins\n"
-    "  --metrics, --no-webui     no effect: /metrics is always served; there is no web UI\n"
+    "  --no-webui                no web chat: / answers \"Ollama is running\" to browsers too\n"
+    "  --metrics                 no effect: /metrics is always served\n"
     "  -ngl, --n-gpu-layers N    wick runs on the CPU: 0 and auto are taken, more warns\n"
     "  -fa, --flash-attn on|off|auto  no effect (one attention kernel)\n"
     "  -cb, --cont-batching      no effect: batching is always continuous\n"
@@ -452,7 +453,7 @@ int cmd_serve(int argc, char **argv) {
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
         .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
         .any_model_name = any_model_name,
-        .slot_save_path = slot_save_path, .no_slots = no_slots, .n_predict = n_predict,
+        .slot_save_path = slot_save_path, .no_slots = no_slots, .no_webui = no_webui, .n_predict = n_predict,
         .ctx_shift = ctx_shift,
         .sampling = {.v = sf.v, .temp = sf.temp, .top_k = sf.top_k, .top_p = sf.top_p, .min_p = sf.min_p,
                      .rep = sf.rep, .rep_n = sf.rep_n, .pres = sf.pres, .freq = sf.freq, .seed = sf.seed},

@@ -28,9 +28,8 @@ typedef struct route {
 /* The web chat for browsers (Accept: text/html); "Ollama is running" for
  * curl and Ollama's clients, which probe / for it. */
 static void root(serve_server *s, http_call *c) {
-    (void)s;
     http_add_header(c, "Vary", "Accept");
-    if (webui_wants_html(c)) {
+    if (!s->cfg.no_webui && webui_wants_html(c)) {
         webui_reply(c, "index.html");
         return;
     }
@@ -215,7 +214,7 @@ void routes_dispatch(void *user, http_call *c) {
     const bool slot_path = strncmp(path, "/slots/", 7) == 0 && path[7] && !strchr(path + 7, '/');
     if (model_path || resp_path || slot_path) path_known = true;
     /* the web chat's files are open, as / is */
-    if (strncmp(path, WEBUI_PREFIX, strlen(WEBUI_PREFIX)) == 0 && (strcmp(method, "GET") == 0 || head)) {
+    if (!s->cfg.no_webui && strncmp(path, WEBUI_PREFIX, strlen(WEBUI_PREFIX)) == 0 && (strcmp(method, "GET") == 0 || head)) {
         webui_reply(c, path + strlen(WEBUI_PREFIX));
         return;
     }
