@@ -365,6 +365,9 @@ typedef struct wick_grammar_spec {
     int n_choices;
     bool strict;      /* JSON Schema: an object schema without "additionalProperties" allows no other keys
                          (OpenAI's strict mode; the spec's default allows any) */
+    bool declared_only; /* JSON Schema: an object schema that declares "properties" and says nothing of
+                           "additionalProperties" allows no other keys (llama.cpp's and XGrammar's reading,
+                           used for tool-call arguments); one that declares none still allows any */
     bool flexible_ws; /* JSON: whitespace wherever JSON allows it (else none: the compact form) */
     bool single_space; /* JSON Schema: at most one space between tokens (json.dumps' ", " and ": ", the
                           spacing models write tool calls in); bounded, unlike flexible_ws */

@@ -6,7 +6,8 @@
 # -n caps tokens on every API, --chat-template / --chat-template-file change
 # the rendered prompt (llama.cpp's named formats: command-r's /apply-template
 # text; BOS first as the model adds it, whatever the template; a template that
-# raises on a system role gets the system text folded into the user turn),
+# raises on a system role gets the system text folded into the user turn;
+# --no-jinja reads a template as the built-in format it is recognised as),
 # -c with --parallel gives each sequence its share,
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
@@ -39,7 +40,6 @@ refuse "llama-server's --props (not supported)" "--props" --props
 refuse "a template wick has no built-in for" "nonesuch" --chat-template nonesuch
 grep -qF "command-r, deepseek" "$TMP/r.err" && ok "an unknown template's error lists the built-in names" ||
   bad "an unknown template's error does not list the names: $(cat "$TMP/r.err")"
-refuse "--no-jinja without a built-in template" "--no-jinja" --no-jinja
 refuse "a --reasoning-format llama-server does not have" "sideways" --reasoning-format sideways
 refuse "-c leaving too little per sequence" "-c 64" -c 64 --parallel 8
 refuse "--ctx and --ctx-size together" "not both" --ctx 256 -c 512
@@ -186,6 +186,22 @@ if serve_start E -m "$STORIES" -t 1 --chat-template llama3 --no-jinja; then
   [ "$got" != "$(cat "$TMP/render_model" 2>/dev/null)" ] && ok "--chat-template llama3 differs from the model's template" ||
     bad "--chat-template llama3 rendered as the model's template"
   serve_stop "$E_PID"
+fi
+# --no-jinja: a template file read as the built-in format it is recognised
+# as (llama3 here: the file's own extra text is not rendered); a model without
+# a template is rendered as ChatML
+printf '%s' "{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\n\n' + m['content'] + '<|eot_id|>' }}{% endfor %}{{ 'not llama3' }}" >"$TMP/l3.jinja"
+if serve_start J -m "$STORIES" -t 1 --no-jinja --chat-template-file "$TMP/l3.jinja"; then
+  post "$J/apply-template" '{"messages": [{"role": "user", "content": "Hi"}]}'
+  expect "--no-jinja --chat-template-file: rendered as the built-in llama3" "$(js 'j["prompt"]')" \
+    "$(printf '<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n')"
+  serve_stop "$J_PID"
+fi
+if serve_start K -m "$STORIES" -t 1 --no-jinja; then
+  post "$K/apply-template" '{"messages": [{"role": "user", "content": "Hi"}]}'
+  expect "--no-jinja, a model without a template: ChatML" "$(js 'j["prompt"]')" \
+    "$(printf '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n')"
+  serve_stop "$K_PID"
 fi
 # llama.cpp's named formats; BOS first as the model adds it, whatever the template
 if serve_start F -m "$STORIES" -t 1 --chat-template command-r; then

@@ -709,6 +709,64 @@ static void test_llamacpp_named_templates(void) {
     CHECK(n == 34);
 }
 
+/* --no-jinja: a model's template read as the built-in format it writes,
+ * from the markers of the families' own templates */
+static void test_detect(void) {
+    static const struct {
+        const char *tmpl, *want;
+    } cases[] = {
+        {"{{'<|im_start|>' + message['role'] + '\\n'}}", "chatml"},
+        {"{{'<|im_start|>' + message['role'] + '<|im_sep|>'}}", "phi4"},
+        {"{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}", "llama3"},
+        {"{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}{{ '<<SYS>>\\n' }}", "llama2-sys-strip"},
+        {"{{ bos_token + '[INST] ' + content + ' [/INST]' }}{{ '<<SYS>>\\n' }}", "llama2-sys-bos"},
+        {"{{ '[INST] ' + content + ' [/INST]' }}{{ '<<SYS>>\\n' }}", "llama2-sys"},
+        {"{{ '[INST] ' + message['content'] + ' [/INST]' }}", "mistral"},
+        {"{{ ' [INST] ' + system_message + '\\n\\n' }}", "mistral-v1"},
+        {"{{ '[AVAILABLE_TOOLS] ' }}{{ '[INST] ' + message['content'] }}", "mistral-v3"},
+        {"{{ '[AVAILABLE_TOOLS]' }}{{ '[INST]' + message['content'] }}", "mistral-v3-tekken"},
+        {"{{ '[SYSTEM_PROMPT]' + system + '[/SYSTEM_PROMPT]' }}{{ '[INST]' }}", "mistral-v7"},
+        {"{{ '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>' }}", "command-r"},
+        {"{{ '<start_of_turn>' + role + '\\n' }}", "gemma"},
+        {"{{ '[gMASK]sop' }}", "chatglm3"},
+        {"[gMASK]<sop>{{ '<|user|>' }}", "chatglm4"},
+        {"{{ '<|start_of_role|>' + message['role'] + '<|end_of_role|>' }}", "granite"},
+        {"{{ '<|role_start|>' + message['role'] + '<|role_end|>' }}", "megrez"},
+        {"{{ '[|system|]' }}{{ '[|assistant|]' }}{{ '[|endofturn|]' }}", "exaone3"},
+        {"{{ '<\xef\xbd\x9cUser\xef\xbd\x9c>' + c + '<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>' }}", "deepseek3"},
+        {"{{ '### Instruction:\\n' + c }}{{ '<|EOT|>' }}", "deepseek"},
+        {"{{ 'Assistant: ' + message['content'] + eos_token }}", "deepseek2"},
+        {"{{ '<\xe7\x94\xa8\xe6\x88\xb7>' + c + '<AI>' }}", "minicpm"},
+        {"{{ message['content'] + '<|message_sep|>' }}", "gigachat"},
+        {"{{ 'GPT4 Correct ' + role }}", "openchat"},
+        {"{{ 'Human: ' + c + '\\n\\nAssistant: ' + eos_token }}", "orion"},
+        {"{{ '<|user|>\\n' + c + '<|end|>\\n<|assistant|>\\n' }}", "phi3"},
+        {"{{ '<|user|>\\n' + c + '<|endoftext|>\\n<|assistant|>' }}", "zephyr"},
+        {"{{ '<|system|>\\n' }}{{ '<|user|>\\n' + c + '\\n<|assistant|>\\n' }}", "falcon3"},
+        {"{{ 'USER: ' + c + ' ASSISTANT: ' }}", "vicuna"},
+        {"{{ 'SYSTEM: ' + s + 'USER: ' + c + ' ASSISTANT: ' }}", "vicuna-orca"},
+        {"{{ bos_token + message['role'] + '\\n' + message['content'] }}", "monarch"},
+        {"{{ 'User: ' + c + '\\n\\n' }}{{ 'Assistant:' }}", "rwkv-world"},
+        {"{{ messages[0]['content'] }}", NULL},
+        {"", NULL},
+        {NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = chat_template_detect(cases[i].tmpl);
+        if (cases[i].want) CHECK_STR(got, cases[i].want);
+        else CHECK(got == NULL);
+    }
+    /* built-ins written with the markers of their families' templates are
+     * recognised as themselves */
+    static const char *const self[] = {"chatml", "llama3", "chatglm3", "chatglm4", "command-r", "deepseek",
+                                       "deepseek3", "exaone3", "gemma", "gigachat", "glmedge", "granite",
+                                       "llama2-sys", "llama2-sys-bos", "llama2-sys-strip", "megrez", "minicpm",
+                                       "mistral-v7", "openchat", "orion", "phi3", "phi4", "rwkv-world", "vicuna",
+                                       "vicuna-orca", "zephyr"};
+    for (size_t i = 0; i < sizeof self / sizeof self[0]; i++)
+        CHECK_STR(chat_template_detect(chat_template_builtin(self[i])), self[i]);
+}
+
 static void test_context(void) {
     wick_error err;
     chat_template_opts o = {.add_generation_prompt = -1, .enable_thinking = -1};
@@ -794,6 +852,7 @@ int main(void) {
     RUN(test_mutations);
     RUN(test_builtin_templates);
     RUN(test_llamacpp_named_templates);
+    RUN(test_detect);
     RUN(test_context);
     RUN(test_qwen3);
     return check_summary("test_jinja");

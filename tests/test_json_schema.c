@@ -128,6 +128,41 @@ static void test_types(void) {
     check_cases(cs, sizeof cs / sizeof *cs, false, false);
 }
 
+#define PERSON_SCHEMA                                                                                \
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"age\":{\"type\":\"integer\"}}," \
+    "\"required\":[\"name\"]}"
+
+/* declared_only (tool-call arguments, as llama.cpp and XGrammar read a
+ * schema): an object that declares properties takes only those unless
+ * additionalProperties says otherwise; one that declares none takes any */
+static void test_declared_only(void) {
+    static const jcase cs[] = {
+        {PERSON_SCHEMA, "{\"name\":\"Al\",\"age\":3}", 1},
+        {PERSON_SCHEMA, "{\"name\":\"Al\",\"age\":3,\"x\":1}", 0},
+        {PERSON_SCHEMA, "{\"name\":\"Al\",\"x\":1}", 0},
+        {"{\"type\":\"object\",\"properties\":{}}", "{}", 1},
+        {"{\"type\":\"object\",\"properties\":{}}", "{\"x\":1}", 0},
+        {"{\"type\":\"object\"}", "{\"x\":[1,{\"y\":2}]}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\"}}}", "{\"m\":{\"k\":1}}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"additionalProperties\":true}", "{\"a\":1,\"b\":2}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"additionalProperties\":{\"type\":\"integer\"}}", "{\"b\":2}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"additionalProperties\":{\"type\":\"integer\"}}", "{\"b\":\"2\"}", 0},
+        /* a name the schema requires but does not declare is still taken */
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"b\"]}", "{\"b\":[true]}", 1},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"b\"]}", "{\"b\":1,\"c\":1}", 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        wick_error err = {0};
+        cJSON *sch = cJSON_Parse(cs[i].schema);
+        cfg *g = cfg_new();
+        const json_schema_opts o = {.declared_only = true};
+        const int got = json_schema_compile(g, sch, &o, &err) == 0 ? cfg_accepts(g, cs[i].text) : -1;
+        CHECK_MSG(got == cs[i].want, "%s on %s: %d (want %d) %s", cs[i].schema, cs[i].text, got, cs[i].want, err.msg);
+        cfg_free(g);
+        cJSON_Delete(sch);
+    }
+}
+
 static void test_objects_arrays(void) {
 #define PERSON                                                                                       \
     "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"age\":{\"type\":\"integer\"}}," \
@@ -326,6 +361,7 @@ static void test_simple_fronts(void) {
 int main(void) {
     RUN(test_types);
     RUN(test_objects_arrays);
+    RUN(test_declared_only);
     RUN(test_errors);
     RUN(test_simple_fronts);
     return check_summary("test_json_schema");

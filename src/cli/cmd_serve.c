@@ -143,7 +143,9 @@ static const char USAGE[] =
     "                            any other text is the template's Jinja\n"
     "  --chat-template-file F    use the Jinja template in F instead of the model's\n"
     "  --jinja                   accepted: templates are always rendered as Jinja\n"
-    "  --no-jinja                only with --chat-template NAME (the built-in formats)\n"
+    "  --no-jinja                render chats with built-in formats, as llama-server does:\n"
+    "                            each model's (or the file's) template is read as the\n"
+    "                            built-in format it is recognised as, else ChatML\n"
     "llama-server flags taken for compatibility:\n"
     "  --cors-origins LIST       the same as --allowed-origins\n"
     "  --no-webui                no web chat: / answers \"Ollama is running\" to browsers too\n"
@@ -353,9 +355,6 @@ int cmd_serve(int argc, char **argv) {
     if (no_jinja && jinja) return cli_error("serve: give --jinja or --no-jinja, not both");
     if (no_slots && slots) return cli_error("serve: give --slots or --no-slots, not both");
     if (ctx_shift && no_ctx_shift) return cli_error("serve: give --context-shift or --no-context-shift, not both");
-    if (no_jinja && !chat_template)
-        return cli_error("serve: --no-jinja: wick renders the model's template as Jinja only; for a built-in "
-                         "format give --chat-template NAME (%s)", chat_template_builtin_names());
     if (flash_attn && strcmp(flash_attn, "on") && strcmp(flash_attn, "off") && strcmp(flash_attn, "auto"))
         return cli_error("serve: --flash-attn must be on, off or auto, not \"%s\"", flash_attn);
     if (check_gpu_layers(gpu_layers) < 0) return 1;
@@ -387,6 +386,10 @@ int cmd_serve(int argc, char **argv) {
         if (!(tmpl_file = file_read_all(chat_template_file, NULL, &ferr)))
             return cli_error("serve: --chat-template-file: %s", ferr.msg);
         tmpl = tmpl_file;
+        if (no_jinja) { /* as llama-server: the built-in format the file's template is recognised as */
+            const char *name = chat_template_detect(tmpl_file);
+            tmpl = chat_template_builtin(name ? name : "chatml");
+        }
     }
     if (!parallel_set) parallel = env_int("OLLAMA_NUM_PARALLEL", 8);
     if (!queue_set) max_queue = env_int("OLLAMA_MAX_QUEUE", 512);
@@ -452,7 +455,7 @@ int cmd_serve(int argc, char **argv) {
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
         .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
-        .any_model_name = any_model_name,
+        .builtin_templates = no_jinja && !tmpl, .any_model_name = any_model_name,
         .slot_save_path = slot_save_path, .no_slots = no_slots, .no_webui = no_webui, .n_predict = n_predict,
         .ctx_shift = ctx_shift,
         .sampling = {.v = sf.v, .temp = sf.temp, .top_k = sf.top_k, .top_p = sf.top_p, .min_p = sf.min_p,

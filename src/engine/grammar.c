@@ -55,7 +55,8 @@ static int compile_front(cfg *g, const wick_grammar_spec *sp, size_t len, wick_e
     case WICK_GRAMMAR_JSON_SCHEMA: {
         cJSON *schema = cJSON_ParseWithLength(sp->text, len);
         if (!schema) return wick_fail(err, "the JSON schema is not valid JSON");
-        const json_schema_opts o = {.strict = sp->strict, .flexible_ws = sp->flexible_ws,
+        const json_schema_opts o = {.strict = sp->strict, .declared_only = sp->declared_only,
+                                    .flexible_ws = sp->flexible_ws,
                                     .single_space = sp->single_space, .prefix = sp->prefix,
                                     .suffix = sp->suffix, .separator = sp->separator,
                                     .min_values = sp->min_values, .max_values = sp->max_values};

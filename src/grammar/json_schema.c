@@ -10,9 +10,9 @@
  * value of any type under the keywords that apply to it), enum and const
  * (filtered by a type beside them), properties, required (a name not
  * declared is an additional property), additionalProperties (bool or schema;
- * absent means allowed unless strict), patternProperties (one pattern, no
- * other additional keys), minProperties/maxProperties, items (draft 4's
- * array form too), prefixItems, additionalItems, minItems, maxItems, anyOf,
+ * absent means allowed, unless strict, or declared_only and properties are
+ * declared), patternProperties (one pattern, no other additional keys),
+ * minProperties/maxProperties, items (draft 4's array form too), prefixItems, additionalItems, minItems, maxItems, anyOf,
  * oneOf (provably disjoint alternatives), allOf and keywords beside $ref or
  * anyOf/oneOf (merged, json_schema_merge.c), $ref as a local JSON Pointer
  * (recursion allowed), minLength, maxLength, pattern, format (date, time,
@@ -368,7 +368,10 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
     if (props && !cJSON_IsObject(props)) return fail(c, "%s must be an object (%s)", "properties");
     if (req && !cJSON_IsArray(req)) return fail(c, "%s must be an array (%s)", "required");
     if (pp && !cJSON_IsObject(pp)) return fail(c, "%s must be an object (%s)", "patternProperties");
-    bool extra = !c->o.strict, extra_schema = false;
+    /* additionalProperties absent: JSON Schema allows other keys; strict
+     * closes every object, declared_only those that declare properties */
+    const bool open_default = !c->o.strict;
+    bool extra = open_default && !(c->o.declared_only && props), extra_schema = false;
     if (addl) {
         if (cJSON_IsBool(addl)) extra = cJSON_IsTrue(addl);
         else extra = extra_schema = true;
@@ -381,7 +384,7 @@ static cfg_sym object_schema(jsc *c, const cJSON *s) {
             return fail(c, "%s: names must be strings (%s)", "required");
         }
         if (cJSON_GetObjectItemCaseSensitive(props, r->valuestring)) continue;
-        if (!extra || (pp && pp->child)) {
+        if (!(extra || (!addl && open_default)) || (pp && pp->child)) {
             cJSON_Delete(own);
             return fail(c, "%s: a required property that is neither declared nor an allowed additional property is not supported (%s)", "required");
         }

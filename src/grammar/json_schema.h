@@ -10,6 +10,7 @@
 
 typedef struct json_schema_opts {
     bool strict;      /* additionalProperties absent means false (OpenAI's strict: true) */
+    bool declared_only; /* absent means false where "properties" is declared (llama.cpp's reading) */
     bool flexible_ws; /* JSON whitespace allowed between tokens; else none (compact) */
     bool single_space; /* at most one space between tokens (when not flexible_ws) */
     /* Framed values (NULL prefix = one bare value): prefix + value + suffix,

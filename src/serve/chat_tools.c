@@ -199,6 +199,7 @@ static int call_grammar(const chat_tools *t, const tool_format *f, const wick_to
     g->spec.kind = WICK_GRAMMAR_JSON_SCHEMA;
     g->spec.text = g->text;
     g->spec.strict = strict;
+    g->spec.declared_only = true; /* no argument the function does not declare */
     g->spec.single_space = true;
     g->spec.min_values = 1;
     g->spec.max_values = many && !array && f->family == TOOL_FAMILY_HERMES ? 0 : 1;

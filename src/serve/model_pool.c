@@ -17,6 +17,8 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/fileio.h"
+#include "template/chat_template.h"
+#include "text/tokenizer.h"
 
 #define POOL_MAX 256
 
@@ -272,6 +274,11 @@ static int load_entry(serve_pool *p, mpool_entry *e) {
     kv_events_model *ev = NULL;
     if (!m) goto fail;
     if (c->chat_template && wick_model_set_chat_template(m, c->chat_template, &err) < 0) goto fail;
+    const char *own = c->builtin_templates && !c->chat_template ? tok_chat_template(wick_model_tokenizer(m)) : NULL;
+    if (own) {
+        const char *name = chat_template_detect(own);
+        if (wick_model_set_chat_template(m, chat_template_builtin(name ? name : "chatml"), &err) < 0) goto fail;
+    }
     wick_model_info mi;
     wick_model_get_info(m, &mi);
     wick_context_params cp = {.n_ctx = c->n_ctx, .n_seq = c->n_seq > 0 ? c->n_seq : 1,

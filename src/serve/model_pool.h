@@ -40,6 +40,10 @@ typedef struct mpool_config {
     const char *const *aliases; /* the default model's other names (the first is listed); valid while the pool lives */
     int n_aliases;
     const char *chat_template; /* replaces every model's own template; NULL = none */
+    /* --no-jinja: each model's own template is replaced by the built-in
+     * format it is recognised as (chat_template_detect), ChatML when none
+     * is; a model without a template keeps the ChatML fallback */
+    bool builtin_templates;
     bool any_model_name;       /* a name no model has is answered by the default model, under that name */
     const wick_spec_params *spec; /* speculative decoding (NULL = none); a model it does not fit
                                      (vocabulary, layers) speculates by prompt lookup only, with a warning */

@@ -63,6 +63,7 @@ typedef struct serve_config {
     const char *const *aliases;
     int n_aliases;
     const char *chat_template;    /* Jinja text replacing every model's own template; NULL = the model's */
+    bool builtin_templates;       /* --no-jinja: models' templates read as built-in formats (mpool_config) */
     /* --any-model-name: a request naming a model the server does not have is
      * answered by the default model, under the name asked for (as a
      * single-model llama-server answers) instead of a 404 */

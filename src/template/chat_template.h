@@ -44,5 +44,9 @@ cJSON *chat_template_context(const char *conversation_json, const chat_template_
 const char *chat_template_builtin(const char *name);
 /* The built-in names, ", "-separated, for help and errors. */
 const char *chat_template_builtin_names(void);
+/* The built-in format a model's Jinja template writes, recognised by its
+ * markers (llama-server's --no-jinja reading): a built-in name, or NULL
+ * when none is recognised. */
+const char *chat_template_detect(const char *tmpl);
 
 #endif

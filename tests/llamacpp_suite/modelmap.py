@@ -27,6 +27,9 @@ def shared_dir():
 HF_FILES = {
     ("ggml-org/models", "tinyllamas/stories260K.gguf"):
         "models/stories260K/stories260K-f32.gguf",
+    # newer trees' default preset names the repository only
+    ("ggml-org/test-model-stories260K", None):
+        "models/stories260K/stories260K-f32.gguf",
 }
 
 # URLs the suite downloads with download_file() or passes as --model-url.
