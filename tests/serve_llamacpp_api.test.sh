@@ -38,7 +38,7 @@ run_py() {
 }
 
 if [ -f "$STORIES" ]; then
-  if serve_start S1 -m "$STORIES" --ctx 128 -t 1 --parallel 2; then
+  if serve_start S1 -m "$STORIES" --ctx 128 -t 1 --parallel 2 -b 32; then
     run_py stories --part stories --url "$S1"
     run_py nofim --part nofim --url "$S1"
     serve_stop "$S1_PID"
