@@ -234,7 +234,10 @@ static void admit(wick_sched *s) {
             }
         }
         pthread_mutex_unlock(&s->mu);
-        if (first && q->r.on_progress && !q->plan) q->r.on_progress(q->r.user, keep, keep, q->n_prompt);
+        if (first && q->r.on_progress && !q->plan) {
+            q->progress_at = keep;
+            q->r.on_progress(q->r.user, keep, keep, q->n_prompt);
+        }
     }
 }
 
@@ -362,9 +365,11 @@ static int step_inner(wick_sched *s, wick_error *err) {
         sched_req *q = bt->in[i];
         const bool in_prompt = q->n_gen == 0 && q->n_computed < q->n_prompt;
         q->n_computed += bt->counts[i];
-        if (in_prompt && q->r.on_progress && !q->plan)
-            q->r.on_progress(q->r.user, q->cached_tokens, q->n_computed < q->n_prompt ? q->n_computed : q->n_prompt,
-                             q->n_prompt);
+        const int done = q->n_computed < q->n_prompt ? q->n_computed : q->n_prompt;
+        if (in_prompt && q->r.on_progress && !q->plan && done > q->progress_at) {
+            q->progress_at = done;
+            q->r.on_progress(q->r.user, q->cached_tokens, done, q->n_prompt);
+        }
         if (q->n_draft > 0) { /* verify its drafts */
             const int r0 = row;
             row += 1 + q->n_draft;
