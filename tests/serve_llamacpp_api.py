@@ -8,7 +8,10 @@ the last line is "NAME: P passed, F failed".
                           several prompts, streaming, n_probs,
                           post_sampling_probs, return_tokens,
                           stop words, /tokenize pieces, /detokenize, /props,
-                          /slots, /apply-template, /models, aliases, the 400s
+                          /slots, /apply-template, /models, aliases, the 400s,
+                          llama.cpp's chat fields (n with id_slot,
+                          return_progress, timings_per_token, the context
+                          error, the stream's role chunk)
   --part infill URL       /infill on a model with FIM tokens = /completion of
                           the FIM layout built by hand; bad input_extra 400s
   --part nofim URL        /infill on a model without FIM tokens is a 501
