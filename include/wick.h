@@ -688,6 +688,12 @@ typedef struct wick_request {
     /* Each generated token with the text it releases (complete UTF-8, stop
      * strings held back; may be empty). Return false to cancel. May be NULL. */
     bool (*on_token)(void *user, const wick_token_info *tok, const char *text, size_t len);
+    /* Prompt processing (may be NULL; not for span requests): called when
+     * the request is first admitted (n_processed == n_cached, the tokens the
+     * prefix cache gave it) and after each forward pass that computed
+     * prompt tokens of it, until n_processed == n_prompt; always before its
+     * first token. */
+    void (*on_progress)(void *user, int n_cached, int n_processed, int n_prompt);
     /* The raw logits each new token is sampled from (n_vocab floats, valid
      * during the call). May be NULL. */
     void (*on_logits)(void *user, const float *logits, int n_vocab);

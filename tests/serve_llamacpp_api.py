@@ -8,7 +8,10 @@ the last line is "NAME: P passed, F failed".
                           several prompts, streaming, n_probs,
                           post_sampling_probs, return_tokens,
                           stop words, /tokenize pieces, /detokenize, /props,
-                          /slots, /apply-template, /models, aliases, the 400s
+                          /slots, /apply-template, /models, aliases, the 400s,
+                          llama.cpp's chat fields (n with id_slot,
+                          return_progress, timings_per_token, the context
+                          error, the stream's role chunk)
   --part infill URL       /infill on a model with FIM tokens = /completion of
                           the FIM layout built by hand; bad input_extra 400s
   --part nofim URL        /infill on a model without FIM tokens is a 501
@@ -306,6 +309,79 @@ def stories(url):
     st, ch = call(url, "/chat/completions", {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0})
     st2, ch2 = call(url, "/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0})
     expect("/chat/completions = /v1/chat/completions", ch["choices"][0]["message"]["content"], ch2["choices"][0]["message"]["content"])
+    chat_fields(url)
+
+
+def oai_sse(url, path, body):
+    """An OpenAI stream's events, [DONE] left out."""
+    status, text = call(url, path, body, raw=True)
+    if status != 200:
+        return status, [], text
+    return status, [json.loads(b[6:]) for b in text.split("\n\n") if b.startswith("data: ") and b != "data: [DONE]"], text
+
+
+def chat_fields(url):
+    """llama.cpp's fields and shapes on /v1/chat/completions (the server runs -b 32)."""
+    sse = oai_sse
+    msgs = [{"role": "system", "content": "Book"}, {"role": "user", "content": "What is the best book"}]
+    base = {"messages": msgs, "max_tokens": 8, "temperature": 0.8, "seed": 42}
+    # n = 2 (with llama.cpp's id_slot): choice j is the request alone with seed 42 + j
+    st, two = call(url, "/v1/chat/completions", dict(base, n=2, id_slot=0))
+    alone = [call(url, "/v1/chat/completions", dict(base, seed=42 + j))[1]["choices"][0]["message"]["content"] for j in range(2)]
+    expect("n = 2: two choices, each = the request alone with seed + index", (st, [c["message"]["content"] for c in two["choices"]]),
+           (200, alone))
+    expect("n = 2: the prompt counted once", two["usage"]["prompt_tokens"],
+           call(url, "/v1/chat/completions", base)[1]["usage"]["prompt_tokens"])
+    st, ev, _ = sse(url, "/v1/chat/completions", dict(base, n=2, stream=True))
+    got = ["".join(e["choices"][0]["delta"].get("content") or "" for e in ev if e["choices"] and e["choices"][0]["index"] == j)
+           for j in range(2)]
+    expect("n = 2 streamed = whole", (st, got), (200, alone))
+    st, e = call(url, "/v1/chat/completions", dict(base, id_slot=2))
+    expect("id_slot past --parallel is a 400 naming it", (st, e["error"]["param"]), (400, "id_slot"))
+    # the stream's shape: the role chunk with content null, one id, the finish chunk without content
+    st, ev, _ = sse(url, "/v1/chat/completions", dict(base, stream=True))
+    expect("first chunk: role and content null", ev[0]["choices"][0]["delta"], {"role": "assistant", "content": None})
+    expect("one id on every chunk", len({e["id"] for e in ev}), 1)
+    expect("the finish chunk has no content", (ev[-1]["choices"][0]["finish_reason"], ev[-1]["choices"][0]["delta"]), ("length", {}))
+    # a prompt over the context: llama-server's error type and counts, OpenAI's code
+    long_msgs = msgs * 40
+    for stream in (False, True):
+        st, e = call(url, "/v1/chat/completions", {"messages": long_msgs, "stream": stream})
+        err = e.get("error", {})
+        expect(f"prompt over the context (stream {stream}): 400 exceed_context_size_error, n_ctx, n_prompt_tokens",
+               (st, err.get("type"), err.get("code"), err.get("n_ctx"), err.get("n_prompt_tokens", 0) >= 128),
+               (400, "exceed_context_size_error", "context_length_exceeded", 128, True))
+    # return_progress: a record before the first chunk of 32 and after each
+    pbody = {"messages": [{"role": "user", "content": "This is a test" * 5}], "max_tokens": 2, "stream": True, "return_progress": True}
+    caches = []
+    for run in ("first", "again"):
+        st, ev, _ = sse(url, "/v1/chat/completions", pbody)
+        pr = [e["prompt_progress"] for e in ev if "prompt_progress" in e]
+        if not pr:
+            bad(f"return_progress ({run}): no prompt_progress")
+            continue
+        total, cache = pr[0]["total"], pr[0]["cache"]
+        want = [cache] + [min(total, cache + 32 * (i + 1)) for i in range((total - cache + 31) // 32)]
+        expect(f"return_progress ({run}): processed from the cached count by chunks of 32 to the total",
+               ([p["processed"] for p in pr], {p["total"] for p in pr}, {p["cache"] for p in pr}), (want, {total}, {cache}))
+        caches.append((cache, total))
+    expect("return_progress: the same prompt again is read from cache but its last token",
+           len(caches) == 2 and caches[1][0] == caches[1][1] - 1 and caches[0][0] < caches[1][0], True)
+    st, e = call(url, "/v1/chat/completions", dict(pbody, stream=False))
+    expect("return_progress without stream is a 400 naming it", (st, e["error"]["param"]), (400, "return_progress"))
+    # timings_per_token: every chunk but the role one carries timings; the usage chunk's are the request's
+    st, ev, _ = sse(url, "/v1/chat/completions", dict(base, stream=True, timings_per_token=True, stream_options={"include_usage": True}))
+    last = ev[-1]
+    expect("timings_per_token: none on the role chunk, on all others", ("timings" in ev[0], all("timings" in e for e in ev[1:])),
+           (False, True))
+    expect("timings_per_token: the usage chunk's counts", (last["timings"]["predicted_n"], last["timings"]["prompt_n"]),
+           (last["usage"]["completion_tokens"],
+            last["usage"]["prompt_tokens"] - last["usage"]["prompt_tokens_details"]["cached_tokens"]))
+    st, e = call(url, "/v1/completions", {"prompt": "Hi", "max_tokens": 2, "timings_per_token": True})
+    expect("/v1/completions: timings_per_token is a 400 naming it", (st, e["error"]["param"]), (400, "timings_per_token"))
+    st, e = call(url, "/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+                                               "max_tokens": 2, "add_generation_prompt": True, "continue_final_message": True})
+    expect("add_generation_prompt with continue_final_message is a 400", st, 400)
 
 
 def infill(url):

@@ -10,7 +10,12 @@
 #    the same text with or without; streamed = whole), return_tokens, stop
 #    words, samplers, the 400s of fields wick cannot honour, tokenize
 #    pieces, props, slots, models, apply-template = the chat route's
-#    rendering;
+#    rendering; llama.cpp's chat fields (-b 32): n = 2 with id_slot (each
+#    choice = the request alone with seed + index, streamed = whole), the
+#    stream's role chunk (content null), a prompt over the context
+#    (exceed_context_size_error with n_ctx and n_prompt_tokens, streamed
+#    too), return_progress (a record at admission, then one per chunk of 32),
+#    timings_per_token, add_generation_prompt with continue_final_message;
 #  - a random Qwen2 model on the Qwen2.5 vocabulary (FIM tokens): /infill =
 #    /completion of the FIM layout built by hand; bad input_extra 400s;
 #    stories260K (no FIM tokens): /infill 400;
@@ -38,7 +43,7 @@ run_py() {
 }
 
 if [ -f "$STORIES" ]; then
-  if serve_start S1 -m "$STORIES" --ctx 128 -t 1 --parallel 2; then
+  if serve_start S1 -m "$STORIES" --ctx 128 -t 1 --parallel 2 -b 32; then
     run_py stories --part stories --url "$S1"
     run_py nofim --part nofim --url "$S1"
     serve_stop "$S1_PID"

@@ -101,6 +101,12 @@ static void tool_turns(void) {
         "{\"role\":\"tool\",\"tool_call_id\":\"toolu_1\",\"content\":\"18C\"},"
         "{\"role\":\"tool\",\"tool_call_id\":\"toolu_2\",\"content\":\"Error: no city\\ngiven\"},"
         "{\"role\":\"user\",\"content\":\"Go on.\"}],\"max_tokens\":100}");
+    /* text before a tool_result: the result first, then the text as the user's message */
+    expect_conv("{\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Results:\"},"
+                "{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"Sunny\"}]}]}",
+                false,
+                "{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"t\",\"content\":\"Sunny\"},"
+                "{\"role\":\"user\",\"content\":\"Results:\"}],\"max_tokens\":5}");
     /* a tool_result with no content; a final assistant message that calls a tool is no prefill */
     expect_conv("{\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\"}]},"
                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"x\",\"name\":\"f\",\"input\":{\"a\":1}}]}]}",

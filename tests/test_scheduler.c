@@ -3,6 +3,7 @@
  * chunked prefill mixed with decode, greedy and seeded sampling) gives the
  * same tokens as run alone; a KV pool too small for everyone preempts and
  * recomputes without changing any output; cancelling frees the blocks;
+ * prompt progress reports (at admission, then per prefill chunk);
  * prefix reuse across requests; stop strings and logprobs; the limits and
  * errors; the scheduler's own thread. Models: random test models of every
  * weight type and the mixture-of-experts archs (made here) and the real
@@ -397,7 +398,64 @@ static void own_thread(void) {
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
+/* on_progress: a record at admission (processed = cached), then one per
+ * forward pass of prompt tokens (the chunk's size) up to the whole prompt;
+ * the same prompt again starts from the cache. */
+typedef struct prog_rec {
+    out_rec o; /* first: on_token / on_done take the same user */
+    int v[16][3];
+    int n;
+} prog_rec;
+
+static void on_prog(void *user, int n_cached, int n_processed, int n_prompt) {
+    prog_rec *p = user;
+    if (p->n < 16) {
+        p->v[p->n][0] = n_cached, p->v[p->n][1] = n_processed, p->v[p->n][2] = n_prompt;
+        p->n++;
+    }
+    CHECK(p->o.n == 0); /* before the first token */
+}
+
+static void prompt_progress(void) {
+    char dir[] = "/tmp/wick-sched-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    wick_model *m = make_model("qwen3", "q8_0", "tiny256", dir);
+    wick_context *c = m ? new_ctx(m, 1, 1, 16, 0, 0) : NULL;
+    wick_error err;
+    wick_sched *s = c ? wick_sched_new(c, NULL, &err) : NULL;
+    if (s) {
+        wick_model_info info;
+        wick_model_get_info(m, &info);
+        int32_t prompt[50];
+        make_prompt(prompt, 50, 0, info.n_vocab);
+        static prog_rec p[2];
+        memset(p, 0, sizeof p);
+        for (int k = 0; k < 2; k++) {
+            wick_request r = {.prompt = prompt, .n_prompt = 50, .n_predict = 3, .on_token = on_token, .on_done = on_done,
+                              .on_progress = on_prog, .user = &p[k], .ignore_eos = true, .logprobs = -1};
+            CHECK_MSG(wick_sched_submit(s, &r, &err) > 0, "%s", err.msg);
+            run_until_done(s);
+        }
+        static const int want0[][3] = {{0, 0, 50}, {0, 16, 50}, {0, 32, 50}, {0, 48, 50}, {0, 50, 50}};
+        CHECK_MSG(p[0].n == 5, "first run: %d progress records", p[0].n);
+        for (int i = 0; i < p[0].n && i < 5; i++)
+            CHECK_MSG(!memcmp(p[0].v[i], want0[i], sizeof want0[i]), "record %d: %d %d %d", i, p[0].v[i][0], p[0].v[i][1],
+                      p[0].v[i][2]);
+        /* again: everything but the last token from the cache, then that token */
+        CHECK_MSG(p[1].n == 2 && p[1].v[0][0] == 49 && p[1].v[0][1] == 49 && p[1].v[1][0] == 49 && p[1].v[1][1] == 50,
+                  "second run: %d records, first %d %d", p[1].n, p[1].v[0][0], p[1].v[0][1]);
+        CHECK(p[0].o.n == 3 && p[1].o.n == 3);
+    }
+    wick_sched_free(s);
+    wick_context_free(c);
+    wick_model_free(m);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void) {
+    RUN(prompt_progress);
     RUN(cancel_and_errors);
     RUN(own_thread);
     RUN(stories_text);

@@ -73,6 +73,7 @@ static const char USAGE[] =
     "  --kv-type f32|f16         KV cache element type (default f32)\n"
     "  --dtype T                 convert weight matrices at load (q8_0|q4_0|f16|bf16|f32)\n"
     "  --prefill-chunk N         prompt tokens per forward pass (default 128)\n"
+    "  -b, --batch-size N        prompt tokens per forward pass, as --prefill-chunk\n"
     "speculative decoding (greedy output unchanged; sampling keeps the model's distribution):\n"
     "  --draft MODEL             draft with a smaller model of the same vocabulary\n"
     "  --draft-layers N          draft with the model's own first N layers (self-speculation)\n"
@@ -323,6 +324,7 @@ int cmd_serve(int argc, char **argv) {
         {"--cache-type-v", "-ctv", OPT_STR, &cache_v, NULL},
         {"--context-shift", NULL, OPT_FLAG, &ctx_shift, NULL},
         {"--no-context-shift", NULL, OPT_FLAG, &no_ctx_shift, NULL},
+        {"--batch-size", "-b", OPT_INT, &rt.chunk, &rt.chunk_set}, /* llama-server's name for --prefill-chunk */
     };
     int n0 = 0; /* the entries above; the shared ones follow */
     while (n0 < (int)(sizeof opts / sizeof opts[0]) && opts[n0].name) n0++;

@@ -50,6 +50,7 @@ struct sched_req {
     text_out text;
     bool cancelled, ever_admitted, stopped;
     int cached_tokens, preemptions;
+    int progress_at;         /* prompt tokens last reported to on_progress (a preempted prompt never goes back) */
     int ctx_shifts, ctx_dropped; /* times its context was shifted and the tokens dropped (sched_shift.c) */
     double t_submit, t_admit, t_first;
     /* speculative decoding (engine/spec_accept.h): the drafter's method

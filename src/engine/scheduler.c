@@ -222,6 +222,7 @@ static void admit(wick_sched *s) {
         s->running[s->n_running++] = q;
         q->admit_seq = s->admit_counter++;
         q->n_computed = keep;
+        const bool first = !q->ever_admitted;
         if (!q->ever_admitted) {
             q->ever_admitted = true;
             q->t_admit = wick_now_ms();
@@ -233,6 +234,10 @@ static void admit(wick_sched *s) {
             }
         }
         pthread_mutex_unlock(&s->mu);
+        if (first && q->r.on_progress && !q->plan) {
+            q->progress_at = keep;
+            q->r.on_progress(q->r.user, keep, keep, q->n_prompt);
+        }
     }
 }
 
@@ -358,7 +363,13 @@ static int step_inner(wick_sched *s, wick_error *err) {
     int row = 0;
     for (int i = 0; i < bt->n_in; i++) {
         sched_req *q = bt->in[i];
+        const bool in_prompt = q->n_gen == 0 && q->n_computed < q->n_prompt;
         q->n_computed += bt->counts[i];
+        const int done = q->n_computed < q->n_prompt ? q->n_computed : q->n_prompt;
+        if (in_prompt && q->r.on_progress && !q->plan && done > q->progress_at) {
+            q->progress_at = done;
+            q->r.on_progress(q->r.user, q->cached_tokens, done, q->n_prompt);
+        }
         if (q->n_draft > 0) { /* verify its drafts */
             const int r0 = row;
             row += 1 + q->n_draft;

@@ -107,8 +107,10 @@ static int flush_user(cJSON *msgs, wbuf *text, int *n_text, fld_error *e) {
     return rc;
 }
 
-/* A user turn: text blocks join into user messages, each tool_result is a
- * "tool" message where it stands. */
+/* A user turn: each tool_result is a "tool" message, in order, and the text
+ * blocks join into one user message after them (the results answer the
+ * assistant turn before, which templates need right after it; the text is
+ * what the user adds). */
 static int user_turn(cJSON *msgs, const cJSON *content, int i, fld_error *e) {
     char where[40];
     snprintf(where, sizeof where, "messages[%d].content", i);
@@ -140,7 +142,6 @@ static int user_turn(cJSON *msgs, const cJSON *content, int i, fld_error *e) {
                 rc = fld_fail(e, 400, w, "%s: \"is_error\" must be true or false", w);
                 break;
             }
-            if ((rc = flush_user(msgs, &text, &n_text, e)) < 0) break;
             wbuf_reset(&res);
             if (cJSON_IsTrue(err)) wbuf_puts(&res, "Error: "); /* the template has no error flag: say it in the text */
             char wc[72];

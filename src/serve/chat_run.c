@@ -27,6 +27,7 @@ struct chat_run {
     chat_tools tools;
     char *lead;         /* text the prompt wrote for the reply (a forced call's opening tag): fed first */
     double t0;
+    job_progress prog;  /* the last prompt progress record */
     bool ended, stopped_after_call;
     int n_calls, logprobs;
     int32_t *ids;       /* render_only: the prompt, or its span segments */
@@ -77,6 +78,7 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
         fld_fail(e, 400, "n", "\"n\" is %d, more than the %d sequences the server runs at once (--parallel)", q.n, s->cfg.parallel);
         goto out;
     }
+    if (oai_check_slot(s, &q, e) < 0) goto out;
     r->logprobs = q.logprobs;
     if (r->tools.choice == CHAT_TOOLS_NONE) po.tools = NULL;
     if (r->tools.forced && q.gr.spec.kind) {
@@ -84,6 +86,14 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
                  r->tools.choice == CHAT_TOOLS_REQUIRED ? "required" : "function", q.gr.param);
         goto out;
     }
+    if (fld_bool(b, "return_progress", &r->info.progress, e) < 0 || fld_bool(b, "timings_per_token", &r->info.timings, e) < 0)
+        goto out;
+    if ((r->info.progress || r->info.timings) && !q.stream) {
+        fld_fail(e, 400, r->info.progress ? "return_progress" : "timings_per_token", "\"%s\" needs \"stream\": true",
+                 r->info.progress ? "return_progress" : "timings_per_token");
+        goto out;
+    }
+    q.g.progress = (r->info.progress || r->info.timings) && !o->prefill_only;
     const char *fmt = NULL;
     if (fld_str(b, "reasoning_format", &fmt, e) < 0) goto out;
     if (fmt && strcmp(fmt, "none") && strcmp(fmt, "deepseek") && strcmp(fmt, "auto") && strcmp(fmt, "deepseek-legacy")) {
@@ -205,6 +215,7 @@ int chat_run_pull(chat_run *r, int timeout_ms, tool_ev_fn fn, void *user, const 
         r->fn = NULL;
         return 1;
     }
+    if (r->b.n_prog) r->prog = r->b.prog[r->b.n_prog - 1];
     for (size_t i = 0; i < r->b.n; i++)
         if (r->b.ev[i].len) tool_parser_feed(r->p, r->b.text + r->b.ev[i].off, r->b.ev[i].len, relay, r);
     if (!r->b.done) {
@@ -229,6 +240,8 @@ int chat_run_pull(chat_run *r, int timeout_ms, tool_ev_fn fn, void *user, const 
 }
 
 const job_batch *chat_run_last_batch(const chat_run *r) { return &r->b; }
+const job_progress *chat_run_progress(const chat_run *r) { return &r->prog; }
+double chat_run_elapsed_ms(const chat_run *r) { return (wick_now_s() - r->t0) * 1000.0; }
 
 int chat_run_collect(chat_run *r, http_call *c, tool_ev_fn fn, void *user, const job_result **res, fld_error *e) {
     double checked = wick_now_s();

@@ -24,6 +24,8 @@ typedef struct chat_run_info {
     bool spans;             /* a span request: usage reports span_cached_tokens */
     unsigned long long seed; /* the seed this run samples with */
     tool_format format;     /* the model's tool and reasoning syntax */
+    bool progress;          /* llama.cpp's return_progress (streamed): prompt_progress chunks */
+    bool timings;           /* llama.cpp's timings_per_token (streamed): timings on the chunks */
 } chat_run_info;
 
 /* How one run of a request starts (zeroed: the body's request as it is). */
@@ -55,6 +57,11 @@ const int32_t *chat_run_prompt(const chat_run *r, int *n_ids, const struct span_
  * ended (then *res, if given, holds the result: finish, token counts), -1
  * when it ended in an error or was cancelled (e holds the error to send). */
 int chat_run_pull(chat_run *r, int timeout_ms, tool_ev_fn fn, void *user, const job_result **res, fld_error *e);
+/* The prompt's processing so far (total 0 before the first record; asked
+ * for with return_progress or timings_per_token) and the time since the
+ * submit, in ms. */
+const job_progress *chat_run_progress(const chat_run *r);
+double chat_run_elapsed_ms(const chat_run *r);
 /* The job's last batch taken by chat_run_pull: its tokens (for logprobs). */
 const job_batch *chat_run_last_batch(const chat_run *r);
 const wick_model *chat_run_model(const chat_run *r);

@@ -17,6 +17,7 @@
 
 int fld_fail(fld_error *e, int status, const char *param, const char *fmt, ...) {
     e->status = status;
+    e->n_prompt_tokens = e->n_ctx = 0;
     snprintf(e->param, sizeof e->param, "%s", param ? param : "");
     va_list ap;
     va_start(ap, fmt);

@@ -20,6 +20,9 @@ typedef struct fld_error {
     char msg[600];
     bool no_retry;      /* x-should-retry: false */
     int retry_after;    /* seconds; 0 = no retry-after header */
+    int n_prompt_tokens, n_ctx; /* a prompt longer than the context (n_ctx > 0): its
+                                 * size (or a lower bound) and the per-sequence context,
+                                 * answered as llama-server's exceed_context_size_error */
 } fld_error;
 
 /* Fill e and return -1. param may be NULL. */

@@ -74,10 +74,8 @@ static const known OPENAI_BOTH[] = {
     {"n_probs", W_NONZERO, "llama.cpp"},
     {"min_keep", W_NONZERO, "llama.cpp"},
     {"t_max_predict_ms", W_NONZERO, "llama.cpp"},
-    {"id_slot", W_NONNEG, "llama.cpp"},
     {"return_tokens", W_TRUE, "llama.cpp"},
     {"samplers", W_SET, "llama.cpp"},
-    {"timings_per_token", W_TRUE, "llama.cpp"},
     {"post_sampling_probs", W_TRUE, "llama.cpp"},
     {"response_fields", W_NONEMPTY, "llama.cpp"},
     {"lora", W_NONEMPTY, "llama.cpp"},
@@ -93,6 +91,8 @@ static const known OPENAI_CHAT[] = {
 
 static const known OPENAI_COMPLETIONS[] = {
     {"add_special_tokens", W_FALSE, "vLLM"}, /* completions' default is true */
+    {"timings_per_token", W_TRUE, "llama.cpp"},
+    {"return_progress", W_TRUE, "llama.cpp"},
 };
 
 /* /api/generate and /api/chat, top level */

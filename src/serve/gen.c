@@ -63,6 +63,8 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
                  "which exceeds the available context size. Please reduce the length of the input.", n_ctx, g->n_ids);
         snprintf(e->code, sizeof e->code, "context_length_exceeded");
         e->no_retry = true;
+        e->n_prompt_tokens = g->n_ids;
+        e->n_ctx = n_ctx;
         return NULL;
     }
     wick_request r = {
@@ -105,7 +107,7 @@ job *gen_submit(serve_server *s, const mpool_lease *l, const gen_params *g, fld_
         r.grammar_triggers = g->grammar->triggers;
         r.n_grammar_triggers = g->grammar->n_triggers;
     }
-    job *j = job_submit(l->sched, &r, gr, l->mx, &err); /* (owns gr from here) */
+    job *j = job_submit_progress(l->sched, &r, gr, g->progress, l->mx, &err); /* (owns gr from here) */
     if (!j) {
         fld_fail_wick(e, &err, g->spans ? "prompt" : NULL);
         if (err.code == WICK_E_QUEUE_FULL) /* the server's words: which model, how many wait */

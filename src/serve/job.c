@@ -24,6 +24,7 @@ struct job {
     int64_t id;
     metrics_model *mx;
     double t_last; /* time of the last token, for inter-token latency */
+    double t_submit;
     wick_grammar *grammar; /* the request's, freed with the job */
 };
 
@@ -68,6 +69,17 @@ static bool on_token(void *user, const wick_token_info *tok, const char *text, s
     return ok;
 }
 
+static void on_progress(void *user, int n_cached, int n_processed, int n_prompt) {
+    job *j = user;
+    const double t = wick_now_s();
+    pthread_mutex_lock(&j->mu);
+    job_batch *b = &j->pend;
+    if (GROW_ARRAY(b->prog, b->n_prog + 1, &b->prog_cap))
+        b->prog[b->n_prog++] = (job_progress){n_cached, n_processed, n_prompt, (t - j->t_submit) * 1000.0};
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
 static void on_done(void *user, const wick_request_result *r) {
     job *j = user;
     if (j->mx) metrics_request_done(j->mx, r);
@@ -98,6 +110,11 @@ static void on_done(void *user, const wick_request_result *r) {
 }
 
 job *job_submit(wick_sched *s, const wick_request *r, wick_grammar *grammar, metrics_model *mx, wick_error *err) {
+    return job_submit_progress(s, r, grammar, false, mx, err);
+}
+
+job *job_submit_progress(wick_sched *s, const wick_request *r, wick_grammar *grammar, bool progress, metrics_model *mx,
+                         wick_error *err) {
     job *j = calloc(1, sizeof *j);
     if (!j) {
         wick_grammar_free(grammar);
@@ -109,12 +126,13 @@ job *job_submit(wick_sched *s, const wick_request *r, wick_grammar *grammar, met
     j->refs = 2;
     j->s = s;
     j->mx = mx;
-    j->t_last = wick_now_s();
+    j->t_last = j->t_submit = wick_now_s();
     j->grammar = grammar;
     wick_request q = *r;
     q.grammar = grammar;
     q.on_token = on_token;
     q.on_done = on_done;
+    q.on_progress = progress ? on_progress : NULL;
     q.user = j;
     /* j->id is read only by this (the HTTP) thread, which still holds a reference */
     j->id = wick_sched_submit(s, &q, err);
@@ -130,23 +148,25 @@ job *job_submit(wick_sched *s, const wick_request *r, wick_grammar *grammar, met
 
 bool job_take(job *j, job_batch *b, int timeout_ms) {
     b->n = 0;
+    b->n_prog = 0;
     b->text_len = 0;
     pthread_mutex_lock(&j->mu);
-    if (j->pend.n == 0 && !j->done && timeout_ms > 0) {
+    if (j->pend.n == 0 && j->pend.n_prog == 0 && !j->done && timeout_ms > 0) {
         const struct timespec ts = wick_deadline_ms(CLOCK_REALTIME, timeout_ms); /* the cv's clock */
-        while (j->pend.n == 0 && !j->done)
+        while (j->pend.n == 0 && j->pend.n_prog == 0 && !j->done)
             if (pthread_cond_timedwait(&j->cv, &j->mu, &ts) != 0) break;
     }
     /* swap buffers: the scheduler keeps appending into b's old memory */
     job_batch t = j->pend;
     j->pend = *b;
     j->pend.n = 0;
+    j->pend.n_prog = 0;
     j->pend.text_len = 0;
     j->pend.done = false;
     *b = t;
     b->done = j->done;
     pthread_mutex_unlock(&j->mu);
-    return b->n > 0 || b->done;
+    return b->n > 0 || b->n_prog > 0 || b->done;
 }
 
 const job_result *job_get_result(const job *j) { return &j->res; }
@@ -169,5 +189,6 @@ void job_release(job *j) {
 void job_batch_free(job_batch *b) {
     free(b->ev);
     free(b->text);
+    free(b->prog);
     memset(b, 0, sizeof *b);
 }

@@ -16,10 +16,18 @@ typedef struct job_event {
     size_t off, len; /* its text in the batch's text buffer */
 } job_event;
 
+/* Prompt processing at one point (llama-server's prompt_progress). */
+typedef struct job_progress {
+    int cache, processed, total;
+    double time_ms; /* since the submit */
+} job_progress;
+
 /* What the consumer took; reuse one across job_take calls, free with job_batch_free. */
 typedef struct job_batch {
     job_event *ev;
     size_t n, cap;
+    job_progress *prog; /* prompt progress records (only when asked: job_submit), before ev's tokens */
+    size_t n_prog, prog_cap;
     char *text;
     size_t text_len, text_cap;
     bool done; /* the request ended: job_result is valid (after these events) */
@@ -37,14 +45,18 @@ typedef struct job_result {
 
 typedef struct job job;
 
-/* Submit r (its on_token/on_done/user and grammar are replaced) to s with
+/* Submit r (its on_token/on_done/on_progress/user and grammar are replaced)
+ * to s with
  * grammar (NULL = none), which the job owns from here: freed with the job,
  * or at once when the submit is refused. mx (may be NULL) gets the
  * request's latencies. NULL + err on a refused submit. */
 job *job_submit(wick_sched *s, const wick_request *r, wick_grammar *grammar, metrics_model *mx, wick_error *err);
-/* Move the events gathered so far into b (emptied first), waiting up to
- * timeout_ms for the first one or the end. Returns true if b holds events or
- * the end. */
+/* The same, with prompt progress records (job_batch.prog) when progress. */
+job *job_submit_progress(wick_sched *s, const wick_request *r, wick_grammar *grammar, bool progress, metrics_model *mx,
+                         wick_error *err);
+/* Move the events (and progress records) gathered so far into b (emptied
+ * first), waiting up to timeout_ms for the first one or the end. Returns true
+ * if b holds events, progress records or the end. */
 bool job_take(job *j, job_batch *b, int timeout_ms);
 const job_result *job_get_result(const job *j); /* after a batch with done */
 /* Cancel (idempotent; harmless after the end). */

@@ -73,6 +73,9 @@ int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     q->n = 1;
     if ((r = fld_int(b, "n", 1, 4096, &v, e)) < 0) return -1;
     if (r) q->n = (int)v;
+    q->id_slot = -1;
+    if ((r = fld_int(b, "id_slot", -1, 1e6, &v, e)) < 0) return -1;
+    if (r) q->id_slot = (int)v;
     if ((r = fld_int(b, "best_of", 1, 1e9, &v, e)) < 0) return -1;
     if (r && v != 1) return fld_fail(e, 400, "best_of", "only best_of = 1 is supported");
     if ((r = fld_bool(b, "echo", &q->echo, e)) < 0) return -1;
@@ -84,6 +87,12 @@ int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e) {
     if (fld_speculative(b, &q->g.spec, e) < 0) return -1;
     if (fld_grammar_openai(b, &q->gr, e) < 0) return -1;
     q->g.grammar = &q->gr;
+    return 0;
+}
+
+int oai_check_slot(const serve_server *s, const oai_req *q, fld_error *e) {
+    if (q->id_slot >= s->cfg.parallel)
+        return fld_fail(e, 400, "id_slot", "id_slot %d does not exist (the server has %d slots)", q->id_slot, s->cfg.parallel);
     return 0;
 }
 
@@ -254,6 +263,7 @@ void oai_completions(serve_server *s, http_call *c, cJSON *b) {
                  s->cfg.parallel);
         goto bad;
     }
+    if (oai_check_slot(s, &q, &e) < 0) goto bad;
     if ((long long)n_prompts * q.n > s->cfg.max_queue) {
         fld_fail(&e, 400, n_prompts > 1 ? "prompt" : "n", "%d prompts with n = %d are %lld choices, more than the %d a request may queue",
                  n_prompts, q.n, (long long)n_prompts * q.n, s->cfg.max_queue);
@@ -336,6 +346,10 @@ int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     if (o->tmpl) return fld_fail(e, 400, "chat_template", "\"chat_template\" in requests is not allowed; the model's own template is used");
     if (fld_bool(b, "add_generation_prompt", &o->add_generation_prompt, e) < 0) return -1;
     if (fld_bool(b, "continue_final_message", &o->continue_final_message, e) < 0) return -1;
+    /* both asked for: the reply would start a new message and continue the last one */
+    if (o->continue_final_message && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "add_generation_prompt")))
+        return fld_fail(e, 400, "continue_final_message",
+                        "\"add_generation_prompt\" and \"continue_final_message\" cannot both be true");
     return 0;
 }
 

@@ -11,6 +11,7 @@
 typedef struct oai_req {
     bool chat, stream, include_usage, continuous_usage, echo;
     int n;             /* choices ("n"; completions: 1) */
+    int id_slot;       /* llama.cpp's slot to run on (-1 any): checked to exist; where a request runs never changes its output */
     int logprobs;      /* -1 none; else top-N (chat: top_logprobs) */
     wick_logit_bias *bias; /* logit_bias (malloc'd; g.sampling points here) */
     int n_bias;
@@ -57,6 +58,8 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *body, bool prefill_only)
  * defaults and logit_bias, the chat prompt's fields. 0 or -1 with e. */
 int oai_parse_common(const cJSON *b, oai_req *q, fld_error *e);
 int oai_parse_logprobs(const cJSON *b, oai_req *q, fld_error *e);
+/* id_slot names one of the server's --parallel slots, or -1 (any). */
+int oai_check_slot(const serve_server *s, const oai_req *q, fld_error *e);
 int oai_sampling_for(const serve_server *s, const mpool_lease *l, const cJSON *b, oai_req *q, fld_error *e);
 int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e);
 /* Lease the body's model: 0, or -1 with e (404 model_not_found). */

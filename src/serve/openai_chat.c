@@ -44,6 +44,7 @@ typedef struct oc_resp {
     long long created;
     bool continuous_usage;
     int phase;      /* stream: 0 = nothing sent, 1 = streaming, 2 = ended */
+    bool role_chunk; /* the role chunks are being written (they carry no timings) */
     wbuf *out;      /* stream: where this pull's chunks go */
     int n;
     oc_choice *ch;
@@ -83,6 +84,52 @@ static void take_prompt_counts(oc_resp *r, const job_result *res) {
 
 /* ---- streamed ---- */
 
+/* llama.cpp's timings of choice k (timings_per_token): the result's once it
+ * ended, else the prompt's from its progress records and the tokens so far. */
+static void timings_json(wbuf *o, const oc_choice *k) {
+    int cache_n, prompt_n, predicted_n;
+    double prompt_ms, predicted_ms;
+    if (k->res) {
+        cache_n = k->res->cached_tokens;
+        prompt_n = k->res->prompt_tokens - cache_n;
+        prompt_ms = k->res->prefill_ms;
+        predicted_n = k->res->generated_tokens;
+        predicted_ms = k->res->decode_ms;
+    } else {
+        const job_progress *p = chat_run_progress(k->run);
+        cache_n = p->cache;
+        prompt_n = p->total - p->cache;
+        prompt_ms = p->time_ms;
+        predicted_n = k->completion_tokens;
+        predicted_ms = predicted_n ? chat_run_elapsed_ms(k->run) - prompt_ms : 0;
+        if (predicted_ms < 0) predicted_ms = 0;
+    }
+    wbuf_printf(o,
+                ",\"timings\":{\"cache_n\":%d,\"prompt_n\":%d,\"prompt_ms\":%.3f,\"prompt_per_token_ms\":%.3f,"
+                "\"prompt_per_second\":%.3f,\"predicted_n\":%d,\"predicted_ms\":%.3f,\"predicted_per_token_ms\":%.3f,"
+                "\"predicted_per_second\":%.3f}",
+                cache_n, prompt_n, prompt_ms, prompt_n > 0 ? prompt_ms / prompt_n : 0.0,
+                prompt_ms > 0 ? 1e3 * prompt_n / prompt_ms : 0.0, predicted_n, predicted_ms,
+                predicted_n > 0 ? predicted_ms / predicted_n : 0.0, predicted_ms > 0 ? 1e3 * predicted_n / predicted_ms : 0.0);
+}
+
+/* return_progress: one chunk per progress record of choice k's last batch
+ * (llama-server's shape: the role delta and prompt_progress). */
+static void progress_chunks(oc_choice *k) {
+    oc_resp *r = k->r;
+    const job_batch *b = chat_run_last_batch(k->run);
+    for (size_t i = 0; i < b->n_prog; i++) {
+        const job_progress *p = &b->prog[i];
+        wbuf_puts(r->out, "data: ");
+        head(r->out, r, false);
+        wbuf_printf(r->out,
+                    ",\"choices\":[{\"index\":%d,\"delta\":{\"role\":\"assistant\",\"content\":null},\"logprobs\":null,"
+                    "\"finish_reason\":null}],\"prompt_progress\":{\"total\":%d,\"cache\":%d,\"processed\":%d,"
+                    "\"time_ms\":%.3f}}\n\n",
+                    k->index, p->total, p->cache, p->processed, p->time_ms);
+    }
+}
+
 /* One chunk of choice k: delta is the inside of {"delta":{...}}; logprobs of its last batch's tokens when asked. */
 static void chunk(oc_choice *k, const char *delta, size_t len, bool with_logprobs, const char *finish) {
     oc_resp *r = k->r;
@@ -105,6 +152,7 @@ static void chunk(oc_choice *k, const char *delta, size_t len, bool with_logprob
     } else if (in->include_usage) {
         wbuf_puts(o, ",\"usage\":null");
     }
+    if (in->timings && !r->role_chunk) timings_json(o, k);
     wbuf_puts(o, "}\n\n");
 }
 
@@ -171,8 +219,10 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
     r->out = o;
     if (r->phase == 0) {
         r->phase = 1;
-        static const char role[] = "\"role\":\"assistant\",\"content\":\"\"";
+        static const char role[] = "\"role\":\"assistant\",\"content\":null";
+        r->role_chunk = true;
         for (int i = 0; i < r->n; i++) chunk(&r->ch[i], role, sizeof role - 1, false, NULL);
+        r->role_chunk = false;
         return 1;
     }
     bool waited = false, all_ended = true;
@@ -185,6 +235,7 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         const job_batch *b = chat_run_last_batch(k->run);
         k->completion_tokens += (int)b->n;
         const bool lp = chat_run_logprobs(k->run) >= 0 && b->n;
+        if (info(r)->progress) progress_chunks(k);
         if (rc == 1) {
             flush_text(k, lp);
             all_ended = false;
@@ -209,6 +260,7 @@ static int stream_pull(void *ctx, wbuf *o, int timeout_ms) {
         head(o, r, false);
         wbuf_puts(o, ",\"choices\":[],\"usage\":");
         usage_json(o, r);
+        if (info(r)->timings) timings_json(o, &r->ch[0]);
         wbuf_puts(o, "}\n\n");
     }
     wbuf_puts(o, "data: [DONE]\n\n");

@@ -3,6 +3,7 @@
  * its own is rendered as ChatML; BOS goes first as the model adds it. */
 #include "serve/prompt.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,8 @@ static int too_long(fld_error *e, const char *param, int max_ids, size_t at_leas
              max_ids + 1, at_least);
     snprintf(e->code, sizeof e->code, "context_length_exceeded");
     e->no_retry = true;
+    e->n_prompt_tokens = at_least > INT_MAX ? INT_MAX : (int)at_least;
+    e->n_ctx = max_ids + 1;
     return -1;
 }
 

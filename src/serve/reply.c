@@ -46,7 +46,12 @@ void reply_openai_error(http_call *c, const fld_error *e) {
     int status = e->status ? e->status : 500;
     cJSON *j = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(j, "error");
     cJSON_AddStringToObject(err, "message", e->msg);
-    cJSON_AddStringToObject(err, "type", openai_type(status));
+    /* a prompt over the context: llama-server's type and counts (OpenAI's code stays) */
+    cJSON_AddStringToObject(err, "type", e->n_ctx > 0 ? "exceed_context_size_error" : openai_type(status));
+    if (e->n_ctx > 0) {
+        cJSON_AddNumberToObject(err, "n_prompt_tokens", e->n_prompt_tokens);
+        cJSON_AddNumberToObject(err, "n_ctx", e->n_ctx);
+    }
     if (e->param[0]) cJSON_AddStringToObject(err, "param", e->param);
     else cJSON_AddNullToObject(err, "param");
     if (e->code[0]) cJSON_AddStringToObject(err, "code", e->code);

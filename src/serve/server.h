@@ -55,6 +55,7 @@ typedef struct gen_params {
     int n_ctx_limit;         /* a context smaller than the model's for this request (Ollama's num_ctx); 0 = none */
     const struct fld_grammar *grammar; /* structured output (NULL or kind 0 = none); compiled at submit */
     bool prompt_shared;      /* a later choice of an n > 1 request: the prompt was counted once */
+    bool progress;           /* job_batch.prog records of the prompt's processing (return_progress) */
     bool forget_prefix;      /* drop the prompt's cached KV instead of computing (wick_request.forget_prefix) */
     /* context shift (the server's --context-shift; see gen_fit_context) */
     bool ctx_shift;
