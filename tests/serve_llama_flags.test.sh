@@ -7,7 +7,8 @@
 # the rendered prompt (llama.cpp's named formats: command-r's /apply-template
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
-# --no-jinja reads a template as the built-in format it is recognised as),
+# --no-jinja reads a template as the built-in format it is recognised as;
+# --reasoning on|off|auto sets enable_thinking; today's date in date_string),
 # -c with --parallel gives each sequence its share,
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
@@ -41,6 +42,7 @@ refuse "a template wick has no built-in for" "nonesuch" --chat-template nonesuch
 grep -qF "command-r, deepseek" "$TMP/r.err" && ok "an unknown template's error lists the built-in names" ||
   bad "an unknown template's error does not list the names: $(cat "$TMP/r.err")"
 refuse "a --reasoning-format llama-server does not have" "sideways" --reasoning-format sideways
+refuse "a --reasoning value llama-server does not take" "sideways" --reasoning sideways
 refuse "-c leaving too little per sequence" "-c 64" -c 64 --parallel 8
 refuse "--ctx and --ctx-size together" "not both" --ctx 256 -c 512
 refuse "--flash-attn with a bad value" "--flash-attn" -fa maybe
@@ -239,4 +241,23 @@ if serve_start H -m "$STORIES" -t 1 --jinja --chat-template-file "$TMP/nosys.jin
   expect "no system role: a system message with tools and tool_choice required is served" "$ST" 200
   serve_stop "$H_PID"
 fi
+# --reasoning: templates reading enable_thinking get true (on, auto: the
+# default) or false (off); a request's chat_template_kwargs wins. Every
+# template gets today's date as date_string and datetime (llama-server's)
+printf '%s' "[{{ enable_thinking }}][{{ date_string }}][{{ datetime }}]" >"$TMP/think.jinja"
+for mode in auto off on; do
+  if serve_start R -m "$STORIES" -t 1 --jinja --chat-template-file "$TMP/think.jinja" --reasoning $mode; then
+    d1=$(date '+[%d %b %Y][%b %d %Y]')
+    post "$R/apply-template" '{"messages": [{"role": "user", "content": "Hi"}]}'
+    d2=$(date '+[%d %b %Y][%b %d %Y]')
+    got=$(js 'j["prompt"]')
+    want=True; [ $mode = off ] && want=False
+    expect "--reasoning $mode: enable_thinking" "${got%%]*}]" "[$want]"
+    [ "${got#*]}" = "$d1" ] || [ "${got#*]}" = "$d2" ] && ok "--reasoning $mode: today's date_string and datetime" ||
+      bad "date_string/datetime: got ${got#*]}, want $d1"
+    post "$R/apply-template" '{"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": {"enable_thinking": true, "date_string": "x", "datetime": "y"}}'
+    expect "--reasoning $mode: the request's kwargs override it" "$(js 'j["prompt"]')" "[True][x][y]"
+    serve_stop "$R_PID"
+  fi
+done
 finish

@@ -111,6 +111,10 @@ static const char USAGE[] =
     "  --reasoning-format F      deepseek (default; also auto, deepseek-legacy): thinking\n"
     "                            returned apart as reasoning_content / thinking; none: kept\n"
     "                            inline in the content\n"
+    "  --reasoning on|off|auto   thinking in chat templates that switch it (llama-server's):\n"
+    "                            off renders them with enable_thinking false; on and\n"
+    "                            auto (the default) with true. A request's\n"
+    "                            chat_template_kwargs.enable_thinking overrides it\n"
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  --slot-save-path DIR      where POST /slots/ID?action=save writes (default: saving off)\n"
     "  --no-slots                GET /slots answers 501 (--slots: served, the default)\n"
@@ -256,7 +260,7 @@ int cmd_serve(int argc, char **argv) {
     int header_timeout = 30, max_conn = 2048, max_per_ip = 512;
     int cache_mb = 0, cache_dir_mb = 10240;
     bool no_prefix_cache = false, no_span_cache = false;
-    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL, *reasoning_format = NULL;
+    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL, *reasoning_format = NULL, *reasoning = NULL;
     float req_timeout = 0;
     uint64_t body_limit = 8u << 20;
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
@@ -301,6 +305,7 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
         {"--reasoning-format", NULL, OPT_STR, &reasoning_format, NULL},
+        {"--reasoning", "-rea", OPT_STR, &reasoning, NULL},
         {"--alias", "-a", OPT_LIST, &alias_given, NULL},
         {"--any-model-name", NULL, OPT_FLAG, &any_model_name, NULL},
         {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
@@ -413,6 +418,15 @@ int cmd_serve(int argc, char **argv) {
         strcmp(reasoning_format, "auto") && strcmp(reasoning_format, "deepseek-legacy"))
         return cli_error("serve: --reasoning-format must be none, deepseek, deepseek-legacy or auto, not \"%s\"",
                          reasoning_format);
+    bool reasoning_off = false;
+    if (reasoning) { /* llama-server's spellings of on, off and auto */
+        static const char *const spell[] = {"on", "enabled", "true", "1", "off", "disabled", "false", "0", "auto", "-1"};
+        int k = -1;
+        for (int i = 0; i < 10; i++)
+            if (!strcmp(reasoning, spell[i])) k = i;
+        if (k < 0) return cli_error("serve: --reasoning must be on, off or auto, not \"%s\"", reasoning);
+        reasoning_off = k >= 4 && k < 8;
+    }
     if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
     if (header_timeout < 0) return cli_error("serve: --header-timeout must not be negative");
     if (max_conn < 1 || max_per_ip < 1)
@@ -441,6 +455,7 @@ int cmd_serve(int argc, char **argv) {
         .metrics_key = metrics_key && *metrics_key ? metrics_key : NULL, .allowed_origins = origins,
         .body_limit = (size_t)body_limit, .idle_timeout_s = timeout, .request_timeout_s = req_timeout,
         .reasoning_inline = reasoning_format && strcmp(reasoning_format, "none") == 0,
+        .reasoning_off = reasoning_off,
         .header_timeout_s = header_timeout ? header_timeout : -1, .max_connections = max_conn,
         .max_per_ip = max_per_ip,
         .max_queue = max_queue, .models = models.v, .n_models = models.n, .models_dir = models_dir,

@@ -96,6 +96,7 @@ void ln_apply_template(serve_server *s, http_call *c, cJSON *b) {
         reply_openai_error(c, &e);
         return;
     }
+    po.reasoning_off = s->cfg.reasoning_off;
     mpool_lease l;
     if (oai_lease_model(s, c, b, &l) < 0) return;
     char *text = NULL;

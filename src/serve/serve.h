@@ -35,6 +35,7 @@ typedef struct serve_config {
     int max_per_ip;               /* connections per client address; 0 = 512 */
     double request_timeout_s;     /* a generation running longer is cancelled; 0 = none */
     bool reasoning_inline;        /* --reasoning-format none: thinking stays in the content */
+    bool reasoning_off;           /* --reasoning off: templates get enable_thinking false (see prompt_chat_opts) */
     int max_queue;                /* per model; 0 = 512 */
     /* models */
     const char *const *models;    /* -m paths; the first is the default */
