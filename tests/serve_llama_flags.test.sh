@@ -54,13 +54,15 @@ refuse "K and V in different types" "-ctv f16" -ctk f32
 refuse "several --api-key keys" "--api-key" --api-key k1,k2
 refuse "an unreadable --chat-template-file" "$TMP/none.jinja" --chat-template-file "$TMP/none.jinja"
 
-# ---- server A: llama-server's flags as a user would give them
+# ---- server A: llama-server's flags as a user would give them (--alias names
+# and --tags kept in byte order, as llama-server's sets)
 P='"prompt": "Once upon a time"'
-if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 0 -n 7 -c 512 -np 2 \
+if serve_start A -m "$STORIES" -t 1 --alias wick-c,wick-b --alias wick-a --tags small,chat --tags fim --temp 0 -n 7 -c 512 -np 2 \
      --cors-origins http://app.example --jinja --metrics --no-webui -ngl 0 -fa auto -cb -ctk f16 -ctv f16 --reasoning-format deepseek-legacy; then
   curl -s "$A/v1/models" >"$TMP/b"
-  expect "/v1/models id is the first alias" "$(js 'j["data"][0]["id"]')" wick-a
+  expect "/v1/models id is the first alias in byte order (llama-server's)" "$(js 'j["data"][0]["id"]')" wick-a
   expect "/v1/models lists every alias" "$(js '",".join(j["data"][0]["aliases"])')" wick-a,wick-b,wick-c
+  expect "/v1/models lists the --tags" "$(js '",".join(j["data"][0]["tags"])')" chat,fim,small
   ST=$(curl -s -o "$TMP/b" -w '%{http_code}' "$A/v1/models/wick-c")
   expect "GET /v1/models/ALIAS" "$ST $(js 'j["id"]')" "200 wick-a"
   for name in wick-b wick-c stories260K-f32 wick-a:latest; do

@@ -136,7 +136,9 @@ static const char USAGE[] =
     "                            context ends the request\n"
     "model names and templates:\n"
     "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
-    "                            answers in \"model\"; the first is the one listed\n"
+    "                            answers in \"model\"; the first in byte order is the\n"
+    "                            one listed (as llama-server)\n"
+    "  --tags TAG[,TAG]          the default model's tags in /v1/models (informational)\n"
     "  --any-model-name          answer a request naming a model this server does not\n"
     "                            have with the default model, under the name asked for\n"
     "                            (as a one-model llama-server does), not with a 404\n"
@@ -205,15 +207,19 @@ static int env_int(const char *name, int dflt) {
     return *end || x < 0 || x > 1 << 30 ? dflt : (int)x;
 }
 
-/* --alias values: comma-separated and/or repeated names, split into names[]
- * (pointing into buf); duplicates dropped. -1 after printing. */
+/* --alias and --tags values (flag): comma-separated and/or repeated names,
+ * split into names[] (pointing into buf), duplicates dropped, in byte order
+ * (llama-server keeps them in a std::set: its model's name is the first).
+ * -1 after printing. */
 #define SERVE_MAX_ALIASES 64
-static int split_aliases(const cli_list *given, char *buf, size_t cap, const char **names, int *n) {
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static int split_aliases(const char *flag, const cli_list *given, char *buf, size_t cap, const char **names, int *n) {
     size_t o = 0;
     *n = 0;
     for (int i = 0; i < given->n; i++) {
         const size_t l = strlen(given->v[i]);
-        if (o + l + 1 > cap) return cli_error("serve: --alias values too long");
+        if (o + l + 1 > cap) return cli_error("serve: %s values too long", flag);
         memcpy(buf + o, given->v[i], l + 1);
         char *save = NULL;
         for (char *t = strtok_r(buf + o, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -222,16 +228,17 @@ static int split_aliases(const cli_list *given, char *buf, size_t cap, const cha
             while (tl && t[tl - 1] == ' ') t[--tl] = 0;
             if (!tl) continue;
             for (const unsigned char *q = (const unsigned char *)t; *q; q++)
-                if (*q < 0x20 || *q == 0x7f) return cli_error("serve: --alias \"%s\" has a control character", t);
+                if (*q < 0x20 || *q == 0x7f) return cli_error("serve: %s \"%s\" has a control character", flag, t);
             bool dup = false;
             for (int k = 0; k < *n; k++) dup |= !strcmp(names[k], t);
             if (dup) continue;
-            if (*n == SERVE_MAX_ALIASES) return cli_error("serve: at most %d --alias names", SERVE_MAX_ALIASES);
+            if (*n == SERVE_MAX_ALIASES) return cli_error("serve: at most %d %s names", SERVE_MAX_ALIASES, flag);
             names[(*n)++] = t;
         }
         o += l + 1;
     }
-    if (given->n && !*n) return cli_error("serve: --alias needs a name");
+    if (given->n && !*n) return cli_error("serve: %s needs a name", flag);
+    qsort(names, (size_t)*n, sizeof *names, cmp_name);
     return 0;
 }
 
@@ -265,7 +272,7 @@ int cmd_serve(int argc, char **argv) {
     uint64_t body_limit = 8u << 20;
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
     /* llama-server's flags */
-    cli_list alias_given = {0};
+    cli_list alias_given = {0}, tags_given = {0};
     const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
@@ -307,6 +314,7 @@ int cmd_serve(int argc, char **argv) {
         {"--reasoning-format", NULL, OPT_STR, &reasoning_format, NULL},
         {"--reasoning", "-rea", OPT_STR, &reasoning, NULL},
         {"--alias", "-a", OPT_LIST, &alias_given, NULL},
+        {"--tags", NULL, OPT_LIST, &tags_given, NULL},
         {"--any-model-name", NULL, OPT_FLAG, &any_model_name, NULL},
         {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
@@ -375,10 +383,12 @@ int cmd_serve(int argc, char **argv) {
     if (api_key_set && api_key && strchr(api_key, ','))
         return cli_error("serve: --api-key takes one key (llama-server's comma-separated list of keys is not supported)");
     if (cors) origins = cors;
-    char alias_buf[4096];
-    const char *aliases[SERVE_MAX_ALIASES];
-    int n_aliases = 0;
-    if (split_aliases(&alias_given, alias_buf, sizeof alias_buf, aliases, &n_aliases) < 0) return 1;
+    char alias_buf[4096], tag_buf[4096];
+    const char *aliases[SERVE_MAX_ALIASES], *tags[SERVE_MAX_ALIASES];
+    int n_aliases = 0, n_tags = 0;
+    if (split_aliases("--alias", &alias_given, alias_buf, sizeof alias_buf, aliases, &n_aliases) < 0 ||
+        split_aliases("--tags", &tags_given, tag_buf, sizeof tag_buf, tags, &n_tags) < 0)
+        return 1;
     const char *tmpl = NULL;
     char *tmpl_file = NULL;
     /* as llama-server: a built-in name, or with --jinja the template's text itself */
@@ -469,7 +479,7 @@ int cmd_serve(int argc, char **argv) {
         .log = verbose ? log_line : NULL,
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
-        .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
+        .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .tags = tags, .n_tags = n_tags, .chat_template = tmpl,
         .builtin_templates = no_jinja && !tmpl, .any_model_name = any_model_name,
         .slot_save_path = slot_save_path, .no_slots = no_slots, .no_webui = no_webui, .n_predict = n_predict,
         .ctx_shift = ctx_shift,

@@ -147,7 +147,8 @@ void ln_models(serve_server *s, http_call *c) {
         cJSON_AddStringToObject(m, "digest", "");
         cJSON_AddStringToObject(m, "type", "model");
         cJSON_AddStringToObject(m, "description", "");
-        cJSON_AddItemToObject(m, "tags", cJSON_CreateArray());
+        const bool tagged = i == 0 && s->cfg.n_tags; /* --tags name the default model (listed first) */
+        cJSON_AddItemToObject(m, "tags", tagged ? cJSON_CreateStringArray(s->cfg.tags, s->cfg.n_tags) : cJSON_CreateArray());
         cJSON *caps = cJSON_AddArrayToObject(m, "capabilities");
         cJSON_AddItemToArray(caps, cJSON_CreateString("completion"));
         cJSON_AddStringToObject(m, "parameters", "");
@@ -168,6 +169,7 @@ void ln_models(serve_server *s, http_call *c) {
         if (in->loaded) cJSON_AddNumberToObject(d, "max_model_len", in->n_ctx);
         if (in->n_aliases) /* llama-server's list of a model's --alias names */
             cJSON_AddItemToObject(d, "aliases", cJSON_CreateStringArray(in->aliases, in->n_aliases));
+        if (tagged) cJSON_AddItemToObject(d, "tags", cJSON_CreateStringArray(s->cfg.tags, s->cfg.n_tags));
         if (in->known) {
             cJSON *meta = cJSON_AddObjectToObject(d, "meta");
             cJSON_AddNumberToObject(meta, "n_ctx_train", in->n_ctx_train);

@@ -63,6 +63,8 @@ typedef struct serve_config {
      * the first is the name the APIs list and answer with */
     const char *const *aliases;
     int n_aliases;
+    const char *const *tags;      /* --tags: the default model's tags, listed by /v1/models */
+    int n_tags;
     const char *chat_template;    /* Jinja text replacing every model's own template; NULL = the model's */
     bool builtin_templates;       /* --no-jinja: models' templates read as built-in formats (mpool_config) */
     /* --any-model-name: a request naming a model the server does not have is
