@@ -8,7 +8,8 @@
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
 # --no-jinja reads a template as the built-in format it is recognised as;
-# --reasoning on|off|auto sets enable_thinking; today's date in date_string),
+# --reasoning on|off|auto sets enable_thinking; today's date in date_string;
+# --sleep-idle-seconds unloads an idle model, /props says is_sleeping),
 # -c with --parallel gives each sequence its share,
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
@@ -43,6 +44,8 @@ grep -qF "command-r, deepseek" "$TMP/r.err" && ok "an unknown template's error l
   bad "an unknown template's error does not list the names: $(cat "$TMP/r.err")"
 refuse "a --reasoning-format llama-server does not have" "sideways" --reasoning-format sideways
 refuse "a --reasoning value llama-server does not take" "sideways" --reasoning sideways
+refuse "--sleep-idle-seconds 0" "--sleep-idle-seconds" --sleep-idle-seconds 0
+refuse "--sleep-idle-seconds with --keep-alive" "give one" --sleep-idle-seconds 5 --keep-alive 5m
 refuse "-c leaving too little per sequence" "-c 64" -c 64 --parallel 8
 refuse "--ctx and --ctx-size together" "not both" --ctx 256 -c 512
 refuse "--flash-attn with a bad value" "--flash-attn" -fa maybe
@@ -262,4 +265,21 @@ for mode in auto off on; do
     serve_stop "$R_PID"
   fi
 done
+# --sleep-idle-seconds (llama-server's keep-alive): once idle that long the
+# model unloads; /props says is_sleeping without loading it, /health stays
+# 200, and a request loads it again
+if serve_start Z -m "$STORIES" -t 1 --sleep-idle-seconds 3; then
+  for _ in $(seq 100); do
+    curl -s "$Z/props" >"$TMP/b"
+    [ "$(js 'j["is_sleeping"]')" = True ] && break
+    sleep 0.2
+  done
+  expect "--sleep-idle-seconds: asleep once idle" "$(js 'j["is_sleeping"]')" True
+  expect "--sleep-idle-seconds: /health while asleep" "$(curl -s -o /dev/null -w '%{http_code}' "$Z/health")" 200
+  post "$Z/completion" '{"prompt": "Hello", "n_predict": 1}'
+  expect "--sleep-idle-seconds: a request wakes it" "$ST" 200
+  curl -s "$Z/props" >"$TMP/b"
+  expect "--sleep-idle-seconds: awake after it" "$(js 'j["is_sleeping"]')" False
+  serve_stop "$Z_PID"
+fi
 finish

@@ -47,6 +47,8 @@ static const char USAGE[] =
     "  --keep-alive DUR          how long an idle model stays loaded: seconds or a Go\n"
     "                            duration (\"5m\", \"1h30m\"; negative = for ever; default\n"
     "                            5m or env OLLAMA_KEEP_ALIVE); requests may override\n"
+    "  --sleep-idle-seconds N    llama-server's name for it: N seconds (-1 = for ever);\n"
+    "                            /props then shows is_sleeping while unloaded\n"
     "per model:\n"
     "  -t, --threads N           threads per model (default: all cores)\n"
     "  --ctx N                   context per sequence (default min(model's, 4096);\n"
@@ -264,7 +266,8 @@ int cmd_serve(int argc, char **argv) {
     const char *models_dir = NULL, *host = "127.0.0.1", *api_key = getenv("WICK_API_KEY"), *keep_alive = NULL;
     const char *metrics_key = getenv("WICK_METRICS_KEY"), *origins = getenv("WICK_ORIGINS");
     int port = 8080, parallel = 0, max_queue = 0, max_loaded = 0, timeout = 600, kv_mb = 0, mem_mb = 0;
-    int header_timeout = 30, max_conn = 2048, max_per_ip = 512;
+    int header_timeout = 30, max_conn = 2048, max_per_ip = 512, sleep_idle = 0;
+    bool sleep_set = false, keep_alive_flag = false;
     int cache_mb = 0, cache_dir_mb = 10240;
     bool no_prefix_cache = false, no_span_cache = false;
     const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL, *reasoning_format = NULL, *reasoning = NULL;
@@ -299,7 +302,8 @@ int cmd_serve(int argc, char **argv) {
         {"--max-queue", NULL, OPT_INT, &max_queue, &queue_set},
         {"--max-loaded-models", NULL, OPT_INT, &max_loaded, &loaded_set},
         {"--memory-budget", NULL, OPT_INT, &mem_mb, NULL},
-        {"--keep-alive", NULL, OPT_STR, &keep_alive, NULL},
+        {"--keep-alive", NULL, OPT_STR, &keep_alive, &keep_alive_flag},
+        {"--sleep-idle-seconds", NULL, OPT_INT, &sleep_idle, &sleep_set},
         {"--timeout", NULL, OPT_INT, &timeout, NULL},
         {"--request-timeout", NULL, OPT_FLOAT, &req_timeout, NULL},
         {"--body-limit", NULL, OPT_U64, &body_limit, NULL},
@@ -449,6 +453,11 @@ int cmd_serve(int argc, char **argv) {
         ka = strtod(keep_alive, &end);
         if (*end || !isfinite(ka))
             return cli_error("serve: invalid --keep-alive \"%s\" (seconds, or a duration like 5m, 1h30m)", keep_alive);
+    }
+    if (sleep_set) { /* llama-server's name for the keep-alive: -1 = never unload */
+        if (keep_alive_flag) return cli_error("serve: --sleep-idle-seconds and --keep-alive set the same thing; give one");
+        if (sleep_idle == 0 || sleep_idle < -1) return cli_error("serve: --sleep-idle-seconds must be -1 or at least 1");
+        ka = sleep_idle;
     }
     const char *dflt = NULL;
     if (models.n == 0 && !models_dir) {

@@ -23,7 +23,35 @@ static char *token_text(const tokenizer *t, int32_t id) {
     return s ? strndup(s, len) : strdup("");
 }
 
+/* /props while the default model sleeps (unloaded for idleness): what is
+ * known without loading it again, is_sleeping true. Reading /props does not
+ * wake the model, as in llama-server. */
+static void props_sleeping(serve_server *s, http_call *c) {
+    mpool_info info[256];
+    const int n = mpool_list(s->pool, info, 256);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "total_slots", s->slots ? s->slots->n : s->cfg.parallel);
+    cJSON_AddStringToObject(j, "model_alias", n ? info[0].name : "");
+    cJSON_AddStringToObject(j, "model_path", n && info[0].path ? info[0].path : "");
+    cJSON *mod = cJSON_AddObjectToObject(j, "modalities");
+    cJSON_AddBoolToObject(mod, "vision", false);
+    cJSON_AddBoolToObject(mod, "audio", false);
+    cJSON_AddBoolToObject(j, "endpoint_slots", !s->cfg.no_slots);
+    cJSON_AddBoolToObject(j, "endpoint_props", false);
+    cJSON_AddBoolToObject(j, "endpoint_metrics", true);
+    cJSON_AddBoolToObject(j, "webui", false);
+    char build[64];
+    snprintf(build, sizeof build, "wick-%s", wick_version());
+    cJSON_AddStringToObject(j, "build_info", build);
+    cJSON_AddBoolToObject(j, "is_sleeping", true);
+    reply_json(c, 200, j);
+}
+
 void ln_props_get(serve_server *s, http_call *c) {
+    if (mpool_default_sleeping(s->pool)) {
+        props_sleeping(s, c);
+        return;
+    }
     mpool_lease l;
     fld_error e = {0};
     if (oai_lease(s, NULL, &l, &e) < 0) {

@@ -539,6 +539,14 @@ int mpool_default_state(serve_pool *p, char *msg, size_t cap) {
     return r;
 }
 
+bool mpool_default_sleeping(serve_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    const mpool_entry *e = p->e[0];
+    const bool r = e->ever_loaded && e->state == ST_UNLOADED && !e->want_load;
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
 void mpool_preload(serve_pool *p, const char *name) {
     pthread_mutex_lock(&p->mu);
     mpool_entry *e = find_locked(p, name);

@@ -93,6 +93,10 @@ const char *mpool_default_name(const serve_pool *p);
 /* The default model's state: 1 loaded (or loaded before), 0 loading, -1
  * failed (msg gets why). */
 int mpool_default_state(serve_pool *p, char *msg, size_t cap);
+/* The default model was loaded and has since been unloaded for idleness
+ * (llama-server's sleeping state, --sleep-idle-seconds): the next request
+ * that needs it loads it again. */
+bool mpool_default_sleeping(serve_pool *p);
 /* Start loading a model in the background (the default one at startup). */
 void mpool_preload(serve_pool *p, const char *name);
 
