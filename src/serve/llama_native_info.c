@@ -104,7 +104,7 @@ void ln_props_get(serve_server *s, http_call *c) {
     snprintf(build, sizeof build, "wick-%s", wick_version());
     cJSON_AddStringToObject(j, "build_info", build);
     cJSON_AddBoolToObject(j, "is_sleeping", false);
-    mpool_release(s->pool, &l, NAN);
+    mpool_release_peek(s->pool, &l); /* reading /props does not keep the model awake */
     reply_json(c, 200, j);
 }
 

@@ -635,6 +635,16 @@ void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s) {
     memset(l, 0, sizeof *l);
 }
 
+void mpool_release_peek(serve_pool *p, mpool_lease *l) {
+    if (!l->e) return;
+    pthread_mutex_lock(&p->mu);
+    mpool_entry *e = l->e;
+    e->refs--; /* expires_at as the last real use left it */
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    memset(l, 0, sizeof *l);
+}
+
 int mpool_list(serve_pool *p, mpool_info *out, int cap) {
     pthread_mutex_lock(&p->mu);
     double mono = wick_now_s(), wall = wick_wall_s();

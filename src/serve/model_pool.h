@@ -109,6 +109,9 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
 /* keep_alive_s: how long the model stays loaded once idle; NAN = the
  * default, < 0 = for ever, 0 = unload as soon as idle. */
 void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s);
+/* Release a lease that only read the model's details (/props): it does not
+ * count as use, so an idle model's keep-alive runs on. */
+void mpool_release_peek(serve_pool *p, mpool_lease *l);
 
 /* Snapshots (up to cap entries; returns how many). */
 int mpool_list(serve_pool *p, mpool_info *out, int cap);
