@@ -83,7 +83,7 @@ start S -m "$M" --ctx 512 -t 1 --parallel 2 --max-queue 8 --body-limit 65536 || 
 
 # ---- routes
 req GET "$S/health"; expect_http "health" 200 'j == {"status": "ok"}'
-ST=$(curl -s -o "$TMP/b" -D "$TMP/h" -w '%{http_code}' -H 'Accept: application/json' "$S/"); expect_http "GET / (no HTML accepted)" 200 '"Ollama is running" in t'
+req GET "$S/"; expect_http "GET /" 200 '"Ollama is running" in t'
 ST=$(curl -s -I -o /dev/null -w '%{http_code}' "$S/"); expect_http "HEAD /" 200
 ST=$(curl -s -I -o /dev/null -w '%{http_code}' "$S/api/version"); expect_http "HEAD /api/version" 200
 req GET "$S/v1/models"; expect_http "models" 200 "j['object'] == 'list' and j['data'][0]['id'] == '$NAME' and j['data'][0]['object'] == 'model'"

@@ -25,21 +25,12 @@ typedef struct route {
     bool text_ok;       /* the JSON body may come as text/plain (spnl's client sends it so) */
 } route;
 
-/* The web chat for any client that takes HTML (llama-server's /);
- * "Ollama is running" for one whose Accept excludes it. HEAD / is always a
- * 200: Ollama's clients probe the server with it. --no-webui: GET / is a 404,
- * as llama-server answers. */
+/* The web chat for browsers (Accept: text/html); "Ollama is running" for
+ * curl and Ollama's clients, which probe / for it. */
 static void root(serve_server *s, http_call *c) {
     http_add_header(c, "Vary", "Accept");
-    const bool head = strcmp(http_method(c), "HEAD") == 0;
     if (!s->cfg.no_webui && webui_wants_html(c)) {
         webui_reply(c, "index.html");
-        return;
-    }
-    if (s->cfg.no_webui && !head) {
-        fld_error e = {0};
-        fld_fail(&e, 404, NULL, "File Not Found");
-        reply_openai_error(c, &e);
         return;
     }
     reply_text(c, 200, "text/plain; charset=utf-8", "Ollama is running");

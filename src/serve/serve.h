@@ -56,7 +56,7 @@ typedef struct serve_config {
     const char *kv_events_topic;  /* NULL = "kv@HOST:PORT@MODEL" */
     const char *slot_save_path;   /* --slot-save-path: where POST /slots/{id}?action=save writes; NULL = saving is off */
     bool no_slots;                /* --no-slots: GET /slots is a 501, as llama-server answers */
-    bool no_webui;                /* --no-webui: GET / is a 404 (HEAD / a 200); no /webui/ files */
+    bool no_webui;                /* --no-webui: / is "Ollama is running" for browsers too; no /webui/ files */
     const char *dtype;
     size_t kv_tokens;             /* KV pool per model in positions (-c/--ctx-size); 0 = kv_bytes decides */
     /* the default model's other names (--alias): each answers in "model" fields;

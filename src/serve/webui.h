@@ -23,9 +23,7 @@ typedef struct http_call http_call;
 /* The prefix of the files' paths. */
 #define WEBUI_PREFIX "/webui/"
 
-/* True when the request takes HTML: its Accept names text/html, a text
- * wildcard or the any-type wildcard (curl's and python-requests' default),
- * or it sends none, as llama-server serves its page to any client at /. */
+/* True when the request's Accept asks for HTML (a browser opening /). */
 bool webui_wants_html(http_call *c);
 /* Answers GET/HEAD for the file NAME (index.html for the page), with its
  * Content-Type, the Content-Security-Policy, ETag (304 on If-None-Match) and

@@ -27,10 +27,8 @@ static const char *content_type(const char *name) {
 
 bool webui_wants_html(http_call *c) {
     const char *a = http_header(c, "Accept");
-    if (!a) return true;
-    for (; *a; a++)
-        if (strncasecmp(a, "text/html", 9) == 0 || strncmp(a, "text/*", 6) == 0 || strncmp(a, "*/*", 3) == 0)
-            return true;
+    for (; a && *a; a++)
+        if (strncasecmp(a, "text/html", 9) == 0) return true;
     return false;
 }
 
