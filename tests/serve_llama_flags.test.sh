@@ -7,7 +7,9 @@
 # the rendered prompt (llama.cpp's named formats: command-r's /apply-template
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
-# --no-jinja reads a template as the built-in format it is recognised as),
+# --no-jinja reads a template as the built-in format it is recognised as;
+# --reasoning on|off|auto sets enable_thinking; today's date in date_string;
+# --sleep-idle-seconds unloads an idle model, /props says is_sleeping),
 # -c with --parallel gives each sequence its share,
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
@@ -41,6 +43,9 @@ refuse "a template wick has no built-in for" "nonesuch" --chat-template nonesuch
 grep -qF "command-r, deepseek" "$TMP/r.err" && ok "an unknown template's error lists the built-in names" ||
   bad "an unknown template's error does not list the names: $(cat "$TMP/r.err")"
 refuse "a --reasoning-format llama-server does not have" "sideways" --reasoning-format sideways
+refuse "a --reasoning value llama-server does not take" "sideways" --reasoning sideways
+refuse "--sleep-idle-seconds 0" "--sleep-idle-seconds" --sleep-idle-seconds 0
+refuse "--sleep-idle-seconds with --keep-alive" "give one" --sleep-idle-seconds 5 --keep-alive 5m
 refuse "-c leaving too little per sequence" "-c 64" -c 64 --parallel 8
 refuse "--ctx and --ctx-size together" "not both" --ctx 256 -c 512
 refuse "--flash-attn with a bad value" "--flash-attn" -fa maybe
@@ -52,13 +57,15 @@ refuse "K and V in different types" "-ctv f16" -ctk f32
 refuse "several --api-key keys" "--api-key" --api-key k1,k2
 refuse "an unreadable --chat-template-file" "$TMP/none.jinja" --chat-template-file "$TMP/none.jinja"
 
-# ---- server A: llama-server's flags as a user would give them
+# ---- server A: llama-server's flags as a user would give them (--alias names
+# and --tags kept in byte order, as llama-server's sets)
 P='"prompt": "Once upon a time"'
-if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 0 -n 7 -c 512 -np 2 \
+if serve_start A -m "$STORIES" -t 1 --alias wick-c,wick-b --alias wick-a --tags small,chat --tags fim --temp 0 -n 7 -c 512 -np 2 \
      --cors-origins http://app.example --jinja --metrics --no-webui -ngl 0 -fa auto -cb -ctk f16 -ctv f16 --reasoning-format deepseek-legacy; then
   curl -s "$A/v1/models" >"$TMP/b"
-  expect "/v1/models id is the first alias" "$(js 'j["data"][0]["id"]')" wick-a
+  expect "/v1/models id is the first alias in byte order (llama-server's)" "$(js 'j["data"][0]["id"]')" wick-a
   expect "/v1/models lists every alias" "$(js '",".join(j["data"][0]["aliases"])')" wick-a,wick-b,wick-c
+  expect "/v1/models lists the --tags" "$(js '",".join(j["data"][0]["tags"])')" chat,fim,small
   ST=$(curl -s -o "$TMP/b" -w '%{http_code}' "$A/v1/models/wick-c")
   expect "GET /v1/models/ALIAS" "$ST $(js 'j["id"]')" "200 wick-a"
   for name in wick-b wick-c stories260K-f32 wick-a:latest; do
@@ -238,5 +245,41 @@ if serve_start H -m "$STORIES" -t 1 --jinja --chat-template-file "$TMP/nosys.jin
   post "$H/v1/chat/completions" "{$M, $T, \"max_tokens\": 4}"
   expect "no system role: a system message with tools and tool_choice required is served" "$ST" 200
   serve_stop "$H_PID"
+fi
+# --reasoning: templates reading enable_thinking get true (on, auto: the
+# default) or false (off); a request's chat_template_kwargs wins. Every
+# template gets today's date as date_string and datetime (llama-server's)
+printf '%s' "[{{ enable_thinking }}][{{ date_string }}][{{ datetime }}]" >"$TMP/think.jinja"
+for mode in auto off on; do
+  if serve_start R -m "$STORIES" -t 1 --jinja --chat-template-file "$TMP/think.jinja" --reasoning $mode; then
+    d1=$(date '+[%d %b %Y][%b %d %Y]')
+    post "$R/apply-template" '{"messages": [{"role": "user", "content": "Hi"}]}'
+    d2=$(date '+[%d %b %Y][%b %d %Y]')
+    got=$(js 'j["prompt"]')
+    want=True; [ $mode = off ] && want=False
+    expect "--reasoning $mode: enable_thinking" "${got%%]*}]" "[$want]"
+    [ "${got#*]}" = "$d1" ] || [ "${got#*]}" = "$d2" ] && ok "--reasoning $mode: today's date_string and datetime" ||
+      bad "date_string/datetime: got ${got#*]}, want $d1"
+    post "$R/apply-template" '{"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": {"enable_thinking": true, "date_string": "x", "datetime": "y"}}'
+    expect "--reasoning $mode: the request's kwargs override it" "$(js 'j["prompt"]')" "[True][x][y]"
+    serve_stop "$R_PID"
+  fi
+done
+# --sleep-idle-seconds (llama-server's keep-alive): once idle that long the
+# model unloads; /props says is_sleeping without loading it, /health stays
+# 200, and a request loads it again
+if serve_start Z -m "$STORIES" -t 1 --sleep-idle-seconds 3; then
+  for _ in $(seq 100); do
+    curl -s "$Z/props" >"$TMP/b"
+    [ "$(js 'j["is_sleeping"]')" = True ] && break
+    sleep 0.2
+  done
+  expect "--sleep-idle-seconds: asleep once idle" "$(js 'j["is_sleeping"]')" True
+  expect "--sleep-idle-seconds: /health while asleep" "$(curl -s -o /dev/null -w '%{http_code}' "$Z/health")" 200
+  post "$Z/completion" '{"prompt": "Hello", "n_predict": 1}'
+  expect "--sleep-idle-seconds: a request wakes it" "$ST" 200
+  curl -s "$Z/props" >"$TMP/b"
+  expect "--sleep-idle-seconds: awake after it" "$(js 'j["is_sleeping"]')" False
+  serve_stop "$Z_PID"
 fi
 finish

@@ -363,6 +363,9 @@ static void test_runtime_errors(void) {
                "line 2, column 6: Conversation roles must alternate");
     expect_err("{{ 1 + 'a' }}", NULL, "line 1, column 6: unsupported operand type(s) for +: 'int' and 'str'");
     expect_err("{{ nothing + 1 }}", NULL, "line 1, column 12: 'nothing' is undefined");
+    expect("a string plus undefined or none is the string (as llama.cpp renders it)",
+           "[{{ 'a' + nothing }}][{{ nothing + 'b' }}][{{ 'c' + none }}][{{ none + 'd' }}]", NULL, "[a][b][c][d]");
+    expect_err("{{ none + 1 }}", NULL, "line 1, column 9: unsupported operand type(s) for +: 'NoneType' and 'int'");
     expect_err("{{ 1 / 0 }}", NULL, "line 1, column 6: division by zero");
     expect_err("{{ 5 // 0 }}", NULL, "line 1, column 6: integer division or modulo by zero");
     expect_err("{% for x in 5 %}{% endfor %}", NULL, "line 1, column 13: 'int' object is not iterable");

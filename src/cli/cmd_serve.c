@@ -47,6 +47,8 @@ static const char USAGE[] =
     "  --keep-alive DUR          how long an idle model stays loaded: seconds or a Go\n"
     "                            duration (\"5m\", \"1h30m\"; negative = for ever; default\n"
     "                            5m or env OLLAMA_KEEP_ALIVE); requests may override\n"
+    "  --sleep-idle-seconds N    llama-server's name for it: N seconds (-1 = for ever);\n"
+    "                            /props then shows is_sleeping while unloaded\n"
     "per model:\n"
     "  -t, --threads N           threads per model (default: all cores)\n"
     "  --ctx N                   context per sequence (default min(model's, 4096);\n"
@@ -112,6 +114,10 @@ static const char USAGE[] =
     "  --reasoning-format F      deepseek (default; also auto, deepseek-legacy): thinking\n"
     "                            returned apart as reasoning_content / thinking; none: kept\n"
     "                            inline in the content\n"
+    "  --reasoning on|off|auto   thinking in chat templates that switch it (llama-server's):\n"
+    "                            off renders them with enable_thinking false; on and\n"
+    "                            auto (the default) with true. A request's\n"
+    "                            chat_template_kwargs.enable_thinking overrides it\n"
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  --slot-save-path DIR      where POST /slots/ID?action=save writes (default: saving off)\n"
     "  --no-slots                GET /slots answers 501 (--slots: served, the default)\n"
@@ -133,7 +139,9 @@ static const char USAGE[] =
     "                            context ends the request\n"
     "model names and templates:\n"
     "  -a, --alias NAME[,NAME]   other names of the default model (repeatable): each\n"
-    "                            answers in \"model\"; the first is the one listed\n"
+    "                            answers in \"model\"; the first in byte order is the\n"
+    "                            one listed (as llama-server)\n"
+    "  --tags TAG[,TAG]          the default model's tags in /v1/models (informational)\n"
     "  --any-model-name          answer a request naming a model this server does not\n"
     "                            have with the default model, under the name asked for\n"
     "                            (as a one-model llama-server does), not with a 404\n"
@@ -202,15 +210,19 @@ static int env_int(const char *name, int dflt) {
     return *end || x < 0 || x > 1 << 30 ? dflt : (int)x;
 }
 
-/* --alias values: comma-separated and/or repeated names, split into names[]
- * (pointing into buf); duplicates dropped. -1 after printing. */
+/* --alias and --tags values (flag): comma-separated and/or repeated names,
+ * split into names[] (pointing into buf), duplicates dropped, in byte order
+ * (llama-server keeps them in a std::set: its model's name is the first).
+ * -1 after printing. */
 #define SERVE_MAX_ALIASES 64
-static int split_aliases(const cli_list *given, char *buf, size_t cap, const char **names, int *n) {
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static int split_aliases(const char *flag, const cli_list *given, char *buf, size_t cap, const char **names, int *n) {
     size_t o = 0;
     *n = 0;
     for (int i = 0; i < given->n; i++) {
         const size_t l = strlen(given->v[i]);
-        if (o + l + 1 > cap) return cli_error("serve: --alias values too long");
+        if (o + l + 1 > cap) return cli_error("serve: %s values too long", flag);
         memcpy(buf + o, given->v[i], l + 1);
         char *save = NULL;
         for (char *t = strtok_r(buf + o, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -219,16 +231,17 @@ static int split_aliases(const cli_list *given, char *buf, size_t cap, const cha
             while (tl && t[tl - 1] == ' ') t[--tl] = 0;
             if (!tl) continue;
             for (const unsigned char *q = (const unsigned char *)t; *q; q++)
-                if (*q < 0x20 || *q == 0x7f) return cli_error("serve: --alias \"%s\" has a control character", t);
+                if (*q < 0x20 || *q == 0x7f) return cli_error("serve: %s \"%s\" has a control character", flag, t);
             bool dup = false;
             for (int k = 0; k < *n; k++) dup |= !strcmp(names[k], t);
             if (dup) continue;
-            if (*n == SERVE_MAX_ALIASES) return cli_error("serve: at most %d --alias names", SERVE_MAX_ALIASES);
+            if (*n == SERVE_MAX_ALIASES) return cli_error("serve: at most %d %s names", SERVE_MAX_ALIASES, flag);
             names[(*n)++] = t;
         }
         o += l + 1;
     }
-    if (given->n && !*n) return cli_error("serve: --alias needs a name");
+    if (given->n && !*n) return cli_error("serve: %s needs a name", flag);
+    qsort(names, (size_t)*n, sizeof *names, cmp_name);
     return 0;
 }
 
@@ -254,15 +267,16 @@ int cmd_serve(int argc, char **argv) {
     const char *models_dir = NULL, *host = "127.0.0.1", *api_key = getenv("WICK_API_KEY"), *keep_alive = NULL;
     const char *metrics_key = getenv("WICK_METRICS_KEY"), *origins = getenv("WICK_ORIGINS");
     int port = 8080, parallel = 0, max_queue = 0, max_loaded = 0, timeout = 600, kv_mb = 0, mem_mb = 0;
-    int header_timeout = 30, max_conn = 2048, max_per_ip = 512;
+    int header_timeout = 30, max_conn = 2048, max_per_ip = 512, sleep_idle = 0;
+    bool sleep_set = false, keep_alive_flag = false;
     int cache_mb = 0, cache_dir_mb = 10240;
     bool no_prefix_cache = false, no_span_cache = false;
-    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL, *reasoning_format = NULL;
+    const char *cache_dir = NULL, *kv_events = NULL, *kv_events_topic = NULL, *reasoning_format = NULL, *reasoning = NULL;
     float req_timeout = 0;
     uint64_t body_limit = 8u << 20;
     bool verbose = false, parallel_set = false, queue_set = false, loaded_set = false, ctx_set = false;
     /* llama-server's flags */
-    cli_list alias_given = {0};
+    cli_list alias_given = {0}, tags_given = {0};
     const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
@@ -289,7 +303,8 @@ int cmd_serve(int argc, char **argv) {
         {"--max-queue", NULL, OPT_INT, &max_queue, &queue_set},
         {"--max-loaded-models", NULL, OPT_INT, &max_loaded, &loaded_set},
         {"--memory-budget", NULL, OPT_INT, &mem_mb, NULL},
-        {"--keep-alive", NULL, OPT_STR, &keep_alive, NULL},
+        {"--keep-alive", NULL, OPT_STR, &keep_alive, &keep_alive_flag},
+        {"--sleep-idle-seconds", NULL, OPT_INT, &sleep_idle, &sleep_set},
         {"--timeout", NULL, OPT_INT, &timeout, NULL},
         {"--request-timeout", NULL, OPT_FLOAT, &req_timeout, NULL},
         {"--body-limit", NULL, OPT_U64, &body_limit, NULL},
@@ -302,7 +317,9 @@ int cmd_serve(int argc, char **argv) {
         {"--kv-events", NULL, OPT_STR, &kv_events, NULL},
         {"--kv-events-topic", NULL, OPT_STR, &kv_events_topic, NULL},
         {"--reasoning-format", NULL, OPT_STR, &reasoning_format, NULL},
+        {"--reasoning", "-rea", OPT_STR, &reasoning, NULL},
         {"--alias", "-a", OPT_LIST, &alias_given, NULL},
+        {"--tags", NULL, OPT_LIST, &tags_given, NULL},
         {"--any-model-name", NULL, OPT_FLAG, &any_model_name, NULL},
         {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
@@ -372,10 +389,12 @@ int cmd_serve(int argc, char **argv) {
     if (api_key_set && api_key && strchr(api_key, ','))
         return cli_error("serve: --api-key takes one key (llama-server's comma-separated list of keys is not supported)");
     if (cors) origins = cors;
-    char alias_buf[4096];
-    const char *aliases[SERVE_MAX_ALIASES];
-    int n_aliases = 0;
-    if (split_aliases(&alias_given, alias_buf, sizeof alias_buf, aliases, &n_aliases) < 0) return 1;
+    char alias_buf[4096], tag_buf[4096];
+    const char *aliases[SERVE_MAX_ALIASES], *tags[SERVE_MAX_ALIASES];
+    int n_aliases = 0, n_tags = 0;
+    if (split_aliases("--alias", &alias_given, alias_buf, sizeof alias_buf, aliases, &n_aliases) < 0 ||
+        split_aliases("--tags", &tags_given, tag_buf, sizeof tag_buf, tags, &n_tags) < 0)
+        return 1;
     const char *tmpl = NULL;
     char *tmpl_file = NULL;
     /* as llama-server: a built-in name, or with --jinja the template's text itself */
@@ -415,6 +434,15 @@ int cmd_serve(int argc, char **argv) {
         strcmp(reasoning_format, "auto") && strcmp(reasoning_format, "deepseek-legacy"))
         return cli_error("serve: --reasoning-format must be none, deepseek, deepseek-legacy or auto, not \"%s\"",
                          reasoning_format);
+    bool reasoning_off = false;
+    if (reasoning) { /* llama-server's spellings of on, off and auto */
+        static const char *const spell[] = {"on", "enabled", "true", "1", "off", "disabled", "false", "0", "auto", "-1"};
+        int k = -1;
+        for (int i = 0; i < 10; i++)
+            if (!strcmp(reasoning, spell[i])) k = i;
+        if (k < 0) return cli_error("serve: --reasoning must be on, off or auto, not \"%s\"", reasoning);
+        reasoning_off = k >= 4 && k < 8;
+    }
     if (body_limit < 1024) return cli_error("serve: --body-limit must be at least 1024 bytes");
     if (header_timeout < 0) return cli_error("serve: --header-timeout must not be negative");
     if (max_conn < 1 || max_per_ip < 1)
@@ -427,6 +455,11 @@ int cmd_serve(int argc, char **argv) {
         ka = strtod(keep_alive, &end);
         if (*end || !isfinite(ka))
             return cli_error("serve: invalid --keep-alive \"%s\" (seconds, or a duration like 5m, 1h30m)", keep_alive);
+    }
+    if (sleep_set) { /* llama-server's name for the keep-alive: -1 = never unload */
+        if (keep_alive_flag) return cli_error("serve: --sleep-idle-seconds and --keep-alive set the same thing; give one");
+        if (sleep_idle == 0 || sleep_idle < -1) return cli_error("serve: --sleep-idle-seconds must be -1 or at least 1");
+        ka = sleep_idle;
     }
     const char *dflt = NULL;
     if (models.n == 0 && !models_dir) {
@@ -443,6 +476,7 @@ int cmd_serve(int argc, char **argv) {
         .metrics_key = metrics_key && *metrics_key ? metrics_key : NULL, .allowed_origins = origins,
         .body_limit = (size_t)body_limit, .idle_timeout_s = timeout, .request_timeout_s = req_timeout,
         .reasoning_inline = reasoning_format && strcmp(reasoning_format, "none") == 0,
+        .reasoning_off = reasoning_off,
         .header_timeout_s = header_timeout ? header_timeout : -1, .max_connections = max_conn,
         .max_per_ip = max_per_ip,
         .max_queue = max_queue, .models = models.v, .n_models = models.n, .models_dir = models_dir,
@@ -456,7 +490,7 @@ int cmd_serve(int argc, char **argv) {
         .log = verbose ? log_line : NULL,
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
-        .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,
+        .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .tags = tags, .n_tags = n_tags, .chat_template = tmpl,
         .builtin_templates = no_jinja && !tmpl, .any_model_name = any_model_name,
         .slot_save_path = slot_save_path, .no_slots = no_slots, .no_webui = no_webui, .n_predict = n_predict,
         .ctx_shift = ctx_shift,

@@ -72,6 +72,7 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
     if (oai_parse_common(b, &q, e) < 0 || oai_parse_logprobs(b, &q, e) < 0 || oai_chat_opts(b, &po, e) < 0 ||
         chat_tools_parse(b, &r->tools, e) < 0)
         goto out;
+    po.reasoning_off = s->cfg.reasoning_off;
     if (o->prefill_only) q.g.n_predict = 0;
     q.g.prompt_shared = o->prompt_shared;
     if (q.n > s->cfg.parallel) {

@@ -23,7 +23,35 @@ static char *token_text(const tokenizer *t, int32_t id) {
     return s ? strndup(s, len) : strdup("");
 }
 
+/* /props while the default model sleeps (unloaded for idleness): what is
+ * known without loading it again, is_sleeping true. Reading /props does not
+ * wake the model, as in llama-server. */
+static void props_sleeping(serve_server *s, http_call *c) {
+    mpool_info info[256];
+    const int n = mpool_list(s->pool, info, 256);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "total_slots", s->slots ? s->slots->n : s->cfg.parallel);
+    cJSON_AddStringToObject(j, "model_alias", n ? info[0].name : "");
+    cJSON_AddStringToObject(j, "model_path", n && info[0].path ? info[0].path : "");
+    cJSON *mod = cJSON_AddObjectToObject(j, "modalities");
+    cJSON_AddBoolToObject(mod, "vision", false);
+    cJSON_AddBoolToObject(mod, "audio", false);
+    cJSON_AddBoolToObject(j, "endpoint_slots", !s->cfg.no_slots);
+    cJSON_AddBoolToObject(j, "endpoint_props", false);
+    cJSON_AddBoolToObject(j, "endpoint_metrics", true);
+    cJSON_AddBoolToObject(j, "webui", false);
+    char build[64];
+    snprintf(build, sizeof build, "wick-%s", wick_version());
+    cJSON_AddStringToObject(j, "build_info", build);
+    cJSON_AddBoolToObject(j, "is_sleeping", true);
+    reply_json(c, 200, j);
+}
+
 void ln_props_get(serve_server *s, http_call *c) {
+    if (mpool_default_sleeping(s->pool)) {
+        props_sleeping(s, c);
+        return;
+    }
     mpool_lease l;
     fld_error e = {0};
     if (oai_lease(s, NULL, &l, &e) < 0) {
@@ -76,7 +104,7 @@ void ln_props_get(serve_server *s, http_call *c) {
     snprintf(build, sizeof build, "wick-%s", wick_version());
     cJSON_AddStringToObject(j, "build_info", build);
     cJSON_AddBoolToObject(j, "is_sleeping", false);
-    mpool_release(s->pool, &l, NAN);
+    mpool_release_peek(s->pool, &l); /* reading /props does not keep the model awake */
     reply_json(c, 200, j);
 }
 
@@ -96,6 +124,7 @@ void ln_apply_template(serve_server *s, http_call *c, cJSON *b) {
         reply_openai_error(c, &e);
         return;
     }
+    po.reasoning_off = s->cfg.reasoning_off;
     mpool_lease l;
     if (oai_lease_model(s, c, b, &l) < 0) return;
     char *text = NULL;
@@ -146,7 +175,8 @@ void ln_models(serve_server *s, http_call *c) {
         cJSON_AddStringToObject(m, "digest", "");
         cJSON_AddStringToObject(m, "type", "model");
         cJSON_AddStringToObject(m, "description", "");
-        cJSON_AddItemToObject(m, "tags", cJSON_CreateArray());
+        const bool tagged = i == 0 && s->cfg.n_tags; /* --tags name the default model (listed first) */
+        cJSON_AddItemToObject(m, "tags", tagged ? cJSON_CreateStringArray(s->cfg.tags, s->cfg.n_tags) : cJSON_CreateArray());
         cJSON *caps = cJSON_AddArrayToObject(m, "capabilities");
         cJSON_AddItemToArray(caps, cJSON_CreateString("completion"));
         cJSON_AddStringToObject(m, "parameters", "");
@@ -167,6 +197,7 @@ void ln_models(serve_server *s, http_call *c) {
         if (in->loaded) cJSON_AddNumberToObject(d, "max_model_len", in->n_ctx);
         if (in->n_aliases) /* llama-server's list of a model's --alias names */
             cJSON_AddItemToObject(d, "aliases", cJSON_CreateStringArray(in->aliases, in->n_aliases));
+        if (tagged) cJSON_AddItemToObject(d, "tags", cJSON_CreateStringArray(s->cfg.tags, s->cfg.n_tags));
         if (in->known) {
             cJSON *meta = cJSON_AddObjectToObject(d, "meta");
             cJSON_AddNumberToObject(meta, "n_ctx_train", in->n_ctx_train);

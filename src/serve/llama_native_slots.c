@@ -142,23 +142,6 @@ static int default_n_ctx(serve_server *s) {
     return 0;
 }
 
-/* The default model's generation settings (the server's base), as JSON
- * text; NULL when it cannot be leased. */
-static char *default_settings(serve_server *s) {
-    mpool_lease l;
-    fld_error e = {0};
-    if (oai_lease(s, NULL, &l, &e) < 0) return NULL;
-    ln_params p = {0};
-    p.g.n_predict = serve_n_predict_for(s, -1);
-    p.g.sampling = ln_sampling_base(s, &l);
-    snprintf(p.samplers, sizeof p.samplers, "%s", "edskypmxt");
-    cJSON *j = ln_settings_json(&p, &l);
-    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
-    mpool_release(s->pool, &l, NAN);
-    return text;
-}
-
 void ln_slots_get(serve_server *s, http_call *c) {
     if (s->cfg.no_slots) {
         reply_err(c, 501, "not_supported_error", "This server does not support slots endpoint. Start it with `--slots`");
@@ -167,7 +150,6 @@ void ln_slots_get(serve_server *s, http_call *c) {
     ln_slots *t = s->slots;
     const char *fail = http_query(c, "fail_on_no_slot");
     const int def_ctx = default_n_ctx(s);
-    char *defaults = default_settings(s); /* an unused slot's params, as llama-server shows them */
     cJSON *a = cJSON_CreateArray();
     int n_idle = 0;
     pthread_mutex_lock(&t->mu);
@@ -175,27 +157,30 @@ void ln_slots_get(serve_server *s, http_call *c) {
         const ln_slot *sl = &t->v[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", sl->id);
-        cJSON_AddNumberToObject(o, "id_task", sl->model[0] ? (double)sl->task_id : -1);
         cJSON_AddNumberToObject(o, "n_ctx", sl->n_ctx ? sl->n_ctx : def_ctx);
         cJSON_AddBoolToObject(o, "speculative", false);
         cJSON_AddBoolToObject(o, "is_processing", sl->busy > 0);
         cJSON_AddBoolToObject(o, "non_causal", false);
-        n_idle += sl->busy == 0;
-        cJSON *params = sl->settings ? cJSON_Parse(sl->settings) : defaults ? cJSON_Parse(defaults) : NULL;
-        cJSON_AddItemToObject(o, "params", params ? params : cJSON_CreateObject());
-        cJSON_AddStringToObject(o, "prompt", sl->prompt ? sl->prompt : "");
-        if (sl->model[0]) cJSON_AddStringToObject(o, "model", sl->model);
         cJSON_AddNumberToObject(o, "n_prompt_tokens", sl->n_prompt);
-        cJSON *nt = cJSON_AddObjectToObject(o, "next_token");
-        cJSON_AddBoolToObject(nt, "has_next_token", sl->busy > 0);
-        cJSON_AddBoolToObject(nt, "has_new_line", false);
-        cJSON_AddNumberToObject(nt, "n_remain", -1);
-        cJSON_AddNumberToObject(nt, "n_decoded", sl->n_decoded);
-        cJSON_AddStringToObject(nt, "stopping_word", "");
+        n_idle += sl->busy == 0;
+        /* as llama-server: a slot that has served no task has no task,
+         * params, prompt or next token to show */
+        if (sl->model[0]) {
+            cJSON_AddNumberToObject(o, "id_task", (double)sl->task_id);
+            cJSON *params = sl->settings ? cJSON_Parse(sl->settings) : NULL;
+            cJSON_AddItemToObject(o, "params", params ? params : cJSON_CreateObject());
+            cJSON_AddStringToObject(o, "prompt", sl->prompt ? sl->prompt : "");
+            cJSON_AddStringToObject(o, "model", sl->model);
+            cJSON *nt = cJSON_AddObjectToObject(o, "next_token");
+            cJSON_AddBoolToObject(nt, "has_next_token", sl->busy > 0);
+            cJSON_AddBoolToObject(nt, "has_new_line", false);
+            cJSON_AddNumberToObject(nt, "n_remain", -1);
+            cJSON_AddNumberToObject(nt, "n_decoded", sl->n_decoded);
+            cJSON_AddStringToObject(nt, "stopping_word", "");
+        }
         cJSON_AddItemToArray(a, o);
     }
     pthread_mutex_unlock(&t->mu);
-    free(defaults);
     if (fail && strcmp(fail, "0") != 0 && strcmp(fail, "false") != 0 && n_idle == 0) {
         cJSON_Delete(a);
         reply_err(c, 503, "unavailable_error", "no slot available");

@@ -539,6 +539,14 @@ int mpool_default_state(serve_pool *p, char *msg, size_t cap) {
     return r;
 }
 
+bool mpool_default_sleeping(serve_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    const mpool_entry *e = p->e[0];
+    const bool r = e->ever_loaded && e->state == ST_UNLOADED && !e->want_load;
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
 void mpool_preload(serve_pool *p, const char *name) {
     pthread_mutex_lock(&p->mu);
     mpool_entry *e = find_locked(p, name);
@@ -622,6 +630,16 @@ void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s) {
     e->last_used = wick_now_s();
     double ka = isnan(keep_alive_s) ? p->cfg.keep_alive_s : keep_alive_s;
     e->expires_at = ka < 0 ? INFINITY : e->last_used + ka;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    memset(l, 0, sizeof *l);
+}
+
+void mpool_release_peek(serve_pool *p, mpool_lease *l) {
+    if (!l->e) return;
+    pthread_mutex_lock(&p->mu);
+    mpool_entry *e = l->e;
+    e->refs--; /* expires_at as the last real use left it */
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     memset(l, 0, sizeof *l);

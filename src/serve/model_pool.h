@@ -93,6 +93,10 @@ const char *mpool_default_name(const serve_pool *p);
 /* The default model's state: 1 loaded (or loaded before), 0 loading, -1
  * failed (msg gets why). */
 int mpool_default_state(serve_pool *p, char *msg, size_t cap);
+/* The default model was loaded and has since been unloaded for idleness
+ * (llama-server's sleeping state, --sleep-idle-seconds): the next request
+ * that needs it loads it again. */
+bool mpool_default_sleeping(serve_pool *p);
 /* Start loading a model in the background (the default one at startup). */
 void mpool_preload(serve_pool *p, const char *name);
 
@@ -105,6 +109,9 @@ int mpool_acquire(serve_pool *p, const char *name, mpool_lease *out, wick_error 
 /* keep_alive_s: how long the model stays loaded once idle; NAN = the
  * default, < 0 = for ever, 0 = unload as soon as idle. */
 void mpool_release(serve_pool *p, mpool_lease *l, double keep_alive_s);
+/* Release a lease that only read the model's details (/props): it does not
+ * count as use, so an idle model's keep-alive runs on. */
+void mpool_release_peek(serve_pool *p, mpool_lease *l);
 
 /* Snapshots (up to cap entries; returns how many). */
 int mpool_list(serve_pool *p, mpool_info *out, int cap);

@@ -438,6 +438,7 @@ void oll_generate(serve_server *s, http_call *c, cJSON *b) {
             cJSON_AddItemToArray(msgs, m);
             cJSON *kw = think_kwargs(&q);
             prompt_chat_opts po = {.messages = msgs, .system = system, .add_generation_prompt = true, .kwargs = kw,
+                                   .reasoning_off = s->cfg.reasoning_off,
                                    .max_ids = room};
             int rc = prompt_chat(l.model, &po, &p_ids, &n_p, &q.text, &e);
             cJSON_Delete(msgs);
@@ -472,7 +473,7 @@ void oll_chat(serve_server *s, http_call *c, cJSON *b) {
     oll_req q;
     memset(&q, 0, sizeof q);
     fld_error e = {0};
-    prompt_chat_opts po = {.add_generation_prompt = true};
+    prompt_chat_opts po = {.add_generation_prompt = true, .reasoning_off = s->cfg.reasoning_off};
     chat_tools tools;
     if (parse_common(b, &q, &e) < 0 || fld_array(b, "messages", &po.messages, &e) < 0 ||
         fld_array(b, "tools", &po.tools, &e) < 0 || chat_tools_parse(b, &tools, &e) < 0) {

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,23 @@ static char *token_text(const tokenizer *t, int32_t id) {
     return s ? strndup(s, len) : strdup("");
 }
 
+/* The variables llama-server gives every template before the request's
+ * chat_template_kwargs: today's date as date_string ("03 Dec 2026", Llama
+ * 3.x's system header) and datetime ("Dec 03 2026", FireFunction's), and
+ * enable_thinking to a template that reads it (true unless --reasoning off;
+ * Qwen3, QwQ and DeepSeek-R1 as llama.cpp ships them close the think block
+ * at once when it is false). */
+static void template_defaults(cJSON *ctx, const char *tmpl, bool reasoning_off) {
+    const time_t now = time(NULL);
+    struct tm tm;
+    char buf[64];
+    if (localtime_r(&now, &tm)) {
+        if (strftime(buf, sizeof buf, "%d %b %Y", &tm)) cJSON_AddStringToObject(ctx, "date_string", buf);
+        if (strftime(buf, sizeof buf, "%b %d %Y", &tm)) cJSON_AddStringToObject(ctx, "datetime", buf);
+    }
+    if (strstr(tmpl, "enable_thinking")) cJSON_AddBoolToObject(ctx, "enable_thinking", !reasoning_off);
+}
+
 int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *text_len, fld_error *e) {
     const tokenizer *t = tok_of(m);
     *text = NULL;
@@ -181,6 +199,9 @@ int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **
         }
         i++;
     }
+    const char *tmpl = o->tmpl ? o->tmpl : tok_chat_template(t);
+    if (!tmpl) tmpl = chat_template_builtin("chatml"); /* a model without a template of its own */
+    template_defaults(ctx, tmpl, o->reasoning_off);
     if (o->kwargs) {
         const cJSON *kv;
         cJSON_ArrayForEach(kv, o->kwargs) {
@@ -198,8 +219,6 @@ int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **
     cJSON_AddStringToObject(ctx, "eos_token", eos ? eos : "");
     free(eos);
     free(bos);
-    const char *tmpl = o->tmpl ? o->tmpl : tok_chat_template(t);
-    if (!tmpl) tmpl = chat_template_builtin("chatml"); /* a model without a template of its own */
     if (prompt_fold_system(tmpl, ctx, e) < 0) {
         cJSON_Delete(ctx);
         return -1;

@@ -41,6 +41,10 @@ typedef struct prompt_chat_opts {
     const char *tmpl;       /* a template given by the request; NULL = the model's */
     bool add_generation_prompt;
     bool continue_final_message;
+    /* the server's --reasoning off: a template that switches thinking gets
+     * enable_thinking false; otherwise true, as llama-server gives it (the
+     * request's kwargs override either) */
+    bool reasoning_off;
     int max_ids;            /* refuse a prompt of more ids (0 = no limit; see prompt_completion) */
 } prompt_chat_opts;
 

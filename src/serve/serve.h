@@ -35,6 +35,7 @@ typedef struct serve_config {
     int max_per_ip;               /* connections per client address; 0 = 512 */
     double request_timeout_s;     /* a generation running longer is cancelled; 0 = none */
     bool reasoning_inline;        /* --reasoning-format none: thinking stays in the content */
+    bool reasoning_off;           /* --reasoning off: templates get enable_thinking false (see prompt_chat_opts) */
     int max_queue;                /* per model; 0 = 512 */
     /* models */
     const char *const *models;    /* -m paths; the first is the default */
@@ -62,6 +63,8 @@ typedef struct serve_config {
      * the first is the name the APIs list and answer with */
     const char *const *aliases;
     int n_aliases;
+    const char *const *tags;      /* --tags: the default model's tags, listed by /v1/models */
+    int n_tags;
     const char *chat_template;    /* Jinja text replacing every model's own template; NULL = the model's */
     bool builtin_templates;       /* --no-jinja: models' templates read as built-in formats (mpool_config) */
     /* --any-model-name: a request naming a model the server does not have is

@@ -114,6 +114,12 @@ jv jbinop(jctx *I, int op, jv a, jv b) {
     }
     switch (op) {
     case JOP_ADD:
+        /* llama.cpp's renderer adds an undefined or none value to a string
+         * as "" (FireFunction v2's template adds an unset `functions`):
+         * templates written against it render here too */
+        if ((a.k == JV_STR && (b.k == JV_UNDEF || b.k == JV_NONE)) ||
+            (b.k == JV_STR && (a.k == JV_UNDEF || a.k == JV_NONE)))
+            return a.k == JV_STR ? jv_retain(a) : jv_retain(b);
         if (a.k == JV_STR && b.k == JV_STR) {
             jstr *o = jstr_new(I, JSTR(a)->len + JSTR(b)->len);
             jstr_append(I, o, JSTR(a)->s, JSTR(a)->len);
