@@ -221,8 +221,7 @@ int oai_sampling_for(const serve_server *s, const mpool_lease *l, const cJSON *b
     if (fld_sampling_openai(b, &q->g.sampling, e) < 0) return -1;
     serve_sampling_keep_seed(s, cJSON_GetObjectItemCaseSensitive(b, "seed") != NULL, &q->g.sampling);
     q->g.n_predict = serve_n_predict_for(s, q->g.n_predict);
-    const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(l->model));
-    if (fld_logit_bias(b, "logit_bias", n_vocab, &q->bias, &q->n_bias, e) < 0) return -1;
+    if (fld_logit_bias(b, "logit_bias", wick_model_tokenizer(l->model), false, &q->bias, &q->n_bias, e) < 0) return -1;
     q->g.sampling.logit_bias = q->bias;
     q->g.sampling.n_logit_bias = q->n_bias;
     return 0;
