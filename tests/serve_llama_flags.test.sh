@@ -3,7 +3,8 @@
 # each flag's effect seen through the HTTP APIs: --alias names (answer in
 # "model", listed by /v1/models), server-wide sampling defaults (--temp 0 is
 # greedy like a request's temperature 0; a request's own field wins; --seed),
-# -n caps tokens on every API, --chat-template / --chat-template-file change
+# -n is the limit of requests that set none, on every API; --chat-template /
+# --chat-template-file change
 # the rendered prompt (llama.cpp's named formats: command-r's /apply-template
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
@@ -71,13 +72,13 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   # --temp 0 and -n 7: greedy, 7 tokens, the same as a request's temperature 0
   post "$A/v1/completions" "{$P}"
   t_default=$(js 'j["choices"][0]["text"]'); n_default=$(js 'j["usage"]["completion_tokens"]')
-  expect "-n 7 caps /v1/completions" "$n_default $(js 'j["choices"][0]["finish_reason"]')" "7 length"
+  expect "-n 7 limits a request without one on /v1/completions" "$n_default $(js 'j["choices"][0]["finish_reason"]')" "7 length"
   post "$A/v1/completions" "{$P, \"temperature\": 0, \"seed\": 99}"
   expect "--temp 0 default = a request's temperature 0" "$(js 'j["choices"][0]["text"]')" "$t_default"
   post "$A/v1/completions" "{$P, \"max_tokens\": 3}"
   expect "a request's smaller max_tokens wins over -n" "$(js 'j["usage"]["completion_tokens"]')" 3
   post "$A/v1/completions" "{$P, \"max_tokens\": 20}"
-  expect "-n 7 caps a request's larger max_tokens (as llama-server)" "$(js 'j["usage"]["completion_tokens"]')" 7
+  expect "a request's larger max_tokens wins over -n 7 (as llama-server)" "$(js 'j["usage"]["completion_tokens"]')" 20
   post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 7}"
   t_hot_a=$(js 'j["choices"][0]["text"]')
   post "$A/v1/completions" "{$P, \"max_tokens\": 7}"
@@ -85,11 +86,11 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   C='"messages": [{"role": "user", "content": "Tell me a story"}]'
   post "$A/v1/chat/completions" "{$C}"
   c_default=$(js 'j["choices"][0]["message"]["content"]')
-  expect "-n 7 caps /v1/chat/completions" "$(js 'j["usage"]["completion_tokens"]')" 7
+  expect "-n 7 limits a request without one on /v1/chat/completions" "$(js 'j["usage"]["completion_tokens"]')" 7
   post "$A/v1/chat/completions" "{$C, \"temperature\": 0, \"seed\": 3}"
   expect "chat: --temp 0 = a request's temperature 0" "$(js 'j["choices"][0]["message"]["content"]')" "$c_default"
   post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false}'
-  g1=$(js 'j["response"]'); expect "-n 7 caps /api/generate" "$ST $(js 'j["eval_count"]')" "200 7"
+  g1=$(js 'j["response"]'); expect "-n 7 limits a request without one on /api/generate" "$ST $(js 'j["eval_count"]')" "200 7"
   post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false, "options": {"temperature": 0, "seed": 5}}'
   expect "ollama: --temp 0 = options.temperature 0" "$(js 'j["response"]')" "$g1"
   post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false, "options": {"num_predict": 2}}'
@@ -99,7 +100,7 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-a,wick-b --alias wick-c --temp 
   post "$A/v1/messages" "{\"model\": \"wick-c\", \"max_tokens\": 50, \"temperature\": 0, $C}"
   expect "anthropic: --temp 0 = a request's temperature 0" "$ST $(js 'j["content"][0]["text"] if j["content"] else ""')" "200 $m1"
   post "$A/v1/responses" '{"model": "wick-a", "input": "Tell me a story"}'
-  expect "-n 7 caps /v1/responses" "$ST $(js 'j["usage"]["output_tokens"]')" "200 7"
+  expect "-n 7 limits a request without one on /v1/responses" "$ST $(js 'j["usage"]["output_tokens"]')" "200 7"
 
   # -c 512 over --parallel 2: 256 positions per sequence
   curl -s "$A/v1/models" >"$TMP/b"
