@@ -9,7 +9,8 @@
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
 # --no-jinja reads a template as the built-in format it is recognised as),
-# -c with --parallel gives each sequence its share,
+# -c with --parallel gives each sequence its share (with --kv-unified all of
+# one shared pool),
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
 # values it cannot honour) are errors naming them.
@@ -152,6 +153,34 @@ if serve_start B -m "$STORIES" -t 1 -c 300 --any-model-name; then
   post "$B/completion" '{"model": "x/y:z", "prompt": "Once upon a time", "n_predict": 2}'
   expect "--any-model-name: /completion" "$ST $(js 'j["model"]')" "200 x/y:z"
 fi
+
+# ---- server U: -c 128 -np 4 --kv-unified: each sequence may use all 128 positions of one
+# shared pool; four requests that together need more than it all finish (the newest is
+# preempted and recomputed) with the same text as alone
+if serve_start U -m "$STORIES" -t 1 -c 128 -np 4 -kvu; then
+  curl -s "$U/v1/models" >"$TMP/b"
+  expect "-c 128 -np 4 -kvu: each sequence has 128" "$(js 'j["data"][0].get("max_model_len")')" 128
+  kv=$(curl -s "$U/metrics" | grep '^vllm:cache_config_info' | sed -n 's/.*block_size="\([0-9]*\)",num_gpu_blocks="\([0-9]*\)".*max_num_seqs="\([0-9]*\)".*/\1 \2 \3/p')
+  read -r bs blocks seqs <<<"$kv"
+  expect "-c 128 -np 4 -kvu: one pool of 128 positions, 4 sequences" "$((bs * blocks)) $seqs" "128 4"
+  U1='{"prompt": "Once upon a time", "n_predict": 100, "temperature": 0, "ignore_eos": true}'
+  post "$U/completion" "$U1"
+  alone=$(js 'j["content"]')
+  expect "-kvu: one request generates 100 tokens" "$ST $(js 'j["tokens_predicted"]')" "200 100"
+  pids=()
+  for i in 1 2 3 4; do
+    curl -s -o "$TMP/u$i" -H 'Content-Type: application/json' -d "$U1" "$U/completion" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  same=0
+  for i in 1 2 3 4; do
+    python3 -c "import json,sys; j=json.load(open('$TMP/u$i')); sys.exit(0 if j['tokens_predicted'] == 100 and j['content'] == sys.argv[1] else 1)" "$alone" && same=$((same + 1))
+  done
+  expect "-kvu: four requests over the shared pool each give the lone text of 100 tokens" "$same" 4
+  serve_stop "$U_PID"
+fi
+refuse "--kv-unified with --no-kv-unified" "kv-unified" -c 128 -kvu --no-kv-unified
 
 # ---- server C: --seed with a temperature: requests without a seed repeat; with one, theirs
 if serve_start S -m "$STORIES" -t 1 --temp 1.5 --seed 7 --top-k 0 --top-p 1 --min-p 0; then

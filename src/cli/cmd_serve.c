@@ -55,6 +55,10 @@ static const char USAGE[] =
     "                            each sequence gets N/P positions; without it each gets\n"
     "                            N and all share one KV pool of N positions (llama-server's\n"
     "                            unified KV); 0 = the model's default, as for --ctx\n"
+    "  -kvu, --kv-unified        with -c and --parallel: each sequence may use all N\n"
+    "                            positions of the one shared pool of N (llama-server's\n"
+    "                            unified KV; a full pool preempts the newest sequence)\n"
+    "  --no-kv-unified           with -c and --parallel: N/P positions each (the default)\n"
     "  -np, --parallel N         sequences run at once (default 8; env OLLAMA_NUM_PARALLEL)\n"
     "  --kv-mb MB                KV cache pool, committed as it is used (default:\n"
     "                            parallel x ctx positions, at most half the memory\n"
@@ -265,6 +269,7 @@ int cmd_serve(int argc, char **argv) {
     const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
+    bool kv_unified = false, no_kv_unified = false;
     bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, slots = false, metrics_flag = false, no_webui = false;
     bool cont_batching = false, api_key_set = false, any_model_name = false, ctx_shift = false, no_ctx_shift = false;
     cli_sampling sf;
@@ -304,6 +309,8 @@ int cmd_serve(int argc, char **argv) {
         {"--alias", "-a", OPT_LIST, &alias_given, NULL},
         {"--any-model-name", NULL, OPT_FLAG, &any_model_name, NULL},
         {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
+        {"--kv-unified", "-kvu", OPT_FLAG, &kv_unified, NULL},
+        {"--no-kv-unified", NULL, OPT_FLAG, &no_kv_unified, NULL},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
         {"--chat-template", NULL, OPT_STR, &chat_template, NULL},
         {"--chat-template-file", NULL, OPT_STR, &chat_template_file, NULL},
@@ -348,6 +355,7 @@ int cmd_serve(int argc, char **argv) {
     }
     if (n_predict < -2 || n_predict == 0)
         return cli_error("serve: --n-predict must be at least 1, or -1 for no limit");
+    if (kv_unified && no_kv_unified) return cli_error("serve: give --kv-unified or --no-kv-unified, not both");
     if (ctx_size_set && ctx_set) return cli_error("serve: give --ctx (per sequence) or -c/--ctx-size (in all), not both");
     if (ctx_size < 0) return cli_error("serve: --ctx-size must not be negative");
     if (chat_template && chat_template_file)
@@ -398,7 +406,7 @@ int cmd_serve(int argc, char **argv) {
     if (parallel < 1 || parallel > 4096) return cli_error("serve: --parallel must be between 1 and 4096");
     size_t kv_tokens = 0;
     if (ctx_size > 0) { /* llama-server: n_ctx in all, n_ctx / n_parallel per slot (unified: all of it each) */
-        const bool divided = parallel_set || getenv("OLLAMA_NUM_PARALLEL");
+        const bool divided = (parallel_set || getenv("OLLAMA_NUM_PARALLEL")) && !kv_unified;
         rt.ctx = divided ? ctx_size / parallel : ctx_size;
         kv_tokens = kv_mb ? 0 : (size_t)ctx_size; /* an explicit --kv-mb sizes the pool instead */
         if (rt.ctx < 16)
