@@ -220,9 +220,15 @@ def stories(url):
         expect("logit_bias by id / text, object / pairs: the same answer without the token",
                [o == outs[0] for o in outs] + [outs[0][0], outs[0][2]], [True] * 4 + [200, False])
         gsb = bb.get("generation_settings", {}).get("logit_bias")
-        expect("generation_settings shows the text's token id with false", gsb, [[first, False]])
+        expect("generation_settings shows the text's token id with bias null (never)", gsb, [{"bias": None, "token": first}])
     else:
         bad("no greedy token's piece tokenizes back to it")
+    # ignore_eos: the end tokens get -inf biases (never sampled), listed in generation_settings
+    st, ie = call(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0, "ignore_eos": True})
+    expect("ignore_eos lists the EOS token with bias null", ie.get("generation_settings", {}).get("logit_bias"),
+           [{"bias": None, "token": 2}])
+    st, ne = call(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0})
+    expect("no ignore_eos, no biases listed", ne.get("generation_settings", {}).get("logit_bias"), [])
 
     # streaming: chunks with stop false, then one with stop true; same text
     st, ev, raw = sse(url, "/completion", {"prompt": prompt, "n_predict": 24, "temperature": 0, "stream": True,

@@ -143,6 +143,20 @@ wick_sampling ln_sampling_base(const serve_server *s, const mpool_lease *l) {
     return v;
 }
 
+/* llama-server's ignore_eos: every end-of-generation token gets a -inf bias
+ * (never sampled), listed in generation_settings like the request's own. */
+static int ban_eog(const wick_model *m, ln_params *p, fld_error *e) {
+    const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(m));
+    for (int32_t t = 0; t < n_vocab; t++) {
+        if (!wick_token_is_eog(m, t)) continue;
+        wick_logit_bias *nb = realloc(p->bias, sizeof *nb * (size_t)(p->n_bias + 1));
+        if (!nb) return fld_fail(e, 500, NULL, "out of memory");
+        p->bias = nb;
+        p->bias[p->n_bias++] = (wick_logit_bias){.token = t, .bias = -INFINITY};
+    }
+    return 0;
+}
+
 /* Sampling over the base; samplers left out of "samplers" turned off. */
 static int parse_sampling(const serve_server *sv, const cJSON *b, const mpool_lease *l, ln_params *p, fld_error *e) {
     p->g.sampling = ln_sampling_base(sv, l);
@@ -155,6 +169,7 @@ static int parse_sampling(const serve_server *sv, const cJSON *b, const mpool_le
     if (!strchr(p->samplers, 'p')) s->top_p = 1;
     if (!strchr(p->samplers, 'm')) s->min_p = 0;
     if (fld_logit_bias(b, "logit_bias", wick_model_tokenizer(l->model), true, &p->bias, &p->n_bias, e) < 0) return -1;
+    if (p->g.ignore_eos && ban_eog(l->model, p, e) < 0) return -1;
     s->logit_bias = p->bias;
     s->n_logit_bias = p->n_bias;
     return 0;
