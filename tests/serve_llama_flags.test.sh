@@ -9,7 +9,7 @@
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
 # --no-jinja reads a template as the built-in format it is recognised as),
-# -c with --parallel gives each sequence its share (with --kv-unified all of
+# -v adds __verbose to answers, -c with --parallel gives each sequence its share (with --kv-unified all of
 # one shared pool),
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
@@ -181,6 +181,24 @@ if serve_start U -m "$STORIES" -t 1 -c 128 -np 4 -kvu; then
   serve_stop "$U_PID"
 fi
 refuse "--kv-unified with --no-kv-unified" "kv-unified" -c 128 -kvu --no-kv-unified
+
+# ---- server V: --verbose adds llama-server's __verbose (the prompt as text, BOS written
+# out) to whole answers; a last assistant message is continued (llama-server's prefill)
+if serve_start V -m "$STORIES" -t 1 --chat-template llama3 -v; then
+  H='<s> <|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n'
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0}'
+  expect "-v: chat __verbose.prompt" "$ST $(js 'json.dumps(j["__verbose"]["prompt"])')" "200 \"$H\""
+  expect "-v: __verbose.content = the reply" "$(js 'j["__verbose"]["content"] == j["choices"][0]["message"]["content"]')" True
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "text", "text": "Wh"}, {"type": "text", "text": "ill"}]}], "max_tokens": 2}'
+  expect "a last assistant message is continued (its parts joined)" "$ST $(js 'json.dumps(j["__verbose"]["prompt"])')" "200 \"${H}Whill\""
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "continue_final_message": true}'
+  expect "continue_final_message with add_generation_prompt (its default) is a 400" "$ST $(js 'j["error"]["param"]')" "400 continue_final_message"
+  post "$V/completion" '{"prompt": "Once upon", "n_predict": 2}'
+  expect "-v: /completion __verbose.prompt" "$ST $(js 'j["__verbose"]["prompt"]')" "200 <s> Once upon"
+  serve_stop "$V_PID"
+fi
+post "$B/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}'
+expect "without -v no __verbose" "$(js '"__verbose" in j')" False
 
 # ---- server C: --seed with a temperature: requests without a seed repeat; with one, theirs
 if serve_start S -m "$STORIES" -t 1 --temp 1.5 --seed 7 --top-k 0 --top-p 1 --min-p 0; then

@@ -118,7 +118,8 @@ static const char USAGE[] =
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  --slot-save-path DIR      where POST /slots/ID?action=save writes (default: saving off)\n"
     "  --no-slots                GET /slots answers 501 (--slots: served, the default)\n"
-    "  -v, --verbose             one log line per request on stderr\n"
+    "  -v, --verbose             one log line per request on stderr; answers carry\n"
+    "                            llama-server's __verbose (the prompt as text)\n"
     "request defaults (llama-server's flags; a request's own field overrides each one):\n"
     "  --temp T, --top-k K, --top-p P, --min-p P, --repeat-penalty R, --repeat-last-n N,\n"
     "  --presence-penalty P, --frequency-penalty F, --seed S (-1 = random per request)\n"
@@ -459,7 +460,7 @@ int cmd_serve(int argc, char **argv) {
         .no_prefix_cache = no_prefix_cache, .no_span_cache = no_span_cache,
         .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
         .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
-        .log = verbose ? log_line : NULL,
+        .log = verbose ? log_line : NULL, .verbose = verbose,
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
         .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .chat_template = tmpl,

@@ -211,6 +211,11 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
     size_t plen = 0;
     char *ptext = tok_decode_len(wick_model_tokenizer(m), t->ids, (size_t)t->n_ids, false, &plen, NULL);
     cJSON_AddStringToObject(o, "prompt", ptext ? ptext : "");
+    if (t->s->cfg.verbose && !stream) { /* --verbose: llama-server's __verbose */
+        cJSON *v = cJSON_AddObjectToObject(o, "__verbose");
+        cJSON_AddStringToObject(v, "prompt", ptext ? ptext : "");
+        cJSON_AddStringToObject(v, "content", content);
+    }
     free(ptext);
     cJSON_AddBoolToObject(o, "has_new_line", memchr(content, '\n', text.len) != NULL);
     /* truncated: a generation the full context ended (as llama-server says

@@ -335,6 +335,10 @@ int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     if (o->tmpl) return fld_fail(e, 400, "chat_template", "\"chat_template\" in requests is not allowed; the model's own template is used");
     if (fld_bool(b, "add_generation_prompt", &o->add_generation_prompt, e) < 0) return -1;
     if (fld_bool(b, "continue_final_message", &o->continue_final_message, e) < 0) return -1;
+    if (o->continue_final_message && o->add_generation_prompt)
+        return fld_fail(e, 400, "continue_final_message",
+                        "\"continue_final_message\" and \"add_generation_prompt\" cannot both be true");
+    o->prefill_assistant = !o->continue_final_message;
     return 0;
 }
 

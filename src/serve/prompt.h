@@ -41,6 +41,9 @@ typedef struct prompt_chat_opts {
     const char *tmpl;       /* a template given by the request; NULL = the model's */
     bool add_generation_prompt;
     bool continue_final_message;
+    /* llama-server's assistant prefill: a last assistant message is left out
+     * of the rendering (with the generation prompt) and its text appended */
+    bool prefill_assistant;
     int max_ids;            /* refuse a prompt of more ids (0 = no limit; see prompt_completion) */
 } prompt_chat_opts;
 
