@@ -3,14 +3,16 @@
 # each flag's effect seen through the HTTP APIs: --alias names (answer in
 # "model", listed by /v1/models), server-wide sampling defaults (--temp 0 is
 # greedy like a request's temperature 0; a request's own field wins; --seed),
-# -n caps tokens on every API, --chat-template / --chat-template-file change
+# -n is the limit of requests that set none, on every API; --chat-template /
+# --chat-template-file change
 # the rendered prompt (llama.cpp's named formats: command-r's /apply-template
 # text; BOS first as the model adds it, whatever the template; a template that
 # raises on a system role gets the system text folded into the user turn;
 # --no-jinja reads a template as the built-in format it is recognised as;
 # --reasoning on|off|auto sets enable_thinking; today's date in date_string;
 # --sleep-idle-seconds unloads an idle model, /props says is_sleeping),
-# -c with --parallel gives each sequence its share,
+# -v adds __verbose to answers, -c with --parallel gives each sequence its
+# share (with --kv-unified all of one shared pool),
 # --cors-origins acts as --allowed-origins, --any-model-name answers any
 # model name with the default model, and flags wick does not take (or
 # values it cannot honour) are errors naming them.
@@ -78,13 +80,13 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-c,wick-b --alias wick-a --tags 
   # --temp 0 and -n 7: greedy, 7 tokens, the same as a request's temperature 0
   post "$A/v1/completions" "{$P}"
   t_default=$(js 'j["choices"][0]["text"]'); n_default=$(js 'j["usage"]["completion_tokens"]')
-  expect "-n 7 caps /v1/completions" "$n_default $(js 'j["choices"][0]["finish_reason"]')" "7 length"
+  expect "-n 7 limits a request without one on /v1/completions" "$n_default $(js 'j["choices"][0]["finish_reason"]')" "7 length"
   post "$A/v1/completions" "{$P, \"temperature\": 0, \"seed\": 99}"
   expect "--temp 0 default = a request's temperature 0" "$(js 'j["choices"][0]["text"]')" "$t_default"
   post "$A/v1/completions" "{$P, \"max_tokens\": 3}"
   expect "a request's smaller max_tokens wins over -n" "$(js 'j["usage"]["completion_tokens"]')" 3
   post "$A/v1/completions" "{$P, \"max_tokens\": 20}"
-  expect "-n 7 caps a request's larger max_tokens (as llama-server)" "$(js 'j["usage"]["completion_tokens"]')" 7
+  expect "a request's larger max_tokens wins over -n 7 (as llama-server)" "$(js 'j["usage"]["completion_tokens"]')" 20
   post "$A/v1/completions" "{$P, \"temperature\": 1.5, \"seed\": 7, \"max_tokens\": 7}"
   t_hot_a=$(js 'j["choices"][0]["text"]')
   post "$A/v1/completions" "{$P, \"max_tokens\": 7}"
@@ -92,11 +94,11 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-c,wick-b --alias wick-a --tags 
   C='"messages": [{"role": "user", "content": "Tell me a story"}]'
   post "$A/v1/chat/completions" "{$C}"
   c_default=$(js 'j["choices"][0]["message"]["content"]')
-  expect "-n 7 caps /v1/chat/completions" "$(js 'j["usage"]["completion_tokens"]')" 7
+  expect "-n 7 limits a request without one on /v1/chat/completions" "$(js 'j["usage"]["completion_tokens"]')" 7
   post "$A/v1/chat/completions" "{$C, \"temperature\": 0, \"seed\": 3}"
   expect "chat: --temp 0 = a request's temperature 0" "$(js 'j["choices"][0]["message"]["content"]')" "$c_default"
   post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false}'
-  g1=$(js 'j["response"]'); expect "-n 7 caps /api/generate" "$ST $(js 'j["eval_count"]')" "200 7"
+  g1=$(js 'j["response"]'); expect "-n 7 limits a request without one on /api/generate" "$ST $(js 'j["eval_count"]')" "200 7"
   post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false, "options": {"temperature": 0, "seed": 5}}'
   expect "ollama: --temp 0 = options.temperature 0" "$(js 'j["response"]')" "$g1"
   post "$A/api/generate" '{"model": "wick-b", "prompt": "Once upon a time", "stream": false, "options": {"num_predict": 2}}'
@@ -106,7 +108,7 @@ if serve_start A -m "$STORIES" -t 1 --alias wick-c,wick-b --alias wick-a --tags 
   post "$A/v1/messages" "{\"model\": \"wick-c\", \"max_tokens\": 50, \"temperature\": 0, $C}"
   expect "anthropic: --temp 0 = a request's temperature 0" "$ST $(js 'j["content"][0]["text"] if j["content"] else ""')" "200 $m1"
   post "$A/v1/responses" '{"model": "wick-a", "input": "Tell me a story"}'
-  expect "-n 7 caps /v1/responses" "$ST $(js 'j["usage"]["output_tokens"]')" "200 7"
+  expect "-n 7 limits a request without one on /v1/responses" "$ST $(js 'j["usage"]["output_tokens"]')" "200 7"
 
   # -c 512 over --parallel 2: 256 positions per sequence
   curl -s "$A/v1/models" >"$TMP/b"
@@ -158,6 +160,52 @@ if serve_start B -m "$STORIES" -t 1 -c 300 --any-model-name; then
   post "$B/completion" '{"model": "x/y:z", "prompt": "Once upon a time", "n_predict": 2}'
   expect "--any-model-name: /completion" "$ST $(js 'j["model"]')" "200 x/y:z"
 fi
+
+# ---- server U: -c 128 -np 4 --kv-unified: each sequence may use all 128 positions of one
+# shared pool; four requests that together need more than it all finish (the newest is
+# preempted and recomputed) with the same text as alone
+if serve_start U -m "$STORIES" -t 1 -c 128 -np 4 -kvu; then
+  curl -s "$U/v1/models" >"$TMP/b"
+  expect "-c 128 -np 4 -kvu: each sequence has 128" "$(js 'j["data"][0].get("max_model_len")')" 128
+  kv=$(curl -s "$U/metrics" | grep '^vllm:cache_config_info' | sed -n 's/.*block_size="\([0-9]*\)",num_gpu_blocks="\([0-9]*\)".*max_num_seqs="\([0-9]*\)".*/\1 \2 \3/p')
+  read -r bs blocks seqs <<<"$kv"
+  expect "-c 128 -np 4 -kvu: one pool of 128 positions, 4 sequences" "$((bs * blocks)) $seqs" "128 4"
+  U1='{"prompt": "Once upon a time", "n_predict": 100, "temperature": 0, "ignore_eos": true}'
+  post "$U/completion" "$U1"
+  alone=$(js 'j["content"]')
+  expect "-kvu: one request generates 100 tokens" "$ST $(js 'j["tokens_predicted"]')" "200 100"
+  pids=()
+  for i in 1 2 3 4; do
+    curl -s -o "$TMP/u$i" -H 'Content-Type: application/json' -d "$U1" "$U/completion" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  same=0
+  for i in 1 2 3 4; do
+    python3 -c "import json,sys; j=json.load(open('$TMP/u$i')); sys.exit(0 if j['tokens_predicted'] == 100 and j['content'] == sys.argv[1] else 1)" "$alone" && same=$((same + 1))
+  done
+  expect "-kvu: four requests over the shared pool each give the lone text of 100 tokens" "$same" 4
+  serve_stop "$U_PID"
+fi
+refuse "--kv-unified with --no-kv-unified" "kv-unified" -c 128 -kvu --no-kv-unified
+
+# ---- server V: --verbose adds llama-server's __verbose (the prompt as text, BOS written
+# out) to whole answers; a last assistant message is continued (llama-server's prefill)
+if serve_start V -m "$STORIES" -t 1 --chat-template llama3 -v; then
+  H='<s> <|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n'
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0}'
+  expect "-v: chat __verbose.prompt" "$ST $(js 'json.dumps(j["__verbose"]["prompt"])')" "200 \"$H\""
+  expect "-v: __verbose.content = the reply" "$(js 'j["__verbose"]["content"] == j["choices"][0]["message"]["content"]')" True
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "text", "text": "Wh"}, {"type": "text", "text": "ill"}]}], "max_tokens": 2}'
+  expect "a last assistant message is continued (its parts joined)" "$ST $(js 'json.dumps(j["__verbose"]["prompt"])')" "200 \"${H}Whill\""
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "continue_final_message": true}'
+  expect "continue_final_message with add_generation_prompt (its default) is a 400" "$ST $(js 'j["error"]["param"]')" "400 continue_final_message"
+  post "$V/completion" '{"prompt": "Once upon", "n_predict": 2}'
+  expect "-v: /completion __verbose.prompt" "$ST $(js 'j["__verbose"]["prompt"]')" "200 <s> Once upon"
+  serve_stop "$V_PID"
+fi
+post "$B/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}'
+expect "without -v no __verbose" "$(js '"__verbose" in j')" False
 
 # ---- server C: --seed with a temperature: requests without a seed repeat; with one, theirs
 if serve_start S -m "$STORIES" -t 1 --temp 1.5 --seed 7 --top-k 0 --top-p 1 --min-p 0; then

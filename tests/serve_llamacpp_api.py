@@ -197,6 +197,42 @@ def stories(url):
         expect("several prompts: indexes", [m["index"] for m in many], [0, 1])
         expect("several prompts: second = alone", many[1]["content"], one["content"])
 
+    # llama-server's object prompt: prompt_string alone reads as text; media are a 400 here
+    st, ob = call(url, "/completion", {"prompt": {"prompt_string": prompt}, "n_predict": 24, "temperature": 0})
+    expect("object prompt {prompt_string} = text prompt", (st, ob.get("content")), (200, text))
+    st, obs = call(url, "/completion", {"prompt": [ids, {"prompt_string": prompt}], "n_predict": 8, "temperature": 0})
+    expect("[ids, {prompt_string}]: two equal answers",
+           isinstance(obs, list) and len(obs) == 2 and obs[0]["content"] == obs[1]["content"], True)
+    st, e = call(url, "/completion", {"prompt": {"prompt_string": prompt, "multimodal_data": ["AAAA"]}})
+    expect("multimodal_data on a text-only model is a 400", st, 400)
+
+    # logit_bias: ids or text (every token the text encodes to), as an object or [key, bias] pairs; false = never
+    first, piece = None, None
+    for t in r["tokens"][:8]:  # a token of the greedy answer whose text (maybe less its space) encodes to it alone
+        st, pc = call(url, "/detokenize", {"tokens": [t]})
+        for cand in (pc.get("content", ""), pc.get("content", "").lstrip(" ")):
+            st, pt = call(url, "/tokenize", {"content": cand})
+            if first is None and cand and pt.get("tokens") == [t]:
+                first, piece = t, cand
+    if first is not None:
+        outs = []
+        for lb in ([[first, False]], {str(first): False}, [[piece, False]], {piece: False}):
+            st, bb = call(url, "/completion", {"prompt": prompt, "n_predict": 8, "temperature": 0,
+                                               "return_tokens": True, "logit_bias": lb})
+            outs.append((st, bb.get("content"), first in bb.get("tokens", [first])))
+        expect("logit_bias by id / text, object / pairs: the same answer without the token",
+               [o == outs[0] for o in outs] + [outs[0][0], outs[0][2]], [True] * 4 + [200, False])
+        gsb = bb.get("generation_settings", {}).get("logit_bias")
+        expect("generation_settings shows the text's token id with bias null (never)", gsb, [{"bias": None, "token": first}])
+    else:
+        bad("no greedy token's piece tokenizes back to it")
+    # ignore_eos: the end tokens get -inf biases (never sampled), listed in generation_settings
+    st, ie = call(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0, "ignore_eos": True})
+    expect("ignore_eos lists the EOS token with bias null", ie.get("generation_settings", {}).get("logit_bias"),
+           [{"bias": None, "token": 2}])
+    st, ne = call(url, "/completion", {"prompt": prompt, "n_predict": 4, "temperature": 0})
+    expect("no ignore_eos, no biases listed", ne.get("generation_settings", {}).get("logit_bias"), [])
+
     # streaming: chunks with stop false, then one with stop true; same text
     st, ev, raw = sse(url, "/completion", {"prompt": prompt, "n_predict": 24, "temperature": 0, "stream": True,
                                             "n_probs": 1, "return_tokens": True})

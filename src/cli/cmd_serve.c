@@ -57,6 +57,10 @@ static const char USAGE[] =
     "                            each sequence gets N/P positions; without it each gets\n"
     "                            N and all share one KV pool of N positions (llama-server's\n"
     "                            unified KV); 0 = the model's default, as for --ctx\n"
+    "  -kvu, --kv-unified        with -c and --parallel: each sequence may use all N\n"
+    "                            positions of the one shared pool of N (llama-server's\n"
+    "                            unified KV; a full pool preempts the newest sequence)\n"
+    "  --no-kv-unified           with -c and --parallel: N/P positions each (the default)\n"
     "  -np, --parallel N         sequences run at once (default 8; env OLLAMA_NUM_PARALLEL)\n"
     "  --kv-mb MB                KV cache pool, committed as it is used (default:\n"
     "                            parallel x ctx positions, at most half the memory\n"
@@ -121,13 +125,14 @@ static const char USAGE[] =
     "  --body-limit BYTES        largest request body (default 8388608; larger: 413)\n"
     "  --slot-save-path DIR      where POST /slots/ID?action=save writes (default: saving off)\n"
     "  --no-slots                GET /slots answers 501 (--slots: served, the default)\n"
-    "  -v, --verbose             one log line per request on stderr\n"
+    "  -v, --verbose             one log line per request on stderr; answers carry\n"
+    "                            llama-server's __verbose (the prompt as text)\n"
     "request defaults (llama-server's flags; a request's own field overrides each one):\n"
     "  --temp T, --top-k K, --top-p P, --min-p P, --repeat-penalty R, --repeat-last-n N,\n"
     "  --presence-penalty P, --frequency-penalty F, --seed S (-1 = random per request)\n"
     "                            sampling over the model's own defaults, on every API\n"
-    "  -n, --n-predict N         the most tokens a request generates, and the limit of one\n"
-    "                            that sets none (-1 = until the context is full, the default)\n"
+    "  -n, --n-predict N         the token limit of a request that sets none (its own limit\n"
+    "                            wins; -1 = until the context is full, the default)\n"
     "context shift (llama-server's; off by default):\n"
     "  --context-shift           a prompt that fills a sequence's context is cut (its first\n"
     "                            n_keep tokens and whole blocks of its end kept) and a\n"
@@ -280,6 +285,7 @@ int cmd_serve(int argc, char **argv) {
     const char *chat_template = NULL, *chat_template_file = NULL, *slot_save_path = NULL, *cors = NULL;
     const char *gpu_layers = NULL, *flash_attn = NULL, *seed = NULL, *cache_k = NULL, *cache_v = NULL;
     int ctx_size = 0, n_predict = -1;
+    bool kv_unified = false, no_kv_unified = false;
     bool ctx_size_set = false, jinja = false, no_jinja = false, no_slots = false, slots = false, metrics_flag = false, no_webui = false;
     bool cont_batching = false, api_key_set = false, any_model_name = false, ctx_shift = false, no_ctx_shift = false;
     cli_sampling sf;
@@ -322,6 +328,8 @@ int cmd_serve(int argc, char **argv) {
         {"--tags", NULL, OPT_LIST, &tags_given, NULL},
         {"--any-model-name", NULL, OPT_FLAG, &any_model_name, NULL},
         {"--ctx-size", "-c", OPT_INT, &ctx_size, &ctx_size_set},
+        {"--kv-unified", "-kvu", OPT_FLAG, &kv_unified, NULL},
+        {"--no-kv-unified", NULL, OPT_FLAG, &no_kv_unified, NULL},
         {"--n-predict", "-n", OPT_INT, &n_predict, NULL},
         {"--chat-template", NULL, OPT_STR, &chat_template, NULL},
         {"--chat-template-file", NULL, OPT_STR, &chat_template_file, NULL},
@@ -367,6 +375,7 @@ int cmd_serve(int argc, char **argv) {
     }
     if (n_predict < -2 || n_predict == 0)
         return cli_error("serve: --n-predict must be at least 1, or -1 for no limit");
+    if (kv_unified && no_kv_unified) return cli_error("serve: give --kv-unified or --no-kv-unified, not both");
     if (ctx_size_set && ctx_set) return cli_error("serve: give --ctx (per sequence) or -c/--ctx-size (in all), not both");
     if (ctx_size < 0) return cli_error("serve: --ctx-size must not be negative");
     if (chat_template && chat_template_file)
@@ -419,7 +428,7 @@ int cmd_serve(int argc, char **argv) {
     if (parallel < 1 || parallel > 4096) return cli_error("serve: --parallel must be between 1 and 4096");
     size_t kv_tokens = 0;
     if (ctx_size > 0) { /* llama-server: n_ctx in all, n_ctx / n_parallel per slot (unified: all of it each) */
-        const bool divided = parallel_set || getenv("OLLAMA_NUM_PARALLEL");
+        const bool divided = (parallel_set || getenv("OLLAMA_NUM_PARALLEL")) && !kv_unified;
         rt.ctx = divided ? ctx_size / parallel : ctx_size;
         kv_tokens = kv_mb ? 0 : (size_t)ctx_size; /* an explicit --kv-mb sizes the pool instead */
         if (rt.ctx < 16)
@@ -487,7 +496,7 @@ int cmd_serve(int argc, char **argv) {
         .no_prefix_cache = no_prefix_cache, .no_span_cache = no_span_cache,
         .cache_bytes = (size_t)cache_mb << 20, .cache_dir = cache_dir,
         .cache_dir_bytes = (size_t)cache_dir_mb << 20, .kv_events = kv_events, .kv_events_topic = kv_events_topic,
-        .log = verbose ? log_line : NULL,
+        .log = verbose ? log_line : NULL, .verbose = verbose,
         .warn = warn_line,
         .spec = cli_spec_given(&spa) || spa.draft_max > 0 ? &spa.v : NULL,
         .kv_tokens = kv_tokens, .aliases = aliases, .n_aliases = n_aliases, .tags = tags, .n_tags = n_tags, .chat_template = tmpl,

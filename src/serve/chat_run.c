@@ -30,7 +30,7 @@ struct chat_run {
     job_progress prog;  /* the last prompt progress record */
     bool ended, stopped_after_call;
     int n_calls, logprobs;
-    int32_t *ids;       /* render_only: the prompt, or its span segments */
+    int32_t *ids;       /* render_only (or --verbose): the prompt, or its span segments */
     int n_ids;
     span_req sr;
     bool has_spans;
@@ -173,6 +173,10 @@ int chat_run_start_opts(serve_server *s, const cJSON *b, const chat_run_opts *o,
     gen_fit_context(&r->lease, &q.g);
     r->info.n_prompt = q.g.n_ids;
     if (!(r->j = gen_submit(s, &r->lease, &q.g, e))) goto out;
+    if (s->cfg.verbose && !q.g.spans && q.g.ids) { /* --verbose: the prompt kept for the answer's __verbose */
+        r->ids = q.g.ids, r->n_ids = q.g.n_ids;
+        q.g.ids = NULL;
+    }
     r->t0 = wick_now_s();
     rc = 0;
 out:

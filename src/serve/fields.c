@@ -246,48 +246,88 @@ static int bias_value(const cJSON *v, const char *key, float *out, fld_error *e)
     return 0;
 }
 
-int fld_logit_bias(const cJSON *o, const char *key, int n_vocab, wick_logit_bias **out, int *n, fld_error *e) {
+/* Append one (token, bias) entry, growing the array as strings expand. */
+static int bias_push(wick_logit_bias **b, int *n, int *cap, int32_t tok, float bias, const char *key, fld_error *e) {
+    if (*n >= FLD_MAX_BIAS) return fld_fail(e, 400, key, "\"%s\" has more than %d entries", key, FLD_MAX_BIAS);
+    if (*n == *cap) {
+        const int nc = *cap ? *cap * 2 : 16;
+        wick_logit_bias *t = realloc(*b, (size_t)nc * sizeof *t);
+        if (!t) return fld_fail(e, 500, NULL, "out of memory");
+        *b = t, *cap = nc;
+    }
+    (*b)[*n].token = tok;
+    (*b)[(*n)++].bias = bias;
+    return 0;
+}
+
+/* A key that is a string of digits is a token id; -1 if it is not one. */
+static long long id_key(const char *ks) {
+    char *end;
+    if (!(ks[0] >= '0' && ks[0] <= '9') || strlen(ks) > 10) return -1;
+    const long long t = strtoll(ks, &end, 10);
+    return *end ? -1 : t;
+}
+
+/* One entry: a token id, or (with a tokenizer) text whose every token gets
+ * the bias, as llama-server reads it. */
+static int bias_entry(const wick_tokenizer *tk, long long t, const char *text, const cJSON *val, const char *key,
+                      wick_logit_bias **b, int *n, int *cap, fld_error *e) {
+    const int n_vocab = wick_tokenizer_n_vocab(tk);
+    float bias = 0;
+    if (!text && (t < 0 || t >= n_vocab))
+        return fld_fail(e, 400, key, "\"%s\" keys must be token ids in [0, %d)", key, n_vocab);
+    if (bias_value(val, key, &bias, e) < 0) return -1;
+    if (!text) return bias_push(b, n, cap, (int32_t)t, bias, key, e);
+    int32_t *ids = NULL;
+    size_t k = 0;
+    wick_error err;
+    if (wick_tokenizer_encode(tk, text, strlen(text), false, &ids, &k, NULL, &err) < 0)
+        return fld_fail(e, 400, key, "\"%s\": %s", key, err.msg);
+    int rc = 0;
+    for (size_t i = 0; i < k && rc == 0; i++) rc = bias_push(b, n, cap, ids[i], bias, key, e);
+    free(ids);
+    return rc;
+}
+
+int fld_logit_bias(const cJSON *o, const char *key, const wick_tokenizer *tk, bool text_keys, wick_logit_bias **out,
+                   int *n, fld_error *e) {
     *out = NULL;
     *n = 0;
     const cJSON *v = get(o, key);
     if (!v) return 0;
     if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
         return fld_fail(e, 400, key, "\"%s\" must be an object mapping token ids to biases", key);
-    const int count = cJSON_GetArraySize(v);
-    if (count > FLD_MAX_BIAS) return fld_fail(e, 400, key, "\"%s\" has more than %d entries", key, FLD_MAX_BIAS);
-    if (count == 0) return 0;
-    wick_logit_bias *b = malloc((size_t)count * sizeof *b);
-    if (!b) return fld_fail(e, 500, NULL, "out of memory");
-    int k = 0;
+    if (cJSON_GetArraySize(v) > FLD_MAX_BIAS)
+        return fld_fail(e, 400, key, "\"%s\" has more than %d entries", key, FLD_MAX_BIAS);
+    if (!v->child) return 0;
+    const int n_vocab = wick_tokenizer_n_vocab(tk);
+    wick_logit_bias *b = NULL;
+    int k = 0, cap = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-        const cJSON *id = NULL, *val = it;
+        const cJSON *val = it;
+        const char *text = NULL;
         long long t = -1;
-        if (cJSON_IsObject(v)) { /* OpenAI: {"50256": -100} */
-            char *end;
-            const char *ks = it->string;
-            t = ks[0] >= '0' && ks[0] <= '9' && strlen(ks) <= 10 ? strtoll(ks, &end, 10) : -1;
-            if (t >= 0 && *end) t = -1;
-        } else { /* llama.cpp: [[50256, -100], [13, false]] */
-            id = cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2 ? it->child : NULL;
+        if (cJSON_IsObject(v)) { /* OpenAI: {"50256": -100}; llama.cpp also {"hello": -100} */
+            t = id_key(it->string);
+            if (t < 0 && text_keys) text = it->string;
+        } else { /* llama.cpp: [[50256, -100], ["hello", false]] */
+            const cJSON *id = cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2 ? it->child : NULL;
             val = id ? id->next : NULL;
-            if (id && cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble < n_vocab &&
-                id->valuedouble == floor(id->valuedouble))
-                t = (long long)id->valuedouble;
             if (!val) {
                 free(b);
                 return fld_fail(e, 400, key, "\"%s\" as an array holds [token id, bias] pairs", key);
             }
+            if (cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble < n_vocab &&
+                id->valuedouble == floor(id->valuedouble))
+                t = (long long)id->valuedouble;
+            else if (cJSON_IsString(id) && text_keys)
+                text = id->valuestring;
         }
-        if (t < 0 || t >= n_vocab) {
-            free(b);
-            return fld_fail(e, 400, key, "\"%s\" keys must be token ids in [0, %d)", key, n_vocab);
-        }
-        if (bias_value(val, key, &b[k].bias, e) < 0) {
+        if (bias_entry(tk, t, text, val, key, &b, &k, &cap, e) < 0) {
             free(b);
             return -1;
         }
-        b[k++].token = (int32_t)t;
     }
     *out = b;
     *n = k;

@@ -72,10 +72,14 @@ int fld_sampling_openai(const cJSON *o, wick_sampling *s, fld_error *e);
 int fld_sampling_ollama(const cJSON *options, wick_sampling *s, fld_error *e);
 
 /* logit_bias: OpenAI's object {"token id": bias} or llama.cpp's array
- * [[id, bias], ...] (bias false = never); biases in [-100, 100], ids in
- * [0, n_vocab). *out is malloc'd (caller frees). 1, 0 absent, -1 invalid. */
+ * [[id, bias], ...] (bias false = never); with text_keys (llama-server's
+ * native /completion) a key or first element that is text biases every
+ * token the text encodes to (no BOS); OpenAI's routes take ids only.
+ * Biases in [-100, 100], ids in [0, n_vocab). *out is malloc'd (caller
+ * frees). 1, 0 absent, -1 invalid. */
 #define FLD_MAX_BIAS 16384
-int fld_logit_bias(const cJSON *o, const char *key, int n_vocab, wick_logit_bias **out, int *n, fld_error *e);
+int fld_logit_bias(const cJSON *o, const char *key, const wick_tokenizer *tk, bool text_keys, wick_logit_bias **out,
+                   int *n, fld_error *e);
 
 /* A keep_alive value: a number of seconds or a Go duration string ("5m",
  * "1h30m", "0", "-1"). *seconds < 0 = for ever. 1, 0 absent, -1 invalid. */

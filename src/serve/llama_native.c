@@ -143,6 +143,20 @@ wick_sampling ln_sampling_base(const serve_server *s, const mpool_lease *l) {
     return v;
 }
 
+/* llama-server's ignore_eos: every end-of-generation token gets a -inf bias
+ * (never sampled), listed in generation_settings like the request's own. */
+static int ban_eog(const wick_model *m, ln_params *p, fld_error *e) {
+    const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(m));
+    for (int32_t t = 0; t < n_vocab; t++) {
+        if (!wick_token_is_eog(m, t)) continue;
+        wick_logit_bias *nb = realloc(p->bias, sizeof *nb * (size_t)(p->n_bias + 1));
+        if (!nb) return fld_fail(e, 500, NULL, "out of memory");
+        p->bias = nb;
+        p->bias[p->n_bias++] = (wick_logit_bias){.token = t, .bias = -INFINITY};
+    }
+    return 0;
+}
+
 /* Sampling over the base; samplers left out of "samplers" turned off. */
 static int parse_sampling(const serve_server *sv, const cJSON *b, const mpool_lease *l, ln_params *p, fld_error *e) {
     p->g.sampling = ln_sampling_base(sv, l);
@@ -154,8 +168,8 @@ static int parse_sampling(const serve_server *sv, const cJSON *b, const mpool_le
     if (!strchr(p->samplers, 'k')) s->top_k = 0;
     if (!strchr(p->samplers, 'p')) s->top_p = 1;
     if (!strchr(p->samplers, 'm')) s->min_p = 0;
-    const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(l->model));
-    if (fld_logit_bias(b, "logit_bias", n_vocab, &p->bias, &p->n_bias, e) < 0) return -1;
+    if (fld_logit_bias(b, "logit_bias", wick_model_tokenizer(l->model), true, &p->bias, &p->n_bias, e) < 0) return -1;
+    if (p->g.ignore_eos && ban_eog(l->model, p, e) < 0) return -1;
     s->logit_bias = p->bias;
     s->n_logit_bias = p->n_bias;
     return 0;
@@ -195,8 +209,17 @@ int ln_prompt_mixed(const wick_model *m, const cJSON *p, bool add_special, int m
     *ids = NULL;
     *n = 0;
     if (cJSON_IsString(p)) return prompt_text(m, p->valuestring, add_special, max_ids, ids, n, e);
-    if (cJSON_IsObject(p))
-        return fld_fail(e, 400, "prompt", "multimodal prompts ({prompt_string, multimodal_data}) are not supported by this server");
+    if (cJSON_IsObject(p)) {
+        /* llama-server's object form: {"prompt_string": text, "multimodal_data": [...]};
+         * the text alone reads as a string prompt, media need a multimodal model. */
+        const cJSON *ps = cJSON_GetObjectItemCaseSensitive(p, "prompt_string");
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(p, "multimodal_data");
+        if (md && !cJSON_IsNull(md) && !(cJSON_IsArray(md) && !md->child))
+            return fld_fail(e, 400, "multimodal_data", "this model takes no media (multimodal_data)");
+        if (!cJSON_IsString(ps))
+            return fld_fail(e, 400, "prompt", "a prompt object needs \"prompt_string\" as a string");
+        return prompt_text(m, ps->valuestring, add_special, max_ids, ids, n, e);
+    }
     if (!cJSON_IsArray(p)) return fld_fail(e, 400, "prompt", "\"prompt\" must be a string, token ids or an array of them");
     const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(m));
     bool first = true;

@@ -63,12 +63,12 @@ cJSON *ln_settings_json(const ln_params *p, const mpool_lease *l) {
     cJSON_AddBoolToObject(j, "ignore_eos", p->g.ignore_eos);
     cJSON_AddBoolToObject(j, "stream", p->stream);
     cJSON *lb = cJSON_AddArrayToObject(j, "logit_bias");
-    for (int i = 0; i < p->n_bias; i++) {
-        cJSON *pair = cJSON_CreateArray();
-        cJSON_AddItemToArray(pair, cJSON_CreateNumber(p->bias[i].token));
-        if (isinf(p->bias[i].bias)) cJSON_AddItemToArray(pair, cJSON_CreateFalse());
-        else cJSON_AddItemToArray(pair, cJSON_CreateNumber(p->bias[i].bias));
-        cJSON_AddItemToArray(lb, pair);
+    for (int i = 0; i < p->n_bias; i++) { /* llama-server's {"bias", "token"}; -inf (never) is null */
+        cJSON *o = cJSON_CreateObject();
+        if (isinf(p->bias[i].bias)) cJSON_AddNullToObject(o, "bias");
+        else cJSON_AddNumberToObject(o, "bias", p->bias[i].bias);
+        cJSON_AddNumberToObject(o, "token", p->bias[i].token);
+        cJSON_AddItemToArray(lb, o);
     }
     cJSON_AddNumberToObject(j, "n_probs", p->n_probs);
     cJSON_AddNumberToObject(j, "min_keep", 0);
@@ -211,6 +211,11 @@ cJSON *ln_result_json(const ln_task *t, const job_result *res, bool stream) {
     size_t plen = 0;
     char *ptext = tok_decode_len(wick_model_tokenizer(m), t->ids, (size_t)t->n_ids, false, &plen, NULL);
     cJSON_AddStringToObject(o, "prompt", ptext ? ptext : "");
+    if (t->s->cfg.verbose && !stream) { /* --verbose: llama-server's __verbose */
+        cJSON *v = cJSON_AddObjectToObject(o, "__verbose");
+        cJSON_AddStringToObject(v, "prompt", ptext ? ptext : "");
+        cJSON_AddStringToObject(v, "content", content);
+    }
     free(ptext);
     cJSON_AddBoolToObject(o, "has_new_line", memchr(content, '\n', text.len) != NULL);
     /* truncated: a generation the full context ended (as llama-server says

@@ -230,8 +230,7 @@ int oai_sampling_for(const serve_server *s, const mpool_lease *l, const cJSON *b
     if (fld_sampling_openai(b, &q->g.sampling, e) < 0) return -1;
     serve_sampling_keep_seed(s, cJSON_GetObjectItemCaseSensitive(b, "seed") != NULL, &q->g.sampling);
     q->g.n_predict = serve_n_predict_for(s, q->g.n_predict);
-    const int n_vocab = wick_tokenizer_n_vocab(wick_model_tokenizer(l->model));
-    if (fld_logit_bias(b, "logit_bias", n_vocab, &q->bias, &q->n_bias, e) < 0) return -1;
+    if (fld_logit_bias(b, "logit_bias", wick_model_tokenizer(l->model), false, &q->bias, &q->n_bias, e) < 0) return -1;
     q->g.sampling.logit_bias = q->bias;
     q->g.sampling.n_logit_bias = q->n_bias;
     return 0;
@@ -346,10 +345,10 @@ int oai_chat_opts(const cJSON *b, prompt_chat_opts *o, fld_error *e) {
     if (o->tmpl) return fld_fail(e, 400, "chat_template", "\"chat_template\" in requests is not allowed; the model's own template is used");
     if (fld_bool(b, "add_generation_prompt", &o->add_generation_prompt, e) < 0) return -1;
     if (fld_bool(b, "continue_final_message", &o->continue_final_message, e) < 0) return -1;
-    /* both asked for: the reply would start a new message and continue the last one */
-    if (o->continue_final_message && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "add_generation_prompt")))
+    if (o->continue_final_message && o->add_generation_prompt)
         return fld_fail(e, 400, "continue_final_message",
-                        "\"add_generation_prompt\" and \"continue_final_message\" cannot both be true");
+                        "\"continue_final_message\" and \"add_generation_prompt\" cannot both be true");
+    o->prefill_assistant = !o->continue_final_message;
     return 0;
 }
 

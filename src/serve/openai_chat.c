@@ -82,6 +82,25 @@ static void take_prompt_counts(oc_resp *r, const job_result *res) {
     r->span_cached_tokens = res->span_cached_tokens;
 }
 
+/* --verbose: llama-server's __verbose object, the prompt as text (special
+ * tokens written out) and the first choice's content. */
+static void verbose_json(wbuf *o, const oc_resp *r) {
+    const struct span_req *spans;
+    int n_ids = 0;
+    const int32_t *ids = chat_run_prompt(r->ch[0].run, &n_ids, &spans);
+    size_t len = 0;
+    wick_error err;
+    char *text = ids ? wick_tokenizer_decode(wick_model_tokenizer(chat_run_model(r->ch[0].run)), ids, (size_t)n_ids,
+                                             false, &len, &err)
+                     : NULL;
+    wbuf_puts(o, ",\"__verbose\":{\"prompt\":");
+    json_put_str(o, text ? text : "", text ? len : 0);
+    wbuf_puts(o, ",\"content\":");
+    json_put_str(o, r->ch[0].content.data ? r->ch[0].content.data : "", r->ch[0].content.len);
+    wbuf_puts(o, "}");
+    free(text);
+}
+
 /* ---- streamed ---- */
 
 /* llama.cpp's timings of choice k (timings_per_token): the result's once it
@@ -426,6 +445,7 @@ void oai_chat_run(serve_server *s, http_call *c, cJSON *b, bool prefill_only) {
         for (int i = 0; i < n; i++) choice_json(&r->ch[i], chat_run_logprobs(r->ch[i].run) >= 0 ? &acc[i] : NULL, &o);
         wbuf_puts(&o, "],\"usage\":");
         usage_json(&o, r);
+        if (r->s->cfg.verbose) verbose_json(&o, r);
         wbuf_puts(&o, "}");
         http_note(c, "model=%s prompt=%d cached=%d n=%d", in->model, r->prompt_tokens, r->cached_tokens, n);
         http_reply_wbuf(c, 200, "application/json", &o);

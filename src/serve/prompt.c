@@ -159,6 +159,40 @@ static void template_defaults(cJSON *ctx, const char *tmpl, bool reasoning_off) 
     if (strstr(tmpl, "enable_thinking")) cJSON_AddBoolToObject(ctx, "enable_thinking", !reasoning_off);
 }
 
+/* The last message when it is an assistant's with text (a string, or text
+ * parts) to continue: llama-server's prefill; NULL otherwise. */
+static const cJSON *prefill_message(const cJSON *messages) {
+    const cJSON *last = cJSON_IsArray(messages) && messages->child ? messages->child->prev : NULL;
+    const cJSON *role = last ? cJSON_GetObjectItemCaseSensitive(last, "role") : NULL;
+    if (!cJSON_IsString(role) || strcmp(role->valuestring, "assistant")) return NULL;
+    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(last, "tool_calls");
+    if (cJSON_IsArray(calls) && calls->child) return NULL; /* a call is rendered as the template writes it */
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(last, "content");
+    if (cJSON_IsString(c)) return last;
+    if (!cJSON_IsArray(c) || !c->child) return NULL;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, c) {
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "text"))) return NULL;
+    }
+    return last;
+}
+
+/* Append the prefill message's text (its parts joined as they are). */
+static int append_prefill(const cJSON *msg, char **out, size_t *len) {
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *p = cJSON_IsString(c) ? c : c->child;
+    for (; p; p = cJSON_IsString(c) ? NULL : p->next) {
+        const char *s = cJSON_IsString(p) ? p->valuestring : cJSON_GetObjectItemCaseSensitive(p, "text")->valuestring;
+        const size_t k = strlen(s);
+        char *t = realloc(*out, *len + k + 1);
+        if (!t) return -1;
+        memcpy(t + *len, s, k + 1);
+        *out = t;
+        *len += k;
+    }
+    return 0;
+}
+
 int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **text, size_t *text_len, fld_error *e) {
     const tokenizer *t = tok_of(m);
     *text = NULL;
@@ -181,7 +215,9 @@ int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **
     int i = 0;
     const cJSON *msg;
     prompt_history hist = {0};
+    const cJSON *prefill = o->prefill_assistant ? prefill_message(o->messages) : NULL;
     cJSON_ArrayForEach(msg, o->messages) {
+        if (msg == prefill) break;
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(msg, "role");
         if (!cJSON_IsObject(msg) || !cJSON_IsString(role)) {
             cJSON_Delete(ctx);
@@ -213,7 +249,8 @@ int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **
     if (o->tools && !cJSON_GetObjectItemCaseSensitive(ctx, "tools"))
         cJSON_AddItemToObject(ctx, "tools", cJSON_Duplicate(o->tools, 1));
     if (!cJSON_GetObjectItemCaseSensitive(ctx, "add_generation_prompt"))
-        cJSON_AddBoolToObject(ctx, "add_generation_prompt", o->add_generation_prompt && !o->continue_final_message);
+        cJSON_AddBoolToObject(ctx, "add_generation_prompt",
+                              prefill || (o->add_generation_prompt && !o->continue_final_message));
     char *bos = token_text(t, tok_bos(t)), *eos = token_text(t, tok_eos(t));
     cJSON_AddStringToObject(ctx, "bos_token", bos ? bos : "");
     cJSON_AddStringToObject(ctx, "eos_token", eos ? eos : "");
@@ -228,6 +265,10 @@ int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **
     char *out = chat_template_render_cjson(tmpl, ctx, &len, &err);
     cJSON_Delete(ctx);
     if (!out) return fld_fail_wick(e, &err, "messages");
+    if (prefill && append_prefill(prefill, &out, &len) < 0) {
+        free(out);
+        return fld_fail(e, 500, NULL, "out of memory");
+    }
     if (o->continue_final_message && i > 0) {
         /* end the prompt right after the last message's text, so the reply continues it */
         const cJSON *last = cJSON_GetArrayItem(o->messages, i - 1);

@@ -45,6 +45,9 @@ typedef struct prompt_chat_opts {
      * enable_thinking false; otherwise true, as llama-server gives it (the
      * request's kwargs override either) */
     bool reasoning_off;
+    /* llama-server's assistant prefill: a last assistant message is left out
+     * of the rendering (with the generation prompt) and its text appended */
+    bool prefill_assistant;
     int max_ids;            /* refuse a prompt of more ids (0 = no limit; see prompt_completion) */
 } prompt_chat_opts;
 

@@ -25,7 +25,5 @@ void serve_sampling_keep_seed(const serve_server *s, bool request_has_seed, wick
 }
 
 long long serve_n_predict_for(const serve_server *s, long long requested) {
-    const long long most = s->cfg.n_predict;
-    if (most <= 0) return requested;
-    return requested < 0 || requested > most ? most : requested;
+    return requested < 0 && s->cfg.n_predict > 0 ? s->cfg.n_predict : requested;
 }

@@ -19,8 +19,9 @@ void serve_sampling_base(const serve_server *s, const wick_model *m, wick_sampli
  * seed (request_has_seed false) and the server has --seed, use the server's. */
 void serve_sampling_keep_seed(const serve_server *s, bool request_has_seed, wick_sampling *v);
 /* A request's token limit under the server's -n, as llama-server applies
- * it: the limit of a request that sets none (requested < 0), and the most
- * any request gets. Without -n: requested (-1 = until the context is full). */
+ * it: the limit of a request that sets none (requested < 0); a request's own
+ * limit, larger or smaller, wins. Without -n: requested (-1 = until the
+ * context is full). */
 long long serve_n_predict_for(const serve_server *s, long long requested);
 
 #endif

@@ -82,6 +82,7 @@ typedef struct serve_config {
      * (a draft model applies to models of its vocabulary); NULL = none */
     const wick_spec_params *spec;
     serve_log_fn log;             /* one line per request; NULL = none */
+    bool verbose;                 /* --verbose: non-streamed chat and /completion answers carry llama-server's __verbose */
     void *log_user;
     serve_log_fn warn;            /* things an operator should see (skipped cache files); NULL = none */
     void *warn_user;
