@@ -198,6 +198,8 @@ if serve_start V -m "$STORIES" -t 1 --chat-template llama3 -v; then
   expect "-v: __verbose.content = the reply" "$(js 'j["__verbose"]["content"] == j["choices"][0]["message"]["content"]')" True
   post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "text", "text": "Wh"}, {"type": "text", "text": "ill"}]}], "max_tokens": 2}'
   expect "a last assistant message is continued (its parts joined)" "$ST $(js 'json.dumps(j["__verbose"]["prompt"])')" "200 \"${H}Whill\""
+  post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "A"}, {"role": "assistant", "content": "B"}], "max_tokens": 2}'
+  expect "two assistant messages at the end: which to continue is unclear, a 400" "$ST $(js 'j["error"]["param"]')" "400 messages"
   post "$V/v1/chat/completions" '{"messages": [{"role": "user", "content": "Hi"}], "continue_final_message": true}'
   expect "continue_final_message with add_generation_prompt (its default) is a 400" "$ST $(js 'j["error"]["param"]')" "400 continue_final_message"
   post "$V/completion" '{"prompt": "Once upon", "n_predict": 2}'

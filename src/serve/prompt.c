@@ -216,6 +216,14 @@ int prompt_template_text(const wick_model *m, const prompt_chat_opts *o, char **
     const cJSON *msg;
     prompt_history hist = {0};
     const cJSON *prefill = o->prefill_assistant ? prefill_message(o->messages) : NULL;
+    if (prefill && prefill != o->messages->child) { /* which of two trailing replies would be continued? */
+        const cJSON *before = cJSON_GetObjectItemCaseSensitive(prefill->prev, "role");
+        if (cJSON_IsString(before) && strcmp(before->valuestring, "assistant") == 0) {
+            cJSON_Delete(ctx);
+            return fld_fail(e, 400, "messages", "the messages end with two assistant messages; the last one is "
+                                                "continued (prefilled), so only one may end the list");
+        }
+    }
     cJSON_ArrayForEach(msg, o->messages) {
         if (msg == prefill) break;
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(msg, "role");
