@@ -11,16 +11,20 @@
 #include "grammar_check.h"
 
 /* 1 accepted, 0 refused, -1 the schema did not compile (message in err). */
-static int run(const char *schema, const char *text, bool strict, bool ws, wick_error *err) {
+static int run_opts(const char *schema, const char *text, const json_schema_opts *o, wick_error *err) {
     cJSON *s = cJSON_Parse(schema);
     if (!s) return -2;
     cfg *g = cfg_new();
-    json_schema_opts o = {.strict = strict, .flexible_ws = ws};
     int r = -1;
-    if (json_schema_compile(g, s, &o, err) == 0) r = cfg_accepts(g, text);
+    if (json_schema_compile(g, s, o, err) == 0) r = cfg_accepts(g, text);
     cfg_free(g);
     cJSON_Delete(s);
     return r;
+}
+
+static int run(const char *schema, const char *text, bool strict, bool ws, wick_error *err) {
+    const json_schema_opts o = {.strict = strict, .flexible_ws = ws};
+    return run_opts(schema, text, &o, err);
 }
 
 typedef struct jcase {
@@ -28,12 +32,17 @@ typedef struct jcase {
     int want;
 } jcase;
 
-static void check_cases(const jcase *cs, size_t n, bool strict, bool ws) {
+static void check_cases_opts(const jcase *cs, size_t n, const json_schema_opts *o) {
     for (size_t i = 0; i < n; i++) {
         wick_error err = {0};
-        const int got = run(cs[i].schema, cs[i].text, strict, ws, &err);
+        const int got = run_opts(cs[i].schema, cs[i].text, o, &err);
         CHECK_MSG(got == cs[i].want, "%s on %s: %d (want %d) %s", cs[i].schema, cs[i].text, got, cs[i].want, err.msg);
     }
+}
+
+static void check_cases(const jcase *cs, size_t n, bool strict, bool ws) {
+    const json_schema_opts o = {.strict = strict, .flexible_ws = ws};
+    check_cases_opts(cs, n, &o);
 }
 
 static void test_types(void) {
@@ -151,16 +160,8 @@ static void test_declared_only(void) {
         {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"b\"]}", "{\"b\":[true]}", 1},
         {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"b\"]}", "{\"b\":1,\"c\":1}", 0},
     };
-    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
-        wick_error err = {0};
-        cJSON *sch = cJSON_Parse(cs[i].schema);
-        cfg *g = cfg_new();
-        const json_schema_opts o = {.declared_only = true};
-        const int got = json_schema_compile(g, sch, &o, &err) == 0 ? cfg_accepts(g, cs[i].text) : -1;
-        CHECK_MSG(got == cs[i].want, "%s on %s: %d (want %d) %s", cs[i].schema, cs[i].text, got, cs[i].want, err.msg);
-        cfg_free(g);
-        cJSON_Delete(sch);
-    }
+    const json_schema_opts o = {.declared_only = true};
+    check_cases_opts(cs, sizeof cs / sizeof *cs, &o);
 }
 
 static void test_objects_arrays(void) {

@@ -23,6 +23,18 @@ static char *token_text(const tokenizer *t, int32_t id) {
     return s ? strndup(s, len) : strdup("");
 }
 
+/* What /props says of the server whatever its model: text only, which
+ * endpoints are on. */
+static void props_server_fields(const serve_server *s, cJSON *j) {
+    cJSON *mod = cJSON_AddObjectToObject(j, "modalities");
+    cJSON_AddBoolToObject(mod, "vision", false);
+    cJSON_AddBoolToObject(mod, "audio", false);
+    cJSON_AddBoolToObject(j, "endpoint_slots", !s->cfg.no_slots);
+    cJSON_AddBoolToObject(j, "endpoint_props", false);
+    cJSON_AddBoolToObject(j, "endpoint_metrics", true);
+    cJSON_AddBoolToObject(j, "webui", !s->cfg.no_webui);
+}
+
 /* /props while the default model sleeps (unloaded for idleness): what is
  * known without loading it again, is_sleeping true. Reading /props does not
  * wake the model, as in llama-server. */
@@ -33,13 +45,7 @@ static void props_sleeping(serve_server *s, http_call *c) {
     cJSON_AddNumberToObject(j, "total_slots", s->slots ? s->slots->n : s->cfg.parallel);
     cJSON_AddStringToObject(j, "model_alias", n ? info[0].name : "");
     cJSON_AddStringToObject(j, "model_path", n && info[0].path ? info[0].path : "");
-    cJSON *mod = cJSON_AddObjectToObject(j, "modalities");
-    cJSON_AddBoolToObject(mod, "vision", false);
-    cJSON_AddBoolToObject(mod, "audio", false);
-    cJSON_AddBoolToObject(j, "endpoint_slots", !s->cfg.no_slots);
-    cJSON_AddBoolToObject(j, "endpoint_props", false);
-    cJSON_AddBoolToObject(j, "endpoint_metrics", true);
-    cJSON_AddBoolToObject(j, "webui", false);
+    props_server_fields(s, j);
     char build[64];
     snprintf(build, sizeof build, "wick-%s", wick_version());
     cJSON_AddStringToObject(j, "build_info", build);
@@ -86,13 +92,7 @@ void ln_props_get(serve_server *s, http_call *c) {
     for (int i = 0; i < n; i++)
         if (strcmp(info[i].name, l.name) == 0 && info[i].path) path = info[i].path;
     cJSON_AddStringToObject(j, "model_path", path);
-    cJSON *mod = cJSON_AddObjectToObject(j, "modalities");
-    cJSON_AddBoolToObject(mod, "vision", false);
-    cJSON_AddBoolToObject(mod, "audio", false);
-    cJSON_AddBoolToObject(j, "endpoint_slots", !s->cfg.no_slots);
-    cJSON_AddBoolToObject(j, "endpoint_props", false);
-    cJSON_AddBoolToObject(j, "endpoint_metrics", true);
-    cJSON_AddBoolToObject(j, "webui", false);
+    props_server_fields(s, j);
     const char *tmpl = tok_chat_template(t);
     cJSON_AddStringToObject(j, "chat_template", tmpl ? tmpl : "");
     char *bos = token_text(t, tok_bos(t)), *eos = token_text(t, tok_eos(t));
