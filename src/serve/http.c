@@ -34,7 +34,7 @@ bool http_peer_gone(int fd) {
 
 const char *http_method(const http_call *c) { return c->method; }
 const char *http_path(const http_call *c) { return c->path; }
-bool http_stopping(const http_server *s) { return atomic_load(&s->stopping); }
+bool http_stopping(const http_server *s) { return s && atomic_load(&s->stopping); }
 int http_port(const http_server *s) { return s->port; }
 
 const char *http_header(const http_call *c, const char *name) {

@@ -56,6 +56,8 @@ int http_port(const http_server *s);
  * flight, answer new ones 503, join the request threads, stop the daemon and
  * free. */
 void http_stop(http_server *s);
+/* False for NULL too: requests can arrive while http_start is still
+ * returning, before its caller has stored the server. */
 bool http_stopping(const http_server *s);
 
 const char *http_method(const http_call *c);
