@@ -153,7 +153,8 @@ static void known_fields(void) {
     CHECK_STR(param, "min_tokens");
     CHECK_INT(unsupported("{\"modalities\":[\"text\",\"audio\"]}", true, false, param), -1);
     CHECK_STR(param, "modalities");
-    CHECK_INT(unsupported("{\"id_slot\":0}", false, false, param), -1);
+    CHECK_INT(unsupported("{\"t_max_predict_ms\":100}", false, false, param), -1);
+    CHECK_STR(param, "t_max_predict_ms");
     CHECK_INT(unsupported("{\"use_beam_search\":\"yes\"}", false, false, param), -1); /* wrong type */
     CHECK_INT(unsupported("{\"add_special_tokens\":true}", true, false, param), -1);
     CHECK_INT(unsupported("{\"add_special_tokens\":true}", false, false, param), 0);
